@@ -1,0 +1,181 @@
+/* lowconv: fast, low-memory convolution for CNN inference.
+ *
+ * Life of an operator:
+ *   lc_context_create   threads, workspace budget, CPU features (once per app)
+ *   lc_conv_create      validates the descriptor and packs the weights (once per layer)
+ *   lc_conv_prepare     fixes the input size: output size, route, workspace bytes
+ *   lc_conv_run         computes; workspace from the caller or allocated within the budget
+ *   lc_conv_destroy
+ * Every function that can fail returns an lc_status; lc_last_error() gives a message
+ * naming what was wrong. The library never aborts or exits.
+ */
+#ifndef LOWCONV_H
+#define LOWCONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOWCONV_VERSION_MAJOR 0
+#define LOWCONV_VERSION_MINOR 1
+#define LOWCONV_VERSION_PATCH 0
+
+typedef enum lc_status {
+  LC_OK = 0,
+  LC_ERR_INVALID_ARG = 1, /* null pointer, zero/negative size, inconsistent descriptor */
+  LC_ERR_OVERFLOW = 2,    /* a size product does not fit in size_t / int64 */
+  LC_ERR_UNSUPPORTED = 3, /* the route asked for cannot run this shape */
+  LC_ERR_BUDGET = 4,      /* the route needs more workspace than the budget allows */
+  LC_ERR_NO_MEMORY = 5,   /* an allocation failed */
+  LC_ERR_STATE = 6,       /* call order violated (run before prepare, ...) */
+  LC_ERR_IO = 7,          /* unreadable / malformed file */
+  LC_ERR_INTERNAL = 8
+} lc_status;
+
+/* Message of the last failing call on this thread ("" if none). Valid until the next call. */
+const char *lc_last_error(void);
+const char *lc_status_name(lc_status s);
+
+/* ---------------------------------------------------------------- context */
+
+/* CPU feature bits, as detected (cpuid + OS register support via xgetbv). */
+enum {
+  LC_CPU_AVX2_FMA = 1u << 0,
+  LC_CPU_AVX512F = 1u << 1, /* with BW, DQ and VL */
+  LC_CPU_AVX512VNNI = 1u << 2,
+  LC_CPU_AVXVNNI = 1u << 3
+};
+
+/* Kernel tables a context may use. AUTO = best the CPU supports. */
+typedef enum lc_isa { LC_ISA_AUTO = 0, LC_ISA_SCALAR = 1, LC_ISA_AVX2 = 2, LC_ISA_AVX512 = 3 } lc_isa;
+
+typedef struct lc_context_params {
+  int threads;              /* 0 = 1 thread; the pool holds threads-1 workers */
+  size_t workspace_budget;  /* bytes of scratch any one conv may use; 0 = unlimited */
+  lc_isa isa;               /* force a kernel table (tests, benchmarks) */
+} lc_context_params;
+
+typedef struct lc_context lc_context;
+
+void lc_context_params_init(lc_context_params *p);
+lc_status lc_context_create(const lc_context_params *p, lc_context **out);
+void lc_context_destroy(lc_context *ctx);
+unsigned lc_context_cpu_features(const lc_context *ctx);
+/* Name of the kernel table in use: "scalar", "avx2", "avx512". */
+const char *lc_context_isa_name(const lc_context *ctx);
+int lc_context_threads(const lc_context *ctx);
+
+/* ---------------------------------------------------------------- conv */
+
+typedef enum lc_layout { LC_NCHW = 0, LC_NHWC = 1 } lc_layout;
+
+/* ONNX auto_pad. NOTSET uses the explicit pads. */
+typedef enum lc_auto_pad {
+  LC_PAD_NOTSET = 0,
+  LC_PAD_VALID = 1,
+  LC_PAD_SAME_UPPER = 2,
+  LC_PAD_SAME_LOWER = 3
+} lc_auto_pad;
+
+typedef enum lc_activation {
+  LC_ACT_NONE = 0,
+  LC_ACT_RELU = 1,
+  LC_ACT_CLIP = 2,      /* min(max(x, act_min), act_max) */
+  LC_ACT_LEAKY_RELU = 3,/* x < 0 ? act_alpha * x : x */
+  LC_ACT_HARD_SWISH = 4 /* x * clamp(x / 6 + 0.5, 0, 1) (ONNX HardSwish) */
+} lc_activation;
+
+typedef enum lc_route {
+  LC_ROUTE_AUTO = 0,
+  LC_ROUTE_DIRECT = 1,
+  LC_ROUTE_GEMM1X1 = 2,
+  LC_ROUTE_IM2COL = 3,
+  LC_ROUTE_IGEMM = 4,
+  LC_ROUTE_DEPTHWISE = 5
+} lc_route;
+#define LC_ROUTE_COUNT 6
+
+/* Route name as used by the CLI ("direct", "gemm1x1", ...); lc_route_from_name returns -1 if unknown. */
+const char *lc_route_name(lc_route r);
+int lc_route_from_name(const char *name);
+
+/* Weight storage. Q8/Q4 are block-quantized along the input channels (docs/quantization.md). */
+typedef enum lc_weight_format { LC_WEIGHTS_F32 = 0, LC_WEIGHTS_Q8 = 1, LC_WEIGHTS_Q4 = 2 } lc_weight_format;
+
+/* A 2-D convolution. Weights are OIHW: [out_channels][in_channels/groups][kernel_h][kernel_w]. */
+typedef struct lc_conv_desc {
+  int64_t in_channels, out_channels, groups;
+  int64_t kernel_h, kernel_w;
+  int64_t stride_h, stride_w;
+  int64_t dilation_h, dilation_w;
+  int64_t pad_top, pad_left, pad_bottom, pad_right;
+  lc_auto_pad auto_pad;
+  lc_layout layout;        /* input and output tensors: NCHW or NHWC */
+  const float *weights;    /* OIHW, copied (packed) at create */
+  const float *bias;       /* out_channels values or NULL */
+  lc_activation activation;
+  float act_min, act_max;  /* LC_ACT_CLIP */
+  float act_alpha;         /* LC_ACT_LEAKY_RELU */
+  lc_route route;          /* LC_ROUTE_AUTO lets the selector choose */
+  lc_weight_format weight_format; /* storage of the packed weights (quantized from `weights`) */
+  int block_size;          /* Q8/Q4: 16, 32, 64, 128, 256, or 0 = one block per output channel */
+  int asym;                /* Q8/Q4: 1 = scale and offset per block, 0 = symmetric (scale only) */
+} lc_conv_desc;
+
+/* Fills defaults: groups/strides/dilations 1, pads 0, NCHW, no bias, no activation, auto route. */
+void lc_conv_desc_init(lc_conv_desc *d);
+
+typedef struct lc_conv lc_conv;
+
+typedef struct lc_conv_shape {
+  int64_t batch, in_h, in_w;    /* what prepare was given */
+  int64_t out_h, out_w;
+  lc_route route;               /* route chosen */
+  size_t workspace_bytes;       /* scratch run needs (<= budget) */
+} lc_conv_shape;
+
+lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **out);
+/* Computes output size, picks the route and the workspace size for this input size. */
+lc_status lc_conv_prepare(lc_conv *conv, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape);
+/* input/output in the descriptor's layout. workspace: NULL lets the library allocate
+ * shape.workspace_bytes (within the budget) for this call; otherwise at least that many bytes,
+ * 64-byte alignment recommended. */
+lc_status lc_conv_run(lc_conv *conv, const float *input, float *output, void *workspace, size_t workspace_size);
+void lc_conv_destroy(lc_conv *conv);
+/* Bytes held by the operator for packed weights and bias. */
+size_t lc_conv_weight_bytes(const lc_conv *conv);
+
+/* Output size along one dimension under ONNX rules, or -1 if invalid (pads resolved by auto_pad). */
+int64_t lc_conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin,
+                         int64_t pad_end);
+
+/* ---------------------------------------------------------------- reference */
+
+/* The plain reference convolution (fp64 accumulation, no packing, no threads) that every route is
+ * tested against. Same descriptor and layouts as lc_conv; output is out_h x out_w as resolved
+ * by the descriptor's pads / auto_pad. */
+lc_status lc_conv_reference(const lc_conv_desc *desc, int64_t batch, int64_t in_h, int64_t in_w,
+                            const float *input, float *output);
+
+/* Resolves auto_pad into explicit pads for this input size (writes pads[4] = top, left, bottom, right)
+ * and the output size. */
+lc_status lc_conv_resolve_pads(const lc_conv_desc *desc, int64_t in_h, int64_t in_w, int64_t pads[4],
+                               int64_t *out_h, int64_t *out_w);
+
+/* ---------------------------------------------------------------- allocation accounting */
+
+/* Bytes currently allocated by the library and the high-water mark since the last reset,
+ * counted over every allocation lowconv makes (tests use it to check budgets). */
+size_t lc_alloc_current_bytes(void);
+size_t lc_alloc_peak_bytes(void);
+void lc_alloc_reset_peak(void);
+/* Fail the n-th allocation from now (1 = next), 0 = off: tests of out-of-memory paths. */
+void lc_alloc_fail_after(long n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the test dependencies (Debian packages, a Python venv with numpy/onnx/onnxruntime),
+# builds lowconv with warnings as errors and runs every test. Usage: scripts/test.sh [--sanitize]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+sudo_if() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+need_pkgs=()
+for p in build-essential cmake python3-venv python3-pip libdnnl-dev; do
+  dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
+done
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  sudo_if apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive sudo_if apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -c 'import numpy, onnx, onnxruntime' 2>/dev/null ||
+  .venv/bin/pip install -q -r tests/requirements.txt
+
+san=OFF
+build=build
+if [ "${1:-}" = "--sanitize" ]; then
+  san=ON
+  build=build-asan
+fi
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLOWCONV_WERROR=ON -DLOWCONV_SANITIZE=$san >/dev/null
+cmake --build "$build" -j"$(nproc)"
+export LC_TEST_QUICK=${LC_TEST_QUICK:-}
+if [ "$san" = ON ]; then
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+cd "$build"
+ctest --output-on-failure -j1

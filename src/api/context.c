@@ -1,0 +1,72 @@
+#include "api/context.h"
+
+#include "api/cpu.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+void lc_context_params_init(lc_context_params *p) {
+  if (!p) return;
+  p->threads = 1;
+  p->workspace_budget = 0;
+  p->isa = LC_ISA_AUTO;
+}
+
+/* AVX2 is the default even where AVX-512 exists: see docs/benchmarks.md for the measurement
+ * behind the choice of default table (set in lc_pick_kernels). */
+static const lc_kernels *lc_pick_kernels(lc_isa isa, unsigned cpu, lc_status *st) {
+  *st = LC_OK;
+  switch (isa) {
+    case LC_ISA_SCALAR: return &lc_kernels_scalar;
+    case LC_ISA_AVX2:
+      if (cpu & LC_CPU_AVX2_FMA) return &lc_kernels_avx2;
+      *st = lc_error(LC_ERR_UNSUPPORTED, "context: this CPU has no AVX2+FMA");
+      return NULL;
+    case LC_ISA_AVX512:
+      if (cpu & LC_CPU_AVX512F) return &lc_kernels_avx512;
+      *st = lc_error(LC_ERR_UNSUPPORTED, "context: this CPU (or OS) has no AVX-512 F/BW/DQ/VL");
+      return NULL;
+    case LC_ISA_AUTO:
+      if (cpu & LC_CPU_AVX512F) return LC_AUTO_PREFERS_AVX512 ? &lc_kernels_avx512 : &lc_kernels_avx2;
+      if (cpu & LC_CPU_AVX2_FMA) return &lc_kernels_avx2;
+      return &lc_kernels_scalar;
+  }
+  *st = lc_error(LC_ERR_INVALID_ARG, "context: unknown isa %d", (int)isa);
+  return NULL;
+}
+
+lc_status lc_context_create(const lc_context_params *p, lc_context **out) {
+  if (!out) return lc_error(LC_ERR_INVALID_ARG, "context: out is NULL");
+  *out = NULL;
+  lc_context_params d;
+  lc_context_params_init(&d);
+  if (!p) p = &d;
+  if (p->threads < 0 || p->threads > 1024)
+    return lc_error(LC_ERR_INVALID_ARG, "context: threads must be in 0..1024, got %d", p->threads);
+  unsigned cpu = lc_cpu_detect();
+  lc_status st;
+  const lc_kernels *k = lc_pick_kernels(p->isa, cpu, &st);
+  if (!k) return st;
+  lc_context *c = lc_calloc(1, sizeof *c);
+  if (!c) return lc_error(LC_ERR_NO_MEMORY, "context: out of memory");
+  c->threads = p->threads ? p->threads : 1;
+  c->budget = p->workspace_budget;
+  c->cpu = cpu;
+  c->k = k;
+  c->pool = lc_pool_create(c->threads);
+  if (!c->pool) {
+    lc_free(c);
+    return lc_error(LC_ERR_NO_MEMORY, "context: cannot start %d threads", p->threads);
+  }
+  *out = c;
+  return LC_OK;
+}
+
+void lc_context_destroy(lc_context *ctx) {
+  if (!ctx) return;
+  lc_pool_destroy(ctx->pool);
+  lc_free(ctx);
+}
+
+unsigned lc_context_cpu_features(const lc_context *ctx) { return ctx ? ctx->cpu : 0; }
+const char *lc_context_isa_name(const lc_context *ctx) { return ctx ? ctx->k->name : ""; }
+int lc_context_threads(const lc_context *ctx) { return ctx ? ctx->threads : 0; }

@@ -1,0 +1,75 @@
+/* Internal conv operator: descriptor, packed weights, and the plan made by prepare. */
+#ifndef LC_CONV_CONV_H
+#define LC_CONV_CONV_H
+
+#include "api/context.h"
+#include "kernels/kernels.h"
+#include "lowconv.h"
+
+/* K blocking of every GEMM route: K is consumed in blocks of LC_KC so an A micro-panel
+ * (mr x KC) stays in L1 and a tile of B (KC x tile) in L2. Fixed (not derived from the budget or
+ * the thread count) so every route's summation order, and thus its output, is the same for any
+ * budget and thread count. */
+#define LC_KC 256
+/* Pixels per im2col tile when the budget allows: 256 x 256 floats = 256 KiB, half the L2 of the
+ * machines we target, leaving room for the weight panels. */
+#define LC_TILE_PIX_MAX 256
+
+typedef struct lc_plan {
+  lc_route route;
+  int64_t n, ih, iw, oh, ow;
+  int64_t pt, pl, pb, pr;
+  size_t ihw, ohw;
+  size_t tile;          /* pixels per tile (im2col, gemm1x1) or chunk (igemm); multiple of the panel width */
+  size_t ntiles;        /* tiles per image and group */
+  size_t ocsplit;       /* weight panels split into this many tasks per tile (GEMM routes) */
+  size_t ws_thread;     /* bytes of workspace per thread slot (64-aligned) */
+  int threads;          /* threads used (<= context threads; fewer when the budget is tight) */
+  size_t ws_total;
+} lc_plan;
+
+struct lc_conv {
+  lc_context *ctx;
+  lc_conv_desc d;       /* copy; weights/bias pointers cleared */
+  int64_t cin_g, cout_g, taps;
+  size_t K;             /* cin_g * kh * kw, ordered (ky, kx, ic) */
+  size_t pw;            /* width of a packed weight panel (mr for NCHW, nr for NHWC) */
+  size_t npanels;       /* weight panels per group */
+  float *wpack;         /* [groups][npanels][K][pw], zero padded */
+  float *wdw;           /* depthwise layout: NCHW [c][taps], NHWC [taps][c]; NULL unless depthwise */
+  float *bias;          /* out_channels or NULL */
+  size_t weight_bytes;
+  int depthwise;        /* groups == in == out channels */
+  int prepared;
+  lc_plan plan;
+};
+
+/* Epilogue parameters for a tile (bias offset by the caller). */
+void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p);
+
+/* Weight (oc within group g, k) from the packed layout; used by the direct route. */
+static inline float lc_conv_w(const lc_conv *c, int64_t g, int64_t ocg, size_t k) {
+  size_t panel = (size_t)g * c->npanels + (size_t)ocg / c->pw;
+  return c->wpack[(panel * c->K + k) * c->pw + (size_t)ocg % c->pw];
+}
+
+/* Route planning (sets plan->tile, ws_thread, threads) and running. Return LC_ERR_UNSUPPORTED or
+ * LC_ERR_BUDGET when the route can't run this shape within the budget. */
+lc_status lc_plan_direct(const lc_conv *c, lc_plan *p);
+lc_status lc_plan_gemm1x1(const lc_conv *c, lc_plan *p);
+lc_status lc_plan_im2col(const lc_conv *c, lc_plan *p);
+lc_status lc_plan_igemm(const lc_conv *c, lc_plan *p);
+lc_status lc_plan_depthwise(const lc_conv *c, lc_plan *p);
+void lc_run_direct(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+void lc_run_gemm(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+void lc_run_depthwise(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+
+lc_status lc_conv_desc_check(const lc_conv_desc *d);
+
+/* Picks the route for LC_ROUTE_AUTO. */
+lc_status lc_select_route(const lc_conv *c, lc_plan *p);
+
+/* Threads usable when each needs per_thread bytes under the budget; 0 if not even one fits. */
+int lc_threads_for_budget(const lc_conv *c, size_t per_thread);
+
+#endif

@@ -1,0 +1,197 @@
+/* Operator life cycle: create packs the weights, prepare plans, run computes. */
+#include <string.h>
+
+#include "conv/conv.h"
+#include "util/alloc.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+/* Packs OIHW weights into panels of pw output channels, K ordered (ky, kx, ic), zero padded,
+ * so both layouts' GEMMs read one contiguous stream per panel. */
+static void pack_weights(lc_conv *c, const float *w) {
+  const lc_conv_desc *d = &c->d;
+  size_t K = c->K, pw = c->pw;
+  for (int64_t g = 0; g < d->groups; g++)
+    for (size_t q = 0; q < c->npanels; q++) {
+      float *dst = c->wpack + ((size_t)g * c->npanels + q) * K * pw;
+      for (size_t i = 0; i < pw; i++) {
+        int64_t ocg = (int64_t)(q * pw + i);
+        for (int64_t t = 0; t < c->taps; t++)
+          for (int64_t ic = 0; ic < c->cin_g; ic++) {
+            size_t k = (size_t)(t * c->cin_g + ic);
+            float v = 0.0f;
+            if (ocg < c->cout_g) v = w[(((g * c->cout_g + ocg) * c->cin_g + ic) * c->taps) + t];
+            dst[k * pw + i] = v;
+          }
+      }
+    }
+}
+
+static void pack_depthwise(lc_conv *c, const float *w) {
+  int64_t C = c->d.out_channels, T = c->taps;
+  for (int64_t ch = 0; ch < C; ch++)
+    for (int64_t t = 0; t < T; t++) {
+      float v = w[ch * T + t];
+      if (c->d.layout == LC_NCHW)
+        c->wdw[ch * T + t] = v;
+      else
+        c->wdw[t * C + ch] = v;
+    }
+}
+
+lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **out) {
+  if (!out) return lc_error(LC_ERR_INVALID_ARG, "conv: out pointer is NULL");
+  *out = NULL;
+  if (!ctx) return lc_error(LC_ERR_INVALID_ARG, "conv: context is NULL");
+  lc_status st = lc_conv_desc_check(desc);
+  if (st) return st;
+  if (desc->weight_format != LC_WEIGHTS_F32)
+    return lc_error(LC_ERR_UNSUPPORTED, "conv: quantized weight formats are not available in this build");
+  lc_conv *c = lc_calloc(1, sizeof *c);
+  if (!c) return lc_error(LC_ERR_NO_MEMORY, "conv: out of memory");
+  c->ctx = ctx;
+  c->d = *desc;
+  c->d.weights = NULL;
+  c->d.bias = NULL;
+  c->cin_g = desc->in_channels / desc->groups;
+  c->cout_g = desc->out_channels / desc->groups;
+  c->taps = desc->kernel_h * desc->kernel_w;
+  c->K = (size_t)(c->cin_g * c->taps); /* checked by desc_check */
+  c->pw = desc->layout == LC_NCHW ? ctx->k->mr : ctx->k->nr;
+  c->npanels = lc_div_up((size_t)c->cout_g, c->pw);
+  c->depthwise = c->cin_g == 1 && c->cout_g == 1;
+  size_t nw, tmp;
+  if (!lc_mul_sz((size_t)desc->groups, c->npanels, &nw) || !lc_mul_sz(nw, c->K, &nw) ||
+      !lc_mul_sz(nw, c->pw, &nw) || !lc_mul_sz(nw, sizeof(float), &tmp)) {
+    lc_free(c);
+    return lc_error(LC_ERR_OVERFLOW, "conv: packed weight size overflows");
+  }
+  c->wpack = lc_malloc(tmp);
+  c->weight_bytes = tmp;
+  if (c->depthwise) {
+    c->wdw = lc_malloc((size_t)(desc->out_channels * c->taps) * sizeof(float));
+    c->weight_bytes += (size_t)(desc->out_channels * c->taps) * sizeof(float);
+  }
+  if (desc->bias) {
+    c->bias = lc_malloc((size_t)desc->out_channels * sizeof(float));
+    c->weight_bytes += (size_t)desc->out_channels * sizeof(float);
+  }
+  if (!c->wpack || (c->depthwise && !c->wdw) || (desc->bias && !c->bias)) {
+    lc_conv_destroy(c);
+    return lc_error(LC_ERR_NO_MEMORY, "conv: cannot allocate %zu bytes of packed weights", tmp);
+  }
+  pack_weights(c, desc->weights);
+  if (c->depthwise) pack_depthwise(c, desc->weights);
+  if (desc->bias) memcpy(c->bias, desc->bias, (size_t)desc->out_channels * sizeof(float));
+  *out = c;
+  return LC_OK;
+}
+
+void lc_conv_destroy(lc_conv *c) {
+  if (!c) return;
+  lc_free(c->wpack);
+  lc_free(c->wdw);
+  lc_free(c->bias);
+  lc_free(c);
+}
+
+size_t lc_conv_weight_bytes(const lc_conv *c) { return c ? c->weight_bytes : 0; }
+
+int lc_threads_for_budget(const lc_conv *c, size_t per_thread) {
+  int t = c->ctx->threads;
+  size_t budget = c->ctx->budget;
+  if (budget == 0 || per_thread == 0) return t;
+  size_t fit = budget / per_thread;
+  if (fit == 0) return 0;
+  return fit < (size_t)t ? (int)fit : t;
+}
+
+static lc_status plan_route(const lc_conv *c, lc_route r, lc_plan *p) {
+  switch (r) {
+    case LC_ROUTE_DIRECT: return lc_plan_direct(c, p);
+    case LC_ROUTE_GEMM1X1: return lc_plan_gemm1x1(c, p);
+    case LC_ROUTE_IM2COL: return lc_plan_im2col(c, p);
+    case LC_ROUTE_IGEMM: return lc_plan_igemm(c, p);
+    case LC_ROUTE_DEPTHWISE: return lc_plan_depthwise(c, p);
+    case LC_ROUTE_AUTO: return lc_select_route(c, p);
+  }
+  return lc_error(LC_ERR_INVALID_ARG, "conv: bad route %d", (int)r);
+}
+
+lc_status lc_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape) {
+  if (!c) return lc_error(LC_ERR_INVALID_ARG, "conv: operator is NULL");
+  c->prepared = 0;
+  if (batch <= 0 || batch > ((int64_t)1 << 30))
+    return lc_error(LC_ERR_INVALID_ARG, "conv: batch %lld must be in 1..2^30", (long long)batch);
+  lc_plan p;
+  memset(&p, 0, sizeof p);
+  int64_t pads[4];
+  lc_status st = lc_conv_resolve_pads(&c->d, in_h, in_w, pads, &p.oh, &p.ow);
+  if (st) return st;
+  p.n = batch;
+  p.ih = in_h;
+  p.iw = in_w;
+  p.pt = pads[0];
+  p.pl = pads[1];
+  p.pb = pads[2];
+  p.pr = pads[3];
+  /* Every tensor's element count must fit: input, output, and their byte sizes. */
+  size_t sz;
+  int64_t fin[4] = {batch, c->d.in_channels, in_h, in_w}, fout[4] = {batch, c->d.out_channels, p.oh, p.ow};
+  if (!lc_mul_n(&sz, 4, fin) || !lc_mul_sz(sz, sizeof(float), &sz) || !lc_mul_n(&sz, 4, fout) ||
+      !lc_mul_sz(sz, sizeof(float), &sz))
+    return lc_error(LC_ERR_OVERFLOW, "conv: tensor size overflows (batch %lld, %lld x %lld)", (long long)batch,
+                    (long long)in_h, (long long)in_w);
+  p.ihw = (size_t)(in_h * in_w);
+  p.ohw = (size_t)(p.oh * p.ow);
+  st = plan_route(c, c->d.route, &p);
+  if (st) return st;
+  if (!lc_mul_sz(p.ws_thread, (size_t)p.threads, &p.ws_total))
+    return lc_error(LC_ERR_OVERFLOW, "conv: workspace size overflows");
+  if (c->ctx->budget && p.ws_total > c->ctx->budget)
+    return lc_error(LC_ERR_INTERNAL, "conv: plan exceeds budget (%zu > %zu)", p.ws_total, c->ctx->budget);
+  c->plan = p;
+  c->prepared = 1;
+  if (shape) {
+    shape->batch = batch;
+    shape->in_h = in_h;
+    shape->in_w = in_w;
+    shape->out_h = p.oh;
+    shape->out_w = p.ow;
+    shape->route = p.route;
+    shape->workspace_bytes = p.ws_total;
+  }
+  return LC_OK;
+}
+
+lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t ws_size) {
+  if (!c) return lc_error(LC_ERR_INVALID_ARG, "conv: operator is NULL");
+  if (!c->prepared) return lc_error(LC_ERR_STATE, "conv: run called before a successful prepare");
+  if (!in || !out) return lc_error(LC_ERR_INVALID_ARG, "conv: input or output pointer is NULL");
+  const lc_plan *p = &c->plan;
+  void *own = NULL;
+  if (p->ws_total) {
+    if (ws) {
+      if (ws_size < p->ws_total)
+        return lc_error(LC_ERR_INVALID_ARG, "conv: workspace of %zu bytes given, %zu needed", ws_size, p->ws_total);
+    } else {
+      ws = own = lc_malloc(p->ws_total);
+      if (!ws) return lc_error(LC_ERR_NO_MEMORY, "conv: cannot allocate %zu bytes of workspace", p->ws_total);
+    }
+  }
+  switch (p->route) {
+    case LC_ROUTE_DIRECT: lc_run_direct(c, in, out, ws); break;
+    case LC_ROUTE_DEPTHWISE: lc_run_depthwise(c, in, out, ws); break;
+    default: lc_run_gemm(c, in, out, ws); break;
+  }
+  lc_free(own);
+  return LC_OK;
+}
+
+void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p) {
+  memset(p, 0, sizeof *p);
+  p->act = (int)c->d.activation;
+  p->act_min = c->d.act_min;
+  p->act_max = c->d.act_max;
+  p->act_alpha = c->d.act_alpha;
+}

@@ -1,0 +1,205 @@
+/* The three GEMM routes: gemm1x1 (input used in place), im2col (tiles of KC x tile pixels),
+ * igemm (pointer table + packed patches per chunk of pixels, chunk sized from the budget).
+ * Orientation: NCHW computes out[oc][pix] = W[oc][k] * P[k][pix] (weights are A, patches B);
+ * NHWC computes out[pix][oc] = P[pix][k] * W[k][oc] (patches are A, weights B). Either way the
+ * packed patch panel is [k][pp] with the pixel index fastest. */
+#include <string.h>
+
+#include "conv/conv.h"
+#include "conv/pack.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+/* Default bytes per thread for an igemm chunk when the budget is unlimited: a common L2 size. */
+#define LC_IGEMM_CHUNK_BYTES ((size_t)2 << 20)
+
+static size_t patch_pw(const lc_conv *c) { return c->d.layout == LC_NCHW ? c->ctx->k->nr : c->ctx->k->mr; }
+static size_t kc_of(const lc_conv *c) { return lc_min_sz(c->K, LC_KC); }
+
+/* Tiles of equal size (a multiple of pp, at most max_tile) covering the image's pixels, and a split of
+ * the weight panels when there are too few tiles to keep every thread busy (small late layers). */
+static void set_tiles(const lc_conv *c, lc_plan *p, size_t pp, size_t max_tile) {
+  size_t n = lc_div_up(p->ohw, max_tile);
+  p->tile = lc_min_sz(max_tile, lc_round_up(lc_div_up(p->ohw, n), pp));
+  p->ntiles = lc_div_up(p->ohw, p->tile);
+  size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles, want = 2 * (size_t)c->ctx->threads;
+  p->ocsplit = 1;
+  if (c->ctx->threads > 1 && tasks < want) p->ocsplit = lc_min_sz(c->npanels, lc_div_up(want, tasks));
+}
+
+static size_t tasks_of(const lc_conv *c, const lc_plan *p) {
+  return (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit;
+}
+
+lc_status lc_plan_gemm1x1(const lc_conv *c, lc_plan *p) {
+  const lc_conv_desc *d = &c->d;
+  if (d->kernel_h != 1 || d->kernel_w != 1 || d->stride_h != 1 || d->stride_w != 1 || p->pt || p->pl || p->pb ||
+      p->pr)
+    return lc_error(LC_ERR_UNSUPPORTED, "gemm1x1: needs a 1x1 kernel, stride 1 and no padding");
+  size_t pp = patch_pw(c);
+  p->route = LC_ROUTE_GEMM1X1;
+  set_tiles(c, p, pp, LC_TILE_PIX_MAX);
+  p->ws_thread = 0;
+  p->threads = c->ctx->threads;
+  return LC_OK;
+}
+
+lc_status lc_plan_im2col(const lc_conv *c, lc_plan *p) {
+  size_t pp = patch_pw(c), kc = kc_of(c);
+  size_t row_bytes = kc * sizeof(float); /* one pixel of a tile */
+  size_t want = lc_min_sz(lc_round_up(p->ohw, pp), LC_TILE_PIX_MAX);
+  int threads = lc_threads_for_budget(c, lc_round_up(row_bytes * pp, 64));
+  if (threads == 0)
+    return lc_error(LC_ERR_BUDGET, "im2col: one tile of %zu x %zu floats needs %zu bytes, budget is %zu", kc, pp,
+                    row_bytes * pp, c->ctx->budget);
+  size_t tile = want;
+  if (c->ctx->budget) {
+    size_t fit = c->ctx->budget / (size_t)threads / row_bytes / pp * pp;
+    while (fit && lc_round_up(fit * row_bytes, 64) * (size_t)threads > c->ctx->budget) fit -= pp;
+    tile = lc_min_sz(tile, fit);
+  }
+  p->route = LC_ROUTE_IM2COL;
+  set_tiles(c, p, pp, tile);
+  p->ws_thread = lc_round_up(p->tile * row_bytes, 64);
+  p->threads = threads;
+  return LC_OK;
+}
+
+/* igemm slot: [table: tile*taps pointers][zero vector: cin_g floats][packed: tile*K floats]. */
+static int igemm_bytes(const lc_conv *c, size_t tile, size_t *bytes) {
+  size_t tab, pk, z;
+  if (!lc_mul_sz(tile, (size_t)c->taps, &tab) || !lc_mul_sz(tab, sizeof(float *), &tab)) return 0;
+  if (!lc_mul_sz(tile, c->K, &pk) || !lc_mul_sz(pk, sizeof(float), &pk)) return 0;
+  z = (size_t)c->cin_g * sizeof(float);
+  return lc_add_sz(lc_round_up(tab, 64), lc_round_up(z, 64), bytes) && lc_add_sz(*bytes, lc_round_up(pk, 64), bytes);
+}
+
+lc_status lc_plan_igemm(const lc_conv *c, lc_plan *p) {
+  size_t pp = patch_pw(c), one;
+  if (!igemm_bytes(c, pp, &one)) return lc_error(LC_ERR_OVERFLOW, "igemm: chunk size overflows");
+  /* One block of pp pixels with the whole K is the least igemm can work on: if even that is over the
+   * budget the route can't run (AUTO then takes im2col, which also splits K). */
+  int threads = lc_threads_for_budget(c, one);
+  if (threads == 0)
+    return lc_error(LC_ERR_BUDGET,
+                    "igemm: one block of %zu pixels x K=%zu needs %zu bytes, over the budget of %zu (use im2col, "
+                    "which also splits K)",
+                    pp, c->K, one, c->ctx->budget);
+  size_t target = c->ctx->budget ? c->ctx->budget / (size_t)threads : LC_IGEMM_CHUNK_BYTES;
+  size_t tile = pp, cap = lc_round_up(p->ohw, pp), b = one;
+  while (tile + pp <= cap && igemm_bytes(c, tile + pp, &b) && b <= target) tile += pp;
+  igemm_bytes(c, tile, &b);
+  p->route = LC_ROUTE_IGEMM;
+  set_tiles(c, p, pp, tile);
+  igemm_bytes(c, p->tile, &b);
+  p->ws_thread = b;
+  p->threads = threads;
+  return LC_OK;
+}
+
+typedef struct gemm_job {
+  const lc_conv *c;
+  const float *in;
+  float *out;
+  unsigned char *ws;
+} gemm_job;
+
+/* out tile (all weight panels x the pixel panels of [pix0, pix0+np)) for k in [k0, k0+kn).
+ * Patch panels: packed (pan != NULL, panel i at pan + i*pstride + off) or the input in place. */
+static void compute_block(const lc_conv *c, int64_t g, size_t q0, size_t q1, const float *img_in, float *img_out,
+                          size_t pix0, size_t np, size_t k0, size_t kn, const float *pan, size_t pstride) {
+  const lc_kernels *kt = c->ctx->k;
+  const lc_plan *p = &c->plan;
+  size_t pp = patch_pw(c), pw = c->pw, K = c->K;
+  size_t cout = (size_t)c->d.out_channels, cin = (size_t)c->d.in_channels, coutg = (size_t)c->cout_g;
+  lc_gemm_params ep;
+  lc_conv_epilogue(c, &ep);
+  ep.accumulate = k0 > 0;
+  ep.final = k0 + kn == K;
+  int nchw = c->d.layout == LC_NCHW;
+  ep.bias_per_row = nchw;
+  for (size_t q = q0; q < q1; q++) {
+    size_t oc0 = (size_t)g * coutg + q * pw, noc = lc_min_sz(pw, coutg - q * pw);
+    const float *w = c->wpack + (((size_t)g * c->npanels + q) * K + k0) * pw;
+    ep.bias = c->bias ? c->bias + oc0 : NULL;
+    for (size_t j = 0; j < np; j += pp) {
+      size_t nj = lc_min_sz(pp, np - j), pix = pix0 + j;
+      const float *pt;
+      size_t prs;
+      if (pan) {
+        pt = pan + (j / pp) * pstride;
+        prs = pp;
+      } else if (nchw) {
+        pt = img_in + ((size_t)g * (size_t)c->cin_g + k0) * p->ihw + pix;
+        prs = p->ihw;
+      } else {
+        pt = img_in + pix * cin + (size_t)g * (size_t)c->cin_g + k0;
+        prs = cin;
+      }
+      if (nchw)
+        kt->f32_gemm(noc, nj, kn, w, 1, pw, pt, prs, img_out + oc0 * p->ohw + pix, p->ohw, &ep);
+      else if (pan)
+        kt->f32_gemm(nj, noc, kn, pt, 1, pp, w, pw, img_out + pix * cout + oc0, cout, &ep);
+      else
+        kt->f32_gemm(nj, noc, kn, pt, prs, 1, w, pw, img_out + pix * cout + oc0, cout, &ep);
+    }
+  }
+}
+
+static void gemm_task(void *arg, size_t task, int thread) {
+  const gemm_job *jb = arg;
+  const lc_conv *c = jb->c;
+  const lc_plan *p = &c->plan;
+  size_t split = task % p->ocsplit;
+  task /= p->ocsplit;
+  size_t tile_i = task % p->ntiles;
+  int64_t g = (int64_t)((task / p->ntiles) % (size_t)c->d.groups);
+  size_t n = task / p->ntiles / (size_t)c->d.groups;
+  size_t q0 = c->npanels * split / p->ocsplit, q1 = c->npanels * (split + 1) / p->ocsplit;
+  size_t pp = patch_pw(c), K = c->K, kc = kc_of(c);
+  size_t pix0 = tile_i * p->tile, np = lc_min_sz(p->tile, p->ohw - pix0);
+  size_t cin = (size_t)c->d.in_channels, cout = (size_t)c->d.out_channels;
+  const float *img = jb->in + n * cin * p->ihw;
+  float *img_out = jb->out + n * cout * p->ohw;
+  int nchw = c->d.layout == LC_NCHW;
+  const float *img_g = img + (size_t)g * (size_t)c->cin_g * (nchw ? p->ihw : 1);
+  unsigned char *slot = jb->ws ? jb->ws + (size_t)thread * p->ws_thread : NULL;
+
+  if (p->route == LC_ROUTE_GEMM1X1) {
+    for (size_t k0 = 0; k0 < K; k0 += kc)
+      compute_block(c, g, q0, q1, img, img_out, pix0, np, k0, lc_min_sz(kc, K - k0), NULL, 0);
+  } else if (p->route == LC_ROUTE_IM2COL) {
+    float *tilebuf = (float *)slot;
+    for (size_t k0 = 0; k0 < K; k0 += kc) {
+      size_t kn = lc_min_sz(kc, K - k0);
+      for (size_t j = 0; j < np; j += pp)
+        lc_pack_panel(c, img_g, pix0 + j, lc_min_sz(pp, np - j), k0, kn, pp, NULL, NULL, tilebuf + (j / pp) * kn * pp);
+      compute_block(c, g, q0, q1, img, img_out, pix0, np, k0, kn, tilebuf, kn * pp);
+    }
+  } else { /* igemm */
+    size_t taps = (size_t)c->taps;
+    const float **table = (const float **)slot;
+    float *zero = (float *)(slot + lc_round_up(p->tile * taps * sizeof(float *), 64));
+    float *packed = zero + lc_round_up((size_t)c->cin_g * sizeof(float), 64) / sizeof(float);
+    memset(zero, 0, (size_t)c->cin_g * sizeof(float));
+    /* The table: a pointer per (pixel, tap) into the input, padding taps at the zero vector. */
+    lc_tap_src s;
+    for (size_t j = 0; j < np; j += pp) {
+      size_t nj = lc_min_sz(pp, np - j);
+      for (size_t t = 0; t < taps; t++) {
+        lc_tap_sources(c, img_g, pix0 + j, nj, (int64_t)t, zero, &s);
+        for (size_t i = 0; i < nj; i++) table[(j + i) * taps + t] = s.src[i];
+      }
+    }
+    for (size_t j = 0; j < np; j += pp)
+      lc_pack_panel(c, img_g, pix0 + j, lc_min_sz(pp, np - j), 0, K, pp, table + j * taps, zero,
+                    packed + (j / pp) * K * pp);
+    for (size_t k0 = 0; k0 < K; k0 += kc)
+      compute_block(c, g, q0, q1, img, img_out, pix0, np, k0, lc_min_sz(kc, K - k0), packed + k0 * pp, K * pp);
+  }
+}
+
+void lc_run_gemm(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
+  gemm_job jb = {c, in, out, ws};
+  lc_pool_run(c->ctx->pool, tasks_of(c, &c->plan), c->plan.threads, gemm_task, &jb);
+}

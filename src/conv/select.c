@@ -1,0 +1,37 @@
+/* Route selector for LC_ROUTE_AUTO. Every size product is checked; when a route can't run the
+ * shape or doesn't fit the budget the next candidate is tried, ending at direct (no workspace). */
+#include "conv/conv.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+lc_status lc_select_route(const lc_conv *c, lc_plan *p) {
+  const lc_conv_desc *d = &c->d;
+  lc_route order[4];
+  int n = 0;
+  if (c->depthwise) order[n++] = LC_ROUTE_DEPTHWISE;
+  if (d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1 && !p->pt && !p->pl && !p->pb &&
+      !p->pr)
+    order[n++] = LC_ROUTE_GEMM1X1;
+  /* Work (MACs) decides between the two patch routes; it is only an estimate, so an overflow
+   * simply means "large". igemm packs each pixel's whole K once per chunk; im2col packs per
+   * K block and needs less memory. Measured on the suites (docs/benchmarks.md), igemm is not
+   * faster, so im2col goes first and igemm only serves when asked for. */
+  order[n++] = LC_ROUTE_IM2COL;
+  order[n++] = LC_ROUTE_DIRECT;
+  for (int i = 0; i < n; i++) {
+    lc_plan q = *p;
+    lc_status st;
+    switch (order[i]) {
+      case LC_ROUTE_DEPTHWISE: st = lc_plan_depthwise(c, &q); break;
+      case LC_ROUTE_GEMM1X1: st = lc_plan_gemm1x1(c, &q); break;
+      case LC_ROUTE_IM2COL: st = lc_plan_im2col(c, &q); break;
+      default: st = lc_plan_direct(c, &q); break;
+    }
+    if (st == LC_OK) {
+      *p = q;
+      return LC_OK;
+    }
+    if (st != LC_ERR_UNSUPPORTED && st != LC_ERR_BUDGET) return st;
+  }
+  return lc_error(LC_ERR_INTERNAL, "conv: no route could be planned");
+}

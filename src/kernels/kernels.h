@@ -1,0 +1,73 @@
+/* Kernel tables: one per ISA, chosen once per context. Microkernels only; the routes in
+ * src/conv drive them. */
+#ifndef LC_KERNELS_H
+#define LC_KERNELS_H
+
+#include <stddef.h>
+
+/* Epilogue of a GEMM tile or depthwise row. Applied in this order:
+ *   v = acc (+ C if accumulate) ; if (final) { v += bias ; v += residual ; v = act(v) }
+ * bias: NULL, or per row (bias[i]) or per column (bias[j]) of the tile, already offset.
+ * residual: NULL, or a tile with the same shape as C, row stride rs_res (fusion of a residual Add). */
+typedef struct lc_gemm_params {
+  int accumulate;          /* 1: add A*B to what C holds (split-K chunks after the first) */
+  int final;               /* 1: apply bias, residual and activation after this chunk */
+  const float *bias;
+  int bias_per_row;        /* 1: bias[i], 0: bias[j] */
+  const float *residual;
+  size_t rs_res;
+  int act;                 /* lc_activation */
+  float act_min, act_max, act_alpha;
+} lc_gemm_params;
+
+/* C[m x n] (+)= A[m x k] * B[k x n], m <= mr, n <= nr of the table.
+ *   A element (i, kk) at a[i * rs_a + kk * cs_a]  (packed: rs_a = 1, cs_a = mr)
+ *   B element (kk, j) at b[kk * rs_b + j]         (packed: rs_b = nr); only j < n is read
+ *   C element (i, j)  at c[i * rs_c + j]          only i < m, j < n is written
+ * k may be 0 (then C = 0 or C unchanged, before the epilogue). */
+typedef void (*lc_f32_gemm_fn)(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_a,
+                               const float *b, size_t rs_b, float *c, size_t rs_c, const lc_gemm_params *p);
+
+/* Depthwise 2-D conv of one channel plane (NCHW), one output row:
+ *   out[ox] = sum_{ky,kx} in_rows[ky][ix0 + ox*sw + kx*dw] * w[ky*kw + kx]
+ * in_rows[ky] points to the (already padded or zero) input row for tap row ky, at column 0 of a
+ * padded row, i.e. the caller provides rows of width >= (ow-1)*sw + (kw-1)*dw + 1.
+ * Epilogue: per-channel bias (scalar *bias or NULL), residual row or NULL, activation. */
+typedef void (*lc_f32_dw_row_fn)(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw,
+                                 const float *const *in_rows, const float *w, float *out,
+                                 const lc_gemm_params *p);
+
+/* Depthwise NHWC, one output pixel, all channels of a group of c channels:
+ *   out[ch] = sum_t in_ptrs[t][ch] * w[t * c + ch]     (in_ptrs[t] NULL = padding tap)
+ * bias per channel (bias[ch]) or NULL. */
+typedef void (*lc_f32_dw_pixel_fn)(size_t c, size_t taps, const float *const *in_ptrs, const float *w,
+                                   float *out, const lc_gemm_params *p);
+
+typedef struct lc_kernels {
+  const char *name;        /* "scalar", "avx2", "avx512" */
+  size_t mr, nr;           /* GEMM tile of f32_gemm */
+  lc_f32_gemm_fn f32_gemm;
+  lc_f32_dw_row_fn f32_dw_row;
+  lc_f32_dw_pixel_fn f32_dw_pixel;
+} lc_kernels;
+
+extern const lc_kernels lc_kernels_scalar;
+extern const lc_kernels lc_kernels_avx2;   /* needs AVX2 + FMA */
+extern const lc_kernels lc_kernels_avx512; /* needs AVX512F/BW/DQ/VL */
+
+/* Activation of one value (scalar tails and reference). */
+static inline float lc_apply_act(float v, const lc_gemm_params *p) {
+  switch (p->act) {
+    case 1: return v > 0.0f ? v : 0.0f;
+    case 2: return v < p->act_min ? p->act_min : (v > p->act_max ? p->act_max : v);
+    case 3: return v < 0.0f ? p->act_alpha * v : v;
+    case 4: {
+      float t = v / 6.0f + 0.5f;
+      t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+      return v * t;
+    }
+    default: return v;
+  }
+}
+
+#endif

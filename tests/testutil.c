@@ -1,0 +1,47 @@
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <math.h>
+
+int tu_failures = 0;
+int tu_checks = 0;
+static uint64_t tu_state = 0x9E3779B97F4A7C15ull;
+
+void tu_seed(uint64_t s) { tu_state = s ? s : 0x9E3779B97F4A7C15ull; }
+
+void tu_seed_from_env(uint64_t default_seed) {
+  const char *e = getenv("LC_TEST_SEED");
+  tu_seed(e ? strtoull(e, NULL, 0) : default_seed);
+}
+
+uint64_t tu_rand_u64(void) {
+  tu_state ^= tu_state >> 12;
+  tu_state ^= tu_state << 25;
+  tu_state ^= tu_state >> 27;
+  return tu_state * 0x2545F4914F6CDD1Dull;
+}
+
+int tu_rand_int(int lo, int hi) { return lo + (int)(tu_rand_u64() % (uint64_t)(hi - lo + 1)); }
+
+float tu_rand_float(float lo, float hi) {
+  return lo + (hi - lo) * (float)((double)(tu_rand_u64() >> 40) / (double)(1ull << 24));
+}
+
+void tu_fill(float *x, size_t n, float lo, float hi) {
+  for (size_t i = 0; i < n; i++) x[i] = tu_rand_float(lo, hi);
+}
+
+double tu_max_abs_diff(const float *a, const float *b, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = fabs((double)a[i] - (double)b[i]);
+    if (d > m || d != d) m = d;
+  }
+  return m;
+}
+
+int tu_finish(const char *name) {
+  int passed = tu_checks - tu_failures;
+  printf("%s: %d passed, %d failed\n", name, passed, tu_failures);
+  return tu_failures ? 1 : 0;
+}

@@ -1,0 +1,37 @@
+/* Shared test helpers: deterministic RNG, checks that count failures, tolerance helpers. */
+#ifndef LC_TESTUTIL_H
+#define LC_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern int tu_failures;
+extern int tu_checks;
+
+/* xorshift64*: deterministic across runs; seed from LC_TEST_SEED env var if set. */
+uint64_t tu_rand_u64(void);
+void tu_seed(uint64_t s);
+void tu_seed_from_env(uint64_t default_seed);
+int tu_rand_int(int lo, int hi);             /* inclusive */
+float tu_rand_float(float lo, float hi);
+void tu_fill(float *x, size_t n, float lo, float hi);
+
+#define TU_CHECK(cond, ...)                                                        \
+  do {                                                                             \
+    tu_checks++;                                                                   \
+    if (!(cond)) {                                                                 \
+      tu_failures++;                                                               \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);   \
+      fprintf(stderr, __VA_ARGS__);                                                \
+      fprintf(stderr, "\n");                                                       \
+    }                                                                              \
+  } while (0)
+
+/* Prints "N passed, N failed" and returns the process exit code. */
+int tu_finish(const char *name);
+
+/* Max |a-b| / (scale) over n values, where scale is given by the caller. */
+double tu_max_abs_diff(const float *a, const float *b, size_t n);
+
+#endif
