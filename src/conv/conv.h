@@ -38,6 +38,7 @@ struct lc_conv {
   float *wpack;         /* [groups][npanels][K][pw], zero padded */
   float *wdw;           /* depthwise layout: NCHW [c][taps], NHWC [taps][c]; NULL unless depthwise */
   float *bias;          /* out_channels or NULL */
+  float *wwino;         /* Winograd-domain weights (route_winograd.c) or NULL */
   size_t weight_bytes;
   int depthwise;        /* groups == in == out channels */
   int prepared;
@@ -60,9 +61,13 @@ lc_status lc_plan_gemm1x1(const lc_conv *c, lc_plan *p);
 lc_status lc_plan_im2col(const lc_conv *c, lc_plan *p);
 lc_status lc_plan_igemm(const lc_conv *c, lc_plan *p);
 lc_status lc_plan_depthwise(const lc_conv *c, lc_plan *p);
+lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p);
 void lc_run_direct(const lc_conv *c, const float *in, float *out, unsigned char *ws);
 void lc_run_gemm(const lc_conv *c, const float *in, float *out, unsigned char *ws);
 void lc_run_depthwise(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+void lc_run_winograd(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+/* Winograd weights (transformed at create when the conv is 3x3, stride 1, dilation 1): NULL otherwise. */
+lc_status lc_winograd_pack(lc_conv *c, const float *w);
 
 lc_status lc_conv_desc_check(const lc_conv_desc *d);
 

@@ -6,7 +6,7 @@
 #include "util/error.h"
 
 static const char *const lc_route_names[LC_ROUTE_COUNT] = {"auto", "direct", "gemm1x1", "im2col", "igemm",
-                                                            "depthwise"};
+                                                            "depthwise", "winograd"};
 
 const char *lc_route_name(lc_route r) {
   return (unsigned)r < LC_ROUTE_COUNT ? lc_route_names[r] : "unknown";

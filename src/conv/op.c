@@ -83,6 +83,11 @@ lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **ou
   pack_weights(c, desc->weights);
   if (c->depthwise) pack_depthwise(c, desc->weights);
   if (desc->bias) memcpy(c->bias, desc->bias, (size_t)desc->out_channels * sizeof(float));
+  st = lc_winograd_pack(c, desc->weights);
+  if (st) {
+    lc_conv_destroy(c);
+    return st;
+  }
   *out = c;
   return LC_OK;
 }
@@ -92,6 +97,7 @@ void lc_conv_destroy(lc_conv *c) {
   lc_free(c->wpack);
   lc_free(c->wdw);
   lc_free(c->bias);
+  lc_free(c->wwino);
   lc_free(c);
 }
 
@@ -113,6 +119,7 @@ static lc_status plan_route(const lc_conv *c, lc_route r, lc_plan *p) {
     case LC_ROUTE_IM2COL: return lc_plan_im2col(c, p);
     case LC_ROUTE_IGEMM: return lc_plan_igemm(c, p);
     case LC_ROUTE_DEPTHWISE: return lc_plan_depthwise(c, p);
+    case LC_ROUTE_WINOGRAD: return lc_plan_winograd(c, p);
     case LC_ROUTE_AUTO: return lc_select_route(c, p);
   }
   return lc_error(LC_ERR_INVALID_ARG, "conv: bad route %d", (int)r);
@@ -182,6 +189,7 @@ lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t 
   switch (p->route) {
     case LC_ROUTE_DIRECT: lc_run_direct(c, in, out, ws); break;
     case LC_ROUTE_DEPTHWISE: lc_run_depthwise(c, in, out, ws); break;
+    case LC_ROUTE_WINOGRAD: lc_run_winograd(c, in, out, ws); break;
     default: lc_run_gemm(c, in, out, ws); break;
   }
   lc_free(own);

@@ -9,6 +9,17 @@ void lc_tap_sources(const lc_conv *c, const float *img_g, size_t pix0, size_t np
   int64_t ky = t / d->kernel_w, kx = t % d->kernel_w;
   int64_t pixstride = d->layout == LC_NCHW ? 1 : d->in_channels;
   int64_t oy = (int64_t)pix0 / p->ow, ox = (int64_t)pix0 % p->ow;
+  /* Fast path (NCHW, stride 1): the panel sits in one output row and the tap's input row segment
+   * is inside the image, so the sources are one contiguous run and only src[0] is needed. */
+  if (d->layout == LC_NCHW && d->stride_w == 1 && ox + (int64_t)np <= p->ow) {
+    int64_t iy = oy * d->stride_h - p->pt + ky * d->dilation_h;
+    int64_t ix = ox - p->pl + kx * d->dilation_w;
+    if (iy >= 0 && iy < p->ih && ix >= 0 && ix + (int64_t)np <= p->iw) {
+      s->src[0] = img_g + iy * p->iw + ix;
+      s->contiguous = 1;
+      return;
+    }
+  }
   int contiguous = 1;
   for (size_t j = 0; j < np; j++) {
     int64_t iy = oy * d->stride_h - p->pt + ky * d->dilation_h;
@@ -25,7 +36,7 @@ void lc_tap_sources(const lc_conv *c, const float *img_g, size_t pix0, size_t np
       oy++;
     }
   }
-  s->contiguous = contiguous && pixstride == 1;
+  s->contiguous = contiguous && d->layout == LC_NCHW;
 }
 
 static void pack_tap(const lc_conv *c, const lc_tap_src *s, const float *zero, size_t np, size_t c0, size_t c1,

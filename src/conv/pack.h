@@ -8,7 +8,8 @@
 #define LC_PP_MAX 64
 
 /* Source of one tap for the pixels of a panel: src[j] points at channel 0 of the input pixel
- * (NULL for padding); contiguous = 1 when src[j] = src[0] + j for all j (stride-1 interior rows). */
+ * (the zero pointer for padding); contiguous = 1 when src[j] = src[0] + j for all j (stride-1
+ * interior rows, NCHW only), and then only src[0] is set. */
 typedef struct lc_tap_src {
   const float *src[LC_PP_MAX];
   int contiguous;

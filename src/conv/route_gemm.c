@@ -22,7 +22,7 @@ static void set_tiles(const lc_conv *c, lc_plan *p, size_t pp, size_t max_tile) 
   size_t n = lc_div_up(p->ohw, max_tile);
   p->tile = lc_min_sz(max_tile, lc_round_up(lc_div_up(p->ohw, n), pp));
   p->ntiles = lc_div_up(p->ohw, p->tile);
-  size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles, want = 2 * (size_t)c->ctx->threads;
+  size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles, want = (size_t)c->ctx->threads;
   p->ocsplit = 1;
   if (c->ctx->threads > 1 && tasks < want) p->ocsplit = lc_min_sz(c->npanels, lc_div_up(want, tasks));
 }
@@ -188,7 +188,7 @@ static void gemm_task(void *arg, size_t task, int thread) {
       size_t nj = lc_min_sz(pp, np - j);
       for (size_t t = 0; t < taps; t++) {
         lc_tap_sources(c, img_g, pix0 + j, nj, (int64_t)t, zero, &s);
-        for (size_t i = 0; i < nj; i++) table[(j + i) * taps + t] = s.src[i];
+        for (size_t i = 0; i < nj; i++) table[(j + i) * taps + t] = s.contiguous ? s.src[0] + i : s.src[i];
       }
     }
     for (size_t j = 0; j < np; j += pp)
