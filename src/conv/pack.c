@@ -9,14 +9,14 @@ void lc_tap_sources(const lc_conv *c, const float *img_g, size_t pix0, size_t np
   int64_t ky = t / d->kernel_w, kx = t % d->kernel_w;
   int64_t pixstride = d->layout == LC_NCHW ? 1 : d->in_channels;
   int64_t oy = (int64_t)pix0 / p->ow, ox = (int64_t)pix0 % p->ow;
-  /* Fast path (NCHW, stride 1): the panel sits in one output row and the tap's input row segment
-   * is inside the image, so the sources are one contiguous run and only src[0] is needed. */
-  if (d->layout == LC_NCHW && d->stride_w == 1 && ox + (int64_t)np <= p->ow) {
+  /* Fast path (NCHW): the panel sits in one output row and the tap's input row segment is inside
+   * the image, so the sources are a run src[0] + j * stride_w and only src[0] is needed. */
+  if (d->layout == LC_NCHW && ox + (int64_t)np <= p->ow) {
     int64_t iy = oy * d->stride_h - p->pt + ky * d->dilation_h;
-    int64_t ix = ox - p->pl + kx * d->dilation_w;
-    if (iy >= 0 && iy < p->ih && ix >= 0 && ix + (int64_t)np <= p->iw) {
+    int64_t ix = ox * d->stride_w - p->pl + kx * d->dilation_w;
+    if (iy >= 0 && iy < p->ih && ix >= 0 && ix + ((int64_t)np - 1) * d->stride_w < p->iw) {
       s->src[0] = img_g + iy * p->iw + ix;
-      s->contiguous = 1;
+      s->run = (size_t)d->stride_w;
       return;
     }
   }
@@ -36,7 +36,7 @@ void lc_tap_sources(const lc_conv *c, const float *img_g, size_t pix0, size_t np
       oy++;
     }
   }
-  s->contiguous = contiguous && d->layout == LC_NCHW;
+  s->run = contiguous && d->layout == LC_NCHW;
 }
 
 static void pack_tap(const lc_conv *c, const lc_tap_src *s, const float *zero, size_t np, size_t c0, size_t c1,
@@ -44,8 +44,13 @@ static void pack_tap(const lc_conv *c, const lc_tap_src *s, const float *zero, s
   if (c->d.layout == LC_NCHW) {
     size_t cs = c->plan.ihw;
     for (size_t ch = c0; ch < c1; ch++, dst += pp) {
-      if (s->contiguous) {
+      if (s->run == 1) {
         memcpy(dst, s->src[0] + ch * cs, np * sizeof(float));
+        continue;
+      }
+      if (s->run) {
+        const float *src = s->src[0] + ch * cs;
+        for (size_t j = 0; j < np; j++) dst[j] = src[j * s->run];
         continue;
       }
       for (size_t j = 0; j < np; j++) dst[j] = s->src[j] != zero ? s->src[j][ch * cs] : 0.0f;
@@ -77,7 +82,7 @@ void lc_pack_panel(const lc_conv *c, const float *img_g, size_t pix0, size_t np,
         s.src[j] = table[j * taps + t];
         if (s.src[j] == zero || (j && s.src[j] != s.src[j - 1] + 1)) contiguous = 0;
       }
-      s.contiguous = contiguous && c->d.layout == LC_NCHW;
+      s.run = contiguous && c->d.layout == LC_NCHW;
     } else {
       lc_tap_sources(c, img_g, pix0, np, (int64_t)t, zero, &s);
     }

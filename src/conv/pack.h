@@ -8,11 +8,11 @@
 #define LC_PP_MAX 64
 
 /* Source of one tap for the pixels of a panel: src[j] points at channel 0 of the input pixel
- * (the zero pointer for padding); contiguous = 1 when src[j] = src[0] + j for all j (stride-1
- * interior rows, NCHW only), and then only src[0] is set. */
+ * (the zero pointer for padding); run = r > 0 when src[j] = src[0] + j * r for all j (interior
+ * segments of one row, NCHW only), and then only src[0] is set. */
 typedef struct lc_tap_src {
   const float *src[LC_PP_MAX];
-  int contiguous;
+  size_t run;
 } lc_tap_src;
 
 /* Sources of tap t for pixels [pix0, pix0 + np) of one image/group; zero = pointer used for padding
