@@ -11,8 +11,6 @@ void lc_context_params_init(lc_context_params *p) {
   p->isa = LC_ISA_AUTO;
 }
 
-/* AVX2 is the default even where AVX-512 exists: see docs/benchmarks.md for the measurement
- * behind the choice of default table (set in lc_pick_kernels). */
 static const lc_kernels *lc_pick_kernels(lc_isa isa, unsigned cpu, lc_status *st) {
   *st = LC_OK;
   switch (isa) {

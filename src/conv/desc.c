@@ -51,8 +51,9 @@ int64_t lc_conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t dil
 
 static lc_status resolve_dim(const char *what, lc_auto_pad ap, int64_t in, int64_t k, int64_t s, int64_t dil,
                              int64_t pb, int64_t pe, int64_t *ob, int64_t *oe, int64_t *out) {
-  if (in <= 0 || in > LC_DIM_MAX)
-    return lc_error(LC_ERR_INVALID_ARG, "conv: input %s %lld must be in 1..2^30", what, (long long)in);
+  if (in <= 0) return lc_error(LC_ERR_INVALID_ARG, "conv: input %s %lld must be >= 1", what, (long long)in);
+  if (in > LC_DIM_MAX)
+    return lc_error(LC_ERR_OVERFLOW, "conv: input %s %lld is larger than 2^30", what, (long long)in);
   if (ap == LC_PAD_SAME_UPPER || ap == LC_PAD_SAME_LOWER) {
     int64_t o = (in + s - 1) / s;
     int64_t need = (o - 1) * s + dil * (k - 1) + 1 - in;

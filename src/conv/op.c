@@ -128,8 +128,9 @@ static lc_status plan_route(const lc_conv *c, lc_route r, lc_plan *p) {
 lc_status lc_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape) {
   if (!c) return lc_error(LC_ERR_INVALID_ARG, "conv: operator is NULL");
   c->prepared = 0;
-  if (batch <= 0 || batch > ((int64_t)1 << 30))
-    return lc_error(LC_ERR_INVALID_ARG, "conv: batch %lld must be in 1..2^30", (long long)batch);
+  if (batch <= 0) return lc_error(LC_ERR_INVALID_ARG, "conv: batch %lld must be >= 1", (long long)batch);
+  if (batch > ((int64_t)1 << 30))
+    return lc_error(LC_ERR_OVERFLOW, "conv: batch %lld is larger than 2^30", (long long)batch);
   lc_plan p;
   memset(&p, 0, sizeof p);
   int64_t pads[4];

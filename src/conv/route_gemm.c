@@ -19,6 +19,7 @@ static size_t kc_of(const lc_conv *c) { return lc_min_sz(c->K, LC_KC); }
 /* Tiles of equal size (a multiple of pp, at most max_tile) covering the image's pixels, and a split of
  * the weight panels when there are too few tiles to keep every thread busy (small late layers). */
 static void set_tiles(const lc_conv *c, lc_plan *p, size_t pp, size_t max_tile) {
+  max_tile = lc_max_sz(pp, max_tile / pp * pp); /* panels never straddle tiles */
   size_t n = lc_div_up(p->ohw, max_tile);
   p->tile = lc_min_sz(max_tile, lc_round_up(lc_div_up(p->ohw, n), pp));
   p->ntiles = lc_div_up(p->ohw, p->tile);
@@ -47,7 +48,7 @@ lc_status lc_plan_gemm1x1(const lc_conv *c, lc_plan *p) {
 lc_status lc_plan_im2col(const lc_conv *c, lc_plan *p) {
   size_t pp = patch_pw(c), kc = kc_of(c);
   size_t row_bytes = kc * sizeof(float); /* one pixel of a tile */
-  size_t want = lc_min_sz(lc_round_up(p->ohw, pp), LC_TILE_PIX_MAX);
+  size_t want = lc_min_sz(lc_round_up(p->ohw, pp), LC_TILE_PIX_MAX / pp * pp);
   int threads = lc_threads_for_budget(c, lc_round_up(row_bytes * pp, 64));
   if (threads == 0)
     return lc_error(LC_ERR_BUDGET, "im2col: one tile of %zu x %zu floats needs %zu bytes, budget is %zu", kc, pp,

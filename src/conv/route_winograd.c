@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "conv/conv.h"
+#include "kernels/wino.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
@@ -22,7 +23,7 @@
  * weight panel being streamed (see bench_winograd). */
 #define LC_WINO_CHUNK_BYTES ((size_t)512 << 10)
 /* Tiles per transform segment (bounds the local buffers); >= any panel width. */
-#define SEG 64
+#define SEG LC_WINO_SEG
 
 static int wino_shape_ok(const lc_conv_desc *d) {
   return d->kernel_h == 3 && d->kernel_w == 3 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
@@ -75,9 +76,12 @@ lc_status lc_winograd_pack(lc_conv *c, const float *w) {
   return LC_OK;
 }
 
-/* Slot: [V: 16 x cig x T][M: 16 x pw x T][zero vector: cig (NHWC padding)], each 64-aligned. */
+/* Zero floats a slot holds for padding: a channel vector (NHWC) or an input row segment (NCHW). */
+static size_t zero_len(const lc_conv *c) { return lc_max_sz((size_t)c->cin_g, 2 * SEG + 2); }
+
+/* Slot: [V: 16 x cig x T][M: 16 x pw x T][zeros: zero_len], each 64-aligned. */
 static int slot_bytes(const lc_conv *c, size_t T, size_t *bytes) {
-  size_t v, m, z = lc_round_up((size_t)c->cin_g * sizeof(float), 64);
+  size_t v, m, z = lc_round_up(zero_len(c) * sizeof(float), 64);
   if (!lc_mul_sz(16 * sizeof(float), (size_t)c->cin_g, &v) || !lc_mul_sz(v, T, &v)) return 0;
   if (!lc_mul_sz(16 * sizeof(float) * c->pw, T, &m)) return 0;
   return lc_add_sz(lc_round_up(v, 64), lc_round_up(m, 64), bytes) && lc_add_sz(*bytes, z, bytes);
@@ -122,103 +126,10 @@ lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p) {
   return LC_OK;
 }
 
-/* ------------------------------------------------------------------ transforms
- * Written as unit-stride loops over tiles (NCHW) or channels (NHWC) with one store stream per loop,
- * so gcc vectorizes them; local arrays keep the loads and stores free of aliasing. */
-
-static void sub_n(float *restrict d, const float *restrict a, const float *restrict b, size_t n) {
-  for (size_t k = 0; k < n; k++) d[k] = a[k] - b[k];
-}
-static void add_n(float *restrict d, const float *restrict a, const float *restrict b, size_t n) {
-  for (size_t k = 0; k < n; k++) d[k] = a[k] + b[k];
-}
-
-/* Column pass of B^T d B: h[r][x] holds row r's row-transformed values; dst[xi * xs + k]. */
-static void in_cols(size_t n, float h[4][4][SEG], float *dst, size_t xs) {
-  for (int x = 0; x < 4; x++) {
-    sub_n(dst + (size_t)(0 + x) * xs, h[0][x], h[2][x], n);
-    add_n(dst + (size_t)(4 + x) * xs, h[1][x], h[2][x], n);
-    sub_n(dst + (size_t)(8 + x) * xs, h[2][x], h[1][x], n);
-    sub_n(dst + (size_t)(12 + x) * xs, h[1][x], h[3][x], n);
-  }
-}
-
-/* NCHW: n tiles side by side; rows[r] is input row r of the tiles from the first tile's column,
- * 2n + 2 values (tile k reads rows[r][2k .. 2k+3]). */
-static void in_tiles_row(size_t n, const float *const rows[4], float *dst, size_t xs) {
-  float h[4][4][SEG];
-  for (int r = 0; r < 4; r++) {
-    const float *s = rows[r];
-    for (size_t k = 0; k < n; k++) {
-      float d0 = s[2 * k], d1 = s[2 * k + 1], d2 = s[2 * k + 2], d3 = s[2 * k + 3];
-      h[r][0][k] = d0 - d2;
-      h[r][1][k] = d1 + d2;
-      h[r][2][k] = d2 - d1;
-      h[r][3][k] = d1 - d3;
-    }
-  }
-  in_cols(n, h, dst, xs);
-}
-
-/* NHWC: one tile, n channels; src[r*4+x] points at the channel vector of input pixel (r, x). */
-static void in_tile_channels(size_t n, const float *const src[16], float *dst, size_t xs) {
-  float h[4][4][SEG];
-  for (int r = 0; r < 4; r++) {
-    const float *s0 = src[r * 4], *s1 = src[r * 4 + 1], *s2 = src[r * 4 + 2], *s3 = src[r * 4 + 3];
-    for (size_t k = 0; k < n; k++) {
-      h[r][0][k] = s0[k] - s2[k];
-      h[r][1][k] = s1[k] + s2[k];
-      h[r][2][k] = s2[k] - s1[k];
-      h[r][3][k] = s1[k] - s3[k];
-    }
-  }
-  in_cols(n, h, dst, xs);
-}
-
-/* A^T M A for n tiles (NCHW) or channels (NHWC): m[xi * xs + k] -> y[dy * 2 + dx][k]. */
-static void out_tiles(size_t n, const float *m, size_t xs, float y[4][SEG]) {
-  float t0[4][SEG], t1[4][SEG];
-  for (int r = 0; r < 4; r++) {
-    const float *a = m + (size_t)(r * 4) * xs, *b = a + xs, *cc = b + xs, *d = cc + xs;
-    for (size_t k = 0; k < n; k++) {
-      t0[r][k] = a[k] + b[k] + cc[k];
-      t1[r][k] = b[k] - cc[k] - d[k];
-    }
-  }
-  for (size_t k = 0; k < n; k++) {
-    y[0][k] = t0[0][k] + t0[1][k] + t0[2][k];
-    y[1][k] = t1[0][k] + t1[1][k] + t1[2][k];
-    y[2][k] = t0[1][k] - t0[2][k] - t0[3][k];
-    y[3][k] = t1[1][k] - t1[2][k] - t1[3][k];
-  }
-}
-
-/* Bias (per element bv[k], or the scalar b when bv is NULL) and activation; the switch is outside
- * the loops so each loop vectorizes. */
-static void bias_act(float *y, size_t n, const float *bv, const float *b, const lc_gemm_params *p) {
-  if (bv)
-    for (size_t k = 0; k < n; k++) y[k] += bv[k];
-  else if (b)
-    for (size_t k = 0; k < n; k++) y[k] += *b;
-  switch (p->act) {
-    case LC_ACT_RELU:
-      for (size_t k = 0; k < n; k++) y[k] = y[k] > 0.0f ? y[k] : 0.0f;
-      break;
-    case LC_ACT_CLIP: {
-      float lo = p->act_min, hi = p->act_max;
-      for (size_t k = 0; k < n; k++) y[k] = y[k] < lo ? lo : (y[k] > hi ? hi : y[k]);
-      break;
-    }
-    case LC_ACT_LEAKY_RELU: {
-      float al = p->act_alpha;
-      for (size_t k = 0; k < n; k++) y[k] = y[k] < 0.0f ? al * y[k] : y[k];
-      break;
-    }
-    case LC_ACT_NONE: break;
-    default:
-      for (size_t k = 0; k < n; k++) y[k] = lc_apply_act(y[k], p);
-      break;
-  }
+/* Transforms of the context's ISA: AVX2 whenever the GEMM table is a SIMD one (all give the same bits). */
+static const lc_wino_kernels *wino_kernels(const lc_conv *c) {
+  int simd = strcmp(c->ctx->k->name, "scalar") != 0 && (c->ctx->cpu & LC_CPU_AVX2_FMA);
+  return simd ? &lc_wino_avx2 : &lc_wino_scalar;
 }
 
 /* ------------------------------------------------------------------ run */
@@ -231,34 +142,56 @@ typedef struct wino_job {
   size_t tw; /* tiles per row */
 } wino_job;
 
-/* Row `iy` of a plane, columns [x0, x0 + w), zero outside the image: a pointer into the plane when
- * the span is inside, else a copy in buf. */
-static const float *plane_row(const lc_plan *p, const float *plane, int64_t iy, int64_t x0, int64_t w, float *buf) {
-  if (iy >= 0 && iy < p->ih && x0 >= 0 && x0 + w <= p->iw) return plane + iy * p->iw + x0;
-  memset(buf, 0, (size_t)w * sizeof(float));
-  if (iy < 0 || iy >= p->ih) return buf;
-  int64_t lo = x0 < 0 ? -x0 : 0, hi = p->iw - x0 < w ? p->iw - x0 : w;
-  if (hi > lo) memcpy(buf + lo, plane + iy * p->iw + x0 + lo, (size_t)(hi - lo) * sizeof(float));
-  return buf;
+/* B^T d B of one tile that reaches into the left/right padding (NCHW), in the same operation order
+ * as the vector transform. */
+static void in_tile_edge(const lc_plan *p, const float *plane, int64_t y0, int64_t x0, float *dst, size_t xs) {
+  float d[4][4], h[4][4];
+  for (int r = 0; r < 4; r++)
+    for (int x = 0; x < 4; x++) {
+      int64_t iy = y0 + r, ix = x0 + x;
+      d[r][x] = iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw ? plane[iy * p->iw + ix] : 0.0f;
+    }
+  for (int r = 0; r < 4; r++) {
+    h[r][0] = d[r][0] - d[r][2];
+    h[r][1] = d[r][1] + d[r][2];
+    h[r][2] = d[r][2] - d[r][1];
+    h[r][3] = d[r][1] - d[r][3];
+  }
+  for (int x = 0; x < 4; x++) {
+    dst[(size_t)(0 + x) * xs] = h[0][x] - h[2][x];
+    dst[(size_t)(4 + x) * xs] = h[1][x] + h[2][x];
+    dst[(size_t)(8 + x) * xs] = h[2][x] - h[1][x];
+    dst[(size_t)(12 + x) * xs] = h[1][x] - h[3][x];
+  }
 }
 
 /* V for tiles [t0, t0 + nt) of one image and group. */
 static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_t nt, float *V, size_t T,
                         const float *zero) {
   const lc_conv *c = jb->c;
+  const lc_wino_kernels *wk = wino_kernels(c);
   const lc_plan *p = &c->plan;
-  size_t cig = (size_t)c->cin_g, pp = tile_pp(c), xs = cig * T, tw = jb->tw;
+  size_t cig = (size_t)c->cin_g, xs = cig * T, tw = jb->tw;
   if (c->d.layout == LC_NCHW) {
-    float buf[4][2 * SEG + 2];
+    /* Tiles [txa, txb) read only columns inside the image: the vector transform reads their rows in
+     * place (padding rows from the zero row); the few edge tiles take the scalar path. */
+    int64_t txa = (p->pl + 1) / 2, txb = p->iw + p->pl - 4 >= 0 ? (p->iw + p->pl - 4) / 2 + 1 : 0;
     for (size_t j = 0; j < nt;) {
       size_t tt = t0 + j, ty = tt / tw, tx = tt % tw;
-      size_t n = lc_min_sz(lc_min_sz(tw - tx, pp - j % pp), nt - j); /* one tile row, one panel */
-      float *dst = V + (j / pp) * cig * pp + j % pp;
-      int64_t x0 = (int64_t)(2 * tx) - p->pl, y0 = (int64_t)(2 * ty) - p->pt;
+      size_t n = lc_min_sz(lc_min_sz(tw - tx, SEG), nt - j); /* one tile row */
+      int64_t e = (int64_t)(tx + n), lo = txa < (int64_t)tx ? (int64_t)tx : (txa > e ? e : txa);
+      int64_t hi = txb < lo ? lo : (txb > e ? e : txb), y0 = (int64_t)(2 * ty) - p->pt;
       for (size_t ic = 0; ic < cig; ic++) {
-        const float *plane = img_g + ic * p->ihw, *rows[4];
-        for (int r = 0; r < 4; r++) rows[r] = plane_row(p, plane, y0 + r, x0, (int64_t)(2 * n + 2), buf[r]);
-        in_tiles_row(n, rows, dst + ic * pp, xs);
+        const float *plane = img_g + ic * p->ihw;
+        float *dst = V + ic * T + j - tx; /* tile column t at dst[t] */
+        for (int64_t t = (int64_t)tx; t < lo; t++) in_tile_edge(p, plane, y0, 2 * t - p->pl, dst + t, xs);
+        if (hi > lo) {
+          const float *rows[4];
+          for (int r = 0; r < 4; r++)
+            rows[r] = y0 + r >= 0 && y0 + r < p->ih ? plane + (y0 + r) * p->iw + 2 * lo - p->pl : zero;
+          wk->in_tiles((size_t)(hi - lo), rows, dst + lo, xs);
+        }
+        for (int64_t t = hi; t < e; t++) in_tile_edge(p, plane, y0, 2 * t - p->pl, dst + t, xs);
       }
       j += n;
     }
@@ -277,7 +210,7 @@ static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_
     for (size_t ic = 0; ic < cig; ic += SEG) {
       const float *s[16];
       for (int i = 0; i < 16; i++) s[i] = src[i] + ic;
-      in_tile_channels(lc_min_sz(SEG, cig - ic), s, V + j * cig + ic, xs);
+      wk->in_channels(lc_min_sz(SEG, cig - ic), s, V + j * cig + ic, xs);
     }
   }
 }
@@ -287,6 +220,7 @@ static void output_chunk(const wino_job *jb, float *img_out, const float *M, siz
                          size_t t0, size_t nt) {
   const lc_conv *c = jb->c;
   const lc_plan *p = &c->plan;
+  const lc_wino_kernels *wk = wino_kernels(c);
   lc_gemm_params ep;
   lc_conv_epilogue(c, &ep);
   size_t pw = c->pw, xs = pw * T, tw = jb->tw, ow = (size_t)p->ow, oh = (size_t)p->oh;
@@ -297,8 +231,7 @@ static void output_chunk(const wino_job *jb, float *img_out, const float *M, siz
       const float *b = c->bias ? c->bias + oc0 + i : NULL;
       for (size_t j = 0; j < nt;) {
         size_t tt = t0 + j, ty = tt / tw, tx = tt % tw, n = lc_min_sz(lc_min_sz(tw - tx, SEG), nt - j);
-        out_tiles(n, M + i * T + j, xs, y);
-        for (int v = 0; v < 4; v++) bias_act(y[v], n, NULL, b, &ep);
+        wk->out(n, M + i * T + j, xs, NULL, b, &ep, y);
         size_t ox = 2 * tx, pairs = 2 * (tx + n) <= ow ? n : n - 1; /* last tile may be clipped */
         for (size_t dy = 0; dy < 2 && 2 * ty + dy < oh; dy++) {
           float *o = plane + (2 * ty + dy) * ow + ox;
@@ -318,8 +251,7 @@ static void output_chunk(const wino_job *jb, float *img_out, const float *M, siz
   const float *bv = c->bias ? c->bias + oc0 : NULL;
   for (size_t j = 0; j < nt; j++) {
     size_t tt = t0 + j, ty = tt / tw, tx = tt % tw;
-    out_tiles(noc, M + j * pw, xs, y);
-    for (int v = 0; v < 4; v++) bias_act(y[v], noc, bv, NULL, &ep);
+    wk->out(noc, M + j * pw, xs, bv, NULL, &ep, y);
     for (size_t dy = 0; dy < 2; dy++)
       for (size_t dx = 0; dx < 2; dx++)
         if (2 * ty + dy < oh && 2 * tx + dx < ow)
@@ -347,7 +279,7 @@ static void wino_task(void *arg, size_t task, int thread) {
   float *V = (float *)slot;
   float *M = (float *)(slot + lc_round_up(16 * cig * T * sizeof(float), 64));
   float *zero = (float *)((unsigned char *)M + lc_round_up(16 * pw * T * sizeof(float), 64));
-  if (!nchw) memset(zero, 0, cig * sizeof(float));
+  memset(zero, 0, zero_len(c) * sizeof(float));
   input_chunk(jb, img_g, t0, nt, V, T, zero);
 
   lc_gemm_params ep;
@@ -365,7 +297,7 @@ static void wino_task(void *arg, size_t task, int thread) {
         for (size_t j = 0; j < nt; j += pp) {
           size_t nj = lc_min_sz(pp, nt - j);
           if (nchw)
-            kt->f32_gemm(noc, nj, kn, U + k0 * pw, 1, pw, Vx + j * cig + k0 * pp, pp, Mx + j, T, &ep);
+            kt->f32_gemm(noc, nj, kn, U + k0 * pw, 1, pw, Vx + k0 * T + j, T, Mx + j, T, &ep);
           else
             kt->f32_gemm(nj, noc, kn, Vx + j * cig + k0, cig, 1, U + k0 * pw, pw, Mx + j * pw, pw, &ep);
         }

@@ -29,7 +29,7 @@ typedef void (*lc_f32_gemm_fn)(size_t m, size_t n, size_t k, const float *a, siz
                                const float *b, size_t rs_b, float *c, size_t rs_c, const lc_gemm_params *p);
 
 /* Depthwise 2-D conv of one channel plane (NCHW), one output row:
- *   out[ox] = sum_{ky,kx} in_rows[ky][ix0 + ox*sw + kx*dw] * w[ky*kw + kx]
+ *   out[ox] = sum_{ky,kx} in_rows[ky][ox*sw + kx*dw] * w[ky*kw + kx]
  * in_rows[ky] points to the (already padded or zero) input row for tap row ky, at column 0 of a
  * padded row, i.e. the caller provides rows of width >= (ow-1)*sw + (kw-1)*dw + 1.
  * Epilogue: per-channel bias (scalar *bias or NULL), residual row or NULL, activation. */

@@ -65,7 +65,10 @@ lc_pool *lc_pool_create(int threads) {
   pthread_cond_init(&p->done_cv, NULL);
   if (threads > 1) {
     p->workers = lc_calloc((size_t)threads - 1, sizeof *p->workers);
-    if (!p->workers) goto fail;
+    if (!p->workers) {
+      p->threads = 1; /* nothing to join */
+      goto fail;
+    }
     for (int i = 1; i < threads; i++) {
       worker_arg *wa = lc_malloc(sizeof *wa);
       if (!wa) goto fail_started;

@@ -1,0 +1,66 @@
+/* Helpers shared by the AVX2 kernels: lane masks and the vector epilogue. */
+#ifndef LC_AVX2_COMMON_H
+#define LC_AVX2_COMMON_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "kernels/kernels.h"
+
+#define LC_AI static inline __attribute__((always_inline))
+
+static const int32_t lc_avx2_mask_tbl[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* Mask of the first cnt lanes, cnt in 0..8. */
+LC_AI __m256i lc_avx2_mask(size_t cnt) {
+  return _mm256_loadu_si256((const __m256i *)(const void *)(lc_avx2_mask_tbl + 8 - cnt));
+}
+
+/* Activation parameters broadcast once per call. */
+typedef struct {
+  int act;
+  __m256 lo, hi, alpha;
+} lc_avx2_act;
+
+LC_AI lc_avx2_act lc_avx2_act_init(const lc_gemm_params *p) {
+  lc_avx2_act a;
+  a.act = p->act;
+  a.lo = _mm256_set1_ps(p->act_min);
+  a.hi = _mm256_set1_ps(p->act_max);
+  a.alpha = _mm256_set1_ps(p->act_alpha);
+  return a;
+}
+
+/* Same results as lc_apply_act, NaN included: the operand order of max/min keeps x when it is NaN,
+ * except relu, whose scalar form maps NaN to 0 like max(x, 0) does. */
+LC_AI __m256 lc_avx2_apply_act(__m256 x, const lc_avx2_act *a) {
+  const __m256 zero = _mm256_setzero_ps();
+  switch (a->act) {
+    case 1: return _mm256_max_ps(x, zero);
+    case 2: return _mm256_min_ps(a->hi, _mm256_max_ps(a->lo, x));
+    case 3: return _mm256_blendv_ps(x, _mm256_mul_ps(a->alpha, x), _mm256_cmp_ps(x, zero, _CMP_LT_OQ));
+    case 4: {
+      __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
+      t = _mm256_min_ps(_mm256_set1_ps(1.0f), _mm256_max_ps(zero, t));
+      return _mm256_mul_ps(x, t);
+    }
+    default: return x;
+  }
+}
+
+/* Full epilogue of 8 lanes; c/bias_col/res point at the lanes, bias_row is the row's bias value.
+ * Lanes outside mask are neither read nor written. */
+LC_AI void lc_avx2_epilogue(__m256 v, float *c, const float *bias_col, __m256 bias_row, const float *res,
+                            const lc_gemm_params *p, const lc_avx2_act *a, __m256i mask, int masked) {
+  if (p->accumulate) v = _mm256_add_ps(v, masked ? _mm256_maskload_ps(c, mask) : _mm256_loadu_ps(c));
+  if (p->final) {
+    if (bias_col) v = _mm256_add_ps(v, masked ? _mm256_maskload_ps(bias_col, mask) : _mm256_loadu_ps(bias_col));
+    else if (p->bias) v = _mm256_add_ps(v, bias_row);
+    if (res) v = _mm256_add_ps(v, masked ? _mm256_maskload_ps(res, mask) : _mm256_loadu_ps(res));
+    v = lc_avx2_apply_act(v, a);
+  }
+  if (masked) _mm256_maskstore_ps(c, mask, v);
+  else _mm256_storeu_ps(c, v);
+}
+
+#endif

@@ -1,0 +1,91 @@
+/* Body of an f32 GEMM microkernel with zmm registers, MR x (16 * NV). Included by the kernel file
+ * with LC_MR (rows), LC_NV (1 or 2 zmm per row) and LC_FN (function name) defined, so that
+ * several tiles can be measured from one source. */
+#include "kernels/avx512/avx512_common.h"
+
+#define LC_NR (16 * LC_NV)
+#define LC_CAT_(a, b) a##b
+#define LC_CAT(a, b) LC_CAT_(a, b)
+#define LC_ROWS LC_CAT(LC_ROWS_, LC_MR)
+#define LC_ROWS_4(X) X(0) X(1) X(2) X(3)
+#define LC_ROWS_6(X) LC_ROWS_4(X) X(4) X(5)
+#define LC_ROWS_8(X) LC_ROWS_6(X) X(6) X(7)
+#define LC_ROWS_10(X) LC_ROWS_8(X) X(8) X(9)
+#define LC_ROWS_12(X) LC_ROWS_10(X) X(10) X(11)
+#define LC_ROWS_14(X) LC_ROWS_12(X) X(12) X(13)
+#define LC_ROWS_16(X) LC_ROWS_14(X) X(14) X(15)
+#define LC_ROWS_24(X) LC_ROWS_16(X) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)
+#define LC_ROWS_28(X) LC_ROWS_24(X) X(24) X(25) X(26) X(27)
+
+/* acc[i][v] += A(i, :) * B(:, 16v..16v+15). Rows >= m read row m-1 (ao), results dropped. */
+LC_AI void LC_CAT(LC_FN, _loop)(size_t k, const float *a, const size_t *ao, size_t cs_a, const float *b,
+                                size_t rs_b, __mmask16 mlo, __mmask16 mhi, const int masked,
+                                __m512 acc[LC_MR][2]) {
+#define LC_DECL(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps(); const size_t o##i = ao[i];
+  LC_ROWS(LC_DECL)
+#undef LC_DECL
+#pragma GCC unroll 4
+  for (size_t kk = 0; kk < k; kk++) {
+    const float *bk = b + kk * rs_b;
+    const float *ak = a + kk * cs_a;
+    __m512 b0, b1 = _mm512_setzero_ps();
+    if (masked) {
+      b0 = _mm512_maskz_loadu_ps(mlo, bk);
+      /* With n <= 16 (mhi = 0) bk + 16 may lie past the end of B: integer math keeps that legal C;
+       * a zero-mask load touches no memory. */
+      if (LC_NV == 2) b1 = _mm512_maskz_loadu_ps(mhi, (const float *)((uintptr_t)bk + 16 * sizeof(float)));
+    } else {
+      b0 = _mm512_loadu_ps(bk);
+      if (LC_NV == 2) b1 = _mm512_loadu_ps(bk + 16);
+    }
+#define LC_ROW(i)                                                      \
+  {                                                                    \
+    const __m512 av = _mm512_set1_ps(ak[o##i]);                        \
+    c##i##a = _mm512_fmadd_ps(av, b0, c##i##a);                        \
+    if (LC_NV == 2) c##i##b = _mm512_fmadd_ps(av, b1, c##i##b);        \
+  }
+    LC_ROWS(LC_ROW)
+#undef LC_ROW
+  }
+#define LC_OUT(i) acc[i][0] = c##i##a; acc[i][1] = c##i##b;
+  LC_ROWS(LC_OUT)
+#undef LC_OUT
+}
+
+static void LC_CAT(LC_FN, _store_row)(__m512 v0, __m512 v1, size_t i, size_t n, float *cr,
+                                      const lc_gemm_params *p, const lc_avx512_act *act) {
+  const int fin = p->final;
+  const float *res = fin && p->residual ? p->residual + i * p->rs_res : NULL;
+  const float *bcol = fin && p->bias && !p->bias_per_row ? p->bias : NULL;
+  const __m512 brow = fin && p->bias && p->bias_per_row ? _mm512_set1_ps(p->bias[i]) : _mm512_setzero_ps();
+  lc_avx512_epilogue(v0, cr, bcol, brow, res, p, act, lc_avx512_mask(n < 16 ? n : 16));
+  if (LC_NV == 2 && n > 16)
+    lc_avx512_epilogue(v1, cr + 16, bcol ? bcol + 16 : NULL, brow, res ? res + 16 : NULL, p, act,
+                       lc_avx512_mask(n - 16));
+}
+
+void LC_FN(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_a, const float *b, size_t rs_b,
+           float *c, size_t rs_c, const lc_gemm_params *p) {
+#define LC_IDX(i) i,
+  static const size_t packed_ao[LC_MR] = {LC_ROWS(LC_IDX)};
+#undef LC_IDX
+  __m512 acc[LC_MR][2];
+  size_t ao[LC_MR];
+  if (m == 0 || n == 0) return;
+  if (m > LC_MR) m = LC_MR;
+  if (n > LC_NR) n = LC_NR;
+  for (size_t i = 0; i < LC_MR; i++) ao[i] = (i < m ? i : m - 1) * rs_a;
+  if (n == LC_NR) {
+    if (m == LC_MR && rs_a == 1) LC_CAT(LC_FN, _loop)(k, a, packed_ao, cs_a, b, rs_b, 0, 0, 0, acc);
+    else LC_CAT(LC_FN, _loop)(k, a, ao, cs_a, b, rs_b, 0, 0, 0, acc);
+  } else {
+    LC_CAT(LC_FN, _loop)(k, a, ao, cs_a, b, rs_b, lc_avx512_mask(n < 16 ? n : 16),
+                         lc_avx512_mask(n > 16 ? n - 16 : 0), 1, acc);
+  }
+  const lc_avx512_act act = lc_avx512_act_init(p);
+  for (size_t i = 0; i < m; i++)
+    LC_CAT(LC_FN, _store_row)(acc[i][0], acc[i][1], i, n, c + i * rs_c, p, &act);
+}
+
+#undef LC_NR
+#undef LC_ROWS

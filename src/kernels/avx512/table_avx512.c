@@ -1,0 +1,10 @@
+#include "kernels/avx512/avx512_kernels.h"
+
+const lc_kernels lc_kernels_avx512 = {
+  .name = "avx512",
+  .mr = 8,
+  .nr = 32,
+  .f32_gemm = lc_f32_gemm_8x32_avx512,
+  .f32_dw_row = lc_f32_dw_row_avx512,
+  .f32_dw_pixel = lc_f32_dw_pixel_avx512,
+};

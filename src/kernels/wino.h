@@ -1,0 +1,125 @@
+/* Winograd F(2x2, 3x3) transforms used by src/conv/route_winograd.c. Adds and subtracts only (no
+ * FMA contraction), so every version gives bitwise the same result; the C bodies below are compiled
+ * once per ISA folder (wino_scalar.c for the baseline, wino_avx2.c with AVX2) and vectorized by gcc.
+ * Transform index xi = 4 * row + column of the 4x4 transformed tile. */
+#ifndef LC_KERNELS_WINO_H
+#define LC_KERNELS_WINO_H
+
+#include <stddef.h>
+
+#include "kernels/kernels.h"
+
+/* Most tiles (NCHW) or channels (NHWC) one call handles: bounds the local buffers. */
+#define LC_WINO_SEG 64
+
+typedef struct lc_wino_kernels {
+  /* B^T d B of n <= SEG tiles side by side (NCHW): rows[r] is input row r from the first tile's
+   * column, 2n + 2 values (tile k reads rows[r][2k .. 2k+3]); writes dst[xi * xs + k]. */
+  void (*in_tiles)(size_t n, const float *const rows[4], float *dst, size_t xs);
+  /* B^T d B of one tile for n <= SEG channels (NHWC): src[r*4+x] points at the channels of input
+   * pixel (r, x); writes dst[xi * xs + k]. */
+  void (*in_channels)(size_t n, const float *const src[16], float *dst, size_t xs);
+  /* A^T M A of n <= SEG tiles or channels: m[xi * xs + k] -> y[dy * 2 + dx][k], then bias
+   * (bv[k] per element, else *b, else none) and the activation of p. */
+  void (*out)(size_t n, const float *m, size_t xs, const float *bv, const float *b, const lc_gemm_params *p,
+              float y[4][LC_WINO_SEG]);
+} lc_wino_kernels;
+
+extern const lc_wino_kernels lc_wino_scalar;
+extern const lc_wino_kernels lc_wino_avx2; /* needs AVX2 */
+
+#endif
+
+#ifdef LC_WINO_TEMPLATE
+/* The transforms. Unit-stride loops with one store stream each, over local arrays where possible,
+ * so the vectorizer needs no alias checks. */
+
+static void wino_sub(float *restrict d, const float *restrict a, const float *restrict b, size_t n) {
+  for (size_t k = 0; k < n; k++) d[k] = a[k] - b[k];
+}
+static void wino_add(float *restrict d, const float *restrict a, const float *restrict b, size_t n) {
+  for (size_t k = 0; k < n; k++) d[k] = a[k] + b[k];
+}
+
+/* Column pass: h[r][x] holds input row r after the row pass. */
+static void wino_in_cols(size_t n, float h[4][4][LC_WINO_SEG], float *dst, size_t xs) {
+  for (int x = 0; x < 4; x++) {
+    wino_sub(dst + (size_t)(0 + x) * xs, h[0][x], h[2][x], n);
+    wino_add(dst + (size_t)(4 + x) * xs, h[1][x], h[2][x], n);
+    wino_sub(dst + (size_t)(8 + x) * xs, h[2][x], h[1][x], n);
+    wino_sub(dst + (size_t)(12 + x) * xs, h[1][x], h[3][x], n);
+  }
+}
+
+static void wino_in_tiles(size_t n, const float *const rows[4], float *dst, size_t xs) {
+  float h[4][4][LC_WINO_SEG];
+  for (int r = 0; r < 4; r++) {
+    const float *s = rows[r];
+    for (size_t k = 0; k < n; k++) {
+      float d0 = s[2 * k], d1 = s[2 * k + 1], d2 = s[2 * k + 2], d3 = s[2 * k + 3];
+      h[r][0][k] = d0 - d2;
+      h[r][1][k] = d1 + d2;
+      h[r][2][k] = d2 - d1;
+      h[r][3][k] = d1 - d3;
+    }
+  }
+  wino_in_cols(n, h, dst, xs);
+}
+
+static void wino_in_channels(size_t n, const float *const src[16], float *dst, size_t xs) {
+  float h[4][4][LC_WINO_SEG];
+  for (int r = 0; r < 4; r++) {
+    const float *s0 = src[r * 4], *s1 = src[r * 4 + 1], *s2 = src[r * 4 + 2], *s3 = src[r * 4 + 3];
+    for (size_t k = 0; k < n; k++) {
+      h[r][0][k] = s0[k] - s2[k];
+      h[r][1][k] = s1[k] + s2[k];
+      h[r][2][k] = s2[k] - s1[k];
+      h[r][3][k] = s1[k] - s3[k];
+    }
+  }
+  wino_in_cols(n, h, dst, xs);
+}
+
+/* The switch sits outside the loops so each loop vectorizes. */
+static void wino_bias_act(float *y, size_t n, const float *bv, const float *b, const lc_gemm_params *p) {
+  if (bv)
+    for (size_t k = 0; k < n; k++) y[k] += bv[k];
+  else if (b)
+    for (size_t k = 0; k < n; k++) y[k] += *b;
+  switch (p->act) {
+    case 0: break;
+    case 1:
+      for (size_t k = 0; k < n; k++) y[k] = y[k] > 0.0f ? y[k] : 0.0f;
+      break;
+    case 2: {
+      float lo = p->act_min, hi = p->act_max;
+      for (size_t k = 0; k < n; k++) y[k] = y[k] < lo ? lo : (y[k] > hi ? hi : y[k]);
+      break;
+    }
+    default:
+      for (size_t k = 0; k < n; k++) y[k] = lc_apply_act(y[k], p);
+      break;
+  }
+}
+
+static void wino_out(size_t n, const float *m, size_t xs, const float *bv, const float *b, const lc_gemm_params *p,
+                     float y[4][LC_WINO_SEG]) {
+  float t0[4][LC_WINO_SEG], t1[4][LC_WINO_SEG];
+  for (int r = 0; r < 4; r++) {
+    const float *a = m + (size_t)(r * 4) * xs, *b1 = a + xs, *c2 = b1 + xs, *d3 = c2 + xs;
+    for (size_t k = 0; k < n; k++) {
+      t0[r][k] = a[k] + b1[k] + c2[k];
+      t1[r][k] = b1[k] - c2[k] - d3[k];
+    }
+  }
+  for (size_t k = 0; k < n; k++) {
+    y[0][k] = t0[0][k] + t0[1][k] + t0[2][k];
+    y[1][k] = t1[0][k] + t1[1][k] + t1[2][k];
+    y[2][k] = t0[1][k] - t0[2][k] - t0[3][k];
+    y[3][k] = t1[1][k] - t1[2][k] - t1[3][k];
+  }
+  for (int v = 0; v < 4; v++) wino_bias_act(y[v], n, bv, b, p);
+}
+
+#define LC_WINO_TABLE {wino_in_tiles, wino_in_channels, wino_out}
+#endif

@@ -1,0 +1,176 @@
+/* Planning driver and executor: runs the passes in order, binds activations into the arena,
+ * initializes each operator once, then runs nodes in order with per-node timing. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/graph.h"
+#include "util/alloc.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+void lc_model_options_init(lc_model_options *o) {
+  memset(o, 0, sizeof(*o));
+  o->threads = 1;
+}
+
+static lc_status node_error(lc_status s, const lc_gnode *g, const char *what) {
+  if (strstr(lc_last_error(), g->n.name) && g->n.name[0]) return s;
+  char msg[400];
+  snprintf(msg, sizeof msg, "%s", lc_last_error());
+  return lc_error(s, "model: %s node '%s' (%s): %s", what, g->n.name, g->n.op_type, msg);
+}
+
+static double numel_d(const lc_tensor *t) {
+  double n = 1;
+  for (int i = 0; i < t->ndim; i++) n *= (double)t->dims[i];
+  return n;
+}
+
+static double node_flops(const lc_model *m, const lc_gnode *g) {
+  if (g->n.n_outputs < 1 || g->out[0] < 0) return 0;
+  const lc_tensor *o = &m->values[g->out[0]].t;
+  double out = numel_d(o);
+  const lc_tensor *w = g->n.n_inputs > 1 && g->in[1] >= 0 ? &m->values[g->in[1]].t : NULL;
+  if (!strcmp(g->n.op_type, "Conv") && w && w->ndim >= 3) {
+    double k = 1;
+    for (int i = 1; i < w->ndim; i++) k *= (double)w->dims[i];
+    return 2 * out * k;
+  }
+  if ((!strcmp(g->n.op_type, "Gemm") || !strcmp(g->n.op_type, "MatMul")) && g->in[0] >= 0) {
+    const lc_tensor *a = &m->values[g->in[0]].t;
+    if (a->ndim < 1) return out;
+    int64_t k = lc_attr_int(&g->n, "transA", 0) && a->ndim == 2 ? a->dims[0] : a->dims[a->ndim - 1];
+    return 2 * out * (double)k;
+  }
+  return out;
+}
+
+lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
+  if (!m) return lc_error(LC_ERR_INVALID_ARG, "model: null model");
+  if (m->planned) return lc_error(LC_ERR_STATE, "model: already planned");
+  m->planned = 1; /* a failed plan leaves the graph half rewritten: no second try */
+  if (o) m->opt = *o;
+  else lc_model_options_init(&m->opt);
+  lc_context_params cp;
+  lc_context_params_init(&cp);
+  cp.threads = m->opt.threads;
+  cp.workspace_budget = m->opt.workspace_budget;
+  lc_status s = lc_context_create(&cp, &m->ctx);
+  if (s) return s;
+  m->x.lc = m->ctx;
+  m->x.weight_format = m->opt.weight_format;
+  m->x.weight_block = m->opt.weight_block;
+  int maxio = 1;
+  for (int p = 0; p < m->n_nodes; p++) {
+    if (m->nodes[p].n.n_inputs + 1 > maxio) maxio = m->nodes[p].n.n_inputs + 1; /* +1: fusion may add one */
+    if (m->nodes[p].n.n_outputs > maxio) maxio = m->nodes[p].n.n_outputs;
+  }
+  m->io_in = lc_arena_alloc(m->arena, (size_t)(maxio + 4) * sizeof(*m->io_in));
+  m->io_out = lc_arena_alloc(m->arena, (size_t)(maxio + 4) * sizeof(*m->io_out));
+  if (!m->io_in || !m->io_out) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  if ((s = lc_fold_and_infer(m))) return s;
+  if (m->opt.no_fusion) lc_plan_count_uses(m);
+  else if ((s = lc_fuse(m))) return s;
+  if ((s = lc_plan_memory(m))) return s;
+  for (int p = 0; p < m->n_nodes; p++)
+    if (!m->nodes[p].dead) m->nodes[p].flops = node_flops(m, &m->nodes[p]);
+  if (m->opt.dry_run) return LC_OK;
+  lc_plan_probe_convs(m);
+  if (m->st.scratch_bytes) {
+    m->x.scratch = lc_malloc(m->st.scratch_bytes);
+    if (!m->x.scratch) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory for %zu bytes of scratch", m->st.scratch_bytes);
+    m->x.scratch_bytes = m->st.scratch_bytes;
+  }
+  if (m->st.peak_activation_bytes) {
+    m->arena_buf = lc_malloc(m->st.peak_activation_bytes);
+    if (!m->arena_buf)
+      return lc_error(LC_ERR_NO_MEMORY, "model: out of memory for a %zu-byte activation arena",
+                      m->st.peak_activation_bytes);
+  }
+  for (int i = 0; i < m->n_values; i++) {
+    lc_value *v = &m->values[i];
+    int live = v->is_input || (v->producer >= 0 && !m->nodes[v->producer].dead);
+    if (!v->is_const && live) v->t.data = (char *)m->arena_buf + v->offset;
+  }
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_gnode *g = &m->nodes[p];
+    if (g->dead || !g->op->init) continue;
+    int n_out = lc_graph_io(m, g, m->io_in, m->io_out);
+    s = g->op->init(&g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, &g->state);
+    if (s) return node_error(s, g, "init of");
+  }
+  return LC_OK;
+}
+
+static int planned_for_run(const lc_model *m) { return m && m->planned && m->ctx && !m->opt.dry_run; }
+
+lc_status lc_model_set_input(lc_model *m, const char *name, const lc_tensor *src) {
+  if (!planned_for_run(m) || !src) return lc_error(LC_ERR_STATE, "model: plan the model before setting inputs");
+  int id = lc_graph_find(m, name);
+  if (id < 0 || !m->values[id].is_input) return lc_error(LC_ERR_INVALID_ARG, "model: no input named '%s'", name);
+  lc_value *v = &m->values[id];
+  int same = src->dtype == v->t.dtype && src->ndim == v->t.ndim && src->nbytes == v->t.nbytes;
+  for (int d = 0; same && d < v->t.ndim; d++) same = src->dims[d] == v->t.dims[d];
+  if (!same) {
+    char want[160] = "", got[160] = "";
+    for (int d = 0; d < v->t.ndim; d++)
+      snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", d ? "x" : "", (long long)v->t.dims[d]);
+    for (int d = 0; d < src->ndim && d < LC_MAX_DIMS; d++)
+      snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", d ? "x" : "", (long long)src->dims[d]);
+    return lc_error(LC_ERR_INVALID_ARG, "model: input '%s' expects dtype %d shape [%s], got dtype %d shape [%s]", name,
+                    (int)v->t.dtype, want, (int)src->dtype, got);
+  }
+  if (v->t.nbytes) memcpy(v->t.data, src->data, v->t.nbytes);
+  return LC_OK;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+lc_status lc_model_run(lc_model *m) {
+  if (!planned_for_run(m)) return lc_error(LC_ERR_STATE, "model: run before a successful plan");
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_gnode *g = &m->nodes[p];
+    if (g->dead) continue;
+    int n_out = lc_graph_io(m, g, m->io_in, m->io_out);
+    double t0 = now_ms();
+    lc_status s = g->op->run(&g->n, g->state, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x);
+    g->ms = now_ms() - t0;
+    if (s) return node_error(s, g, "running");
+  }
+  return LC_OK;
+}
+
+int lc_model_n_layers(const lc_model *m) {
+  int n = 0;
+  for (int p = 0; p < m->n_nodes; p++) n += !m->nodes[p].dead;
+  return n;
+}
+
+void lc_model_layer(const lc_model *m, int i, lc_layer_info *info) {
+  memset(info, 0, sizeof(*info));
+  for (int p = 0; p < m->n_nodes; p++) {
+    const lc_gnode *g = &m->nodes[p];
+    if (g->dead || i-- > 0) continue;
+    info->name = g->n.name;
+    info->op_type = g->n.op_type;
+    if (g->n.n_outputs > 0 && g->out[0] >= 0) {
+      const lc_tensor *t = &m->values[g->out[0]].t;
+      info->ndim = t->ndim;
+      memcpy(info->dims, t->dims, sizeof(t->dims));
+    }
+    info->route = g->route ? g->route : "";
+    snprintf(info->fused, sizeof info->fused, "%s", g->fused);
+    info->ms = g->ms;
+    info->flops = g->flops;
+    info->workspace_bytes = g->ws;
+    info->inplace = g->inplace;
+    return;
+  }
+}
+
+void lc_model_get_stats(const lc_model *m, lc_model_stats *s) { *s = m->st; }

@@ -1,0 +1,363 @@
+/* Shape inference with constant folding, then fusion of BatchNormalization, a residual Add and an
+ * activation into the Conv before them. The attributes fusion adds are the contract with the
+ * Conv operator (docs/onnx.md, "Fusion attributes"). */
+#include "model/graph.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+static int std_domain(const char *d) { return !d[0] || !strcmp(d, "ai.onnx"); }
+
+/* Shape(x) for a statically shaped x, with opset-15 start/end. */
+static lc_status fold_shape(lc_model *m, lc_gnode *g) {
+  const lc_value *x = &m->values[g->in[0]];
+  int64_t r = x->t.ndim, st = lc_attr_int(&g->n, "start", 0), en = lc_attr_int(&g->n, "end", r);
+  if (st < 0) st += r;
+  if (en < 0) en += r;
+  st = st < 0 ? 0 : st > r ? r : st;
+  en = en < 0 ? 0 : en > r ? r : en;
+  if (en < st) en = st;
+  lc_value *o = &m->values[g->out[0]];
+  o->t.dtype = LC_DT_INT64;
+  o->t.ndim = 1;
+  o->t.dims[0] = en - st;
+  o->t.nbytes = (size_t)(en - st) * 8;
+  o->t.data = lc_malloc(o->t.nbytes ? o->t.nbytes : 8);
+  if (!o->t.data) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  for (int64_t i = st; i < en; i++) ((int64_t *)o->t.data)[i - st] = x->t.dims[i];
+  o->owned = o->is_const = o->shaped = 1;
+  return LC_OK;
+}
+
+static lc_status resolve_inputs(lc_model *m) {
+  for (int i = 0; i < m->n_inputs; i++) {
+    lc_value *v = &m->values[m->inputs[i]];
+    if (!lc_dtype_size(v->t.dtype))
+      return lc_error(LC_ERR_UNSUPPORTED, "model: input '%s' has unsupported element type %d", v->t.name,
+                      (int)v->t.dtype);
+    if (!v->shaped) {
+      if (!v->has_decl)
+        return lc_error(LC_ERR_INVALID_ARG, "model: input '%s' has no declared shape; give one with --shape %s=DIMS",
+                        v->t.name, v->t.name);
+      for (int d = 0; d < v->t.ndim; d++) {
+        if (v->t.dims[d] >= 0) continue;
+        if (d == 0) {
+          v->t.dims[0] = 1; /* symbolic batch defaults to 1 */
+          continue;
+        }
+        return lc_error(LC_ERR_INVALID_ARG, "model: input '%s' dim %d is symbolic ('%s'); give it with --shape %s=DIMS",
+                        v->t.name, d, v->dim_param[d] ? v->dim_param[d] : "?", v->t.name);
+      }
+      v->shaped = 1;
+    }
+    if (lc_graph_nbytes(&v->t)) return lc_error(LC_ERR_OVERFLOW, "model: input '%s' is too large", v->t.name);
+  }
+  return LC_OK;
+}
+
+static lc_status run_now(lc_model *m, lc_gnode *g, const lc_tensor **in, lc_tensor *out) {
+  for (int k = 0; k < g->n.n_outputs; k++) {
+    if (g->out[k] < 0) continue;
+    lc_value *v = &m->values[g->out[k]];
+    v->t.data = lc_malloc(v->t.nbytes ? v->t.nbytes : 8);
+    if (!v->t.data) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory folding node '%s'", g->n.name);
+    v->owned = v->is_const = 1;
+  }
+  int n_out = lc_graph_io(m, g, in, out);
+  void *state = NULL;
+  lc_status s = LC_OK;
+  if (g->op->init) s = g->op->init(&g->n, in, g->n.n_inputs, out, n_out, &m->x, &state);
+  if (!s) s = g->op->run(&g->n, state, in, g->n.n_inputs, out, n_out, &m->x);
+  if (state && g->op->fini) g->op->fini(state);
+  if (s && !strstr(lc_last_error(), g->n.name)) {
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s", lc_last_error());
+    s = lc_error(s, "model: folding node '%s' (%s): %s", g->n.name, g->n.op_type, msg);
+  }
+  return s;
+}
+
+lc_status lc_fold_and_infer(lc_model *m) {
+  lc_status s = resolve_inputs(m);
+  if (s) return s;
+  int maxio = 1;
+  for (int p = 0; p < m->n_nodes; p++) {
+    if (m->nodes[p].n.n_inputs > maxio) maxio = m->nodes[p].n.n_inputs;
+    if (m->nodes[p].n.n_outputs > maxio) maxio = m->nodes[p].n.n_outputs;
+  }
+  const lc_tensor **in = lc_calloc((size_t)maxio, sizeof(*in));
+  lc_tensor *out = lc_calloc((size_t)maxio, sizeof(*out));
+  lc_tensor *tmp = lc_calloc((size_t)maxio, sizeof(*tmp));
+  if (!in || !out || !tmp) {
+    s = lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+    goto done;
+  }
+  for (int p = 0; p < m->n_nodes && !s; p++) {
+    lc_gnode *g = &m->nodes[p];
+    g->op = std_domain(g->n.domain) ? lc_op_find(g->n.op_type) : NULL;
+    if (!g->op) {
+      s = lc_error(LC_ERR_UNSUPPORTED, "model: operator '%s%s%s' (node '%s') is not supported", g->n.domain,
+                   g->n.domain[0] ? "." : "", g->n.op_type, g->n.name);
+      break;
+    }
+    int all_const = 1;
+    for (int k = 0; k < g->n.n_inputs; k++)
+      if (g->in[k] >= 0 && !m->values[g->in[k]].is_const) all_const = 0;
+    lc_graph_io(m, g, in, out);
+    /* Shapes go to scratch copies so a failing infer leaves the values untouched. */
+    for (int k = 0; k < g->n.n_outputs; k++) {
+      memset(&tmp[k], 0, sizeof(tmp[k]));
+      tmp[k].name = out[k].name;
+    }
+    if (!strcmp(g->n.op_type, "Shape") && g->n.n_inputs == 1 && g->n.n_outputs == 1 && g->in[0] >= 0 &&
+        g->out[0] >= 0 && m->values[g->in[0]].shaped) {
+      if ((s = fold_shape(m, g))) break;
+      g->dead = 1;
+      m->st.folded++;
+      continue;
+    }
+    s = g->op->infer(&g->n, in, g->n.n_inputs, tmp, g->n.n_outputs);
+    if (s) {
+      if (!strstr(lc_last_error(), g->n.name)) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "%s", lc_last_error());
+        s = lc_error(s, "model: node '%s' (%s): %s", g->n.name, g->n.op_type, msg);
+      }
+      break;
+    }
+    for (int k = 0; k < g->n.n_outputs; k++) {
+      if (g->out[k] < 0) continue;
+      lc_tensor *ot = &m->values[g->out[k]].t;
+      if (tmp[k].ndim < 0 || tmp[k].ndim > LC_MAX_DIMS || lc_graph_nbytes(&tmp[k])) {
+        s = lc_error(LC_ERR_OVERFLOW, "model: node '%s' (%s): output %d has an invalid or too large shape", g->n.name,
+                     g->n.op_type, k);
+        break;
+      }
+      if (m->opt.max_activation_bytes && tmp[k].nbytes > m->opt.max_activation_bytes) {
+        s = lc_error(LC_ERR_BUDGET, "model: node '%s' (%s): output of %zu bytes exceeds the limit", g->n.name,
+                     g->n.op_type, tmp[k].nbytes);
+        break;
+      }
+      ot->dtype = tmp[k].dtype;
+      ot->ndim = tmp[k].ndim;
+      memcpy(ot->dims, tmp[k].dims, sizeof(tmp[k].dims));
+      ot->nbytes = tmp[k].nbytes;
+      ot->data = NULL;
+      m->values[g->out[k]].shaped = 1;
+    }
+    if (s) break;
+    if (all_const) {
+      if ((s = run_now(m, g, in, out))) break;
+      g->dead = 1;
+      m->st.folded++;
+    }
+  }
+done:
+  lc_free(in);
+  lc_free(out);
+  lc_free(tmp);
+  return s;
+}
+
+/* ------------------------------------------------------------------ fusion */
+
+/* The single live consumer of value v at a later position, or -1. */
+static int sole_consumer(const lc_model *m, int v) {
+  const lc_value *x = &m->values[v];
+  return !x->is_output && x->n_uses == 1 ? x->consumer : -1;
+}
+
+static lc_status add_attr(lc_model *m, lc_gnode *g, const char *name, lc_attr_type type, int64_t i, float f) {
+  lc_attr *a = lc_arena_alloc(m->arena, ((size_t)g->n.n_attrs + 1) * sizeof(lc_attr));
+  if (!a) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  if (g->n.n_attrs) memcpy(a, g->n.attrs, (size_t)g->n.n_attrs * sizeof(lc_attr));
+  a[g->n.n_attrs].name = name;
+  a[g->n.n_attrs].type = type;
+  a[g->n.n_attrs].i = i;
+  a[g->n.n_attrs].f = f;
+  g->n.attrs = a;
+  g->n.n_attrs++;
+  return LC_OK;
+}
+
+/* Sets a conv input slot (growing the arrays to k+1 slots). */
+static lc_status set_input(lc_model *m, lc_gnode *g, int k, int v) {
+  if (k >= g->n.n_inputs) {
+    const char **nm = lc_arena_alloc(m->arena, (size_t)(k + 1) * sizeof(char *));
+    int *id = lc_arena_alloc(m->arena, (size_t)(k + 1) * sizeof(int));
+    if (!nm || !id) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+    for (int i = 0; i <= k; i++) {
+      nm[i] = i < g->n.n_inputs ? g->n.inputs[i] : "";
+      id[i] = i < g->n.n_inputs ? g->in[i] : -1;
+    }
+    g->n.inputs = nm;
+    g->in = id;
+    g->n.n_inputs = k + 1;
+  }
+  g->n.inputs[k] = v >= 0 ? m->values[v].t.name : "";
+  g->in[k] = v;
+  return LC_OK;
+}
+
+/* Moves conv node at p into the slot of consumer c (which it replaces), taking c's output. */
+static int absorb(lc_model *m, int p, int c, const char *tag) {
+  lc_gnode *k = &m->nodes[p], *d = &m->nodes[c];
+  int out = d->out[0];
+  m->values[k->out[0]].n_uses = 0;
+  lc_gnode moved = *k;
+  moved.out[0] = out;
+  moved.n.outputs[0] = d->n.outputs[0];
+  size_t l = strlen(moved.fused);
+  snprintf(moved.fused + l, sizeof moved.fused - l, "%s%s", l ? "+" : "", tag);
+  *d = moved;
+  m->values[out].producer = c;
+  memset(k, 0, sizeof(*k));
+  k->dead = 1;
+  k->n = moved.n; /* keep names for messages; the node is dead */
+  return c;
+}
+
+static const float *const_f32(const lc_model *m, const lc_gnode *g, int k, size_t n) {
+  if (k >= g->n.n_inputs || g->in[k] < 0) return NULL;
+  const lc_value *v = &m->values[g->in[k]];
+  size_t e;
+  if (!v->is_const || v->t.dtype != LC_DT_FLOAT || lc_tensor_numel(&v->t, &e) || e != n) return NULL;
+  return v->t.data;
+}
+
+static lc_status new_const(lc_model *m, const char *base, const char *suffix, const lc_tensor *like, int *id) {
+  char name[256];
+  snprintf(name, sizeof name, "%.200s%s", base, suffix);
+  for (int i = 1; lc_graph_find(m, name) >= 0; i++) snprintf(name, sizeof name, "%.200s%s%d", base, suffix, i);
+  if ((*id = lc_graph_add_value(m, name)) < 0) return LC_ERR_NO_MEMORY;
+  lc_value *v = &m->values[*id];
+  const char *nm = v->t.name;
+  v->t = *like;
+  v->t.name = nm;
+  v->t.data = lc_malloc(like->nbytes);
+  if (!v->t.data) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  v->owned = v->is_const = v->shaped = 1;
+  return LC_OK;
+}
+
+/* BatchNormalization after a Conv with constant weights: scale W and B per output channel. */
+static lc_status fuse_bn(lc_model *m, int *pp, int c) {
+  lc_gnode *k = &m->nodes[*pp], *b = &m->nodes[c];
+  if (k->n.n_inputs < 2 || k->in[1] < 0 || b->n.n_inputs < 5 || b->n.n_outputs < 1) return LC_OK;
+  const lc_value *w = &m->values[k->in[1]];
+  if (!w->is_const || w->t.dtype != LC_DT_FLOAT || w->t.ndim < 3) return LC_OK;
+  int64_t oc = w->t.dims[0];
+  size_t per = w->t.nbytes / 4 / (size_t)(oc ? oc : 1);
+  const float *sc = const_f32(m, b, 1, (size_t)oc), *bb = const_f32(m, b, 2, (size_t)oc),
+              *mean = const_f32(m, b, 3, (size_t)oc), *var = const_f32(m, b, 4, (size_t)oc);
+  const float *bias = k->n.n_inputs > 2 && k->in[2] >= 0 ? const_f32(m, k, 2, (size_t)oc) : NULL;
+  if (!sc || !bb || !mean || !var || (k->n.n_inputs > 2 && k->in[2] >= 0 && !bias)) return LC_OK;
+  for (int i = 1; i < b->n.n_outputs; i++)
+    if (b->out[i] >= 0) return LC_OK; /* training-mode outputs */
+  float eps = lc_attr_float(&b->n, "epsilon", 1e-5f);
+  lc_tensor bt = {.dtype = LC_DT_FLOAT, .ndim = 1, .dims = {oc}, .nbytes = (size_t)oc * 4};
+  int wid, bid;
+  lc_status s;
+  if ((s = new_const(m, w->t.name, "_bn", &w->t, &wid)) || (s = new_const(m, w->t.name, "_bn_bias", &bt, &bid)))
+    return s;
+  w = &m->values[k->in[1]]; /* values may have moved */
+  float *nw = m->values[wid].t.data, *nb = m->values[bid].t.data;
+  const float *ow = w->t.data;
+  for (int64_t o = 0; o < oc; o++) {
+    /* in double: var + eps close to 0 must not lose the scale's precision */
+    double f = (double)sc[o] / sqrt((double)var[o] + (double)eps);
+    for (size_t j = 0; j < per; j++) nw[(size_t)o * per + j] = (float)(ow[(size_t)o * per + j] * f);
+    nb[o] = (float)(((bias ? bias[o] : 0.0) - mean[o]) * f + bb[o]);
+  }
+  if ((s = set_input(m, k, 1, wid)) || (s = set_input(m, k, 2, bid))) return s;
+  *pp = absorb(m, *pp, c, "bn");
+  m->st.fused_bn++;
+  return LC_OK;
+}
+
+static lc_status fuse_add(lc_model *m, int *pp, int c) {
+  lc_gnode *k = &m->nodes[*pp], *a = &m->nodes[c];
+  if (a->n.n_inputs != 2 || a->n.n_outputs != 1 || a->in[0] < 0 || a->in[1] < 0 || a->in[0] == a->in[1]) return LC_OK;
+  int r = a->in[0] == k->out[0] ? a->in[1] : a->in[0];
+  const lc_value *rv = &m->values[r], *cv = &m->values[k->out[0]];
+  if (rv->t.dtype != LC_DT_FLOAT || rv->t.ndim != cv->t.ndim ||
+      memcmp(rv->t.dims, cv->t.dims, sizeof(int64_t) * (size_t)cv->t.ndim))
+    return LC_OK; /* broadcasting adds stay separate */
+  lc_status s;
+  if ((s = set_input(m, k, 3, r)) || (s = add_attr(m, k, "_residual", LC_ATTR_INT, 1, 0))) return s;
+  *pp = absorb(m, *pp, c, "add");
+  m->st.fused_add++;
+  return LC_OK;
+}
+
+static lc_status fuse_act(lc_model *m, int *pp, int c) {
+  lc_gnode *k = &m->nodes[*pp], *a = &m->nodes[c];
+  const char *op = a->n.op_type;
+  if (a->n.n_outputs != 1 || a->out[0] < 0) return LC_OK;
+  int act;
+  float lo = -INFINITY, hi = INFINITY, alpha = 0;
+  if (!strcmp(op, "Relu")) {
+    act = LC_ACT_RELU;
+  } else if (!strcmp(op, "LeakyRelu")) {
+    act = LC_ACT_LEAKY_RELU;
+    alpha = lc_attr_float(&a->n, "alpha", 0.01f);
+  } else if (!strcmp(op, "HardSwish")) {
+    act = LC_ACT_HARD_SWISH;
+  } else if (!strcmp(op, "Clip")) {
+    act = LC_ACT_CLIP;
+    lo = lc_attr_float(&a->n, "min", lo);
+    hi = lc_attr_float(&a->n, "max", hi);
+    for (int i = 1; i < a->n.n_inputs && i < 3; i++) {
+      if (a->in[i] < 0) continue;
+      const float *v = const_f32(m, a, i, 1);
+      if (!v) return LC_OK; /* bounds computed at run time */
+      if (i == 1) lo = *v;
+      else hi = *v;
+    }
+  } else {
+    return LC_OK;
+  }
+  lc_status s;
+  if ((s = add_attr(m, k, "_act", LC_ATTR_INT, act, 0))) return s;
+  if (act == LC_ACT_CLIP && ((s = add_attr(m, k, "_act_min", LC_ATTR_FLOAT, 0, lo)) ||
+                             (s = add_attr(m, k, "_act_max", LC_ATTR_FLOAT, 0, hi))))
+    return s;
+  if (act == LC_ACT_LEAKY_RELU && (s = add_attr(m, k, "_act_alpha", LC_ATTR_FLOAT, 0, alpha))) return s;
+  char tag[16];
+  snprintf(tag, sizeof tag, "%s", op);
+  for (char *t = tag; *t; t++) *t = (char)(*t >= 'A' && *t <= 'Z' ? *t + 32 : *t);
+  *pp = absorb(m, *pp, c, tag);
+  m->st.fused_act++;
+  return LC_OK;
+}
+
+lc_status lc_fuse(lc_model *m) {
+  lc_plan_count_uses(m);
+  for (int p = 0; p < m->n_nodes; p++) {
+    if (m->nodes[p].dead || strcmp(m->nodes[p].n.op_type, "Conv") || m->nodes[p].n.n_outputs != 1 ||
+        m->nodes[p].out[0] < 0)
+      continue;
+    int q = p;
+    for (;;) {
+      lc_gnode *k = &m->nodes[q];
+      int c = sole_consumer(m, k->out[0]);
+      if (c < 0 || m->nodes[c].dead) break;
+      const char *op = m->nodes[c].n.op_type;
+      int has_act = lc_node_attr(&k->n, "_act") != NULL, has_res = lc_node_attr(&k->n, "_residual") != NULL;
+      int before = q;
+      lc_status s = LC_OK;
+      if (!strcmp(op, "BatchNormalization") && !has_act && !has_res && !k->fused[0]) s = fuse_bn(m, &q, c);
+      else if (!strcmp(op, "Add") && !has_act && !has_res) s = fuse_add(m, &q, c);
+      else if (!has_act) s = fuse_act(m, &q, c);
+      if (s) return s;
+      if (q == before) break;
+    }
+  }
+  lc_plan_count_uses(m);
+  return LC_OK;
+}

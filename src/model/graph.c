@@ -1,0 +1,318 @@
+/* Graph construction: values by name, node wiring, topological order, accessors. */
+#include "model/graph.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static int ht_insert(int *ht, size_t cap, const lc_value *v, int id) {
+  size_t i = hash_str(v[id].t.name) & (cap - 1);
+  while (ht[i] >= 0) i = (i + 1) & (cap - 1);
+  ht[i] = id;
+  return 0;
+}
+
+int lc_graph_find(const lc_model *m, const char *name) {
+  if (!m->ht_cap || !name) return -1;
+  size_t i = hash_str(name) & (m->ht_cap - 1);
+  while (m->ht[i] >= 0) {
+    if (!strcmp(m->values[m->ht[i]].t.name, name)) return m->ht[i];
+    i = (i + 1) & (m->ht_cap - 1);
+  }
+  return -1;
+}
+
+int lc_graph_add_value(lc_model *m, const char *name) {
+  if (m->n_values == m->cap_values) {
+    int cap = m->cap_values ? m->cap_values * 2 : 64;
+    size_t bytes;
+    if (cap > (1 << 26) || !lc_mul_sz((size_t)cap, sizeof(lc_value), &bytes)) {
+      lc_error(LC_ERR_OVERFLOW, "model: too many values");
+      return -1;
+    }
+    lc_value *nv = lc_malloc(bytes);
+    if (!nv) {
+      lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+      return -1;
+    }
+    if (m->n_values) memcpy(nv, m->values, (size_t)m->n_values * sizeof(lc_value));
+    lc_free(m->values);
+    m->values = nv;
+    m->cap_values = cap;
+  }
+  if ((size_t)(m->n_values + 1) * 2 > m->ht_cap) {
+    size_t cap = m->ht_cap ? m->ht_cap * 2 : 128;
+    int *ht = lc_malloc(cap * sizeof(int));
+    if (!ht) {
+      lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+      return -1;
+    }
+    memset(ht, 0xff, cap * sizeof(int));
+    for (int i = 0; i < m->n_values; i++) ht_insert(ht, cap, m->values, i);
+    lc_free(m->ht);
+    m->ht = ht;
+    m->ht_cap = cap;
+  }
+  char *nm = lc_arena_strndup(m->arena, name, strlen(name));
+  if (!nm) {
+    lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+    return -1;
+  }
+  int id = m->n_values++;
+  lc_value *v = &m->values[id];
+  memset(v, 0, sizeof(*v));
+  v->t.name = nm;
+  v->producer = -1;
+  v->alias = -1;
+  v->consumer = -1;
+  ht_insert(m->ht, m->ht_cap, m->values, id);
+  return id;
+}
+
+int lc_graph_nbytes(lc_tensor *t) {
+  size_t n, es = lc_dtype_size(t->dtype);
+  if (!es || lc_tensor_numel(t, &n) || !lc_mul_sz(n, es, &t->nbytes)) return -1;
+  return 0;
+}
+
+int lc_graph_io(lc_model *m, const lc_gnode *g, const lc_tensor **in, lc_tensor *out) {
+  int n = 0;
+  for (int i = 0; i < g->n.n_inputs; i++) in[i] = g->in[i] >= 0 ? &m->values[g->in[i]].t : NULL;
+  for (int i = 0; i < g->n.n_outputs; i++) {
+    if (g->out[i] >= 0) {
+      out[i] = m->values[g->out[i]].t;
+      n = i + 1;
+    } else {
+      memset(&out[i], 0, sizeof(out[i]));
+      out[i].name = "";
+    }
+  }
+  return n;
+}
+
+static lc_status oom(void) { return lc_error(LC_ERR_NO_MEMORY, "model: out of memory"); }
+
+/* Kahn's algorithm over node indices, with a consumer list per value (CSR) so it is O(edges).
+ * A node left over sits on a cycle. */
+static lc_status topo_sort(lc_model *m, lc_gnode *src, int n) {
+  size_t nv = (size_t)m->n_values, ne = 0;
+  for (int i = 0; i < n; i++) ne += (size_t)src[i].n.n_inputs;
+  int *indeg = lc_calloc((size_t)n + 1, sizeof(int)), *queue = lc_calloc((size_t)n + 1, sizeof(int));
+  int *start = lc_calloc(nv + 2, sizeof(int)), *cons = lc_calloc(ne + 1, sizeof(int));
+  lc_status s = LC_OK;
+  if (!indeg || !queue || !start || !cons) {
+    s = oom();
+    goto done;
+  }
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < src[i].n.n_inputs; k++)
+      if (src[i].in[k] >= 0 && m->values[src[i].in[k]].producer >= 0) {
+        indeg[i]++;
+        start[src[i].in[k] + 2]++;
+      }
+  for (size_t v = 2; v < nv + 2; v++) start[v] += start[v - 1];
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < src[i].n.n_inputs; k++)
+      if (src[i].in[k] >= 0 && m->values[src[i].in[k]].producer >= 0) cons[start[src[i].in[k] + 1]++] = i;
+  int head = 0, tail = 0;
+  for (int i = 0; i < n; i++)
+    if (!indeg[i]) queue[tail++] = i;
+  while (head < tail) {
+    int i = queue[head++];
+    m->nodes[m->n_nodes++] = src[i];
+    for (int o = 0; o < src[i].n.n_outputs; o++) {
+      int v = src[i].out[o];
+      if (v < 0) continue;
+      for (int c = v ? start[v] : 0; c < start[v + 1]; c++)
+        if (--indeg[cons[c]] == 0) queue[tail++] = cons[c];
+    }
+  }
+  if (m->n_nodes != n) {
+    for (int i = 0; i < n; i++)
+      if (indeg[i] > 0) {
+        s = lc_error(LC_ERR_INVALID_ARG, "model: the graph has a cycle through node '%s' (%s)", src[i].n.name,
+                     src[i].n.op_type);
+        break;
+      }
+    goto done;
+  }
+  for (int p = 0; p < n; p++)
+    for (int o = 0; o < m->nodes[p].n.n_outputs; o++)
+      if (m->nodes[p].out[o] >= 0) m->values[m->nodes[p].out[o]].producer = p;
+done:
+  lc_free(indeg);
+  lc_free(queue);
+  lc_free(start);
+  lc_free(cons);
+  return s;
+}
+
+static lc_status build(lc_model *m) {
+  lc_onnx_model *o = m->onnx;
+  m->arena = &o->arena;
+  m->st.ir_version = o->ir_version;
+  m->st.opset = o->opset;
+  m->st.nodes_loaded = o->n_nodes;
+  for (int i = 0; i < o->n_inits; i++) {
+    if (lc_graph_find(m, o->inits[i].name) >= 0)
+      return lc_error(LC_ERR_INVALID_ARG, "model: initializer '%s' appears twice", o->inits[i].name);
+    int id = lc_graph_add_value(m, o->inits[i].name);
+    if (id < 0) return LC_ERR_NO_MEMORY;
+    const char *nm = m->values[id].t.name;
+    m->values[id].t = o->inits[i];
+    m->values[id].t.name = nm;
+    m->values[id].is_const = m->values[id].shaped = 1;
+  }
+  m->inputs = lc_arena_alloc(m->arena, ((size_t)o->n_inputs + 1) * sizeof(int));
+  m->outputs = lc_arena_alloc(m->arena, ((size_t)o->n_outputs + 1) * sizeof(int));
+  lc_gnode *src = lc_arena_alloc(m->arena, ((size_t)o->n_nodes + 1) * sizeof(lc_gnode));
+  m->nodes = lc_arena_alloc(m->arena, ((size_t)o->n_nodes + 1) * sizeof(lc_gnode));
+  if (!m->inputs || !m->outputs || !src || !m->nodes) return oom();
+  for (int i = 0; i < o->n_inputs; i++) {
+    const lc_onnx_value_info *vi = &o->inputs[i];
+    int id = lc_graph_find(m, vi->name);
+    if (id >= 0 && m->values[id].is_const) continue; /* old IR: initializer listed as an input */
+    if (id >= 0) return lc_error(LC_ERR_INVALID_ARG, "model: graph input '%s' appears twice", vi->name);
+    if ((id = lc_graph_add_value(m, vi->name)) < 0) return LC_ERR_NO_MEMORY;
+    lc_value *v = &m->values[id];
+    v->is_input = 1;
+    v->t.dtype = vi->dtype;
+    v->has_decl = vi->has_shape;
+    v->t.ndim = vi->ndim;
+    for (int d = 0; d < vi->ndim; d++) {
+      v->t.dims[d] = vi->dims[d];
+      v->dim_param[d] = vi->dim_param[d];
+    }
+    m->inputs[m->n_inputs++] = id;
+  }
+  for (int i = 0; i < o->n_nodes; i++) {
+    lc_gnode *g = &src[i];
+    g->n = o->nodes[i];
+    g->in = lc_arena_alloc(m->arena, ((size_t)g->n.n_inputs + 1) * sizeof(int));
+    g->out = lc_arena_alloc(m->arena, ((size_t)g->n.n_outputs + 1) * sizeof(int));
+    if (!g->in || !g->out) return oom();
+    for (int k = 0; k < g->n.n_outputs; k++) {
+      const char *nm = g->n.outputs[k];
+      g->out[k] = -1;
+      if (!nm[0]) continue;
+      if (lc_graph_find(m, nm) >= 0)
+        return lc_error(LC_ERR_INVALID_ARG, "model: node '%s' (%s) writes '%s', which already has a value",
+                        g->n.name, g->n.op_type, nm);
+      int id = lc_graph_add_value(m, nm);
+      if (id < 0) return LC_ERR_NO_MEMORY;
+      m->values[id].producer = i;
+      g->out[k] = id;
+    }
+  }
+  for (int i = 0; i < o->n_nodes; i++) {
+    lc_gnode *g = &src[i];
+    for (int k = 0; k < g->n.n_inputs; k++) {
+      const char *nm = g->n.inputs[k];
+      g->in[k] = nm[0] ? lc_graph_find(m, nm) : -1;
+      if (nm[0] && g->in[k] < 0)
+        return lc_error(LC_ERR_INVALID_ARG,
+                        "model: node '%s' (%s) reads '%s', which no node, initializer or graph input provides",
+                        g->n.name, g->n.op_type, nm);
+    }
+  }
+  for (int i = 0; i < o->n_outputs; i++) {
+    int id = lc_graph_find(m, o->outputs[i].name);
+    if (id < 0) return lc_error(LC_ERR_INVALID_ARG, "model: graph output '%s' is never produced", o->outputs[i].name);
+    m->values[id].is_output = 1;
+    m->outputs[m->n_outputs++] = id;
+  }
+  return topo_sort(m, src, o->n_nodes);
+}
+
+static lc_status finish_load(lc_onnx_model *o, lc_model **out) {
+  lc_model *m = lc_calloc(1, sizeof(*m));
+  if (!m) {
+    lc_onnx_free(o);
+    return oom();
+  }
+  m->onnx = o;
+  lc_model_options_init(&m->opt);
+  lc_status s = build(m);
+  if (s) {
+    lc_model_free(m);
+    return s;
+  }
+  *out = m;
+  return LC_OK;
+}
+
+lc_status lc_model_load(const char *path, lc_model **out) {
+  lc_onnx_model *o;
+  if (!out) return lc_error(LC_ERR_INVALID_ARG, "model: null argument");
+  *out = NULL;
+  lc_status s = lc_onnx_load_file(path, &o);
+  return s ? s : finish_load(o, out);
+}
+
+lc_status lc_model_load_buffer(const void *buf, size_t len, lc_model **out) {
+  lc_onnx_model *o;
+  if (!out) return lc_error(LC_ERR_INVALID_ARG, "model: null argument");
+  *out = NULL;
+  lc_status s = lc_onnx_load_buffer(buf, len, &o);
+  return s ? s : finish_load(o, out);
+}
+
+void lc_model_free(lc_model *m) {
+  if (!m) return;
+  for (int i = 0; i < m->n_nodes; i++)
+    if (m->nodes[i].state && m->nodes[i].op && m->nodes[i].op->fini) m->nodes[i].op->fini(m->nodes[i].state);
+  for (int i = 0; i < m->n_values; i++)
+    if (m->values[i].owned) lc_free(m->values[i].t.data);
+  lc_free(m->arena_buf);
+  lc_free(m->x.scratch);
+  if (m->ctx) lc_context_destroy(m->ctx);
+  lc_free(m->values);
+  lc_free(m->ht);
+  lc_onnx_free(m->onnx);
+  lc_free(m);
+}
+
+int lc_model_n_inputs(const lc_model *m) { return m->n_inputs; }
+const lc_tensor *lc_model_input(const lc_model *m, int i) {
+  return i >= 0 && i < m->n_inputs ? &m->values[m->inputs[i]].t : NULL;
+}
+int lc_model_n_outputs(const lc_model *m) { return m->n_outputs; }
+const lc_tensor *lc_model_output(const lc_model *m, int i) {
+  return i >= 0 && i < m->n_outputs ? &m->values[m->outputs[i]].t : NULL;
+}
+
+lc_status lc_model_set_input_shape(lc_model *m, const char *name, int ndim, const int64_t *dims) {
+  int id = lc_graph_find(m, name);
+  if (id < 0 || !m->values[id].is_input) {
+    char list[256] = "";
+    for (int i = 0; i < m->n_inputs; i++) {
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof list - l, "%s'%s'", i ? ", " : "", m->values[m->inputs[i]].t.name);
+    }
+    return lc_error(LC_ERR_INVALID_ARG, "model: no input named '%s' (inputs: %s)", name, list);
+  }
+  if (m->planned) return lc_error(LC_ERR_STATE, "model: input shapes are fixed once planned");
+  if (ndim < 0 || ndim > LC_MAX_DIMS) return lc_error(LC_ERR_INVALID_ARG, "model: input '%s': %d dims", name, ndim);
+  lc_value *v = &m->values[id];
+  if (v->has_decl && v->t.ndim != ndim)
+    return lc_error(LC_ERR_INVALID_ARG, "model: input '%s' has %d dims, shape given has %d", name, v->t.ndim, ndim);
+  for (int d = 0; d < ndim; d++) {
+    if (dims[d] <= 0) return lc_error(LC_ERR_INVALID_ARG, "model: input '%s': dim %d must be positive", name, d);
+    if (v->has_decl && v->t.dims[d] >= 0 && v->t.dims[d] != dims[d])
+      return lc_error(LC_ERR_INVALID_ARG, "model: input '%s' dim %d is fixed to %lld, shape gives %lld", name, d,
+                      (long long)v->t.dims[d], (long long)dims[d]);
+  }
+  v->t.ndim = ndim;
+  for (int d = 0; d < ndim; d++) v->t.dims[d] = dims[d];
+  v->shaped = 1;
+  return LC_OK;
+}

@@ -1,0 +1,73 @@
+/* Internal model graph: values (tensors) and nodes in topological order. Shared by graph.c
+ * (build), fold.c (shapes, folding, fusion), planner.c (memory) and exec.c (init, run). */
+#ifndef LC_MODEL_GRAPH_H
+#define LC_MODEL_GRAPH_H
+
+#include "model/model.h"
+#include "model/onnx_pb.h"
+#include "model/ops.h"
+
+typedef struct lc_value {
+  lc_tensor t;       /* name, dtype, dims; data for constants and, once planned, activations */
+  int is_const;      /* initializer or folded */
+  int owned;         /* t.data is ours (lc_malloc) */
+  int shaped;        /* dims known */
+  int producer;      /* node position, -1 for inputs and constants */
+  int is_input, is_output;
+  int n_uses, consumer; /* live consumers; position of the last one seen */
+  int first, last;   /* liveness (node positions; inputs -1, outputs n) */
+  int alias;         /* value whose buffer this one shares, or -1 */
+  size_t offset;     /* in the arena */
+  const char *dim_param[LC_MAX_DIMS];
+  int has_decl;      /* graph input with a declared shape */
+} lc_value;
+
+typedef struct lc_gnode {
+  lc_node n;         /* arrays live in the model arena; fusion rewrites them */
+  int *in, *out;     /* value ids, -1 for an absent optional input */
+  const lc_op_impl *op;
+  void *state;
+  int dead;          /* folded or fused away */
+  int inplace;
+  char fused[48];
+  const char *route;
+  size_t ws;
+  double ms, flops;
+} lc_gnode;
+
+struct lc_model {
+  lc_onnx_model *onnx;
+  lc_arena *arena;
+  lc_value *values;
+  int n_values, cap_values;
+  int *ht;           /* name -> value id, open addressing */
+  size_t ht_cap;
+  lc_gnode *nodes;   /* topological order */
+  int n_nodes;
+  int *inputs, *outputs, n_inputs, n_outputs;
+  int planned;
+  lc_model_options opt;
+  lc_context *ctx;
+  lc_exec_ctx x;
+  void *arena_buf;
+  const lc_tensor **io_in; /* per-node call arrays, sized for the widest node */
+  lc_tensor *io_out;
+  lc_model_stats st;
+};
+
+int lc_graph_find(const lc_model *m, const char *name);
+/* New value (name copied into the arena); -1 on allocation failure (error recorded). */
+int lc_graph_add_value(lc_model *m, const char *name);
+/* Gathers a node's input pointers and copies of its output tensors (the op interface takes
+ * outputs as one array). Returns the output count with absent trailing outputs dropped. */
+int lc_graph_io(lc_model *m, const lc_gnode *g, const lc_tensor **in, lc_tensor *out);
+/* Bytes of a tensor from dtype and dims; 0 on success. */
+int lc_graph_nbytes(lc_tensor *t);
+
+lc_status lc_fold_and_infer(lc_model *m);   /* fold.c */
+lc_status lc_fuse(lc_model *m);             /* fold.c */
+lc_status lc_plan_memory(lc_model *m);      /* planner.c */
+void lc_plan_probe_convs(lc_model *m);      /* planner.c: routes, workspace, packed bytes */
+void lc_plan_count_uses(lc_model *m);       /* planner.c */
+
+#endif

@@ -1,0 +1,72 @@
+/* Running an ONNX CNN: load, fix input shapes, plan (shape inference, constant folding, fusion,
+ * one-arena memory plan, operator init), then run as often as needed. Used by the CLI. */
+#ifndef LC_MODEL_MODEL_H
+#define LC_MODEL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lowconv.h"
+#include "model/tensor.h"
+
+typedef struct lc_model lc_model;
+
+typedef struct lc_model_options {
+  int threads;                 /* 0 = 1 */
+  int weight_format;           /* lc_weight_format for Conv weights */
+  int weight_block;            /* q8/q4 block size, 0 = per output channel */
+  size_t workspace_budget;     /* per-conv scratch limit, 0 = unlimited */
+  size_t max_activation_bytes; /* refuse plans whose arena or any folded constant is larger; 0 = no limit */
+  int no_fusion;               /* keep BatchNormalization / activations / Add as separate nodes */
+  int dry_run;                 /* shapes, folding, fusion and memory plan only: no op init, no arena */
+} lc_model_options;
+
+void lc_model_options_init(lc_model_options *o);
+
+lc_status lc_model_load(const char *path, lc_model **out);
+lc_status lc_model_load_buffer(const void *buf, size_t len, lc_model **out);
+void lc_model_free(lc_model *m);
+
+/* Graph inputs (initializers excluded). Before planning, dims are as declared (-1 = symbolic). */
+int lc_model_n_inputs(const lc_model *m);
+const lc_tensor *lc_model_input(const lc_model *m, int i);
+int lc_model_n_outputs(const lc_model *m);
+/* After lc_model_run, data holds the result (valid until the next run or free). */
+const lc_tensor *lc_model_output(const lc_model *m, int i);
+
+/* Overrides an input's shape; call before lc_model_plan. */
+lc_status lc_model_set_input_shape(lc_model *m, const char *name, int ndim, const int64_t *dims);
+lc_status lc_model_plan(lc_model *m, const lc_model_options *o);
+
+/* Copies src (dtype and dims must match the planned input exactly) into the model. */
+lc_status lc_model_set_input(lc_model *m, const char *name, const lc_tensor *src);
+lc_status lc_model_run(lc_model *m);
+
+/* One executed node, after planning (timing after a run). */
+typedef struct lc_layer_info {
+  const char *name, *op_type;
+  int ndim;
+  int64_t dims[LC_MAX_DIMS];   /* output 0 */
+  const char *route;           /* conv route name, "" for other ops */
+  char fused[48];              /* e.g. "bn+add+relu" */
+  double ms;                   /* last run */
+  double flops;                /* multiply-adds count 2 */
+  size_t workspace_bytes;
+  int inplace;
+} lc_layer_info;
+
+int lc_model_n_layers(const lc_model *m);
+void lc_model_layer(const lc_model *m, int i, lc_layer_info *info);
+
+typedef struct lc_model_stats {
+  int64_t ir_version, opset;
+  int nodes_loaded, nodes_planned, folded, fused_bn, fused_add, fused_act, inplace;
+  size_t weight_bytes;          /* constants the planned nodes read (initializers, folded values) */
+  size_t packed_weight_bytes;   /* packed conv weights, as lc_conv_weight_bytes reports */
+  size_t peak_activation_bytes; /* the one activation arena */
+  size_t scratch_bytes;         /* shared conv workspace */
+} lc_model_stats;
+
+void lc_model_get_stats(const lc_model *m, lc_model_stats *s);
+
+#endif

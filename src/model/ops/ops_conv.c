@@ -1,0 +1,352 @@
+/* Conv (through lc_conv, weights packed once in init) and ConvTranspose (direct scatter-add).
+ * 1-D inputs run as 2-D with H = 1. Fused attributes set by the graph: "_act", "_act_min",
+ * "_act_max", "_act_alpha" and, with "_residual" = 1, a residual tensor as the last input. */
+#include <math.h>
+#include <string.h>
+
+#include "model/ops/ops_internal.h"
+#include "util/alloc.h"
+#include "util/checked.h"
+
+typedef struct conv_geom {
+  int sp;                                  /* spatial rank: 1 or 2 */
+  int64_t N, C, H, W, M, group, KH, KW, OH, OW;
+  int64_t s[2], d[2], pb[2], pe[2], opad[2]; /* [0] = H, [1] = W */
+} conv_geom;
+
+static int64_t div_ceil_pos(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Reads strides/dilations/pads/output_padding for the spatial axes; 1-D puts identity values on H. */
+static lc_status read_spatial(const lc_node *n, const char *name, int sp, int64_t dflt, int64_t *v, int pairs,
+                              int *given) {
+  const int64_t *a;
+  size_t na = lc_attr_ints(n, name, &a);
+  size_t want = (size_t)sp * (pairs ? 2 : 1);
+  *given = na > 0;
+  if (na && na != want) return lcop_fail(n, LC_ERR_INVALID_ARG, "%s has %zu values, expected %zu", name, na, want);
+  for (int i = 0; i < 2; i++) {
+    int k = i - (2 - sp);
+    v[i] = k >= 0 && na ? a[k] : dflt;
+    if (pairs) v[i + 2] = k >= 0 && na ? a[k + sp] : dflt;
+  }
+  for (size_t i = 0; i < (pairs ? 4u : 2u); i++)
+    if (v[i] < -(INT64_C(1) << 32) || v[i] > (INT64_C(1) << 32))
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "%s value %lld out of range", name, (long long)v[i]);
+  return LC_OK;
+}
+
+/* Shared by Conv (transpose = 0) and ConvTranspose (1). */
+static lc_status conv_geometry(const lc_node *n, const lc_tensor *const *in, int transpose, conv_geom *g) {
+  const lc_tensor *x = in[0], *w = in[1];
+  g->sp = x->ndim - 2;
+  if (g->sp < 1 || g->sp > 2) return lcop_fail(n, LC_ERR_UNSUPPORTED, "only 1-D and 2-D convolutions (input rank %d)", x->ndim);
+  if (w->ndim != x->ndim) return lcop_fail(n, LC_ERR_INVALID_ARG, "weight rank %d != input rank %d", w->ndim, x->ndim);
+  g->N = x->dims[0];
+  g->C = x->dims[1];
+  g->H = g->sp == 2 ? x->dims[2] : 1;
+  g->W = x->dims[x->ndim - 1];
+  g->KH = g->sp == 2 ? w->dims[2] : 1;
+  g->KW = w->dims[w->ndim - 1];
+  g->group = lc_attr_int(n, "group", 1);
+  if (g->group < 1 || g->C % g->group) return lcop_fail(n, LC_ERR_INVALID_ARG, "group %lld does not divide C=%lld", (long long)g->group, (long long)g->C);
+  if (!transpose) {
+    g->M = w->dims[0];
+    if (w->dims[1] * g->group != g->C || g->M % g->group)
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "weight [%lld, %lld, ...] does not match C=%lld, group=%lld",
+                       (long long)w->dims[0], (long long)w->dims[1], (long long)g->C, (long long)g->group);
+  } else {
+    if (w->dims[0] != g->C) return lcop_fail(n, LC_ERR_INVALID_ARG, "weight dim 0 (%lld) != C (%lld)", (long long)w->dims[0], (long long)g->C);
+    g->M = w->dims[1] * g->group;
+  }
+  const int64_t *ks;
+  size_t nk = lc_attr_ints(n, "kernel_shape", &ks);
+  if (nk && (nk != (size_t)g->sp || ks[nk - 1] != g->KW || (g->sp == 2 && ks[0] != g->KH)))
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "kernel_shape does not match the weights");
+  int64_t pads[4];
+  int has_s, has_d, has_p, has_o;
+  lc_status s;
+  if ((s = read_spatial(n, "strides", g->sp, 1, g->s, 0, &has_s))) return s;
+  if ((s = read_spatial(n, "dilations", g->sp, 1, g->d, 0, &has_d))) return s;
+  if ((s = read_spatial(n, "pads", g->sp, 0, pads, 1, &has_p))) return s;
+  if ((s = read_spatial(n, "output_padding", g->sp, 0, g->opad, 0, &has_o))) return s;
+  g->pb[0] = pads[0], g->pb[1] = pads[1], g->pe[0] = pads[2], g->pe[1] = pads[3];
+  if (g->KH < 1 || g->KW < 1 || g->s[0] < 1 || g->s[1] < 1 || g->d[0] < 1 || g->d[1] < 1)
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "kernel, strides and dilations must be >= 1");
+  const char *ap = lc_attr_string(n, "auto_pad", "NOTSET");
+  int same = strcmp(ap, "SAME_UPPER") == 0 ? 1 : strcmp(ap, "SAME_LOWER") == 0 ? 2 : 0;
+  if (!same && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "auto_pad '%s'", ap);
+  int64_t isz[2] = {g->H, g->W}, k[2] = {g->KH, g->KW}, out[2];
+  const int64_t *os;
+  size_t nos = transpose ? lc_attr_ints(n, "output_shape", &os) : 0;
+  if (nos && nos != (size_t)g->sp) return lcop_fail(n, LC_ERR_INVALID_ARG, "output_shape needs %d values", g->sp);
+  for (int i = 0; i < 2; i++) {
+    int64_t ek = (k[i] - 1) * g->d[i] + 1;
+    if (!transpose) {
+      if (ap[0] == 'V') g->pb[i] = g->pe[i] = 0;
+      if (same) {
+        out[i] = div_ceil_pos(isz[i], g->s[i]);
+        int64_t tot = (out[i] - 1) * g->s[i] + ek - isz[i];
+        if (tot < 0) tot = 0;
+        g->pb[i] = same == 1 ? tot / 2 : tot - tot / 2;
+        g->pe[i] = tot - g->pb[i];
+      } else {
+        int64_t span = isz[i] + g->pb[i] + g->pe[i] - ek;
+        if (g->pb[i] < 0 || g->pe[i] < 0 || span < 0)
+          return lcop_fail(n, LC_ERR_INVALID_ARG, "kernel larger than padded input (or negative pads)");
+        out[i] = span / g->s[i] + 1;
+      }
+    } else {
+      int64_t full = g->s[i] * (isz[i] - 1) + g->opad[i] + ek;
+      int a = i - (2 - g->sp);
+      if (same && !has_p) { /* pads follow from the requested output size */
+        int64_t o = nos && a >= 0 ? os[a] : isz[i] * g->s[i];
+        int64_t tot = full - o;
+        g->pb[i] = same == 1 ? tot / 2 : tot - tot / 2;
+        g->pe[i] = tot - g->pb[i];
+        out[i] = o;
+      } else {
+        if (ap[0] == 'V') g->pb[i] = g->pe[i] = 0;
+        out[i] = nos && a >= 0 ? os[a] : full - g->pb[i] - g->pe[i];
+      }
+      if (out[i] < 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "negative output size");
+    }
+  }
+  g->OH = out[0];
+  g->OW = out[1];
+  return LC_OK;
+}
+
+static lc_status conv_check_inputs(const lc_node *n, const lc_tensor *const *in, int n_in, int n_out, int max_in) {
+  lc_status s = lcop_check_io(n, n_in, 2, max_in, n_out, 1, 1);
+  for (int i = 0; !s && i < n_in; i++)
+    if (i < 2 || in[i]) s = lcop_need(n, in, n_in, i, LC_DT_FLOAT);
+  return s;
+}
+
+static int conv_has_residual(const lc_node *n) { return lc_attr_int(n, "_residual", 0) != 0; }
+
+static lc_status conv_infer_common(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                                   int n_out, int transpose) {
+  int res = conv_has_residual(n);
+  lc_status s = conv_check_inputs(n, in, n_in, n_out, 3 + res);
+  if (s) return s;
+  if (res && n_in < 4) return lcop_fail(n, LC_ERR_INVALID_ARG, "_residual=1 needs the residual as input 3");
+  conv_geom g;
+  if ((s = conv_geometry(n, in, transpose, &g))) return s;
+  if (lcop_has(in, n_in, 2) && (in[2]->ndim != 1 || in[2]->dims[0] != g.M))
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "bias must be [%lld]", (long long)g.M);
+  int64_t dims[4] = {g.N, g.M, g.OH, g.OW};
+  if (g.sp == 1) dims[2] = g.OW;
+  s = lcop_set_out(n, out, LC_DT_FLOAT, g.sp + 2, dims);
+  if (!s && res) {
+    const lc_tensor *r = in[n_in - 1];
+    if (r->ndim != out->ndim || memcmp(r->dims, out->dims, sizeof(int64_t) * (size_t)r->ndim) != 0)
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "residual shape differs from the output shape");
+  }
+  return s;
+}
+
+/* ---------------------------------------------------------------- fused epilogue */
+
+typedef struct conv_act {
+  lc_activation act;
+  float lo, hi, alpha;
+} conv_act;
+
+static lc_status read_act(const lc_node *n, conv_act *a) {
+  int64_t act = lc_attr_int(n, "_act", LC_ACT_NONE);
+  if (act < LC_ACT_NONE || act > LC_ACT_HARD_SWISH) return lcop_fail(n, LC_ERR_UNSUPPORTED, "_act=%lld", (long long)act);
+  a->act = (lc_activation)act;
+  a->lo = lc_attr_float(n, "_act_min", -INFINITY);
+  a->hi = lc_attr_float(n, "_act_max", INFINITY);
+  a->alpha = lc_attr_float(n, "_act_alpha", 0.01f);
+  return LC_OK;
+}
+
+/* y = act(y + r). The conv library has no residual input yet, so the conv runs with
+ * LC_ACT_NONE and this adds the residual and then activates; it moves into the library later. */
+static void residual_act_epilogue(float *y, const float *r, size_t n, const conv_act *a) {
+  if (r)
+    for (size_t i = 0; i < n; i++) y[i] += r[i];
+  switch (a->act) {
+  case LC_ACT_NONE: break;
+  case LC_ACT_RELU:
+    for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+    break;
+  case LC_ACT_CLIP:
+    for (size_t i = 0; i < n; i++) { /* comparisons vectorize; fminf/fmaxf are libm calls */
+      float v = y[i] < a->lo ? a->lo : y[i];
+      y[i] = v > a->hi ? a->hi : v;
+    }
+    break;
+  case LC_ACT_LEAKY_RELU:
+    for (size_t i = 0; i < n; i++) y[i] = y[i] < 0.0f ? a->alpha * y[i] : y[i];
+    break;
+  case LC_ACT_HARD_SWISH:
+    for (size_t i = 0; i < n; i++) {
+      float v = y[i] * (1.0f / 6.0f) + 0.5f;
+      v = v < 0.0f ? 0.0f : v;
+      y[i] = y[i] * (v > 1.0f ? 1.0f : v);
+    }
+    break;
+  }
+}
+
+/* ---------------------------------------------------------------- Conv */
+
+typedef struct conv_state {
+  lc_conv *conv;
+  lc_conv_shape shape;
+  conv_act act;
+  int residual;
+} conv_state;
+
+static lc_status conv_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  return conv_infer_common(n, in, n_in, out, n_out, 0);
+}
+
+static void conv_fini(void *state) {
+  conv_state *st = state;
+  if (!st) return;
+  lc_conv_destroy(st->conv);
+  lc_free(st);
+}
+
+static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out, int n_out,
+                           lc_exec_ctx *x, void **state) {
+  conv_geom g;
+  lc_status s = conv_geometry(n, in, 0, &g);
+  if (s) return s;
+  if (!in[1]->data) return lcop_fail(n, LC_ERR_UNSUPPORTED, "weights must be a constant");
+  if (lcop_has(in, n_in, 2) && !in[2]->data) return lcop_fail(n, LC_ERR_UNSUPPORTED, "bias must be a constant");
+  if (!x || !x->lc) return lcop_fail(n, LC_ERR_STATE, "no lowconv context");
+  conv_state *st = lc_calloc(1, sizeof *st);
+  if (!st) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  st->residual = conv_has_residual(n);
+  if ((s = read_act(n, &st->act))) {
+    lc_free(st);
+    return s;
+  }
+  lc_conv_desc d;
+  lc_conv_desc_init(&d);
+  d.in_channels = g.C;
+  d.out_channels = g.M;
+  d.groups = g.group;
+  d.kernel_h = g.KH, d.kernel_w = g.KW;
+  d.stride_h = g.s[0], d.stride_w = g.s[1];
+  d.dilation_h = g.d[0], d.dilation_w = g.d[1];
+  d.pad_top = g.pb[0], d.pad_left = g.pb[1], d.pad_bottom = g.pe[0], d.pad_right = g.pe[1];
+  d.auto_pad = LC_PAD_NOTSET; /* resolved above */
+  d.layout = LC_NCHW;
+  d.weights = in[1]->data;
+  d.bias = lcop_has(in, n_in, 2) ? in[2]->data : NULL;
+  if (!st->residual) { /* the library fuses the activation; with a residual it must follow the add */
+    d.activation = st->act.act;
+    d.act_min = st->act.lo, d.act_max = st->act.hi, d.act_alpha = st->act.alpha;
+  }
+  d.weight_format = (lc_weight_format)x->weight_format;
+  d.block_size = x->weight_block;
+  s = lc_conv_create(x->lc, &d, &st->conv);
+  if (!s) s = lc_conv_prepare(st->conv, g.N, g.H, g.W, &st->shape);
+  if (!s && (st->shape.out_h != g.OH || st->shape.out_w != g.OW))
+    s = lcop_fail(n, LC_ERR_INTERNAL, "library output %lldx%lld != inferred %lldx%lld", (long long)st->shape.out_h,
+                  (long long)st->shape.out_w, (long long)g.OH, (long long)g.OW);
+  else if (s)
+    s = lcop_fail(n, s, "conv setup failed: %s", lc_last_error());
+  if (s) {
+    conv_fini(st);
+    return s;
+  }
+  *state = st;
+  return LC_OK;
+}
+
+static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                          int n_out, lc_exec_ctx *x) {
+  conv_state *st = state;
+  if (!st) return lcop_fail(n, LC_ERR_STATE, "run before init");
+  void *ws = NULL;
+  size_t wsz = 0;
+  if (x && x->scratch && x->scratch_bytes >= st->shape.workspace_bytes) ws = x->scratch, wsz = x->scratch_bytes;
+  lc_status s = lc_conv_run(st->conv, in[0]->data, out->data, ws, wsz);
+  if (s) return lcop_fail(n, s, "conv failed: %s", lc_last_error());
+  if (st->residual) residual_act_epilogue(out->data, in[n_in - 1]->data, out->nbytes / sizeof(float), &st->act);
+  return LC_OK;
+}
+
+/* ---------------------------------------------------------------- ConvTranspose */
+
+static lc_status convt_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  return conv_infer_common(n, in, n_in, out, n_out, 1);
+}
+
+/* Valid input column range [lo, hi) for which ow = iw * s + off lands in [0, OW). */
+static void col_range(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t *lo, int64_t *hi) {
+  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t b = OW - off <= 0 ? 0 : (OW - off + s - 1) / s;
+  *lo = a;
+  *hi = b < W ? b : W;
+  if (*hi < *lo) *hi = *lo;
+}
+
+/* One input row at a time: col[(m, kh, kw)][iw] = sum_c W[c][m][kh][kw] * x[c][ih][iw] (axpy over
+ * contiguous rows, vectorizes), then each col row is scatter-added into its output row. Scratch is
+ * Mg*KH*KW*W floats (57 KiB for 64 channels, 2x2, W = 56), not a full column matrix: same MACs as
+ * GEMM + col2im, with memory bounded by one input row. 64->64 k2 s2 on 56x56: 43 ms -> see docs. */
+static lc_status convt_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                           int n_out, lc_exec_ctx *x) {
+  conv_geom g;
+  lc_status s = conv_geometry(n, in, 1, &g);
+  if (s) return s;
+  conv_act act;
+  if ((s = read_act(n, &act))) return s;
+  const float *X = in[0]->data, *Wt = in[1]->data, *B = lcop_has(in, n_in, 2) ? in[2]->data : NULL;
+  float *Y = out->data;
+  int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = g.KH * g.KW, R = Mg * K, plane = g.OH * g.OW;
+  size_t col_n;
+  if (!lc_mul_sz((size_t)R, (size_t)g.W, &col_n) || col_n > ((size_t)1 << 40))
+    return lcop_fail(n, LC_ERR_OVERFLOW, "scratch size overflows");
+  float *col = lc_malloc((col_n ? col_n : 1) * sizeof(float));
+  int64_t *rng = lc_malloc((size_t)(2 * g.KW) * sizeof(int64_t));
+  if (!col || !rng) {
+    lc_free(col), lc_free(rng);
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  }
+  for (int64_t kw = 0; kw < g.KW; kw++) col_range(kw * g.d[1] - g.pb[1], g.s[1], g.W, g.OW, &rng[2 * kw], &rng[2 * kw + 1]);
+  for (int64_t m = 0; m < g.N * g.M; m++) {
+    float bias = B ? B[m % g.M] : 0.0f, *yp = Y + m * plane;
+    for (int64_t i = 0; i < plane; i++) yp[i] = bias;
+  }
+  for (int64_t b = 0; b < g.N; b++)
+    for (int64_t grp = 0; grp < g.group; grp++)
+      for (int64_t ih = 0; ih < g.H; ih++) {
+        memset(col, 0, col_n * sizeof(float));
+        for (int64_t c = 0; c < Cg; c++) {
+          const float *xr = X + ((b * g.C + grp * Cg + c) * g.H + ih) * g.W, *w = Wt + (grp * Cg + c) * R;
+          for (int64_t r = 0; r < R; r++) {
+            float wv = w[r], *cr = col + r * g.W;
+            for (int64_t iw = 0; iw < g.W; iw++) cr[iw] += wv * xr[iw];
+          }
+        }
+        for (int64_t r = 0; r < R; r++) {
+          int64_t mm = r / K, kh = (r % K) / g.KW, kw = r % g.KW;
+          int64_t oh = ih * g.s[0] - g.pb[0] + kh * g.d[0], off = kw * g.d[1] - g.pb[1];
+          if (oh < 0 || oh >= g.OH) continue;
+          float *yr = Y + ((b * g.M + grp * Mg + mm) * g.OH + oh) * g.OW;
+          const float *cr = col + r * g.W;
+          int64_t lo = rng[2 * kw], hi = rng[2 * kw + 1], sw = g.s[1];
+          for (int64_t iw = lo; iw < hi; iw++) yr[iw * sw + off] += cr[iw];
+        }
+      }
+  lc_free(col);
+  lc_free(rng);
+  const float *res = conv_has_residual(n) ? in[n_in - 1]->data : NULL;
+  residual_act_epilogue(Y, res, out->nbytes / sizeof(float), &act);
+  return LC_OK;
+}
+
+const lc_op_impl lcop_conv_ops[] = {
+    {"Conv", conv_infer, conv_init, conv_fini, conv_run, 0},
+    {"ConvTranspose", convt_infer, NULL, NULL, convt_run, 0},
+    {NULL, NULL, NULL, NULL, NULL, 0}};

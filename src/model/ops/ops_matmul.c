@@ -1,0 +1,223 @@
+/* Gemm, MatMul (batched, broadcasting), Softmax. Row-times-matrix loops (axpy over the output
+ * row) so the inner loop is contiguous and vectorizes; transposed B is handled as a dot product. */
+#include <math.h>
+#include <string.h>
+
+#include "model/ops/ops_internal.h"
+#include "util/alloc.h"
+
+/* C[m x n] (+)= A[m x k] * B, with A row stride lda, column stride ca, and B as k x n (row stride
+ * ldb, column stride 1) or transposed (n x k, row stride ldb) when tb. */
+static void sgemm_rows(int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda, int64_t ca,
+                       const float *B, int64_t ldb, int tb, float *C) {
+  for (int64_t i = 0; i < m; i++) {
+    float *c = C + i * n;
+    const float *a = A + i * lda;
+    if (!tb) {
+      for (int64_t p = 0; p < k; p++) {
+        float av = alpha * a[p * ca];
+        const float *b = B + p * ldb;
+        for (int64_t j = 0; j < n; j++) c[j] += av * b[j];
+      }
+    } else {
+      for (int64_t j = 0; j < n; j++) {
+        const float *b = B + j * ldb;
+        float s[8] = {0};
+        int64_t p = 0;
+        for (; p + 8 <= k; p += 8) /* 8 partial sums so the reduction vectorizes */
+          for (int q = 0; q < 8; q++) s[q] += a[(p + q) * ca] * b[p + q];
+        float t = 0.0f;
+        for (; p < k; p++) t += a[p * ca] * b[p];
+        c[j] += alpha * (t + ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])));
+      }
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- Gemm */
+
+static lc_status gemm_dims(const lc_node *n, const lc_tensor *const *in, int64_t *M, int64_t *N, int64_t *K) {
+  const lc_tensor *A = in[0], *B = in[1];
+  if (A->ndim != 2 || B->ndim != 2) return lcop_fail(n, LC_ERR_INVALID_ARG, "A and B must be 2-D");
+  int ta = (int)lc_attr_int(n, "transA", 0), tb = (int)lc_attr_int(n, "transB", 0);
+  *M = A->dims[ta ? 1 : 0];
+  *K = A->dims[ta ? 0 : 1];
+  *N = B->dims[tb ? 0 : 1];
+  if (B->dims[tb ? 1 : 0] != *K)
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "inner dims differ (%lld vs %lld)", (long long)*K,
+                     (long long)B->dims[tb ? 1 : 0]);
+  return LC_OK;
+}
+
+static lc_status gemm_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 2, 3, n_out, 1, 1);
+  for (int i = 0; !s && i < n_in; i++)
+    if (i < 2 || in[i]) s = lcop_need(n, in, n_in, i, LC_DT_FLOAT);
+  int64_t M, N, K;
+  if (!s) s = gemm_dims(n, in, &M, &N, &K);
+  if (s) return s;
+  if (lcop_has(in, n_in, 2)) { /* C unidirectionally broadcast to [M, N] */
+    const lc_tensor *C = in[2];
+    if (C->ndim > 2) return lcop_fail(n, LC_ERR_INVALID_ARG, "C must have rank <= 2");
+    int64_t cm = C->ndim == 2 ? C->dims[0] : 1, cn = C->ndim >= 1 ? C->dims[C->ndim - 1] : 1;
+    if ((cm != 1 && cm != M) || (cn != 1 && cn != N)) return lcop_fail(n, LC_ERR_INVALID_ARG, "C does not broadcast to [M, N]");
+  }
+  int64_t dims[2] = {M, N};
+  return lcop_set_out(n, out, LC_DT_FLOAT, 2, dims);
+}
+
+static lc_status gemm_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                          int n_out, lc_exec_ctx *x) {
+  int64_t M, N, K;
+  lc_status s = gemm_dims(n, in, &M, &N, &K);
+  if (s) return s;
+  int ta = (int)lc_attr_int(n, "transA", 0), tb = (int)lc_attr_int(n, "transB", 0);
+  float alpha = lc_attr_float(n, "alpha", 1.0f), beta = lc_attr_float(n, "beta", 1.0f);
+  float *Y = out->data;
+  if (lcop_has(in, n_in, 2) && beta != 0.0f) {
+    const lc_tensor *C = in[2];
+    const float *c = C->data;
+    int64_t cm = C->ndim == 2 ? C->dims[0] : 1, cn = C->ndim >= 1 ? C->dims[C->ndim - 1] : 1;
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) Y[i * N + j] = beta * c[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
+  } else if (out->nbytes) {
+    memset(Y, 0, out->nbytes);
+  }
+  const float *A = in[0]->data, *B = in[1]->data;
+  sgemm_rows(M, N, K, alpha, A, ta ? 1 : K, ta ? M : 1, B, tb ? K : N, tb, Y);
+  return LC_OK;
+}
+
+/* ---------------------------------------------------------------- MatMul */
+
+typedef struct mm_shape {
+  int64_t M, N, K;
+  int nb; /* batch rank of the output */
+  int64_t bd[LC_MAX_DIMS], sa[LC_MAX_DIMS], sb[LC_MAX_DIMS]; /* batch dims and matrix strides of A, B */
+} mm_shape;
+
+static lc_status mm_shape_of(const lc_node *n, const lc_tensor *A, const lc_tensor *B, mm_shape *p, int *ond,
+                             int64_t *odims) {
+  if (A->ndim < 1 || B->ndim < 1) return lcop_fail(n, LC_ERR_INVALID_ARG, "inputs must have rank >= 1");
+  int ra = A->ndim, rb = B->ndim;
+  p->M = ra >= 2 ? A->dims[ra - 2] : 1;
+  p->K = A->dims[ra - 1];
+  p->N = rb >= 2 ? B->dims[rb - 1] : 1;
+  int64_t kb = rb >= 2 ? B->dims[rb - 2] : B->dims[0];
+  if (kb != p->K) return lcop_fail(n, LC_ERR_INVALID_ARG, "inner dims differ (%lld vs %lld)", (long long)p->K, (long long)kb);
+  int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
+  p->nb = ba > bb ? ba : bb;
+  int64_t st_a = p->M * p->K, st_b = p->K * p->N;
+  for (int i = p->nb - 1; i >= 0; i--) {
+    int ia = i - (p->nb - ba), ib = i - (p->nb - bb);
+    int64_t da = ia >= 0 ? A->dims[ia] : 1, db = ib >= 0 ? B->dims[ib] : 1;
+    if (da != db && da != 1 && db != 1) return lcop_fail(n, LC_ERR_INVALID_ARG, "batch dims do not broadcast");
+    p->bd[i] = da == 1 ? db : da;
+    p->sa[i] = da == 1 ? 0 : st_a;
+    p->sb[i] = db == 1 ? 0 : st_b;
+    st_a *= da;
+    st_b *= db;
+  }
+  *ond = 0;
+  for (int i = 0; i < p->nb; i++) odims[(*ond)++] = p->bd[i];
+  if (ra >= 2) odims[(*ond)++] = p->M;
+  if (rb >= 2) odims[(*ond)++] = p->N;
+  return LC_OK;
+}
+
+static lc_status matmul_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 2, 2, n_out, 1, 1);
+  if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
+  if (!s) s = lcop_need(n, in, n_in, 1, LC_DT_FLOAT);
+  mm_shape p;
+  int nd;
+  int64_t dims[LC_MAX_DIMS + 2];
+  if (!s) s = mm_shape_of(n, in[0], in[1], &p, &nd, dims);
+  if (s) return s;
+  return lcop_set_out(n, out, LC_DT_FLOAT, nd, dims);
+}
+
+static lc_status matmul_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                            int n_out, lc_exec_ctx *x) {
+  mm_shape p;
+  int nd;
+  int64_t dims[LC_MAX_DIMS + 2], idx[LC_MAX_DIMS] = {0};
+  lc_status s = mm_shape_of(n, in[0], in[1], &p, &nd, dims);
+  if (s) return s;
+  size_t batches;
+  lcop_dims_prod(p.bd, 0, p.nb, &batches);
+  float *Y = out->data;
+  const float *A = in[0]->data, *B = in[1]->data;
+  int64_t oa = 0, ob = 0;
+  if (out->nbytes) memset(Y, 0, out->nbytes);
+  for (size_t b = 0; b < batches; b++) {
+    sgemm_rows(p.M, p.N, p.K, 1.0f, A + oa, p.K, 1, B + ob, p.N, 0, Y + (int64_t)b * p.M * p.N);
+    for (int d = p.nb - 1; d >= 0; d--) {
+      oa += p.sa[d];
+      ob += p.sb[d];
+      if (++idx[d] < p.bd[d]) break;
+      oa -= p.sa[d] * p.bd[d];
+      ob -= p.sb[d] * p.bd[d];
+      idx[d] = 0;
+    }
+  }
+  return LC_OK;
+}
+
+/* ---------------------------------------------------------------- Softmax */
+
+/* opset >= 13: softmax along `axis` (default -1). opset < 13: the input is flattened to 2-D at
+ * `axis` (default 1) and softmax runs over each row. Nodes carry no opset, so the graph may set
+ * "_opset"; without it we assume >= 13 (what current exporters emit). */
+static lc_status softmax_geom(const lc_node *n, const lc_tensor *t, size_t *outer, size_t *len, size_t *inner) {
+  int64_t opset = lcop_opset(n);
+  int old = opset > 0 && opset < 13;
+  int r = t->ndim, axis;
+  if (r == 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "input must have rank >= 1");
+  lc_status s = lcop_axis(n, lc_attr_int(n, "axis", old ? 1 : -1), r, &axis);
+  if (s) return s;
+  lcop_dims_prod(t->dims, 0, axis, outer);
+  if (old) {
+    lcop_dims_prod(t->dims, axis, r, len);
+    *inner = 1;
+  } else {
+    *len = (size_t)t->dims[axis];
+    lcop_dims_prod(t->dims, axis + 1, r, inner);
+  }
+  return LC_OK;
+}
+
+static lc_status softmax_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 1, 1, n_out, 1, 1);
+  if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
+  size_t a, b, c;
+  if (!s) s = softmax_geom(n, in[0], &a, &b, &c);
+  if (s) return s;
+  return lcop_set_out(n, out, LC_DT_FLOAT, in[0]->ndim, in[0]->dims);
+}
+
+static lc_status softmax_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                             int n_out, lc_exec_ctx *x) {
+  size_t outer, len, inner;
+  lc_status s = softmax_geom(n, in[0], &outer, &len, &inner);
+  if (s) return s;
+  const float *X = in[0]->data;
+  float *Y = out->data;
+  for (size_t o = 0; o < outer; o++)
+    for (size_t i = 0; i < inner; i++) {
+      const float *xr = X + o * len * inner + i;
+      float *yr = Y + o * len * inner + i;
+      float m = -INFINITY, sum = 0.0f;
+      for (size_t j = 0; j < len; j++) m = fmaxf(m, xr[j * inner]);
+      for (size_t j = 0; j < len; j++) sum += (yr[j * inner] = expf(xr[j * inner] - m));
+      float inv = 1.0f / sum;
+      for (size_t j = 0; j < len; j++) yr[j * inner] *= inv;
+    }
+  return LC_OK;
+}
+
+const lc_op_impl lcop_matmul_ops[] = {
+    {"Gemm", gemm_infer, NULL, NULL, gemm_run, 0},
+    {"MatMul", matmul_infer, NULL, NULL, matmul_run, 0},
+    {"Softmax", softmax_infer, NULL, NULL, softmax_run, 1},
+    {NULL, NULL, NULL, NULL, NULL, 0}};

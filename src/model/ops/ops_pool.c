@@ -1,0 +1,296 @@
+/* MaxPool, AveragePool (1-D and 2-D), GlobalAveragePool, GlobalMaxPool, ReduceMean/Sum/Max/Min.
+ * Pool windows are clipped by per-row / per-column tap ranges computed once per call, so the
+ * inner loops carry no bounds checks. */
+#include <math.h>
+#include <string.h>
+
+#include "model/ops/ops_internal.h"
+#include "util/alloc.h"
+
+typedef struct pool_geom {
+  int64_t N, C, H, W, OH, OW;
+  int64_t k[2], s[2], d[2], pb[2], pe[2]; /* [0] = H, [1] = W */
+} pool_geom;
+
+static int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static int64_t div_ceil(int64_t a, int64_t b) { return -div_floor(-a, b); }
+
+/* Resolves kernel/strides/dilations/pads/auto_pad/ceil_mode for a 3-D or 4-D input. */
+static lc_status pool_geometry(const lc_node *n, const lc_tensor *x, int is_max, pool_geom *g) {
+  int sp = x->ndim - 2;
+  if (sp < 1 || sp > 2) return lcop_fail(n, LC_ERR_UNSUPPORTED, "only 1-D and 2-D pooling (input rank %d)", x->ndim);
+  const int64_t *ks, *ss = NULL, *ds = NULL, *ps = NULL;
+  size_t nk = lc_attr_ints(n, "kernel_shape", &ks);
+  size_t ns = lc_attr_ints(n, "strides", &ss), nd = lc_attr_ints(n, "dilations", &ds);
+  size_t np = lc_attr_ints(n, "pads", &ps);
+  if (nk != (size_t)sp) return lcop_fail(n, LC_ERR_INVALID_ARG, "kernel_shape must have %d values", sp);
+  if ((ns && ns != (size_t)sp) || (nd && nd != (size_t)sp) || (np && np != (size_t)(2 * sp)))
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "strides/dilations/pads length does not match rank");
+  const char *ap = lc_attr_string(n, "auto_pad", "NOTSET");
+  int ceil_mode = (int)lc_attr_int(n, "ceil_mode", 0);
+  g->N = x->dims[0];
+  g->C = x->dims[1];
+  g->H = sp == 2 ? x->dims[2] : 1;
+  g->W = x->dims[sp + 1];
+  int64_t in[2] = {g->H, g->W}, out[2];
+  for (int i = 0; i < 2; i++) {
+    int a = i - (2 - sp); /* attribute index, < 0 for the dummy H of 1-D */
+    g->k[i] = a >= 0 ? ks[a] : 1;
+    g->s[i] = a >= 0 && ns ? ss[a] : 1;
+    g->d[i] = a >= 0 && nd ? ds[a] : 1;
+    g->pb[i] = a >= 0 && np ? ps[a] : 0;
+    g->pe[i] = a >= 0 && np ? ps[a + sp] : 0;
+    if (g->k[i] < 1 || g->s[i] < 1 || g->d[i] < 1 || g->k[i] > (1 << 20) || g->s[i] > (1 << 20) ||
+        g->d[i] > (1 << 20) || g->pb[i] < 0 || g->pe[i] < 0 || g->pb[i] > (1 << 20) || g->pe[i] > (1 << 20))
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "bad kernel/stride/dilation/pad");
+    int64_t ek = (g->k[i] - 1) * g->d[i] + 1;
+    if (strcmp(ap, "NOTSET") == 0) {
+      int64_t span = in[i] + g->pb[i] + g->pe[i] - ek;
+      if (span < 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "kernel larger than padded input");
+      out[i] = (ceil_mode ? div_ceil(span, g->s[i]) : span / g->s[i]) + 1;
+      if (ceil_mode && (out[i] - 1) * g->s[i] >= in[i] + g->pb[i]) out[i]--; /* last window starts in the pad */
+    } else if (strcmp(ap, "VALID") == 0) {
+      if (in[i] < ek) return lcop_fail(n, LC_ERR_INVALID_ARG, "kernel larger than input");
+      out[i] = (in[i] - ek) / g->s[i] + 1;
+      g->pb[i] = g->pe[i] = 0;
+    } else if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+      out[i] = div_ceil(in[i], g->s[i]);
+      int64_t tot = (out[i] - 1) * g->s[i] + ek - in[i];
+      if (tot < 0) tot = 0;
+      g->pb[i] = ap[5] == 'U' ? tot / 2 : tot - tot / 2;
+      g->pe[i] = tot - g->pb[i];
+    } else {
+      return lcop_fail(n, LC_ERR_UNSUPPORTED, "auto_pad '%s'", ap);
+    }
+  }
+  (void)is_max;
+  g->OH = out[0];
+  g->OW = out[1];
+  return LC_OK;
+}
+
+static lc_status pool_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 1, 1, n_out, 1, 2);
+  if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
+  if (s) return s;
+  if (n_out > 1) return lcop_fail(n, LC_ERR_UNSUPPORTED, "the Indices output is not supported");
+  pool_geom g;
+  s = pool_geometry(n, in[0], n->op_type[0] == 'M', &g);
+  if (s) return s;
+  int64_t dims[4] = {g.N, g.C, g.OH, g.OW};
+  if (in[0]->ndim == 3) dims[2] = g.OW;
+  return lcop_set_out(n, out, LC_DT_FLOAT, in[0]->ndim, dims);
+}
+
+/* Valid tap range [lo, hi) of each output position along one axis, and the tap count inside
+ * the declared padding (for count_include_pad). */
+static void tap_ranges(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, int64_t *lo,
+                       int64_t *hi, int64_t *padcnt) {
+  for (int64_t o = 0; o < out; o++) {
+    int64_t start = o * s - pb, l = 0, h = k, pc = 0;
+    while (l < k && start + l * d < 0) l++;
+    while (h > l && start + (h - 1) * d >= in) h--;
+    for (int64_t t = 0; t < k; t++) {
+      int64_t p = start + t * d;
+      pc += p >= -pb && p < in + pe;
+    }
+    lo[o] = l, hi[o] = h, padcnt[o] = pc;
+  }
+}
+
+/* Output range [lo, hi) for which column tap j reads inside the input: 0 <= o*s - pb + j*d < in. */
+static void tap_out_range(int64_t in, int64_t out, int64_t s, int64_t off, int64_t *lo, int64_t *hi) {
+  int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t h = in - off <= 0 ? 0 : (in - off + s - 1) / s;
+  *lo = l < out ? l : out;
+  *hi = h < out ? h : out;
+  if (*hi < *lo) *hi = *lo;
+}
+
+/* Row-wise: for each output row and each valid (kernel row, kernel column) tap, one branch-free
+ * loop over the output columns that tap reaches; then average pools scale by 1 / count. */
+static lc_status pool_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                          int n_out, lc_exec_ctx *x) {
+  pool_geom g;
+  int is_max = n->op_type[0] == 'M';
+  lc_status s = pool_geometry(n, in[0], is_max, &g);
+  if (s) return s;
+  int incl = (int)lc_attr_int(n, "count_include_pad", 0);
+  size_t nt = (size_t)(g.OH * 3 + g.OW * 3 + g.k[1] * 2);
+  int64_t *tab = lc_malloc(nt * sizeof(int64_t));
+  float *inv = lc_malloc((size_t)g.OW * sizeof(float));
+  if (!tab || !inv) {
+    lc_free(tab), lc_free(inv);
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  }
+  int64_t *hlo = tab, *hhi = hlo + g.OH, *hpc = hhi + g.OH, *wlo = hpc + g.OH, *whi = wlo + g.OW, *wpc = whi + g.OW;
+  int64_t *jlo = wpc + g.OW, *jhi = jlo + g.k[1];
+  tap_ranges(g.H, g.OH, g.k[0], g.s[0], g.d[0], g.pb[0], g.pe[0], hlo, hhi, hpc);
+  tap_ranges(g.W, g.OW, g.k[1], g.s[1], g.d[1], g.pb[1], g.pe[1], wlo, whi, wpc);
+  for (int64_t j = 0; j < g.k[1]; j++) tap_out_range(g.W, g.OW, g.s[1], j * g.d[1] - g.pb[1], &jlo[j], &jhi[j]);
+  const int64_t sw = g.s[1];
+  for (int64_t p = 0; p < g.N * g.C; p++) {
+    const float *X = (const float *)in[0]->data + p * g.H * g.W;
+    float *Y = (float *)out->data + p * g.OH * g.OW;
+    for (int64_t oh = 0; oh < g.OH; oh++) {
+      float *y = Y + oh * g.OW;
+      float init = is_max ? -INFINITY : 0.0f;
+      for (int64_t ow = 0; ow < g.OW; ow++) y[ow] = init;
+      for (int64_t i = hlo[oh]; i < hhi[oh]; i++) {
+        const float *row = X + (oh * g.s[0] - g.pb[0] + i * g.d[0]) * g.W;
+        for (int64_t j = 0; j < g.k[1]; j++) {
+          int64_t off = j * g.d[1] - g.pb[1];
+          if (is_max)
+            for (int64_t ow = jlo[j]; ow < jhi[j]; ow++) {
+              float v = row[ow * sw + off];
+              y[ow] = v > y[ow] ? v : y[ow];
+            }
+          else
+            for (int64_t ow = jlo[j]; ow < jhi[j]; ow++) y[ow] += row[ow * sw + off];
+        }
+      }
+      if (!is_max) {
+        int64_t ch = incl ? hpc[oh] : hhi[oh] - hlo[oh];
+        for (int64_t ow = 0; ow < g.OW; ow++) {
+          int64_t cnt = ch * (incl ? wpc[ow] : whi[ow] - wlo[ow]);
+          inv[ow] = cnt > 0 ? 1.0f / (float)cnt : 0.0f;
+        }
+        for (int64_t ow = 0; ow < g.OW; ow++) y[ow] *= inv[ow];
+      }
+    }
+  }
+  lc_free(tab);
+  lc_free(inv);
+  return LC_OK;
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+typedef enum red_kind { RED_MEAN, RED_SUM, RED_MAX, RED_MIN } red_kind;
+
+static red_kind red_kind_of(const char *op) {
+  if (strcmp(op, "ReduceSum") == 0) return RED_SUM;
+  if (strcmp(op, "ReduceMax") == 0 || strcmp(op, "GlobalMaxPool") == 0) return RED_MAX;
+  if (strcmp(op, "ReduceMin") == 0) return RED_MIN;
+  return RED_MEAN;
+}
+
+/* Marks reduced axes in mask[rank]; axes from the attribute or input 1 (opset 18, ReduceSum 13). */
+static lc_status red_axes(const lc_node *n, const lc_tensor *const *in, int n_in, int *mask, int *keep) {
+  int rank = in[0]->ndim;
+  int global = strncmp(n->op_type, "Global", 6) == 0;
+  int64_t axes[LC_MAX_DIMS];
+  size_t na = 0;
+  memset(mask, 0, sizeof(int) * LC_MAX_DIMS);
+  *keep = global ? 1 : (int)lc_attr_int(n, "keepdims", 1);
+  if (global) {
+    if (rank < 2) return lcop_fail(n, LC_ERR_INVALID_ARG, "input rank must be >= 2");
+    for (int i = 2; i < rank; i++) mask[i] = 1;
+    return LC_OK;
+  }
+  if (lcop_has(in, n_in, 1)) {
+    lc_status s = lcop_read_ints(n, in[1], "axes", axes, LC_MAX_DIMS, &na);
+    if (s) return s;
+  } else {
+    const int64_t *av;
+    na = lc_attr_ints(n, "axes", &av);
+    if (na > LC_MAX_DIMS) return lcop_fail(n, LC_ERR_INVALID_ARG, "too many axes");
+    memcpy(axes, av, na * sizeof(int64_t));
+  }
+  if (na == 0) {
+    if (lc_attr_int(n, "noop_with_empty_axes", 0)) return LC_OK;
+    for (int i = 0; i < rank; i++) mask[i] = 1;
+    return LC_OK;
+  }
+  for (size_t i = 0; i < na; i++) {
+    int a;
+    lc_status s = lcop_axis(n, axes[i], rank, &a);
+    if (s) return s;
+    mask[a] = 1;
+  }
+  return LC_OK;
+}
+
+static lc_status red_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 1, 2, n_out, 1, 1);
+  if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
+  if (s) return s;
+  int mask[LC_MAX_DIMS], keep, nd = 0;
+  if ((s = red_axes(n, in, n_in, mask, &keep))) return s;
+  int64_t dims[LC_MAX_DIMS];
+  for (int i = 0; i < in[0]->ndim; i++) {
+    if (mask[i] && in[0]->dims[i] == 0 && red_kind_of(n->op_type) >= RED_MAX)
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "max/min over an empty axis");
+    if (!mask[i]) dims[nd++] = in[0]->dims[i];
+    else if (keep) dims[nd++] = 1;
+  }
+  return lcop_set_out(n, out, LC_DT_FLOAT, nd, dims);
+}
+
+static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                         int n_out, lc_exec_ctx *x) {
+  int mask[LC_MAX_DIMS], keep;
+  lc_status s = red_axes(n, in, n_in, mask, &keep);
+  if (s) return s;
+  const lc_tensor *t = in[0];
+  red_kind k = red_kind_of(n->op_type);
+  size_t total, ototal;
+  if (lcop_numel(t, &total) || lcop_numel(out, &ototal)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
+  float *Y = out->data;
+  const float *X = t->data;
+  float init = k == RED_MAX ? -INFINITY : k == RED_MIN ? INFINITY : 0.0f;
+  for (size_t i = 0; i < ototal; i++) Y[i] = init;
+  if (total == 0) {
+    if (k == RED_MEAN)
+      for (size_t i = 0; i < ototal; i++) Y[i] = NAN;
+    return LC_OK;
+  }
+  /* Output stride of each input dim (0 where reduced). */
+  int r = t->ndim;
+  int64_t ost[LC_MAX_DIMS], idx[LC_MAX_DIMS] = {0};
+  int64_t acc = 1;
+  for (int i = r - 1; i >= 0; i--) {
+    ost[i] = mask[i] ? 0 : acc;
+    if (!mask[i]) acc *= t->dims[i];
+  }
+  size_t len = r ? (size_t)t->dims[r - 1] : 1, rows = total / len;
+  int inner_red = r ? mask[r - 1] : 1;
+  size_t off = 0;
+  for (size_t row = 0; row < rows; row++) {
+    const float *xr = X + row * len;
+    if (inner_red) {
+      float v = init;
+      if (k <= RED_SUM) for (size_t j = 0; j < len; j++) v += xr[j];
+      else if (k == RED_MAX) for (size_t j = 0; j < len; j++) v = xr[j] > v ? xr[j] : v;
+      else for (size_t j = 0; j < len; j++) v = xr[j] < v ? xr[j] : v;
+      Y[off] = k <= RED_SUM ? Y[off] + v : k == RED_MAX ? fmaxf(Y[off], v) : fminf(Y[off], v);
+    } else {
+      float *yr = Y + off;
+      if (k <= RED_SUM) for (size_t j = 0; j < len; j++) yr[j] += xr[j];
+      else if (k == RED_MAX) for (size_t j = 0; j < len; j++) yr[j] = xr[j] > yr[j] ? xr[j] : yr[j];
+      else for (size_t j = 0; j < len; j++) yr[j] = xr[j] < yr[j] ? xr[j] : yr[j];
+    }
+    for (int d = r - 2; d >= 0; d--) {
+      off += (size_t)ost[d];
+      if (++idx[d] < t->dims[d]) break;
+      off -= (size_t)(ost[d] * t->dims[d]);
+      idx[d] = 0;
+    }
+  }
+  if (k == RED_MEAN) {
+    float cnt = (float)(total / ototal);
+    for (size_t i = 0; i < ototal; i++) Y[i] /= cnt;
+  }
+  return LC_OK;
+}
+
+const lc_op_impl lcop_pool_ops[] = {
+    {"MaxPool", pool_infer, NULL, NULL, pool_run, 0},
+    {"AveragePool", pool_infer, NULL, NULL, pool_run, 0},
+    {"GlobalAveragePool", red_infer, NULL, NULL, red_run, 0},
+    {"GlobalMaxPool", red_infer, NULL, NULL, red_run, 0},
+    {"ReduceMean", red_infer, NULL, NULL, red_run, 0},
+    {"ReduceSum", red_infer, NULL, NULL, red_run, 0},
+    {"ReduceMax", red_infer, NULL, NULL, red_run, 0},
+    {"ReduceMin", red_infer, NULL, NULL, red_run, 0},
+    {NULL, NULL, NULL, NULL, NULL, 0}};

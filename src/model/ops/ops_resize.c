@@ -1,0 +1,340 @@
+/* Resize (nearest / linear over the last two axes) and Pad (constant / reflect / edge / wrap).
+ * Both precompute per-axis source-index tables once per call so inner loops are table lookups. */
+#include <math.h>
+#include <string.h>
+
+#include "model/ops/ops_internal.h"
+#include "util/alloc.h"
+
+/* ---------------------------------------------------------------- Resize */
+
+typedef enum ct_mode { CT_HALF_PIXEL, CT_HALF_PIXEL_SYM, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC,
+                       CT_TF_HALF_PIXEL_NN } ct_mode;
+typedef enum nn_mode { NN_ROUND_PREFER_FLOOR, NN_ROUND_PREFER_CEIL, NN_FLOOR, NN_CEIL } nn_mode;
+
+typedef struct resize_plan {
+  int r;
+  int64_t out[LC_MAX_DIMS];
+  double scale[LC_MAX_DIMS];
+  int linear;
+  ct_mode ct;
+  nn_mode nn;
+} resize_plan;
+
+static int pick(const char *s, const char *const *names, int n) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(s, names[i]) == 0) return i;
+  return -1;
+}
+
+static lc_status resize_plan_make(const lc_node *n, const lc_tensor *const *in, int n_in, resize_plan *p) {
+  const lc_tensor *x = in[0];
+  int r = x->ndim;
+  p->r = r;
+  static const char *const modes[] = {"nearest", "linear"};
+  static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                    "asymmetric", "tf_half_pixel_for_nn"};
+  static const char *const nns[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  const char *mode = lc_attr_string(n, "mode", "nearest");
+  const char *ct = lc_attr_string(n, "coordinate_transformation_mode", n_in == 2 ? "asymmetric" : "half_pixel");
+  const char *nn = lc_attr_string(n, "nearest_mode", "round_prefer_floor");
+  int m = pick(mode, modes, 2), c = pick(ct, cts, 6), k = pick(nn, nns, 4);
+  if (m < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "mode '%s' (nearest and linear only)", mode);
+  if (c < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s'", ct);
+  if (k < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "nearest_mode '%s'", nn);
+  if (lc_attr_int(n, "antialias", 0)) return lcop_fail(n, LC_ERR_UNSUPPORTED, "antialias=1");
+  p->linear = m, p->ct = (ct_mode)c, p->nn = (nn_mode)k;
+  /* axes (opset 18) say which dims the scales / sizes cover. */
+  const int64_t *axv;
+  size_t na = lc_attr_ints(n, "axes", &axv);
+  int axes[LC_MAX_DIMS];
+  if (na > (size_t)r) return lcop_fail(n, LC_ERR_INVALID_ARG, "too many axes");
+  for (size_t i = 0; i < na; i++) {
+    lc_status s = lcop_axis(n, axv[i], r, &axes[i]);
+    if (s) return s;
+  }
+  if (!na)
+    for (int i = 0; i < r; i++) axes[na++] = i;
+  for (int i = 0; i < r; i++) p->out[i] = x->dims[i], p->scale[i] = 1.0;
+  const lc_tensor *sc = n_in == 2 ? in[1] : (n_in > 2 ? in[2] : NULL), *sz = n_in > 3 ? in[3] : NULL;
+  size_t cnt;
+  if (sc && (lcop_numel(sc, &cnt) || cnt == 0)) sc = NULL; /* empty = not given */
+  if (sz && (lcop_numel(sz, &cnt) || cnt == 0)) sz = NULL;
+  if (!!sc == !!sz) return lcop_fail(n, LC_ERR_INVALID_ARG, "exactly one of scales and sizes must be given");
+  if (sc) {
+    if (sc->dtype != LC_DT_FLOAT || !sc->data) return lcop_fail(n, LC_ERR_UNSUPPORTED, "scales must be a float constant");
+    if (cnt != na) return lcop_fail(n, LC_ERR_INVALID_ARG, "scales has %zu values for %zu axes", cnt, na);
+    for (size_t i = 0; i < na; i++) {
+      double s = ((const float *)sc->data)[i];
+      if (!(s > 0.0) || s > 1e6) return lcop_fail(n, LC_ERR_INVALID_ARG, "scale %g", s);
+      p->scale[axes[i]] = s;
+      p->out[axes[i]] = (int64_t)floor((double)x->dims[axes[i]] * s);
+    }
+  } else {
+    int64_t v[LC_MAX_DIMS];
+    lc_status s = lcop_read_ints(n, sz, "sizes", v, LC_MAX_DIMS, &cnt);
+    if (s) return s;
+    if (cnt != na) return lcop_fail(n, LC_ERR_INVALID_ARG, "sizes has %zu values for %zu axes", cnt, na);
+    const char *pol = lc_attr_string(n, "keep_aspect_ratio_policy", "stretch");
+    int keep = strcmp(pol, "not_larger") == 0 ? 1 : strcmp(pol, "not_smaller") == 0 ? 2 : 0;
+    if (!keep && strcmp(pol, "stretch") != 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "keep_aspect_ratio_policy '%s'", pol);
+    double common = keep == 1 ? INFINITY : 0.0;
+    for (size_t i = 0; i < na; i++) {
+      if (v[i] < 0 || v[i] > (INT64_C(1) << 40)) return lcop_fail(n, LC_ERR_INVALID_ARG, "size %lld", (long long)v[i]);
+      if (x->dims[axes[i]] == 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "cannot resize an empty axis");
+      double s1 = (double)v[i] / (double)x->dims[axes[i]];
+      common = keep == 1 ? fmin(common, s1) : fmax(common, s1);
+      p->out[axes[i]] = v[i];
+      p->scale[axes[i]] = s1;
+    }
+    if (keep)
+      for (size_t i = 0; i < na; i++) {
+        p->scale[axes[i]] = common;
+        p->out[axes[i]] = (int64_t)floor((double)x->dims[axes[i]] * common + 0.5);
+      }
+  }
+  for (int i = 0; i + 2 < r; i++)
+    if (p->out[i] != x->dims[i]) return lcop_fail(n, LC_ERR_UNSUPPORTED, "only the last two axes may be resized");
+  for (int i = 0; i < r; i++)
+    if (p->out[i] > 0 && x->dims[i] == 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "cannot resize an empty axis");
+  return LC_OK;
+}
+
+static lc_status resize_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 1, 4, n_out, 1, 1);
+  if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
+  if (s) return s;
+  if (in[0]->ndim < 1) return lcop_fail(n, LC_ERR_INVALID_ARG, "input must have rank >= 1");
+  resize_plan p;
+  if ((s = resize_plan_make(n, in, n_in, &p))) return s;
+  return lcop_set_out(n, out, LC_DT_FLOAT, p.r, p.out);
+}
+
+/* Source coordinate of output position xo. As in the ONNX reference, the resized length is the
+ * real-valued lin * scale (not the rounded output size), which matters for non-integral scales. */
+static double src_coord(ct_mode ct, double xo, double scale, int64_t lin, int64_t lout) {
+  double lres = (double)lin * scale;
+  switch (ct) {
+  case CT_HALF_PIXEL: return (xo + 0.5) / scale - 0.5;
+  case CT_HALF_PIXEL_SYM: {
+    double adj = (double)lout / lres, center = (double)lin / 2.0;
+    return center * (1.0 - adj) + (xo + 0.5) / scale - 0.5;
+  }
+  case CT_PYTORCH_HALF_PIXEL: return lres > 1.0 ? (xo + 0.5) / scale - 0.5 : 0.0;
+  case CT_ALIGN_CORNERS: return lres == 1.0 ? 0.0 : xo * (double)(lin - 1) / (lres - 1.0);
+  case CT_ASYMMETRIC: return xo / scale;
+  case CT_TF_HALF_PIXEL_NN: return (xo + 0.5) / scale;
+  }
+  return 0.0;
+}
+
+/* Per output position: source index i0 (and i1, weight w of i1 for linear). */
+static void axis_table(const resize_plan *p, int64_t lin, int64_t lout, double scale, int64_t *i0, int64_t *i1,
+                       float *w) {
+  for (int64_t o = 0; o < lout; o++) {
+    double x = src_coord(p->ct, (double)o, scale, lin, lout);
+    if (!p->linear) {
+      double f = floor(x), fr = x - f, v;
+      switch (p->nn) {
+      case NN_ROUND_PREFER_FLOOR: v = fr <= 0.5 ? f : f + 1.0; break;
+      case NN_ROUND_PREFER_CEIL: v = fr < 0.5 ? f : f + 1.0; break;
+      case NN_FLOOR: v = f; break;
+      default: v = ceil(x); break;
+      }
+      v = v < 0.0 ? 0.0 : v > (double)(lin - 1) ? (double)(lin - 1) : v;
+      i0[o] = i1[o] = (int64_t)v;
+      w[o] = 0.0f;
+    } else {
+      x = x < 0.0 ? 0.0 : x > (double)(lin - 1) ? (double)(lin - 1) : x;
+      int64_t a = (int64_t)x;
+      i0[o] = a;
+      i1[o] = a + 1 < lin ? a + 1 : a;
+      w[o] = (float)(x - (double)a);
+    }
+  }
+}
+
+static lc_status resize_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                            int n_out, lc_exec_ctx *xc) {
+  resize_plan p;
+  lc_status s = resize_plan_make(n, in, n_in, &p);
+  if (s) return s;
+  if (out->nbytes == 0) return LC_OK;
+  int r = p.r;
+  int64_t H = r >= 2 ? in[0]->dims[r - 2] : 1, W = in[0]->dims[r - 1];
+  int64_t OH = r >= 2 ? p.out[r - 2] : 1, OW = p.out[r - 1];
+  double sh = r >= 2 ? p.scale[r - 2] : 1.0, sw = p.scale[r - 1];
+  size_t planes;
+  lcop_dims_prod(in[0]->dims, 0, r >= 2 ? r - 2 : 0, &planes);
+  size_t bytes = (size_t)(OH + OW) * (2 * sizeof(int64_t) + sizeof(float));
+  char *buf = lc_malloc(bytes);
+  if (!buf) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  int64_t *h0 = (int64_t *)buf, *h1 = h0 + OH, *w0 = h1 + OH, *w1 = w0 + OW;
+  float *hw = (float *)(w1 + OW), *ww = hw + OH;
+  axis_table(&p, H, OH, sh, h0, h1, hw);
+  axis_table(&p, W, OW, sw, w0, w1, ww);
+  for (size_t pl = 0; pl < planes; pl++) {
+    const float *X = (const float *)in[0]->data + pl * (size_t)(H * W);
+    float *Y = (float *)out->data + pl * (size_t)(OH * OW);
+    for (int64_t oh = 0; oh < OH; oh++) {
+      const float *r0 = X + h0[oh] * W, *r1 = X + h1[oh] * W;
+      float *y = Y + oh * OW, a = hw[oh];
+      if (!p.linear) {
+        for (int64_t ow = 0; ow < OW; ow++) y[ow] = r0[w0[ow]];
+      } else {
+        for (int64_t ow = 0; ow < OW; ow++) {
+          float t = r0[w0[ow]] + (r0[w1[ow]] - r0[w0[ow]]) * ww[ow];
+          float b = r1[w0[ow]] + (r1[w1[ow]] - r1[w0[ow]]) * ww[ow];
+          y[ow] = t + (b - t) * a;
+        }
+      }
+    }
+  }
+  lc_free(buf);
+  return LC_OK;
+}
+
+/* ---------------------------------------------------------------- Pad */
+
+typedef enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP } pad_mode;
+
+static lc_status pad_plan(const lc_node *n, const lc_tensor *const *in, int n_in, int64_t *pb, int64_t *pe,
+                          pad_mode *mode) {
+  int r = in[0]->ndim;
+  int64_t v[2 * LC_MAX_DIMS];
+  size_t nv;
+  lc_status s;
+  static const char *const modes[] = {"constant", "reflect", "edge", "wrap"};
+  const char *ms = lc_attr_string(n, "mode", "constant");
+  int m = pick(ms, modes, 4);
+  if (m < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "mode '%s'", ms);
+  *mode = (pad_mode)m;
+  if (lcop_has(in, n_in, 1)) {
+    if ((s = lcop_read_ints(n, in[1], "pads", v, 2 * LC_MAX_DIMS, &nv))) return s;
+  } else {
+    const int64_t *a;
+    nv = lc_attr_ints(n, "pads", &a);
+    if (nv > 2 * LC_MAX_DIMS) return lcop_fail(n, LC_ERR_INVALID_ARG, "too many pads");
+    if (nv) memcpy(v, a, nv * sizeof(int64_t));
+  }
+  int64_t axv[LC_MAX_DIMS];
+  size_t na = 0;
+  if (lcop_has(in, n_in, 3) && (s = lcop_read_ints(n, in[3], "axes", axv, LC_MAX_DIMS, &na))) return s;
+  if (!na)
+    for (int i = 0; i < r; i++) axv[na++] = i;
+  if (nv != 2 * na) return lcop_fail(n, LC_ERR_INVALID_ARG, "pads has %zu values for %zu axes", nv, na);
+  for (int i = 0; i < r; i++) pb[i] = pe[i] = 0;
+  for (size_t i = 0; i < na; i++) {
+    int a;
+    if ((s = lcop_axis(n, axv[i], r, &a))) return s;
+    int64_t b = v[i], e = v[i + na], d = in[0]->dims[a];
+    if (b > (INT64_C(1) << 40) || e > (INT64_C(1) << 40) || b < -d || e < -d || d + b + e < 0)
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "bad pads on axis %d", a);
+    if (d == 0 && (b > 0 || e > 0) && m != PAD_CONSTANT)
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "cannot %s-pad an empty axis", ms);
+    pb[a] = b, pe[a] = e;
+  }
+  return LC_OK;
+}
+
+static lc_status pad_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 1, 4, n_out, 1, 1);
+  if (s) return s;
+  if (!in[0] || lc_dtype_size(in[0]->dtype) == 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "bad data dtype");
+  int64_t pb[LC_MAX_DIMS], pe[LC_MAX_DIMS], dims[LC_MAX_DIMS];
+  pad_mode m;
+  if ((s = pad_plan(n, in, n_in, pb, pe, &m))) return s;
+  if (lcop_has(in, n_in, 2) && in[2]->dtype != in[0]->dtype)
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "constant_value dtype differs from data");
+  for (int i = 0; i < in[0]->ndim; i++) dims[i] = in[0]->dims[i] + pb[i] + pe[i];
+  return lcop_set_out(n, out, in[0]->dtype, in[0]->ndim, dims);
+}
+
+static int64_t pad_src(pad_mode m, int64_t i, int64_t d) {
+  if (i >= 0 && i < d) return i;
+  switch (m) {
+  case PAD_CONSTANT: return -1;
+  case PAD_EDGE: return i < 0 ? 0 : d - 1;
+  case PAD_WRAP: return ((i % d) + d) % d;
+  case PAD_REFLECT: {
+    if (d == 1) return 0;
+    int64_t per = 2 * (d - 1);
+    i = ((i % per) + per) % per;
+    return i < d ? i : per - i;
+  }
+  }
+  return -1;
+}
+
+static lc_status pad_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                         int n_out, lc_exec_ctx *x) {
+  int64_t pb[LC_MAX_DIMS], pe[LC_MAX_DIMS];
+  pad_mode m;
+  lc_status s = pad_plan(n, in, n_in, pb, pe, &m);
+  if (s) return s;
+  if (out->nbytes == 0) return LC_OK;
+  int r = out->ndim;
+  size_t es = lc_dtype_size(out->dtype), total_map = 0;
+  char cval[16] = {0};
+  if (lcop_has(in, n_in, 2) && in[2]->data) memcpy(cval, in[2]->data, es);
+  else if (out->dtype == LC_DT_FLOAT) {
+    float f = lc_attr_float(n, "value", 0.0f);
+    memcpy(cval, &f, sizeof f);
+  }
+  if (r == 0) {
+    memcpy(out->data, in[0]->data, es);
+    return LC_OK;
+  }
+  for (int i = 0; i < r; i++) total_map += (size_t)out->dims[i];
+  int64_t *map = lc_malloc(total_map * sizeof(int64_t)), *mp[LC_MAX_DIMS], ist[LC_MAX_DIMS];
+  if (!map) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  int64_t acc = 1;
+  for (int i = r - 1; i >= 0; i--) ist[i] = acc, acc *= in[0]->dims[i];
+  size_t off = 0;
+  for (int i = 0; i < r; i++) {
+    mp[i] = map + off;
+    for (int64_t o = 0; o < out->dims[i]; o++) mp[i][o] = pad_src(m, o - pb[i], in[0]->dims[i]);
+    off += (size_t)out->dims[i];
+  }
+  int64_t len = out->dims[r - 1], rows = 1, idx[LC_MAX_DIMS] = {0};
+  for (int i = 0; i < r - 1; i++) rows *= out->dims[i];
+  /* Columns [jlo, jhi) copy straight from the source row. */
+  int64_t jlo = pb[r - 1] > 0 ? pb[r - 1] : 0, jhi = len - (pe[r - 1] > 0 ? pe[r - 1] : 0);
+  if (jhi < jlo) jhi = jlo;
+  const char *src = in[0]->data;
+  char *o = out->data;
+  for (int64_t row = 0; row < rows; row++, o += len * (int64_t)es) {
+    int64_t so = 0;
+    int outside = 0;
+    for (int d = 0; d < r - 1; d++) {
+      int64_t k = mp[d][idx[d]];
+      if (k < 0) outside = 1;
+      else so += k * ist[d];
+    }
+    if (outside) {
+      for (int64_t j = 0; j < len; j++) memcpy(o + j * (int64_t)es, cval, es);
+    } else {
+      const char *sr = src + so * (int64_t)es;
+      for (int64_t j = 0; j < jlo; j++) {
+        int64_t k = mp[r - 1][j];
+        memcpy(o + j * (int64_t)es, k < 0 ? cval : sr + k * (int64_t)es, es);
+      }
+      if (jhi > jlo) memcpy(o + jlo * (int64_t)es, sr + mp[r - 1][jlo] * (int64_t)es, (size_t)(jhi - jlo) * es);
+      for (int64_t j = jhi; j < len; j++) {
+        int64_t k = mp[r - 1][j];
+        memcpy(o + j * (int64_t)es, k < 0 ? cval : sr + k * (int64_t)es, es);
+      }
+    }
+    for (int d = r - 2; d >= 0; d--) {
+      if (++idx[d] < out->dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  lc_free(map);
+  return LC_OK;
+}
+
+const lc_op_impl lcop_resize_ops[] = {
+    {"Resize", resize_infer, NULL, NULL, resize_run, 0},
+    {"Pad", pad_infer, NULL, NULL, pad_run, 0},
+    {NULL, NULL, NULL, NULL, NULL, 0}};

@@ -1,0 +1,100 @@
+/* Helpers shared by the op families: error messages naming the node, checked sizes, constant reads. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/ops/ops_internal.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+lc_status lcop_fail(const lc_node *n, lc_status s, const char *fmt, ...) {
+  char msg[384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return lc_error(s, "%s '%s': %s", n && n->op_type ? n->op_type : "?", n && n->name ? n->name : "", msg);
+}
+
+int lcop_dims_prod(const int64_t *dims, int lo, int hi, size_t *r) {
+  if (hi < lo) return 1;
+  return !lc_mul_n(r, hi - lo, dims + lo);
+}
+
+int lcop_numel(const lc_tensor *t, size_t *count) {
+  if (t->ndim < 0 || t->ndim > LC_MAX_DIMS) return 1;
+  return lcop_dims_prod(t->dims, 0, t->ndim, count);
+}
+
+lc_status lcop_set_out(const lc_node *n, lc_tensor *t, lc_dtype dt, int ndim, const int64_t *dims) {
+  if (ndim < 0 || ndim > LC_MAX_DIMS) return lcop_fail(n, LC_ERR_UNSUPPORTED, "output rank %d > %d", ndim, LC_MAX_DIMS);
+  size_t cnt, bytes;
+  for (int i = 0; i < ndim; i++)
+    if (dims[i] < 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "negative output dim %lld", (long long)dims[i]);
+  if (!lc_mul_n(&cnt, ndim, dims) || !lc_mul_sz(cnt, lc_dtype_size(dt), &bytes))
+    return lcop_fail(n, LC_ERR_OVERFLOW, "output size overflows");
+  t->dtype = dt;
+  t->ndim = ndim;
+  for (int i = 0; i < ndim; i++) t->dims[i] = dims[i];
+  t->nbytes = bytes;
+  return LC_OK;
+}
+
+lc_status lcop_check_io(const lc_node *n, int n_in, int min_in, int max_in, int n_out, int min_out, int max_out) {
+  if (n_in < min_in || n_in > max_in)
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "expects %d..%d inputs, got %d", min_in, max_in, n_in);
+  if (n_out < min_out || n_out > max_out)
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "expects %d..%d outputs, got %d", min_out, max_out, n_out);
+  return LC_OK;
+}
+
+lc_status lcop_need(const lc_node *n, const lc_tensor *const *in, int n_in, int i, lc_dtype dt) {
+  if (!lcop_has(in, n_in, i)) return lcop_fail(n, LC_ERR_INVALID_ARG, "input %d is missing", i);
+  if (in[i]->dtype != dt)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "input %d has dtype %d, expected %d", i, (int)in[i]->dtype, (int)dt);
+  size_t cnt;
+  if (in[i]->ndim < 0 || in[i]->ndim > LC_MAX_DIMS) return lcop_fail(n, LC_ERR_INVALID_ARG, "input %d: bad rank", i);
+  if (lcop_numel(in[i], &cnt) || cnt > ((size_t)1 << 48))
+    return lcop_fail(n, LC_ERR_OVERFLOW, "input %d: element count overflows", i);
+  return LC_OK;
+}
+
+lc_status lcop_read_ints(const lc_node *n, const lc_tensor *t, const char *what, int64_t *v, size_t max,
+                         size_t *count) {
+  size_t cnt;
+  if (!t->data) return lcop_fail(n, LC_ERR_UNSUPPORTED, "%s must be a constant", what);
+  if (t->ndim > 1) return lcop_fail(n, LC_ERR_INVALID_ARG, "%s must be 1-D", what);
+  if (lcop_numel(t, &cnt) || cnt > max) return lcop_fail(n, LC_ERR_INVALID_ARG, "%s has too many values", what);
+  if (t->dtype == LC_DT_INT64) {
+    memcpy(v, t->data, cnt * sizeof(int64_t));
+  } else if (t->dtype == LC_DT_INT32) {
+    const int32_t *s = t->data;
+    for (size_t i = 0; i < cnt; i++) v[i] = s[i];
+  } else {
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "%s must be int64 or int32", what);
+  }
+  *count = cnt;
+  return LC_OK;
+}
+
+lc_status lcop_read_float(const lc_node *n, const lc_tensor *t, const char *what, float *v) {
+  size_t cnt;
+  if (!t->data) return lcop_fail(n, LC_ERR_UNSUPPORTED, "%s must be a constant", what);
+  if (lcop_numel(t, &cnt) || cnt != 1) return lcop_fail(n, LC_ERR_INVALID_ARG, "%s must be a scalar", what);
+  if (t->dtype != LC_DT_FLOAT) return lcop_fail(n, LC_ERR_UNSUPPORTED, "%s must be float", what);
+  *v = *(const float *)t->data;
+  return LC_OK;
+}
+
+lc_status lcop_axis(const lc_node *n, int64_t axis, int rank, int *out) {
+  if (axis < -(int64_t)rank || axis >= rank)
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "axis %lld out of range for rank %d", (long long)axis, rank);
+  *out = (int)(axis < 0 ? axis + rank : axis);
+  return LC_OK;
+}
+
+int64_t lcop_opset(const lc_node *n) { return lc_attr_int(n, "_opset", 0); }
+
+void lcop_copy(void *dst, const void *src, size_t nbytes) {
+  if (dst != src && nbytes) memmove(dst, src, nbytes);
+}

@@ -1,0 +1,85 @@
+/* Internal to src/quant: prepared activations, kernel signatures and the format table. */
+#ifndef LC_QKERNELS_H
+#define LC_QKERNELS_H
+
+#include "quant/quant.h"
+
+/* Activations laid out block by block like the weights, each block padded with zeros to a
+ * multiple of LC_QCHUNK so kernels run whole chunks (codes past a block are read but multiplied
+ * by zero; they are always finite). Inside a q4 chunk the order is the nibble order of 16 code
+ * bytes: positions 0..15 = elements 0,2,..,30 (low nibbles), 16..31 = elements 1,3,..,31 --
+ * except for lc_qgemv_q4_int8_avx512vnni, which widens nibbles in place and wants natural order. */
+#define LC_QCHUNK 32
+/* Slack after the codes so a chunk load at the end of the last block stays in the buffer. */
+#define LC_QSLACK 128
+
+typedef struct lc_qact {
+  size_t m;
+  size_t row_len;       /* padded elements per activation row */
+  const float *xf;      /* accurate mode: m * row_len */
+  const int8_t *xq;     /* int8 mode: m * row_len */
+  const float *xs;      /* int8 mode: m * nb activation scales */
+  const int32_t *isum;  /* int8 mode: m * nb sums of the int8 codes */
+  const float *xsum;    /* m * nb: accurate: sum of x; int8: xs * isum (for the offset fold) */
+} lc_qact;
+
+/* y[i * ldy + j] = row j of W times activation row i, for j in [n0, n1), all i < a->m. No bias. */
+typedef void (*lc_qgemv_kernel)(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y,
+                                size_t ldy);
+
+enum { LC_QISA_SCALAR = 0, LC_QISA_AVX2 = 1, LC_QISA_AVX512 = 2, LC_QISA_COUNT = 3 };
+
+/* One row per format (indexed by lc_weight_format). Kernels may be NULL (fall back to a lower ISA). */
+typedef struct lc_qformat {
+  const char *name;
+  int bits;
+  int qmin, qmax;          /* signed code range */
+  int qmax_sym;            /* symmetric quantization uses [-qmax_sym, qmax_sym] */
+  /* Decodes elements [j0, j0 + len) of one block into fp32: w = q * scale + offset (fused). */
+  void (*dequant)(const uint8_t *block_codes, size_t j0, size_t len, float scale, float offset, float *dst);
+  void (*pack)(const int8_t *q, size_t len, uint8_t *block_codes);
+  lc_qgemv_kernel accurate[LC_QISA_COUNT];
+  lc_qgemv_kernel int8[LC_QISA_COUNT];
+} lc_qformat;
+
+extern const lc_qformat lc_qformats[3];
+
+static inline size_t lc_qblock_bytes(int bits, size_t len) { return (len * (size_t)bits + 7) / 8; }
+static inline size_t lc_qpad(size_t len) { return (len + LC_QCHUNK - 1) / LC_QCHUNK * LC_QCHUNK; }
+
+/* Kernels (the table in formats.c lists them). */
+void lc_qgemv_q4_accurate_scalar(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q8_accurate_scalar(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q4_int8_scalar(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q8_int8_scalar(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_f32_accurate_scalar(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q4_accurate_avx2(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q8_accurate_avx2(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q4_int8_avx2(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q8_int8_avx2(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_f32_accurate_avx2(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q4_int8_avx512vnni(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q8_int8_avx512vnni(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q4_accurate_avx512(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+
+/* AVX2 versions of lc_qformat.dequant (same contract). */
+void lc_dequant_q4_avx2(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
+void lc_dequant_q8_avx2(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
+
+/* Kernel set for an lc_isa request, clamped to what this CPU supports. */
+int lc_qisa_select(lc_isa isa);
+
+/* Walks a row's blocks in order: code bytes and padded activation elements of block i of a tap. */
+static inline size_t lc_qblock_len(const lc_qmatrix *m, size_t i) { return i == m->bpt - 1 ? m->tail : m->block; }
+static inline size_t lc_qblock_nbytes(const lc_qmatrix *m, size_t i) {
+  return i == m->bpt - 1 ? m->tail_bytes : m->block_bytes;
+}
+
+/* Σ offset[b] * xsum[b] over a row's blocks (the asymmetric fold). */
+static inline float lc_qoffset_fold(const float *off, const float *xsum, size_t nb) {
+  float s = 0.0f;
+  for (size_t b = 0; b < nb; b++) s += off[b] * xsum[b];
+  return s;
+}
+
+#endif

@@ -1,0 +1,81 @@
+/* Block-quantized weight matrices (int8 / int4) and the GEMV that reads them.
+ * Layout, conventions and error bounds: docs/quantization.md.
+ *
+ * A matrix has n rows (output channels) of k values; k = taps * kc, ordered (tap, channel).
+ * A block is `block` consecutive channels of ONE tap; the last block of each tap holds the
+ * remaining kc % block channels (if any). block 0 = one block spanning the whole row.
+ * A weight is w = q * scale + offset (offset 0 when symmetric), q the signed code:
+ *   q8: one int8 per weight; q4: nibble u = q + 8, two per byte, element 2i in the LOW nibble.
+ * Every block starts on a byte boundary. Weights stay quantized: kernels dequantize in registers. */
+#ifndef LC_QUANT_H
+#define LC_QUANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lowconv.h"
+
+typedef struct lc_qmatrix {
+  lc_weight_format format; /* LC_WEIGHTS_Q8, LC_WEIGHTS_Q4 or LC_WEIGHTS_F32 (plain copy) */
+  int asym;
+  size_t n, k, kc;         /* rows, row length, channels per tap (k % kc == 0) */
+  size_t block;            /* effective block length (block 0 -> kc = k) */
+  /* Derived geometry. */
+  size_t taps, bpt, tail;  /* taps per row, blocks per tap, length of the last block of a tap */
+  size_t nb;               /* blocks per row = taps * bpt */
+  size_t block_bytes, tail_bytes, row_bytes; /* code bytes: full block, last block, one row */
+  uint8_t *codes;          /* n * row_bytes (+ slack so 32-byte loads never leave the buffer) */
+  float *scales;           /* n * nb */
+  float *offsets;          /* n * nb, NULL when symmetric */
+} lc_qmatrix;
+
+typedef struct lc_quant_spec {
+  lc_weight_format format;
+  int block;        /* 16, 32, 64, 128, 256 or 0 (one block per row) */
+  int asym;
+  size_t kc;        /* channels per tap; 0 = k (a plain matrix) */
+  int clip_search;  /* 1: per block, try a few clipping ranges and keep the lowest squared error */
+} lc_quant_spec;
+
+/* Quantizes w[n][k]. NaN/Inf weights are rejected (the message names the row and column). */
+lc_status lc_quantize(const float *w, size_t n, size_t k, const lc_quant_spec *spec, lc_qmatrix *out);
+
+/* Builds a matrix from codes already quantized elsewhere: q[n][k] signed codes (one int8 per
+ * weight, q4 in [-8, 7]), scales[n][nb] and, if spec->asym, offsets[n][nb]; the counts passed
+ * must equal n * nb (see lc_qmatrix_blocks). Everything is validated and copied. */
+lc_status lc_qmatrix_from_codes(size_t n, size_t k, const lc_quant_spec *spec, const int8_t *q, size_t q_count,
+                                const float *scales, size_t scale_count, const float *offsets,
+                                size_t offset_count, lc_qmatrix *out);
+
+/* Blocks per row for this shape (0 if the spec is invalid). */
+size_t lc_qmatrix_blocks(size_t k, const lc_quant_spec *spec);
+void lc_qmatrix_free(lc_qmatrix *m);
+/* Deep copy (benchmarks cycle through copies so the weights come from DRAM). */
+lc_status lc_qmatrix_clone(const lc_qmatrix *src, lc_qmatrix *dst);
+/* Bytes a GEMV reads: codes + scales + offsets (no slack). */
+size_t lc_qmatrix_bytes(const lc_qmatrix *m);
+
+/* dst[r][j] = W[row0 + r][k0 + j] in fp32, r < nrows, j < klen, row stride ld (floats). */
+lc_status lc_dequant_rows(const lc_qmatrix *m, size_t row0, size_t nrows, size_t k0, size_t klen, float *dst,
+                          size_t ld);
+
+typedef enum lc_qgemv_mode {
+  LC_QGEMV_ACCURATE = 0, /* fp32 activations, weights dequantized exactly in registers */
+  LC_QGEMV_INT8 = 1      /* activations quantized per block to int8, integer dot products */
+} lc_qgemv_mode;
+
+typedef struct lc_qgemv_opts {
+  lc_qgemv_mode mode;
+  int threads;  /* <= 1: the caller's thread only; else split over n with pthreads */
+  lc_isa isa;   /* LC_ISA_AUTO picks the best the CPU has (tests force the others) */
+  struct lc_pool *pool; /* optional (util/threadpool.h): run on these threads instead of starting some */
+} lc_qgemv_opts;
+
+/* y[i][j] = sum_k x[i][k] * W[j][k] (+ bias[j]), i < m, j < n. x row stride ldx, y row stride ldy. */
+lc_status lc_qgemv(const lc_qmatrix *w, size_t m, const float *x, size_t ldx, const float *bias, float *y,
+                   size_t ldy, const lc_qgemv_opts *opts);
+
+/* Name of the kernel set lc_qgemv would use ("scalar", "avx2", "avx512vnni"). */
+const char *lc_qgemv_isa_name(const lc_qgemv_opts *opts);
+
+#endif

@@ -1,0 +1,274 @@
+/* Quantizer, construction from external codes, and the matrix's geometry. */
+#include <math.h>
+#include <string.h>
+
+#include "quant/qkernels.h"
+#include "util/alloc.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+static int block_allowed(int b) { return b == 0 || b == 16 || b == 32 || b == 64 || b == 128 || b == 256; }
+
+/* Validates the spec and fills the geometry; allocates nothing. */
+static lc_status setup(size_t n, size_t k, const lc_quant_spec *spec, lc_qmatrix *m) {
+  memset(m, 0, sizeof *m);
+  if (!spec) return lc_error(LC_ERR_INVALID_ARG, "quant: spec is NULL");
+  if (spec->format != LC_WEIGHTS_Q8 && spec->format != LC_WEIGHTS_Q4 && spec->format != LC_WEIGHTS_F32)
+    return lc_error(LC_ERR_INVALID_ARG, "quant: unknown weight format %d", (int)spec->format);
+  if (n == 0 || k == 0) return lc_error(LC_ERR_INVALID_ARG, "quant: empty matrix (n=%zu, k=%zu)", n, k);
+  size_t kc = spec->kc ? spec->kc : k;
+  if (k % kc != 0)
+    return lc_error(LC_ERR_INVALID_ARG, "quant: k=%zu is not a multiple of the channels per tap %zu", k, kc);
+  if (spec->format != LC_WEIGHTS_F32 && !block_allowed(spec->block))
+    return lc_error(LC_ERR_INVALID_ARG, "quant: block size %d not in {0, 16, 32, 64, 128, 256}", spec->block);
+  const lc_qformat *f = &lc_qformats[spec->format];
+  m->format = spec->format;
+  m->asym = spec->format != LC_WEIGHTS_F32 && spec->asym;
+  m->n = n;
+  m->k = k;
+  if (spec->format == LC_WEIGHTS_F32 || spec->block == 0) kc = k; /* one block spans the row */
+  m->kc = kc;
+  m->block = (spec->format == LC_WEIGHTS_F32 || spec->block == 0) ? k : lc_min_sz((size_t)spec->block, kc);
+  m->taps = k / kc;
+  m->bpt = lc_div_up(kc, m->block);
+  m->tail = kc - (m->bpt - 1) * m->block;
+  m->nb = m->taps * m->bpt;
+  if (k > SIZE_MAX / 4) return lc_error(LC_ERR_OVERFLOW, "quant: k=%zu too large", k);
+  m->block_bytes = lc_qblock_bytes(f->bits, m->block);
+  m->tail_bytes = lc_qblock_bytes(f->bits, m->tail);
+  m->row_bytes = m->taps * ((m->bpt - 1) * m->block_bytes + m->tail_bytes);
+  size_t t;
+  if (!lc_mul_sz(n, m->row_bytes, &t) || !lc_add_sz(t, LC_QSLACK, &t) || !lc_mul_sz(n, m->nb, &t) ||
+      !lc_mul_sz(t, sizeof(float), &t))
+    return lc_error(LC_ERR_OVERFLOW, "quant: %zu x %zu matrix does not fit in memory", n, k);
+  return LC_OK;
+}
+
+static lc_status alloc_arrays(lc_qmatrix *m) {
+  m->codes = lc_calloc(m->n * m->row_bytes + LC_QSLACK, 1);
+  m->scales = m->format == LC_WEIGHTS_F32 ? NULL : lc_malloc(m->n * m->nb * sizeof(float));
+  m->offsets = m->asym ? lc_malloc(m->n * m->nb * sizeof(float)) : NULL;
+  if (!m->codes || (m->format != LC_WEIGHTS_F32 && !m->scales) || (m->asym && !m->offsets)) {
+    lc_qmatrix_free(m);
+    return lc_error(LC_ERR_NO_MEMORY, "quant: out of memory for a %zu x %zu matrix", m->n, m->k);
+  }
+  return LC_OK;
+}
+
+size_t lc_qmatrix_blocks(size_t k, const lc_quant_spec *spec) {
+  lc_qmatrix m;
+  return setup(1, k, spec, &m) == LC_OK ? m.nb : 0;
+}
+
+void lc_qmatrix_free(lc_qmatrix *m) {
+  if (!m) return;
+  lc_free(m->codes);
+  lc_free(m->scales);
+  lc_free(m->offsets);
+  m->codes = NULL;
+  m->scales = m->offsets = NULL;
+}
+
+lc_status lc_qmatrix_clone(const lc_qmatrix *src, lc_qmatrix *dst) {
+  if (!src || !src->codes || !dst) return lc_error(LC_ERR_INVALID_ARG, "quant: clone of NULL");
+  lc_qmatrix m = *src;
+  lc_status st = alloc_arrays(&m);
+  if (st != LC_OK) return st;
+  memcpy(m.codes, src->codes, m.n * m.row_bytes + LC_QSLACK);
+  if (m.scales) memcpy(m.scales, src->scales, m.n * m.nb * sizeof(float));
+  if (m.offsets) memcpy(m.offsets, src->offsets, m.n * m.nb * sizeof(float));
+  *dst = m;
+  return LC_OK;
+}
+
+size_t lc_qmatrix_bytes(const lc_qmatrix *m) {
+  size_t per = m->format == LC_WEIGHTS_F32 ? 0 : sizeof(float) * (m->asym ? 2 : 1);
+  return m->n * m->row_bytes + m->n * m->nb * per;
+}
+
+/* Block j of a row: first column and length. */
+static void block_span(const lc_qmatrix *m, size_t j, size_t *k0, size_t *len, size_t *byte0) {
+  size_t t = j / m->bpt, i = j % m->bpt;
+  *k0 = t * m->kc + i * m->block;
+  *len = i == m->bpt - 1 ? m->tail : m->block;
+  *byte0 = t * ((m->bpt - 1) * m->block_bytes + m->tail_bytes) + i * m->block_bytes;
+}
+
+/* Every code of the width, padding included, must decode to a finite value (kernels read padding). */
+static int block_finite(const lc_qformat *f, float s, float o) {
+  return isfinite(fmaf((float)f->qmin, s, o)) && isfinite(fmaf((float)f->qmax, s, o));
+}
+
+static double sq_err(const float *v, const int8_t *q, size_t len, float s, float o) {
+  double e = 0;
+  for (size_t j = 0; j < len; j++) {
+    double d = (double)v[j] - (double)fmaf((float)q[j], s, o);
+    e += d * d;
+  }
+  return e;
+}
+
+/* Quantizes one block to codes q with the range [lo, hi] (clipped); returns scale and offset. */
+static void quant_range(const lc_qformat *f, int asym, const float *v, size_t len, float lo, float hi, int8_t *q,
+                        float *s, float *o) {
+  if (!asym) {
+    float amax = fmaxf(fabsf(lo), fabsf(hi));
+    *s = amax / (float)f->qmax_sym;
+    *o = 0.0f;
+    for (size_t j = 0; j < len; j++) {
+      float r = *s > 0.0f ? roundf(v[j] / *s) : 0.0f;
+      q[j] = (int8_t)fminf(fmaxf(r, (float)-f->qmax_sym), (float)f->qmax_sym);
+    }
+    return;
+  }
+  int half = 1 << (f->bits - 1), umax = (1 << f->bits) - 1;
+  *s = (hi - lo) / (float)umax;
+  *o = lo + (float)half * *s;
+  for (size_t j = 0; j < len; j++) {
+    float r = *s > 0.0f ? roundf((v[j] - lo) / *s) : 0.0f;
+    q[j] = (int8_t)((int)fminf(fmaxf(r, 0.0f), (float)umax) - half);
+  }
+}
+
+static lc_status quant_block(const lc_qformat *f, const lc_quant_spec *spec, const float *v, size_t len, int8_t *q,
+                             int8_t *qtry, float *s, float *o) {
+  float mn = v[0], mx = v[0];
+  for (size_t j = 1; j < len; j++) {
+    mn = fminf(mn, v[j]);
+    mx = fmaxf(mx, v[j]);
+  }
+  if (spec->asym && !isfinite(mx - mn))
+    return lc_error(LC_ERR_INVALID_ARG, "quant: block range [%g, %g] overflows float", (double)mn, (double)mx);
+  quant_range(f, spec->asym, v, len, mn, mx, q, s, o);
+  if (!block_finite(f, *s, *o))
+    return lc_error(LC_ERR_INVALID_ARG, "quant: block range [%g, %g] too large to quantize", (double)mn, (double)mx);
+  if (!spec->clip_search) return LC_OK;
+  /* Shrink the range toward its centre (asym) or zero (sym); keep the lowest squared error. */
+  double best = sq_err(v, q, len, *s, *o);
+  float mid = spec->asym ? 0.5f * mn + 0.5f * mx : 0.0f;
+  for (int c = 19; c >= 14; c--) {
+    float frac = (float)c / 20.0f, s2, o2;
+    quant_range(f, spec->asym, v, len, mid + (mn - mid) * frac, mid + (mx - mid) * frac, qtry, &s2, &o2);
+    double e = sq_err(v, qtry, len, s2, o2);
+    if (e < best) {
+      best = e;
+      *s = s2;
+      *o = o2;
+      memcpy(q, qtry, len);
+    }
+  }
+  return LC_OK;
+}
+
+lc_status lc_quantize(const float *w, size_t n, size_t k, const lc_quant_spec *spec, lc_qmatrix *out) {
+  if (!out) return lc_error(LC_ERR_INVALID_ARG, "quant: output is NULL");
+  lc_qmatrix m;
+  lc_status st = setup(n, k, spec, &m);
+  if (st != LC_OK) return st;
+  if (!w) return lc_error(LC_ERR_INVALID_ARG, "quant: weights are NULL");
+  for (size_t r = 0; r < n; r++)
+    for (size_t c = 0; c < k; c++)
+      if (!isfinite(w[r * k + c]))
+        return lc_error(LC_ERR_INVALID_ARG, "quant: weight [%zu][%zu] (index %zu) is %s", r, c, r * k + c,
+                        isnan(w[r * k + c]) ? "NaN" : "Inf");
+  if ((st = alloc_arrays(&m)) != LC_OK) return st;
+  if (m.format == LC_WEIGHTS_F32) {
+    memcpy(m.codes, w, n * k * sizeof(float));
+    *out = m;
+    return LC_OK;
+  }
+  const lc_qformat *f = &lc_qformats[m.format];
+  int8_t *q = lc_malloc(2 * m.block);
+  if (!q) {
+    lc_qmatrix_free(&m);
+    return lc_error(LC_ERR_NO_MEMORY, "quant: out of memory");
+  }
+  for (size_t r = 0; r < n && st == LC_OK; r++) {
+    for (size_t j = 0; j < m.nb; j++) {
+      size_t k0, len, b0;
+      block_span(&m, j, &k0, &len, &b0);
+      float *o = m.asym ? &m.offsets[r * m.nb + j] : &(float){0};
+      st = quant_block(f, spec, w + r * k + k0, len, q, q + m.block, &m.scales[r * m.nb + j], o);
+      if (st != LC_OK) break;
+      f->pack(q, len, m.codes + r * m.row_bytes + b0);
+    }
+  }
+  lc_free(q);
+  if (st != LC_OK) {
+    lc_qmatrix_free(&m);
+    return st;
+  }
+  *out = m;
+  return LC_OK;
+}
+
+lc_status lc_qmatrix_from_codes(size_t n, size_t k, const lc_quant_spec *spec, const int8_t *q, size_t q_count,
+                                const float *scales, size_t scale_count, const float *offsets,
+                                size_t offset_count, lc_qmatrix *out) {
+  if (!out) return lc_error(LC_ERR_INVALID_ARG, "quant: output is NULL");
+  lc_qmatrix m;
+  lc_status st = setup(n, k, spec, &m);
+  if (st != LC_OK) return st;
+  if (m.format == LC_WEIGHTS_F32) return lc_error(LC_ERR_INVALID_ARG, "quant: f32 weights have no codes");
+  const lc_qformat *f = &lc_qformats[m.format];
+  size_t nq = n * k, ns = n * m.nb;
+  if (!q || q_count != nq)
+    return lc_error(LC_ERR_INVALID_ARG, "quant: %zu codes given, %zu x %zu matrix needs %zu", q ? q_count : 0, n,
+                    k, nq);
+  if (!scales || scale_count != ns)
+    return lc_error(LC_ERR_INVALID_ARG, "quant: %zu scales given, %zu rows x %zu blocks need %zu",
+                    scales ? scale_count : 0, n, m.nb, ns);
+  if (m.asym ? (!offsets || offset_count != ns) : (offsets != NULL || offset_count != 0))
+    return lc_error(LC_ERR_INVALID_ARG, "quant: %zu offsets given, %s needs %zu", offsets ? offset_count : 0,
+                    m.asym ? "asymmetric" : "symmetric", m.asym ? ns : (size_t)0);
+  for (size_t i = 0; i < nq; i++)
+    if (q[i] < f->qmin || q[i] > f->qmax)
+      return lc_error(LC_ERR_INVALID_ARG, "quant: code %d at index %zu out of range [%d, %d] for %s", q[i], i,
+                      f->qmin, f->qmax, f->name);
+  for (size_t i = 0; i < ns; i++)
+    if (!block_finite(f, scales[i], m.asym ? offsets[i] : 0.0f))
+      return lc_error(LC_ERR_INVALID_ARG, "quant: scale/offset %zu (%g, %g) is not finite or overflows the code range",
+                      i, (double)scales[i], m.asym ? (double)offsets[i] : 0.0);
+  if ((st = alloc_arrays(&m)) != LC_OK) return st;
+  memcpy(m.scales, scales, ns * sizeof(float));
+  if (m.asym) memcpy(m.offsets, offsets, ns * sizeof(float));
+  for (size_t r = 0; r < n; r++)
+    for (size_t j = 0; j < m.nb; j++) {
+      size_t k0, len, b0;
+      block_span(&m, j, &k0, &len, &b0);
+      f->pack(q + r * k + k0, len, m.codes + r * m.row_bytes + b0);
+    }
+  *out = m;
+  return LC_OK;
+}
+
+lc_status lc_dequant_rows(const lc_qmatrix *m, size_t row0, size_t nrows, size_t k0, size_t klen, float *dst,
+                          size_t ld) {
+  if (!m || !m->codes || !dst) return lc_error(LC_ERR_INVALID_ARG, "dequant: NULL matrix or destination");
+  if (row0 > m->n || nrows > m->n - row0 || k0 > m->k || klen > m->k - k0 || (nrows > 1 && ld < klen))
+    return lc_error(LC_ERR_INVALID_ARG, "dequant: rows [%zu, +%zu) cols [%zu, +%zu) ld %zu outside %zu x %zu",
+                    row0, nrows, k0, klen, ld, m->n, m->k);
+  const lc_qformat *f = &lc_qformats[m->format];
+  void (*deq)(const uint8_t *, size_t, size_t, float, float, float *) = f->dequant;
+  if (lc_qisa_select(LC_ISA_AUTO) >= LC_QISA_AVX2) {
+    if (m->format == LC_WEIGHTS_Q4) deq = lc_dequant_q4_avx2;
+    if (m->format == LC_WEIGHTS_Q8) deq = lc_dequant_q8_avx2;
+  }
+  size_t tap_bytes = (m->bpt - 1) * m->block_bytes + m->tail_bytes;
+  for (size_t r = 0; r < nrows; r++) {
+    size_t row = row0 + r;
+    const uint8_t *codes = m->codes + row * m->row_bytes;
+    float *d = dst + r * ld;
+    for (size_t kk = k0; kk < k0 + klen;) {
+      size_t t = kk / m->kc, c = kk % m->kc, i = c / m->block, j0 = c % m->block;
+      size_t len = (i == m->bpt - 1 ? m->tail : m->block) - j0;
+      len = lc_min_sz(len, k0 + klen - kk);
+      size_t b = t * m->bpt + i;
+      float s = m->scales ? m->scales[row * m->nb + b] : 1.0f;
+      float o = m->offsets ? m->offsets[row * m->nb + b] : 0.0f;
+      deq(codes + t * tap_bytes + i * m->block_bytes, j0, len, s, o, d + (kk - k0));
+      kk += len;
+    }
+  }
+  return LC_OK;
+}

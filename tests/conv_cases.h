@@ -1,0 +1,279 @@
+/* Shared by the conv tests: random conv shapes (general and aimed at one route), running one
+ * shape through a route, and the error bound against lc_conv_reference.
+ * Header-only (static inline) because each tests/test_*.c links only with testutil.c. */
+#ifndef LC_TEST_CONV_CASES_H
+#define LC_TEST_CONV_CASES_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lowconv.h"
+#include "testutil.h"
+
+typedef struct cc_case {
+  lc_conv_desc d;
+  int64_t n, h, w;
+  float *wts, *bias; /* owned (malloc) */
+} cc_case;
+
+/* What a generated shape aims at. */
+enum { CC_ANY = 0, CC_1X1 = 1, CC_DW = 2, CC_BIGK = 3, CC_TINY_IMG = 4, CC_WINO = 5, CC_BIG_IMG = 6 };
+
+static inline int cc_quick(void) {
+  const char *e = getenv("LC_TEST_QUICK");
+  return e && *e && *e != '0';
+}
+
+static inline int64_t cc_ext(int64_t k, int64_t d) { return (k - 1) * d + 1; }
+
+/* Output size of one dimension with the case's (explicit or auto) pads; 0 if invalid. */
+static inline int64_t cc_out_dim(const lc_conv_desc *d, int64_t in, int64_t k, int64_t s, int64_t dl, int64_t pb,
+                                 int64_t pe) {
+  int64_t e = cc_ext(k, dl);
+  if (d->auto_pad == LC_PAD_VALID) pb = pe = 0;
+  if (d->auto_pad == LC_PAD_SAME_UPPER || d->auto_pad == LC_PAD_SAME_LOWER) return (in + s - 1) / s;
+  if (in + pb + pe < e) return 0;
+  return (in + pb + pe - e) / s + 1;
+}
+
+static inline void cc_out_size(const cc_case *c, int64_t *oh, int64_t *ow) {
+  const lc_conv_desc *d = &c->d;
+  *oh = cc_out_dim(d, c->h, d->kernel_h, d->stride_h, d->dilation_h, d->pad_top, d->pad_bottom);
+  *ow = cc_out_dim(d, c->w, d->kernel_w, d->stride_w, d->dilation_w, d->pad_left, d->pad_right);
+}
+
+static inline size_t cc_in_count(const cc_case *c) { return (size_t)(c->n * c->d.in_channels * c->h * c->w); }
+static inline size_t cc_out_count(const cc_case *c) {
+  int64_t oh, ow;
+  cc_out_size(c, &oh, &ow);
+  return (size_t)(c->n * c->d.out_channels * oh * ow);
+}
+static inline int64_t cc_k(const cc_case *c) { return c->d.in_channels / c->d.groups * c->d.kernel_h * c->d.kernel_w; }
+static inline double cc_macs(const cc_case *c) { return (double)cc_out_count(c) * (double)cc_k(c); }
+
+static inline void cc_free(cc_case *c) {
+  free(c->wts);
+  free(c->bias);
+  c->wts = c->bias = NULL;
+}
+
+/* Fills weights/bias (values in [-1, 1]) for the descriptor already set in c->d. */
+static inline void cc_fill(cc_case *c, int with_bias) {
+  size_t nw = (size_t)(c->d.out_channels * cc_k(c));
+  c->wts = malloc(nw * sizeof(float));
+  tu_fill(c->wts, nw, -1.0f, 1.0f);
+  c->bias = NULL;
+  if (with_bias) {
+    c->bias = malloc((size_t)c->d.out_channels * sizeof(float));
+    tu_fill(c->bias, (size_t)c->d.out_channels, -1.0f, 1.0f);
+  }
+  c->d.weights = c->wts;
+  c->d.bias = c->bias;
+}
+
+static inline void cc_random_act(lc_conv_desc *d) {
+  d->activation = (lc_activation)tu_rand_int(0, 4);
+  d->act_min = tu_rand_float(-1.0f, 0.0f);
+  d->act_max = d->act_min + tu_rand_float(0.1f, 1.5f);
+  d->act_alpha = tu_rand_float(0.01f, 0.5f);
+}
+
+static inline void cc_random_pads(lc_conv_desc *d) {
+  d->auto_pad = tu_rand_int(0, 9) < 7 ? LC_PAD_NOTSET : (lc_auto_pad)tu_rand_int(1, 3);
+  int64_t eh = cc_ext(d->kernel_h, d->dilation_h), ew = cc_ext(d->kernel_w, d->dilation_w);
+  /* Pads up to the kernel extent (rarely beyond: rows that see only padding). */
+  int mh = (int)(eh < 5 ? eh : 5), mw = (int)(ew < 5 ? ew : 5);
+  d->pad_top = tu_rand_int(0, mh);
+  d->pad_bottom = tu_rand_int(0, mh);
+  d->pad_left = tu_rand_int(0, mw);
+  d->pad_right = tu_rand_int(0, mw);
+}
+
+/* One random shape of the given kind; redraws until valid and small enough for the test time. */
+static inline void cc_generate(cc_case *c, int kind) {
+  for (;;) {
+    lc_conv_desc *d = &c->d;
+    lc_conv_desc_init(d);
+    int64_t g = 1, cig, cog;
+    if (kind == CC_DW || (kind == CC_ANY && tu_rand_int(0, 5) == 0)) {
+      g = tu_rand_int(1, 40);
+      cig = 1;
+      cog = tu_rand_int(0, 4) == 0 ? 2 : 1; /* channel multiplier 2 now and then */
+    } else {
+      if (tu_rand_int(0, 3) == 0) g = tu_rand_int(2, 4);
+      cig = tu_rand_int(1, 19);
+      cog = tu_rand_int(1, 21);
+    }
+    d->in_channels = g * cig;
+    d->out_channels = g * cog;
+    d->groups = g;
+    if (kind == CC_1X1) {
+      d->kernel_h = d->kernel_w = 1;
+    } else if (kind == CC_BIGK) {
+      d->kernel_h = tu_rand_int(5, 11);
+      d->kernel_w = tu_rand_int(5, 11);
+    } else if (kind == CC_WINO) {
+      d->kernel_h = d->kernel_w = 3;
+    } else if (kind == CC_DW) {
+      int k = tu_rand_int(0, 3) == 0 ? tu_rand_int(1, 7) : 3 + 2 * tu_rand_int(0, 1);
+      d->kernel_h = k;
+      d->kernel_w = tu_rand_int(0, 4) == 0 ? tu_rand_int(1, 7) : k;
+    } else {
+      d->kernel_h = tu_rand_int(0, 2) ? tu_rand_int(1, 5) : tu_rand_int(1, 11);
+      d->kernel_w = tu_rand_int(0, 3) ? d->kernel_h : tu_rand_int(1, 11);
+    }
+    d->stride_h = tu_rand_int(0, 2) ? 1 : tu_rand_int(2, 3);
+    d->stride_w = tu_rand_int(0, 3) ? d->stride_h : tu_rand_int(1, 3);
+    d->dilation_h = tu_rand_int(0, 3) ? 1 : tu_rand_int(2, 3);
+    d->dilation_w = tu_rand_int(0, 3) ? d->dilation_h : tu_rand_int(1, 3);
+    cc_random_pads(d);
+    if (kind == CC_WINO) { /* what Winograd F(2x2, 3x3) takes: stride 1, dilation 1 */
+      d->stride_h = d->stride_w = d->dilation_h = d->dilation_w = 1;
+      cc_random_pads(d);
+    }
+    if (kind == CC_1X1) { /* what gemm1x1 takes: stride 1, no pad */
+      d->stride_h = d->stride_w = 1;
+      d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = 0;
+      d->auto_pad = tu_rand_int(0, 3) ? LC_PAD_NOTSET : LC_PAD_VALID;
+    }
+    d->layout = (lc_layout)tu_rand_int(0, 1);
+    cc_random_act(d);
+    c->n = tu_rand_int(0, 3) ? 1 : tu_rand_int(2, 3);
+    if (kind == CC_TINY_IMG || tu_rand_int(0, 9) == 0) {
+      int t = tu_rand_int(0, 2); /* 1x1, 1xN, Nx1 */
+      c->h = t == 2 ? tu_rand_int(2, 12) : 1;
+      c->w = t == 1 ? tu_rand_int(2, 12) : 1;
+    } else if (kind == CC_BIG_IMG) { /* several pixel tiles per image */
+      c->h = tu_rand_int(16, 40);
+      c->w = tu_rand_int(16, 40);
+    } else {
+      c->h = tu_rand_int(1, 17);
+      c->w = tu_rand_int(1, 17);
+    }
+    int64_t oh, ow;
+    cc_out_size(c, &oh, &ow);
+    if (oh < 1 || ow < 1) continue;
+    if (cc_macs(c) > (kind == CC_BIG_IMG ? 1.5e6 : 4e5)) continue;
+    c->wts = c->bias = NULL;
+    cc_fill(c, tu_rand_int(0, 2) != 0);
+    return;
+  }
+}
+
+static inline void cc_describe(const cc_case *c, char *buf, size_t len) {
+  const lc_conv_desc *d = &c->d;
+  static const char *ap[] = {"notset", "valid", "same_upper", "same_lower"};
+  snprintf(buf, len,
+           "n=%lld in=%lldx%lld cin=%lld cout=%lld groups=%lld k=%lldx%lld stride=%lldx%lld dil=%lldx%lld "
+           "pads(t,l,b,r)=%lld,%lld,%lld,%lld auto_pad=%s layout=%s act=%d bias=%d",
+           (long long)c->n, (long long)c->h, (long long)c->w, (long long)d->in_channels,
+           (long long)d->out_channels, (long long)d->groups, (long long)d->kernel_h, (long long)d->kernel_w,
+           (long long)d->stride_h, (long long)d->stride_w, (long long)d->dilation_h, (long long)d->dilation_w,
+           (long long)d->pad_top, (long long)d->pad_left, (long long)d->pad_bottom, (long long)d->pad_right,
+           ap[d->auto_pad & 3], d->layout == LC_NHWC ? "nhwc" : "nchw", (int)d->activation, d->bias != NULL);
+}
+
+/* Creates, prepares and runs one conv (workspace from the library); the operator is destroyed.
+ * Returns the first failing status; *shape gets what prepare reported. */
+static inline lc_status cc_run(lc_context *ctx, const cc_case *c, lc_route route, const float *in, float *out,
+                               lc_conv_shape *shape) {
+  lc_conv_desc d = c->d;
+  d.route = route;
+  lc_conv *conv = NULL;
+  memset(shape, 0, sizeof *shape);
+  lc_status st = lc_conv_create(ctx, &d, &conv);
+  if (st != LC_OK) return st;
+  st = lc_conv_prepare(conv, c->n, c->h, c->w, shape);
+  if (st == LC_OK) st = lc_conv_run(conv, in, out, NULL, 0);
+  lc_conv_destroy(conv);
+  return st;
+}
+
+/* Error bound, per output element.
+ * A route computes each output as an fp32 sum of K = cin/groups*kh*kw products plus the bias, in
+ * some order (K blocks, split accumulators, FMA or not). Whatever the order, each term goes through
+ * at most K+1 roundings, so (Higham, Accuracy and Stability, Thm 3.1 and 3.3):
+ *     |out_pre - exact| <= gamma(K+2) * S,   S = sum_k |x_k*w_k| + |bias|,   gamma(n) = n*u/(1-n*u)
+ * with u = 2^-24 (K+2: one more for the bias, one for the reference's own rounding to fp32).
+ * S <= (K+1) * max|x| * max|w| (values in [-1, 1]), so this is the "C * eps * K * max|w|*max|x|"
+ * bound with C = K+2 worst case; using S per element (computed by the reference on |x|, |w|) keeps it
+ * tight where the terms cancel. The activations are Lipschitz with L = 1 (relu, clip), max(1, alpha)
+ * (leaky relu), 1.5 (hard swish: slope x/3 + 1/2 <= 1.5), and their own fp32 ops add a few ulps of
+ * the result: bound = L * gamma(K+2) * S + 8u * |ref|.
+ * Winograd F(2x2, 3x3) sums other terms: V = B^T d B (<= 4 inputs, |V| <= 4 mx), U = G g G^T
+ * (coefficients 1 and 1/2, |U| <= 2.25 mw), M = sum over cin/groups channels of U*V, Y = A^T M A
+ * (9 M terms, coefficients +-1). Each step's rounding is bounded by its absolute sum, so
+ *     |out_pre - exact| <= gamma(cin_g + 12) * (81 * cin_g * mx * mw + |bias|)
+ * with mx, mw the largest |x|, |w| (cin_g + 12: 3 + 4 roundings in the transforms, cin_g in the
+ * channel sum, 4 in the output transform, 1 for the bias). */
+typedef struct cc_bound {
+  float *s;  /* S per output element */
+  double lip;
+  double gamma;
+  double wino; /* the Winograd bound above, before L */
+} cc_bound;
+
+static inline lc_status cc_bound_make(const cc_case *c, const float *in, cc_bound *b) {
+  size_t nin = cc_in_count(c), nout = cc_out_count(c), nw = (size_t)(c->d.out_channels * cc_k(c));
+  float *ain = malloc(nin * sizeof(float)), *aw = malloc(nw * sizeof(float));
+  float *ab = c->bias ? malloc((size_t)c->d.out_channels * sizeof(float)) : NULL;
+  b->s = malloc(nout * sizeof(float));
+  double mx = 0.0, mw = 0.0, mb = 0.0;
+  for (size_t i = 0; i < nin; i++) ain[i] = fabsf(in[i]), mx = fmax(mx, ain[i]);
+  for (size_t i = 0; i < nw; i++) aw[i] = fabsf(c->wts[i]), mw = fmax(mw, aw[i]);
+  for (int64_t i = 0; ab && i < c->d.out_channels; i++) ab[i] = fabsf(c->bias[i]), mb = fmax(mb, ab[i]);
+  lc_conv_desc d = c->d;
+  d.weights = aw;
+  d.bias = ab;
+  d.activation = LC_ACT_NONE;
+  lc_status st = lc_conv_reference(&d, c->n, c->h, c->w, ain, b->s);
+  free(ain);
+  free(aw);
+  free(ab);
+  double u = ldexp(1.0, -24), n = (double)cc_k(c) + 2.0;
+  b->gamma = n * u / (1.0 - n * u);
+  double cin_g = (double)(c->d.in_channels / c->d.groups), nw2 = cin_g + 12.0;
+  b->wino = nw2 * u / (1.0 - nw2 * u) * (81.0 * cin_g * mx * mw + mb);
+  b->lip = 1.0;
+  if (c->d.activation == LC_ACT_LEAKY_RELU && fabs(c->d.act_alpha) > 1.0) b->lip = fabs(c->d.act_alpha);
+  if (c->d.activation == LC_ACT_HARD_SWISH) b->lip = 1.5;
+  return st;
+}
+
+/* Max of |out - ref| / bound over the tensor (NaN counts as infinity); index of the worst in *at.
+ * route: the route that ran (Winograd has its own bound). */
+static inline double cc_err_ratio(const cc_bound *b, lc_route route, const float *out, const float *ref, size_t n,
+                                  size_t *at) {
+  double worst = 0.0, u = ldexp(1.0, -24);
+  *at = 0;
+  for (size_t i = 0; i < n; i++) {
+    double e = fabs((double)out[i] - (double)ref[i]);
+    double pre = route == LC_ROUTE_WINOGRAD ? b->wino : b->gamma * (double)b->s[i];
+    double bound = b->lip * pre + 8.0 * u * fabs((double)ref[i]) + 1e-30;
+    double r = e / bound;
+    if (r != r) r = INFINITY;
+    if (r > worst) {
+      worst = r;
+      *at = i;
+    }
+  }
+  return worst;
+}
+
+/* Kernel tables to try; a context for one the CPU lacks returns LC_ERR_UNSUPPORTED. */
+static const lc_isa cc_isas[] = {LC_ISA_SCALAR, LC_ISA_AVX2, LC_ISA_AVX512};
+static const char *const cc_isa_names[] = {"scalar", "avx2", "avx512"};
+#define CC_NISA 3
+
+static inline lc_status cc_context(lc_isa isa, int threads, size_t budget, lc_context **ctx) {
+  lc_context_params p;
+  lc_context_params_init(&p);
+  p.isa = isa;
+  p.threads = threads;
+  p.workspace_budget = budget;
+  return lc_context_create(&p, ctx);
+}
+
+#endif

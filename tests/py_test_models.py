@@ -1,0 +1,193 @@
+"""End-to-end ONNX tests: small models built with the onnx package, run by `lowconv run`, compared
+with onnxruntime (max abs error <= 1e-4 * max|ref|). Cases whose operators lowconv does not
+support yet are reported as skipped. Usage: py_test_models.py --lowconv CLI [--build-dir DIR]"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VENV_PY = os.path.join(os.path.dirname(HERE), ".venv", "bin", "python")
+
+try:
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError:
+    # compare prefixes: the venv's python is usually a symlink to the system one
+    if os.path.exists(VENV_PY) and os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(VENV_PY))):
+        os.execv(VENV_PY, [VENV_PY] + sys.argv)
+    print("onnx/onnxruntime/numpy not available: 0 passed, 0 failed, 1 skipped")
+    sys.exit(0)
+
+RNG = np.random.default_rng(1234)
+OPSET = 14
+
+
+def w(name, *shape, scale=0.3):
+    return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def bn(prefix, c):
+    return [numpy_helper.from_array((RNG.random(c) + 0.5).astype(np.float32), prefix + "_s"),
+            numpy_helper.from_array((RNG.standard_normal(c) * 0.1).astype(np.float32), prefix + "_b"),
+            numpy_helper.from_array((RNG.standard_normal(c) * 0.1).astype(np.float32), prefix + "_m"),
+            numpy_helper.from_array((RNG.random(c) + 0.5).astype(np.float32), prefix + "_v")]
+
+
+def bn_node(prefix, x, y):
+    return helper.make_node("BatchNormalization", [x, prefix + "_s", prefix + "_b", prefix + "_m", prefix + "_v"],
+                            [y], name=prefix, epsilon=1e-5)
+
+
+def make(nodes, inits, ins, outs, name):
+    g = helper.make_graph(nodes, name, ins, outs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def resnet_block():
+    """Conv+BN+Relu, Conv+BN, residual Add, Relu, MaxPool, GlobalAveragePool, Flatten, Gemm."""
+    n = [helper.make_node("Conv", ["X", "W1", "B1"], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         bn_node("bn1", "c1", "b1"), helper.make_node("Relu", ["b1"], ["r1"], name="relu1"),
+         helper.make_node("Conv", ["r1", "W2"], ["c2"], name="conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         bn_node("bn2", "c2", "b2"), helper.make_node("Add", ["b2", "r1"], ["a"], name="add"),
+         helper.make_node("Relu", ["a"], ["r2"], name="relu2"),
+         helper.make_node("MaxPool", ["r2"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("GlobalAveragePool", ["p"], ["g"], name="gap"),
+         helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+         helper.make_node("Gemm", ["f", "Wf", "Bf"], ["Y"], name="fc", transB=1)]
+    inits = [w("W1", 8, 3, 3, 3), w("B1", 8), w("W2", 8, 8, 3, 3), w("Wf", 10, 8), w("Bf", 10)] + bn("bn1", 8) + bn("bn2", 8)
+    return make(n, inits, [vi("X", ["N", 3, 16, 16])], [vi("Y", ["N", 10])], "resnet_block")
+
+
+def mobilenet_block():
+    """Pointwise + depthwise stride 2 with Clip (ReLU6), HardSwish, LeakyRelu."""
+    n = [helper.make_node("Conv", ["X", "Wp", "Bp"], ["c1"], name="pw", kernel_shape=[1, 1]),
+         helper.make_node("Clip", ["c1", "lo", "hi"], ["r1"], name="relu6"),
+         helper.make_node("Conv", ["r1", "Wd"], ["c2"], name="dw", kernel_shape=[3, 3], group=16, strides=[2, 2],
+                          pads=[1, 1, 1, 1]),
+         helper.make_node("HardSwish", ["c2"], ["h"], name="hswish"),
+         helper.make_node("Conv", ["h", "Wq"], ["c3"], name="pw2", kernel_shape=[1, 1]),
+         helper.make_node("LeakyRelu", ["c3"], ["Y"], name="leaky", alpha=0.1)]
+    inits = [w("Wp", 16, 4, 1, 1), w("Bp", 16), w("Wd", 16, 1, 3, 3), w("Wq", 6, 16, 1, 1),
+             numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+             numpy_helper.from_array(np.array(6.0, np.float32), "hi")]
+    return make(n, inits, [vi("X", [1, 4, 15, 15])], [vi("Y", [1, 6, 8, 8])], "mobilenet_block")
+
+
+def shape_chain():
+    """Shape -> Gather -> Unsqueeze -> Concat -> Reshape: folds away at load."""
+    n = [helper.make_node("Conv", ["X", "W"], ["c"], name="conv", kernel_shape=[3, 3]),
+         helper.make_node("Shape", ["c"], ["s"], name="shape"),
+         helper.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0),
+         helper.make_node("Unsqueeze", ["n", "ax"], ["nu"], name="unsq"),
+         helper.make_node("Concat", ["nu", "minus1"], ["shp"], name="concat", axis=0),
+         helper.make_node("Reshape", ["c", "shp"], ["Y"], name="reshape")]
+    inits = [w("W", 4, 2, 3, 3), numpy_helper.from_array(np.array(0, np.int64), "zero"),
+             numpy_helper.from_array(np.array([0], np.int64), "ax"),
+             numpy_helper.from_array(np.array([-1], np.int64), "minus1")]
+    return make(n, inits, [vi("X", [1, 2, 6, 6])], [vi("Y", [1, 64])], "shape_chain")
+
+
+def run_case(cli, tmp, name, model, feeds, extra=(), external=False):
+    path = os.path.join(tmp, name + ".onnx")
+    if external:  # save_model rewrites the tensors it externalizes: work on a copy
+        ext = onnx.ModelProto()
+        ext.CopyFrom(model)
+        onnx.save_model(ext, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=name + ".bin", size_threshold=0)
+    else:
+        onnx.save(model, path)
+    args = [cli, "run", path, "--output-dir", tmp] + list(extra)
+    for k, v in feeds.items():
+        f = os.path.join(tmp, "%s_%s.npy" % (name, k))
+        np.save(f, v)
+        args += ["--input", "%s=%s" % (k, f)]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        if "is not supported" in p.stderr:
+            return "skip", p.stderr.strip()
+        return "fail", "exit %d: %s" % (p.returncode, p.stderr.strip())
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    refs = sess.run(None, feeds)
+    for o, ref in zip(model.graph.output, refs):
+        got = np.load(os.path.join(tmp, o.name + ".npy"))
+        if got.shape != ref.shape:
+            return "fail", "output %s shape %s, onnxruntime %s" % (o.name, got.shape, ref.shape)
+        err = float(np.max(np.abs(got - ref))) if ref.size else 0.0
+        tol = 1e-4 * max(float(np.max(np.abs(ref))), 1e-6)
+        if err > tol:
+            return "fail", "output %s max abs err %.3g > %.3g" % (o.name, err, tol)
+    return "pass", ""
+
+
+def expect_error(cli, tmp, name, model, args, needle):
+    path = os.path.join(tmp, name + ".onnx")
+    onnx.save(model, path)
+    p = subprocess.run([cli] + [a.replace("MODEL", path) for a in args], capture_output=True, text=True, timeout=120)
+    if p.returncode == 1 and needle in p.stderr:
+        return "pass", ""
+    return "fail", "exit %d, stderr %r (wanted %r)" % (p.returncode, p.stderr.strip(), needle)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lowconv", required=True)
+    ap.add_argument("--build-dir", default=None)
+    a = ap.parse_args()
+    res = {"pass": 0, "fail": 0, "skip": 0}
+    x16 = RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        rb = resnet_block()
+        unknown = make([helper.make_node("Relu", ["X"], ["a"], name="r"),
+                        helper.make_node("Softsign", ["a"], ["Y"], name="mystery")], [], [vi("X", [1, 4])],
+                       [vi("Y", [1, 4])], "unknown")
+        dyn = make([helper.make_node("Relu", ["X"], ["Y"], name="r")], [], [vi("X", [1, 3, "H", "W"])],
+                   [vi("Y", [1, 3, "H", "W"])], "dyn")
+        cases = [
+            ("resnet_block", lambda: run_case(a.lowconv, tmp, "resnet_block", rb, {"X": x16})),
+            ("resnet_block_batch2", lambda: run_case(
+                a.lowconv, tmp, "resnet_block_b2", rb, {"X": RNG.standard_normal((2, 3, 16, 16)).astype(np.float32)},
+                ["--shape", "X=2x3x16x16"])),
+            ("resnet_block_unfused", lambda: run_case(a.lowconv, tmp, "resnet_block_nf", rb, {"X": x16}, ["--no-fusion"])),
+            ("resnet_block_external", lambda: run_case(a.lowconv, tmp, "resnet_ext", rb, {"X": x16}, external=True)),
+            ("mobilenet_block", lambda: run_case(a.lowconv, tmp, "mobilenet_block", mobilenet_block(),
+                                                 {"X": RNG.standard_normal((1, 4, 15, 15)).astype(np.float32)})),
+            ("shape_chain", lambda: run_case(a.lowconv, tmp, "shape_chain", shape_chain(),
+                                             {"X": RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)})),
+            ("dynamic_dims", lambda: run_case(a.lowconv, tmp, "dyn", dyn,
+                                              {"X": RNG.standard_normal((1, 3, 5, 7)).astype(np.float32)},
+                                              ["--shape", "X=1x3x5x7"])),
+            ("err_symbolic_dim", lambda: expect_error(a.lowconv, tmp, "dyn", dyn, ["info", "MODEL"], "symbolic ('H')")),
+            ("err_unknown_op", lambda: expect_error(a.lowconv, tmp, "unknown", unknown, ["info", "MODEL"],
+                                                    "operator 'Softsign' (node 'mystery') is not supported")),
+            ("err_wrong_input_shape", lambda: expect_error_with_input(a.lowconv, tmp, rb)),
+            ("err_missing_input", lambda: expect_error(a.lowconv, tmp, "rb2", rb,
+                                                       ["run", "MODEL", "--output-dir", tmp], "input 'X' not given")),
+        ]
+        for name, fn in cases:
+            r, msg = fn()
+            res[r] += 1
+            print("%-24s %s %s" % (name, r.upper(), msg))
+    print("%d passed, %d failed, %d skipped" % (res["pass"], res["fail"], res["skip"]))
+    return 1 if res["fail"] else 0
+
+
+def expect_error_with_input(cli, tmp, model):
+    f = os.path.join(tmp, "wrong.npy")
+    np.save(f, np.zeros((1, 3, 8, 8), np.float32))
+    return expect_error(cli, tmp, "rb3", model, ["run", "MODEL", "--output-dir", tmp, "--input", "X=" + f],
+                        "input 'X' expects dtype 1 shape [1x3x16x16], got dtype 1 shape [1x3x8x8]")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

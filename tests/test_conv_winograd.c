@@ -1,0 +1,211 @@
+/* Winograd F(2x2, 3x3) route: random eligible shapes against lc_conv_reference on every kernel table,
+ * bitwise identity across thread counts and chunk sizes (budgets), statuses for ineligible shapes and
+ * tight budgets, and allocation failures at create.
+ *
+ * Error bound. Per output, out = sum_xi a_xi M_xi + bias, M_xi = sum_ic U_xi,ic V_xi,ic, with
+ * V = B^T d B (2 roundings: rows then columns, entries of B are 0/+-1), U = G g G^T (computed in
+ * double, 1 rounding), the ic sum (IC roundings), A^T M A (4 roundings) and the bias (1). Every term
+ * thus sees at most IC + 8 roundings, so |out - exact| <= gamma(IC + 8) * (S_w + |bias|), where
+ * S_w = sum_xi |a_xi| sum_ic |U||V|. In 1-D, sum_x |a_x| |u_x| |v_x| <= 8 X W for either output
+ * (|u| <= W, 1.5 W, 1.5 W, W; |v| <= 2 X; X = max|x|, W = max|w|), and the 2-D transforms are tensor
+ * products, so S_w <= 64 * IC * X * W. With K = 9 * IC this is c * K * u * X * W with
+ * c = 64 (IC + 8) / 9: a worst case (like the cc_bound of direct summation it is quadratic in IC);
+ * the test also prints the observed err / (u K X W), the typical c. Activations as in conv_cases.h:
+ * Lipschitz factor L and 8u|ref| for their own rounding. */
+#include "conv_cases.h"
+
+#define NSHAPES 160
+
+static double wino_bound(const cc_case *c, double ref, double xw, double bmax) {
+  double u = ldexp(1.0, -24), ic = (double)(c->d.in_channels / c->d.groups), n = ic + 8.0;
+  double lip = 1.0;
+  if (c->d.activation == LC_ACT_LEAKY_RELU && fabs(c->d.act_alpha) > 1.0) lip = fabs(c->d.act_alpha);
+  if (c->d.activation == LC_ACT_HARD_SWISH) lip = 1.5;
+  return lip * (n * u / (1.0 - n * u)) * (64.0 * ic * xw + bmax) + 8.0 * u * fabs(ref) + 1e-30;
+}
+
+/* One random eligible shape: 3x3, stride 1, dilation 1, pads 0..2 (asymmetric) or auto_pad. */
+static void gen_shape(cc_case *c, int big) {
+  lc_conv_desc *d = &c->d;
+  lc_conv_desc_init(d);
+  int64_t g = tu_rand_int(0, 3) ? 1 : tu_rand_int(2, 3);
+  int64_t cig = big ? tu_rand_int(250, 300) : tu_rand_int(1, 19), cog = big ? tu_rand_int(1, 12) : tu_rand_int(1, 21);
+  d->in_channels = g * cig;
+  d->out_channels = g * cog;
+  d->groups = g;
+  d->kernel_h = d->kernel_w = 3;
+  d->auto_pad = tu_rand_int(0, 7) ? LC_PAD_NOTSET : (lc_auto_pad)tu_rand_int(1, 3);
+  d->pad_top = tu_rand_int(0, 2);
+  d->pad_left = tu_rand_int(0, 2);
+  d->pad_bottom = tu_rand_int(0, 2);
+  d->pad_right = tu_rand_int(0, 2);
+  d->layout = (lc_layout)tu_rand_int(0, 1);
+  cc_random_act(d);
+  c->n = tu_rand_int(0, 3) ? 1 : 2;
+  for (;;) {
+    c->h = big ? tu_rand_int(1, 9) : tu_rand_int(1, 19);
+    c->w = big ? tu_rand_int(1, 9) : tu_rand_int(1, 19);
+    if (tu_rand_int(0, 5) == 0) c->w = c->w * 3 + 1; /* several tile rows per panel and the reverse */
+    int64_t oh, ow;
+    cc_out_size(c, &oh, &ow);
+    if (oh >= 1 && ow >= 1) break;
+  }
+  cc_fill(c, tu_rand_int(0, 2) != 0);
+}
+
+static lc_context *ctxs[CC_NISA];
+static lc_context *ctx_thr[3]; /* default table: 2, 3 threads, and 2 threads with a small budget */
+static int top; /* best table the CPU has */
+static double worst_ratio, worst_c;
+static long ran, compared;
+
+static void check_shape(const cc_case *c) {
+  size_t nin = cc_in_count(c), nout = cc_out_count(c), nw = (size_t)(c->d.out_channels * cc_k(c));
+  float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
+  float *o1 = malloc(nout * sizeof(float)), *on = malloc(nout * sizeof(float));
+  tu_fill(in, nin, -1.0f, 1.0f);
+  char desc[400];
+  cc_describe(c, desc, sizeof desc);
+  lc_status st = lc_conv_reference(&c->d, c->n, c->h, c->w, in, ref);
+  TU_CHECK(st == LC_OK, "reference: %s", lc_last_error());
+  float xm = 0.0f, wm = 0.0f, bm = 0.0f;
+  for (size_t i = 0; i < nin; i++) xm = fmaxf(xm, fabsf(in[i]));
+  for (size_t i = 0; i < nw; i++) wm = fmaxf(wm, fabsf(c->wts[i]));
+  for (int64_t i = 0; c->bias && i < c->d.out_channels; i++) bm = fmaxf(bm, fabsf(c->bias[i]));
+  double xw = (double)xm * (double)wm, u = ldexp(1.0, -24);
+  for (int i = 0; i < CC_NISA; i++) {
+    if (!ctxs[i]) continue;
+    lc_conv_shape sh;
+    for (size_t k = 0; k < nout; k++) o1[k] = NAN;
+    st = cc_run(ctxs[i], c, LC_ROUTE_WINOGRAD, in, o1, &sh);
+    TU_CHECK(st == LC_OK && sh.route == LC_ROUTE_WINOGRAD, "%s: status %s (%s) [%s]", cc_isa_names[i],
+             lc_status_name(st), lc_last_error(), desc);
+    if (st != LC_OK) continue;
+    ran++;
+    double worst = 0.0;
+    size_t at = 0;
+    for (size_t k = 0; k < nout; k++) {
+      double e = fabs((double)o1[k] - (double)ref[k]), r = e / wino_bound(c, ref[k], xw, bm);
+      if (r != r) r = INFINITY;
+      if (r > worst) worst = r, at = k;
+      double cobs = e / (u * (double)cc_k(c) * xw);
+      if (cobs > worst_c && cobs == cobs) worst_c = cobs;
+    }
+    if (worst > worst_ratio) worst_ratio = worst;
+    TU_CHECK(worst <= 1.0, "%s: element %zu = %g, reference %g, err/bound %.3g [%s]", cc_isa_names[i], at, o1[at],
+             ref[at], worst, desc);
+  }
+  /* Same table, other thread counts and a small budget (more, smaller chunks): bitwise equal. */
+  lc_conv_shape sh;
+  st = cc_run(ctxs[top], c, LC_ROUTE_WINOGRAD, in, o1, &sh);
+  TU_CHECK(st == LC_OK, "1 thread: %s", lc_status_name(st));
+  for (int t = 0; t < 3; t++) {
+    memset(on, 0xff, nout * sizeof(float));
+    lc_status s2 = cc_run(ctx_thr[t], c, LC_ROUTE_WINOGRAD, in, on, &sh);
+    if (t == 2 && s2 == LC_ERR_BUDGET) continue; /* wide layers don't fit the small budget */
+    TU_CHECK(s2 == LC_OK, "threads ctx %d: %s (%s) [%s]", t, lc_status_name(s2), lc_last_error(), desc);
+    if (s2 != LC_OK) continue;
+    compared++;
+    TU_CHECK(memcmp(o1, on, nout * sizeof(float)) == 0, "ctx %d differs from 1 thread (max |diff| %g) [%s]", t,
+             tu_max_abs_diff(o1, on, nout), desc);
+  }
+  free(in);
+  free(ref);
+  free(o1);
+  free(on);
+}
+
+/* Statuses: ineligible shapes are UNSUPPORTED, a budget below one chunk is BUDGET. */
+static void check_statuses(lc_context *ctx) {
+  cc_case c;
+  memset(&c, 0, sizeof c);
+  lc_conv_desc_init(&c.d);
+  c.d.in_channels = 8;
+  c.d.out_channels = 8;
+  c.n = 1;
+  c.h = c.w = 9;
+  static const int64_t bad[4][4] = {{5, 5, 1, 1}, {3, 3, 2, 1}, {3, 3, 1, 2}, {3, 1, 1, 1}}; /* kh kw stride dil */
+  for (int i = 0; i < 4; i++) {
+    c.d.kernel_h = bad[i][0];
+    c.d.kernel_w = bad[i][1];
+    c.d.stride_h = c.d.stride_w = bad[i][2];
+    c.d.dilation_h = c.d.dilation_w = bad[i][3];
+    cc_fill(&c, 0);
+    lc_conv_desc d = c.d;
+    d.route = LC_ROUTE_WINOGRAD;
+    lc_conv *conv = NULL;
+    TU_CHECK(lc_conv_create(ctx, &d, &conv) == LC_OK, "create %d", i);
+    lc_status st = lc_conv_prepare(conv, 1, 9, 9, NULL);
+    TU_CHECK(st == LC_ERR_UNSUPPORTED, "shape %d: %s", i, lc_status_name(st));
+    TU_CHECK(strstr(lc_last_error(), "winograd") != NULL, "message: %s", lc_last_error());
+    lc_conv_destroy(conv);
+    cc_free(&c);
+  }
+  /* A 3x3 conv created for another route keeps no Winograd weights. */
+  c.d.kernel_h = c.d.kernel_w = 3;
+  c.d.stride_h = c.d.stride_w = c.d.dilation_h = c.d.dilation_w = 1;
+  cc_fill(&c, 1);
+  lc_conv_desc d = c.d;
+  d.route = LC_ROUTE_IM2COL;
+  lc_conv *conv = NULL;
+  TU_CHECK(lc_conv_create(ctx, &d, &conv) == LC_OK, "create im2col");
+  size_t wb_im2col = lc_conv_weight_bytes(conv);
+  lc_conv_destroy(conv);
+  d.route = LC_ROUTE_WINOGRAD;
+  TU_CHECK(lc_conv_create(ctx, &d, &conv) == LC_OK, "create winograd");
+  TU_CHECK(lc_conv_weight_bytes(conv) >= wb_im2col + 16 * 8 * 8 * sizeof(float),
+           "winograd weights counted: %zu vs %zu", lc_conv_weight_bytes(conv), wb_im2col);
+  lc_conv_destroy(conv);
+  /* Budget: 1 KiB holds no chunk. */
+  lc_context *tiny = NULL;
+  TU_CHECK(cc_context(LC_ISA_AUTO, 1, 1024, &tiny) == LC_OK, "tiny context");
+  TU_CHECK(lc_conv_create(tiny, &d, &conv) == LC_OK, "create tiny");
+  lc_status st = lc_conv_prepare(conv, 1, 9, 9, NULL);
+  TU_CHECK(st == LC_ERR_BUDGET, "tiny budget: %s", lc_status_name(st));
+  lc_conv_destroy(conv);
+  lc_context_destroy(tiny);
+  /* Allocation failures at create leave nothing behind. */
+  size_t before = lc_alloc_current_bytes();
+  int failed = 0;
+  for (long n = 1; n <= 6; n++) {
+    lc_alloc_fail_after(n);
+    st = lc_conv_create(ctx, &d, &conv);
+    lc_alloc_fail_after(0);
+    if (st == LC_OK) {
+      lc_conv_destroy(conv);
+      continue;
+    }
+    failed++;
+    TU_CHECK(st == LC_ERR_NO_MEMORY, "injected failure %ld: %s", n, lc_status_name(st));
+    TU_CHECK(lc_alloc_current_bytes() == before, "leak after failure %ld", n);
+  }
+  TU_CHECK(failed >= 3, "expected create to fail on its first allocations, got %d failures", failed);
+  cc_free(&c);
+}
+
+int main(void) {
+  tu_seed_from_env(0x3A3F23ull);
+  int nshapes = cc_quick() ? 60 : NSHAPES;
+  for (int i = 0; i < CC_NISA; i++)
+    if (cc_context(cc_isas[i], 1, 0, &ctxs[i]) != LC_OK) ctxs[i] = NULL;
+  TU_CHECK(ctxs[0] != NULL, "scalar context");
+  top = ctxs[2] ? 2 : ctxs[1] ? 1 : 0;
+  TU_CHECK(cc_context(cc_isas[top], 2, 0, &ctx_thr[0]) == LC_OK, "2 threads");
+  TU_CHECK(cc_context(cc_isas[top], 3, 0, &ctx_thr[1]) == LC_OK, "3 threads");
+  TU_CHECK(cc_context(cc_isas[top], 2, 96 << 10, &ctx_thr[2]) == LC_OK, "budget");
+  for (int s = 0; s < nshapes; s++) {
+    cc_case c;
+    gen_shape(&c, s % 20 == 19);
+    check_shape(&c);
+    cc_free(&c);
+  }
+  check_statuses(ctxs[0]);
+  printf("winograd: %ld runs against the reference, worst err/bound %.4f, worst err/(u*K*X*W) %.3f; %ld bitwise "
+         "comparisons across threads/budgets\n",
+         ran, worst_ratio, worst_c, compared);
+  for (int i = 0; i < CC_NISA; i++)
+    if (ctxs[i]) lc_context_destroy(ctxs[i]);
+  for (int t = 0; t < 3; t++)
+    if (ctx_thr[t]) lc_context_destroy(ctx_thr[t]);
+  return tu_finish("test_conv_winograd");
+}
