@@ -1,6 +1,6 @@
 /* Winograd F(2x2, 3x3) vs im2col on the 3x3 stride-1 layers of ResNet-34 (NCHW and NHWC, batch 1).
  * usage: bench_winograd [--threads T] [--isa auto|scalar|avx2|avx512] [--layout nchw|nhwc|both]
- *                       [--reps N] [--shape IC,OC,HW]
+ *                       [--reps N] [--shape IC,OC,HW] [--only im2col|winograd]
  * Prints the best time of N runs per route (robust to other load) and the speedup. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
   lc_isa isa = LC_ISA_AUTO;
   int layouts = 1; /* bit 0: nchw, bit 1: nhwc */
   int64_t shapes[8][3] = {{3, 64, 112}, {64, 64, 56}, {128, 128, 28}, {256, 256, 14}, {512, 512, 7}};
-  int nshapes = 5;
+  int nshapes = 5, only = 0; /* 0: both routes, else the route to time (for perf stat) */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(a, "--threads")) threads = atoi(v), i++;
@@ -78,9 +78,12 @@ int main(int argc, char **argv) {
       if (sscanf(v, "%lld,%lld,%lld", &ic, &oc, &hw) != 3) return fprintf(stderr, "bad --shape %s\n", v), 2;
       shapes[0][0] = ic, shapes[0][1] = oc, shapes[0][2] = hw, nshapes = 1;
       i++;
+    } else if (!strcmp(a, "--only")) {
+      only = lc_route_from_name(v);
+      i++;
     } else {
       fprintf(stderr, "usage: %s [--threads T] [--isa auto|scalar|avx2|avx512] [--layout nchw|nhwc|both] [--reps N] "
-              "[--shape IC,OC,HW]\n", argv[0]);
+              "[--shape IC,OC,HW] [--only im2col|winograd]\n", argv[0]);
       return 2;
     }
   }
@@ -115,8 +118,8 @@ int main(int argc, char **argv) {
       d.weights = w;
       d.bias = b;
       size_t ws_i = 0, ws_w = 0;
-      double ti = time_route(ctx, &d, hw, LC_ROUTE_IM2COL, reps, in, out, &ws_i);
-      double tw = time_route(ctx, &d, hw, LC_ROUTE_WINOGRAD, reps, in, out, &ws_w);
+      double ti = only && only != LC_ROUTE_IM2COL ? 1.0 : time_route(ctx, &d, hw, LC_ROUTE_IM2COL, reps, in, out, &ws_i);
+      double tw = only && only != LC_ROUTE_WINOGRAD ? 1.0 : time_route(ctx, &d, hw, LC_ROUTE_WINOGRAD, reps, in, out, &ws_w);
       char name[32];
       snprintf(name, sizeof name, "%lld->%lld @%lld", (long long)ic, (long long)oc, (long long)hw);
       double gf = 2.0 * (double)nout * (double)ic * 9.0 / tw * 1e-9; /* direct-conv flops */

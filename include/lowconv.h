@@ -124,7 +124,21 @@ typedef struct lc_conv_desc {
   lc_weight_format weight_format; /* storage of the packed weights (quantized from `weights`) */
   int block_size;          /* Q8/Q4: 16, 32, 64, 128, 256, or 0 = one block per output channel */
   int asym;                /* Q8/Q4: 1 = scale and offset per block, 0 = symmetric (scale only) */
+  int int8_activations;    /* Q8/Q4 GEMV path (1x1 conv on few pixels, fully connected): 1 = quantize the
+                              activations to int8 per block and use integer dot products (faster);
+                              0 = float activations, weights dequantized in registers (accurate, default) */
+  /* Weights quantized elsewhere (Q8/Q4; `weights` may then be NULL): signed codes, one int8 per
+   * weight (q4 in [-8, 7]), ordered [out_channel][ky][kx][in_channel / groups]; scales (and offsets
+   * when asym) per (out_channel, block), out_channels * lc_conv_quant_blocks() values each;
+   * a weight is code * scale + offset. Copied at create, never turned into floats. */
+  const int8_t *q_codes;
+  const float *q_scales;
+  const float *q_offsets;
 } lc_conv_desc;
+
+/* Quantization blocks per output channel for this descriptor's weight format and block size
+ * (blocks of block_size input channels at one kernel tap; docs/quantization.md); 0 if invalid. */
+size_t lc_conv_quant_blocks(const lc_conv_desc *d);
 
 /* Fills defaults: groups/strides/dilations 1, pads 0, NCHW, no bias, no activation, auto route. */
 void lc_conv_desc_init(lc_conv_desc *d);
@@ -148,6 +162,9 @@ lc_status lc_conv_run(lc_conv *conv, const float *input, float *output, void *wo
 void lc_conv_destroy(lc_conv *conv);
 /* Bytes held by the operator for packed weights and bias. */
 size_t lc_conv_weight_bytes(const lc_conv *conv);
+/* The weights as the operator computes with them, OIHW fp32 (for Q8/Q4: the dequantized values),
+ * so a reference run on them gives the exact expected result. oihw holds out*in/groups*kh*kw floats. */
+lc_status lc_conv_get_weights(const lc_conv *conv, float *oihw);
 
 /* Output size along one dimension under ONNX rules, or -1 if invalid (pads resolved by auto_pad). */
 int64_t lc_conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin,

@@ -261,6 +261,78 @@ def run_case(cli, name, model, sets, rtol, atol, work, verbose):
     return ""
 
 
+def composite_cases():
+    """Small CNN fragments that exercise the graph's folding and fusion (_act, _residual) together
+    with the ops; expected values come from onnx.reference.ReferenceEvaluator."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(7)
+
+    def w(*shape):
+        return rng.uniform(-0.5, 0.5, shape).astype(np.float32)
+
+    def model(name, nodes, inits, x_shape, y_name="y"):
+        g = helper.make_graph(
+            nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+            [helper.make_tensor_value_info(y_name, TensorProto.FLOAT, None)],
+            [numpy_helper.from_array(v, k) for k, v in inits.items()])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+    def bn(prefix, c):
+        return {prefix + "_s": rng.uniform(0.5, 1.5, c).astype(np.float32), prefix + "_b": w(c),
+                prefix + "_m": w(c), prefix + "_v": rng.uniform(0.5, 1.5, c).astype(np.float32)}
+
+    N = helper.make_node
+    cases = []
+    # ResNet basic block: conv-bn-relu, conv-bn, + x, relu
+    i = {"w1": w(8, 8, 3, 3), "w2": w(8, 8, 3, 3)}
+    i.update(bn("bn1", 8)), i.update(bn("bn2", 8))
+    cases.append(("composite_resnet_block", model("rb", [
+        N("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+        N("BatchNormalization", ["c1", "bn1_s", "bn1_b", "bn1_m", "bn1_v"], ["b1"]),
+        N("Relu", ["b1"], ["r1"]),
+        N("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+        N("BatchNormalization", ["c2", "bn2_s", "bn2_b", "bn2_m", "bn2_v"], ["b2"]),
+        N("Add", ["b2", "x"], ["a"]), N("Relu", ["a"], ["y"])], i, (1, 8, 9, 7)), (1, 8, 9, 7)))
+    # MobileNetV2 inverted residual: 1x1 expand + ReLU6 (Clip), depthwise 3x3 + Clip, 1x1 project, + x
+    i = {"we": w(24, 8, 1, 1), "be": w(24), "wd": w(24, 1, 3, 3), "bd": w(24), "wp": w(8, 24, 1, 1), "bp": w(8),
+         "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)}
+    cases.append(("composite_mobilenet_block", model("mb", [
+        N("Conv", ["x", "we", "be"], ["e"]), N("Clip", ["e", "lo", "hi"], ["e6"]),
+        N("Conv", ["e6", "wd", "bd"], ["d"], group=24, pads=[1, 1, 1, 1]), N("Clip", ["d", "lo", "hi"], ["d6"]),
+        N("Conv", ["d6", "wp", "bp"], ["p"]), N("Add", ["x", "p"], ["y"])], i, (1, 8, 10, 10)), (1, 8, 10, 10)))
+    # MobileNetV3 / PP-LCNet: conv + HardSwish, SE block (GAP, 1x1, relu, 1x1, HardSigmoid, Mul)
+    i = {"w": w(16, 4, 3, 3), "s1": w(4, 16, 1, 1), "s2": w(16, 4, 1, 1)}
+    cases.append(("composite_se_hardswish", model("se", [
+        N("Conv", ["x", "w"], ["c"], strides=[2, 2], pads=[1, 1, 1, 1]), N("HardSwish", ["c"], ["h"]),
+        N("GlobalAveragePool", ["h"], ["g"]), N("Conv", ["g", "s1"], ["g1"]), N("Relu", ["g1"], ["g2"]),
+        N("Conv", ["g2", "s2"], ["g3"]), N("HardSigmoid", ["g3"], ["g4"], alpha=1.0 / 6, beta=0.5),
+        N("Mul", ["h", "g4"], ["y"])], i, (1, 4, 11, 12)), (1, 4, 11, 12)))
+    # DBNet head (PP-OCR det): conv-bn-relu, ConvTranspose-bn-relu, ConvTranspose, Sigmoid; FPN Resize + Add
+    i = {"w": w(4, 8, 3, 3), "t1": w(4, 4, 2, 2), "tb1": w(4), "t2": w(4, 1, 2, 2), "tb2": w(1),
+         "sc": np.array([1, 1, 2, 2], np.float32)}
+    i.update(bn("bn1", 4)), i.update(bn("bn2", 4))
+    cases.append(("composite_dbnet_head", model("db", [
+        N("Resize", ["x", "", "sc"], ["u"], mode="nearest"), N("Conv", ["u", "w"], ["c"], pads=[1, 1, 1, 1]),
+        N("BatchNormalization", ["c", "bn1_s", "bn1_b", "bn1_m", "bn1_v"], ["b"]), N("Relu", ["b"], ["r"]),
+        N("ConvTranspose", ["r", "t1", "tb1"], ["t"], strides=[2, 2]),
+        N("BatchNormalization", ["t", "bn2_s", "bn2_b", "bn2_m", "bn2_v"], ["tb"]), N("Relu", ["tb"], ["tr"]),
+        N("ConvTranspose", ["tr", "t2", "tb2"], ["o"], strides=[2, 2]), N("Sigmoid", ["o"], ["y"])],
+        i, (1, 8, 5, 6)), (1, 8, 5, 6)))
+    # Classifier tail with a Shape chain to fold: GAP, Reshape to [N, -1] via Shape/Gather/Concat, Gemm, Softmax
+    i = {"i0": np.array(0, np.int64), "m1": np.array([-1], np.int64), "fw": w(10, 16), "fb": w(10)}
+    cases.append(("composite_classifier_shape_chain", model("cl", [
+        N("GlobalAveragePool", ["x"], ["g"]), N("Shape", ["g"], ["s"]), N("Gather", ["s", "i0"], ["n"]),
+        N("Unsqueeze", ["n", "z"], ["n1"]), N("Concat", ["n1", "m1"], ["shp"], axis=0),
+        N("Reshape", ["g", "shp"], ["f"]), N("Gemm", ["f", "fw", "fb"], ["l"], transB=1),
+        N("Softmax", ["l"], ["y"], axis=1)], dict(i, z=np.array([0], np.int64)), (2, 16, 3, 3)), (2, 16, 3, 3)))
+    for name, m, shape in cases:
+        x = rng.uniform(-1, 1, shape).astype(np.float32)
+        from onnx.reference import ReferenceEvaluator
+        y = ReferenceEvaluator(m).run(None, {"x": x})[0]
+        yield name, m, [([x], [np.asarray(y, np.float32)])], 1e-4, 1e-5
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lowconv", required=True, help="path to the lowconv CLI")
@@ -281,7 +353,9 @@ def main():
         return 0
     passed, failed, skipped = 0, [], []
     with tempfile.TemporaryDirectory(prefix="lc_onnx_node_") as work:
-        for name, model, sets, rtol, atol in load_cases(a.filter):
+        import itertools
+        extra = [c for c in composite_cases() if not a.filter or re.search(a.filter, c[0])]
+        for name, model, sets, rtol, atol in itertools.chain(load_cases(a.filter), extra):
             why = skip_reason(name, model, sets)
             if why:
                 skipped.append((name, why))

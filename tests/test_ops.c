@@ -559,6 +559,9 @@ static void test_conv(void) {
   int64_t d5[5] = {1, 3, 2, 2, 2};
   lc_tensor in5[2] = {tens(LC_DT_FLOAT, 5, d5, z), tens(LC_DT_FLOAT, 5, d5, z)};
   TU_CHECK(run_op("Conv", NULL, 0, in5, 2, out, 1) == LC_ERR_UNSUPPORTED, "3-D conv unsupported");
+  int64_t dw1[4] = {3, 3, 1, 1};
+  lc_tensor nc[2] = {tens(LC_DT_FLOAT, 4, dx, z), tens(LC_DT_FLOAT, 4, dw1, NULL)};
+  TU_CHECK(run_op("Conv", NULL, 0, nc, 2, out, 1) == LC_ERR_UNSUPPORTED, "conv with non-constant weights");
 }
 
 /* Gather-form reference: y[m, oh] sums x[c, ih] w[c, m, kh] where ih * s - p + kh * d = oh. */
@@ -691,8 +694,14 @@ int main(void) {
   test_conv();
   test_conv_transpose();
   test_elementwise();
-  size_t before = lc_alloc_current_bytes();
   lc_context_destroy(g_ctx);
-  (void)before;
+  /* again with a 2-thread pool: ops that split work across threads must give the same results */
+  p.threads = 2;
+  if (lc_context_create(&p, &g_ctx) != LC_OK) return 1;
+  test_pool();
+  test_conv();
+  test_conv_transpose();
+  lc_context_destroy(g_ctx);
+  TU_CHECK(lc_alloc_current_bytes() == 0, "library allocations leaked: %zu bytes", lc_alloc_current_bytes());
   return tu_finish("test_ops");
 }

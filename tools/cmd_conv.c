@@ -56,6 +56,11 @@ static const char help_text[] =
     "  --isa I          auto|scalar|avx2|avx512 (default auto)\n"
     "  --act A          none|relu|relu6|leaky|hardswish fused activation (default none)\n"
     "  --bias           add a bias\n"
+    "  --weights W      f32|q8|q4 weight storage (default f32); --check then compares with the\n"
+    "                   reference run on the dequantized weights\n"
+    "  --block N        q8/q4 block of input channels: 16|32|64|128|256, 0 = per output channel (default 32)\n"
+    "  --asym           q8/q4 with scale and offset per block (default symmetric)\n"
+    "  --int8-act       q8/q4 GEMV path: int8 activations and integer dot products\n"
     "  --mb N           override the descriptor's batch (like benchdnn's --mb)\n"
     "  --repeat N       timed runs (default: enough for ~0.3 s, at least 3 when a run is < 1 s)\n"
     "  --warmup N       untimed runs first (default 1)\n"
@@ -77,7 +82,8 @@ static const char help_text[] =
 
 typedef struct opts {
   lc_route route;
-  int threads, repeat, warmup, check, json, json_array, bias, lib_ws, dry_run;
+  int threads, repeat, warmup, check, json, json_array, bias, lib_ws, dry_run, asym, int8_act, block;
+  lc_weight_format weights;
   int64_t mb;
   size_t budget;
   lc_layout layout;
@@ -92,7 +98,7 @@ typedef struct result {
   char error[256];
   lc_route route;
   double median_ms, min_ms, gflops, peak_fraction, max_rel_err;
-  size_t workspace_bytes;
+  size_t workspace_bytes, weight_bytes;
   int checked;
 } result;
 
@@ -187,6 +193,10 @@ static void fill_desc(lc_conv_desc *d, const bd_conv *c, const opts *o) {
   if (o->act == LC_ACT_CLIP) d->act_min = 0.0f, d->act_max = 6.0f;
   if (o->act == LC_ACT_LEAKY_RELU) d->act_alpha = 0.1f;
   d->route = o->route;
+  d->weight_format = o->weights;
+  d->block_size = o->block;
+  d->asym = o->asym;
+  d->int8_activations = o->int8_act;
 }
 
 /* max|out - ref| / max|ref| (absolute if ref is all zeros); +inf if out has a non-finite value. */
@@ -281,6 +291,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
   }
   r->route = shape.route;
   r->workspace_bytes = shape.workspace_bytes;
+  r->weight_bytes = lc_conv_weight_bytes(conv);
   size_t wsz = 0;
   if (!o->lib_ws && shape.workspace_bytes) {
     wsz = shape.workspace_bytes;
@@ -297,6 +308,14 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
     if (!(ref = alloc_floats(n_out, 0))) {
       set_error(r, LC_ERR_NO_MEMORY, "reference buffer");
       goto done;
+    }
+    /* Quantized weights: the expected result is the conv with the dequantized weights. */
+    if (d.weight_format != LC_WEIGHTS_F32) {
+      if ((s = lc_conv_get_weights(conv, w))) {
+        set_error(r, s, "weights");
+        goto done;
+      }
+      d.weight_format = LC_WEIGHTS_F32;
     }
     if ((s = lc_conv_reference(&d, c->mb, c->ih, c->iw, in, ref))) {
       set_error(r, s, "reference");
@@ -339,6 +358,10 @@ static void print_json(const opts *o, lc_context *ctx, const bd_conv *c, const c
   printf(",\"workspace_bytes\":");
   if (r->status) printf("null");
   else printf("%zu", r->workspace_bytes);
+  printf(",\"weight_bytes\":");
+  if (r->status) printf("null");
+  else printf("%zu", r->weight_bytes);
+  printf(",\"weights\":\"%s\"", o->weights == LC_WEIGHTS_Q8 ? "q8" : o->weights == LC_WEIGHTS_Q4 ? "q4" : "f32");
   printf(",\"max_rel_err\":");
   /* a non-finite error is reported as a huge one, not as null (= not checked) */
   if (r->checked) json_number(stdout, isfinite(r->max_rel_err) ? r->max_rel_err : 1e300);
@@ -359,6 +382,7 @@ static void print_text(const opts *o, lc_context *ctx, const char *canon, const 
   printf("  GFLOP/s      %.2f (%.1f%% of %.0f GFLOP/s peak)\n", r->gflops, 100.0 * r->peak_fraction,
          o->peak_per_core * lc_context_threads(ctx));
   printf("  workspace    %zu bytes\n", r->workspace_bytes);
+  printf("  weights      %zu bytes\n", r->weight_bytes);
   if (r->checked) printf("  max_rel_err  %.3g\n", r->max_rel_err);
 }
 
@@ -367,6 +391,7 @@ static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *
   o->threads = 1, o->warmup = 1, o->mb = 0, o->tol = DEFAULT_TOL;
   o->layout = LC_NCHW, o->isa = LC_ISA_AUTO, o->act = LC_ACT_NONE, o->route = LC_ROUTE_AUTO;
   o->peak_per_core = DEFAULT_PEAK_GFLOPS_PER_CORE;
+  o->block = 32;
   const char *env = getenv("LOWCONV_PEAK_GFLOPS");
   if (env && *env) {
     char *end;
@@ -387,11 +412,11 @@ static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *
       (*descs)[(*ndesc)++] = a;
       continue;
     }
-    static const char *const flags[] = {"--check", "--json", "--json-array", "--bias", "--lib-workspace",
-                                        "--dry-run"};
-    int *const flag_ptr[] = {&o->check, &o->json, &o->json_array, &o->bias, &o->lib_ws, &o->dry_run};
+    static const char *const flags[] = {"--check",         "--json",    "--json-array", "--bias",
+                                        "--lib-workspace", "--dry-run", "--asym",       "--int8-act"};
+    int *const flag_ptr[] = {&o->check, &o->json, &o->json_array, &o->bias, &o->lib_ws, &o->dry_run, &o->asym, &o->int8_act};
     int done = 0;
-    for (int f = 0; f < 6 && !done; f++)
+    for (int f = 0; f < 8 && !done; f++)
       if (!strcmp(a, flags[f])) *flag_ptr[f] = 1, done = 1;
     if (done) continue;
     /* valued option: --key=value or --key value */
@@ -402,7 +427,8 @@ static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *
     memcpy(key, a, kl);
     key[kl] = '\0';
     static const char *const valued[] = {"--route", "--threads", "--budget", "--layout", "--isa", "--act",
-                                         "--mb",    "--repeat",  "--warmup", "--tol",    "--suite"};
+                                         "--mb",    "--repeat",  "--warmup", "--tol",    "--suite",
+                                         "--weights", "--block"};
     int known = 0;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(key, valued[k]);
     if (!known) return usage_error("unknown option '%s'", a);
@@ -439,6 +465,15 @@ static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *
         if (!strcmp(val, names[k])) found = k;
       if (found < 0) return usage_error("unknown activation '%s' (none|relu|relu6|leaky|hardswish)", val);
       o->act = acts[found];
+    } else if (!strcmp(key, "--weights")) {
+      if (!strcmp(val, "f32")) o->weights = LC_WEIGHTS_F32;
+      else if (!strcmp(val, "q8")) o->weights = LC_WEIGHTS_Q8;
+      else if (!strcmp(val, "q4")) o->weights = LC_WEIGHTS_Q4;
+      else return usage_error("--weights needs f32|q8|q4, got '%s'", val);
+    } else if (!strcmp(key, "--block")) {
+      if (!parse_i64(val, 0, 256, &v) || (v && v != 16 && v != 32 && v != 64 && v != 128 && v != 256))
+        return usage_error("--block needs 0, 16, 32, 64, 128 or 256, got '%s'", val);
+      o->block = (int)v;
     } else if (!strcmp(key, "--mb")) {
       if (!parse_i64(val, 1, 1000000, &v)) return usage_error("--mb needs a positive count, got '%s'", val);
       o->mb = v;

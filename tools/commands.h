@@ -4,5 +4,9 @@
 #define LC_TOOLS_COMMANDS_H
 
 int cmd_conv(int argc, char **argv);
+int cmd_gemv(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

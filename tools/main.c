@@ -14,6 +14,10 @@ typedef struct command {
 /* One line per subcommand; `lowconv NAME --help` gives its details. */
 static const command commands[] = {
     {"conv", cmd_conv, "time (and check) one convolution or a built-in layer suite"},
+    {"gemv", cmd_gemv, "time a block-quantized GEMV (int8/int4 weights) against DRAM bandwidth"},
+    {"info", cmd_info, "describe an ONNX model: inputs, outputs, ops, conv routes, memory"},
+    {"run", cmd_run, "run an ONNX model on .npy inputs, write one .npy per output"},
+    {"bench", cmd_bench, "time an ONNX model end to end (--per-layer for a per-node table)"},
 };
 
 static void usage(FILE *f) {

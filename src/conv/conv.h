@@ -5,6 +5,7 @@
 #include "api/context.h"
 #include "kernels/kernels.h"
 #include "lowconv.h"
+#include "quant/quant.h"
 
 /* K blocking of every GEMM route: K is consumed in blocks of LC_KC so an A micro-panel
  * (mr x KC) stays in L1 and a tile of B (KC x tile) in L2. Fixed (not derived from the budget or
@@ -39,6 +40,7 @@ struct lc_conv {
   float *wdw;           /* depthwise layout: NCHW [c][taps], NHWC [taps][c]; NULL unless depthwise */
   float *bias;          /* out_channels or NULL */
   float *wwino;         /* Winograd-domain weights (route_winograd.c) or NULL */
+  lc_qmatrix *qw;       /* Q8/Q4: the weights as [out_channel][K], blocks along ic per tap; wpack is NULL */
   size_t weight_bytes;
   int depthwise;        /* groups == in == out channels */
   int prepared;
@@ -47,6 +49,21 @@ struct lc_conv {
 
 /* Epilogue parameters for a tile (bias offset by the caller). */
 void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p);
+
+/* Quantized weights (qweights.c). */
+lc_status lc_conv_quantize(lc_conv *c, const lc_conv_desc *d);
+/* Bytes of a thread's panel buffer for dequantized weights (0 for fp32 weights). */
+size_t lc_qpanel_bytes(const lc_conv *c);
+/* The weight panel q of group g for k in [k0, k0 + kn): element (oc i, k) at [i * rs + k * cs].
+ * fp32: a pointer into wpack ([k][pw]: rs 1, cs pw); Q8/Q4: dequantized into buf (lc_qpanel_bytes),
+ * row-major for NCHW (the A operand takes any strides), [k][pw] for NHWC (B needs rows of pw). */
+const float *lc_conv_wpanel(const lc_conv *c, int64_t g, size_t q, size_t k0, size_t kn, float *buf, size_t *rs,
+                           size_t *cs);
+/* Row oc (K values, order (ky, kx, ic)) dequantized into row (Q8/Q4 only). */
+void lc_conv_qrow(const lc_conv *c, int64_t oc, float *row);
+/* Q8/Q4 1x1 conv over few pixels as a GEMV (lc_qgemv); 1 if this plan uses it. */
+int lc_conv_use_qgemv(const lc_conv *c, const lc_plan *p);
+void lc_run_qgemv(const lc_conv *c, const float *in, float *out);
 
 /* Weight (oc within group g, k) from the packed layout; used by the direct route. */
 static inline float lc_conv_w(const lc_conv *c, int64_t g, int64_t ocg, size_t k) {

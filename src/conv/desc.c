@@ -87,7 +87,12 @@ lc_status lc_conv_resolve_pads(const lc_conv_desc *d, int64_t in_h, int64_t in_w
 /* Validates everything that does not depend on the input size. */
 lc_status lc_conv_desc_check(const lc_conv_desc *d) {
   if (!d) return lc_error(LC_ERR_INVALID_ARG, "conv: descriptor is NULL");
-  if (!d->weights) return lc_error(LC_ERR_INVALID_ARG, "conv: weights pointer is NULL");
+  if (!d->weights && !(d->weight_format != LC_WEIGHTS_F32 && d->q_codes))
+    return lc_error(LC_ERR_INVALID_ARG, "conv: weights pointer is NULL");
+  if (d->q_codes && d->weight_format == LC_WEIGHTS_F32)
+    return lc_error(LC_ERR_INVALID_ARG, "conv: quantized codes given with weight format f32");
+  if (d->q_codes && (!d->q_scales || (d->asym && !d->q_offsets)))
+    return lc_error(LC_ERR_INVALID_ARG, "conv: quantized codes need scales%s", d->asym ? " and offsets" : "");
   const struct {
     const char *name;
     int64_t v, lo;

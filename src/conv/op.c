@@ -45,14 +45,14 @@ lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **ou
   if (!ctx) return lc_error(LC_ERR_INVALID_ARG, "conv: context is NULL");
   lc_status st = lc_conv_desc_check(desc);
   if (st) return st;
-  if (desc->weight_format != LC_WEIGHTS_F32)
-    return lc_error(LC_ERR_UNSUPPORTED, "conv: quantized weight formats are not available in this build");
   lc_conv *c = lc_calloc(1, sizeof *c);
   if (!c) return lc_error(LC_ERR_NO_MEMORY, "conv: out of memory");
   c->ctx = ctx;
   c->d = *desc;
   c->d.weights = NULL;
   c->d.bias = NULL;
+  c->d.q_codes = NULL;
+  c->d.q_scales = c->d.q_offsets = NULL;
   c->cin_g = desc->in_channels / desc->groups;
   c->cout_g = desc->out_channels / desc->groups;
   c->taps = desc->kernel_h * desc->kernel_w;
@@ -60,30 +60,47 @@ lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **ou
   c->pw = desc->layout == LC_NCHW ? ctx->k->mr : ctx->k->nr;
   c->npanels = lc_div_up((size_t)c->cout_g, c->pw);
   c->depthwise = c->cin_g == 1 && c->cout_g == 1;
-  size_t nw, tmp;
-  if (!lc_mul_sz((size_t)desc->groups, c->npanels, &nw) || !lc_mul_sz(nw, c->K, &nw) ||
-      !lc_mul_sz(nw, c->pw, &nw) || !lc_mul_sz(nw, sizeof(float), &tmp)) {
-    lc_free(c);
-    return lc_error(LC_ERR_OVERFLOW, "conv: packed weight size overflows");
+  size_t dwbytes = (size_t)(desc->out_channels * c->taps) * sizeof(float);
+  if (desc->weight_format != LC_WEIGHTS_F32) {
+    st = lc_conv_quantize(c, desc);
+  } else {
+    size_t nw, tmp;
+    if (!lc_mul_sz((size_t)desc->groups, c->npanels, &nw) || !lc_mul_sz(nw, c->K, &nw) ||
+        !lc_mul_sz(nw, c->pw, &nw) || !lc_mul_sz(nw, sizeof(float), &tmp)) {
+      st = lc_error(LC_ERR_OVERFLOW, "conv: packed weight size overflows");
+    } else if (!(c->wpack = lc_malloc(tmp))) {
+      st = lc_error(LC_ERR_NO_MEMORY, "conv: cannot allocate %zu bytes of packed weights", tmp);
+    } else {
+      c->weight_bytes = tmp;
+      pack_weights(c, desc->weights);
+    }
   }
-  c->wpack = lc_malloc(tmp);
-  c->weight_bytes = tmp;
-  if (c->depthwise) {
-    c->wdw = lc_malloc((size_t)(desc->out_channels * c->taps) * sizeof(float));
-    c->weight_bytes += (size_t)(desc->out_channels * c->taps) * sizeof(float);
+  /* Depthwise weights stay fp32 (for Q8/Q4: the dequantized values): with one input channel per
+   * group a block would hold a single weight, so a scale per weight would cost more than floats. */
+  if (!st && c->depthwise) {
+    c->wdw = lc_malloc(dwbytes);
+    float *deq = c->qw ? lc_malloc(dwbytes) : NULL;
+    if (!c->wdw || (c->qw && !deq)) {
+      st = lc_error(LC_ERR_NO_MEMORY, "conv: out of memory for depthwise weights");
+    } else {
+      if (deq)
+        for (int64_t oc = 0; oc < desc->out_channels; oc++) lc_conv_qrow(c, oc, deq + oc * c->taps);
+      pack_depthwise(c, deq ? deq : desc->weights);
+      c->weight_bytes += dwbytes;
+    }
+    lc_free(deq);
   }
-  if (desc->bias) {
+  if (!st && desc->bias) {
     c->bias = lc_malloc((size_t)desc->out_channels * sizeof(float));
-    c->weight_bytes += (size_t)desc->out_channels * sizeof(float);
+    if (!c->bias) {
+      st = lc_error(LC_ERR_NO_MEMORY, "conv: out of memory for the bias");
+    } else {
+      memcpy(c->bias, desc->bias, (size_t)desc->out_channels * sizeof(float));
+      c->weight_bytes += (size_t)desc->out_channels * sizeof(float);
+    }
   }
-  if (!c->wpack || (c->depthwise && !c->wdw) || (desc->bias && !c->bias)) {
-    lc_conv_destroy(c);
-    return lc_error(LC_ERR_NO_MEMORY, "conv: cannot allocate %zu bytes of packed weights", tmp);
-  }
-  pack_weights(c, desc->weights);
-  if (c->depthwise) pack_depthwise(c, desc->weights);
-  if (desc->bias) memcpy(c->bias, desc->bias, (size_t)desc->out_channels * sizeof(float));
-  st = lc_winograd_pack(c, desc->weights);
+  /* Winograd keeps fp32 transformed weights, so it only serves fp32 convs. */
+  if (!st && !c->qw) st = lc_winograd_pack(c, desc->weights);
   if (st) {
     lc_conv_destroy(c);
     return st;
@@ -98,6 +115,8 @@ void lc_conv_destroy(lc_conv *c) {
   lc_free(c->wdw);
   lc_free(c->bias);
   lc_free(c->wwino);
+  if (c->qw) lc_qmatrix_free(c->qw);
+  lc_free(c->qw);
   lc_free(c);
 }
 
@@ -119,7 +138,9 @@ static lc_status plan_route(const lc_conv *c, lc_route r, lc_plan *p) {
     case LC_ROUTE_IM2COL: return lc_plan_im2col(c, p);
     case LC_ROUTE_IGEMM: return lc_plan_igemm(c, p);
     case LC_ROUTE_DEPTHWISE: return lc_plan_depthwise(c, p);
-    case LC_ROUTE_WINOGRAD: return lc_plan_winograd(c, p);
+    case LC_ROUTE_WINOGRAD:
+      if (c->qw) return lc_error(LC_ERR_UNSUPPORTED, "winograd: needs fp32 weights");
+      return lc_plan_winograd(c, p);
     case LC_ROUTE_AUTO: return lc_select_route(c, p);
   }
   return lc_error(LC_ERR_INVALID_ARG, "conv: bad route %d", (int)r);
@@ -191,7 +212,12 @@ lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t 
     case LC_ROUTE_DIRECT: lc_run_direct(c, in, out, ws); break;
     case LC_ROUTE_DEPTHWISE: lc_run_depthwise(c, in, out, ws); break;
     case LC_ROUTE_WINOGRAD: lc_run_winograd(c, in, out, ws); break;
-    default: lc_run_gemm(c, in, out, ws); break;
+    default:
+      if (p->route == LC_ROUTE_GEMM1X1 && lc_conv_use_qgemv(c, p))
+        lc_run_qgemv(c, in, out);
+      else
+        lc_run_gemm(c, in, out, ws);
+      break;
   }
   lc_free(own);
   return LC_OK;

@@ -2,13 +2,18 @@
  * other routes don't take; correctness over speed. One task per (image, output row). */
 #include "conv/conv.h"
 #include "util/checked.h"
+#include "util/error.h"
 
 lc_status lc_plan_direct(const lc_conv *c, lc_plan *p) {
   p->route = LC_ROUTE_DIRECT;
   p->tile = 0;
   p->ntiles = (size_t)p->oh;
-  p->ws_thread = 0;
-  p->threads = c->ctx->threads;
+  /* Q8/Q4: one output channel's weights dequantized at a time. */
+  p->ws_thread = c->qw ? lc_round_up(c->K * sizeof(float), 64) : 0;
+  p->threads = lc_threads_for_budget(c, p->ws_thread);
+  if (p->threads == 0)
+    return lc_error(LC_ERR_BUDGET, "direct: a dequantized weight row needs %zu bytes, budget is %zu", p->ws_thread,
+                    c->ctx->budget);
   return LC_OK;
 }
 
@@ -16,6 +21,7 @@ typedef struct direct_job {
   const lc_conv *c;
   const float *in;
   float *out;
+  unsigned char *ws;
 } direct_job;
 
 static void direct_task(void *arg, size_t task, int thread) {
@@ -32,6 +38,8 @@ static void direct_task(void *arg, size_t task, int thread) {
   lc_conv_epilogue(c, &ep);
   for (int64_t oc = 0; oc < cout; oc++) {
     int64_t g = oc / c->cout_g, ocg = oc % c->cout_g;
+    float *wrow = c->qw ? (float *)(jb->ws + (size_t)thread * p->ws_thread) : NULL;
+    if (wrow) lc_conv_qrow(c, oc, wrow);
     for (int64_t ox = 0; ox < p->ow; ox++) {
       float acc = 0.0f;
       for (int64_t ky = 0; ky < d->kernel_h; ky++) {
@@ -45,7 +53,7 @@ static void direct_task(void *arg, size_t task, int thread) {
             int64_t ch = g * c->cin_g + ic;
             float x = nchw ? img[(size_t)ch * p->ihw + (size_t)(iy * p->iw + ix)]
                            : img[(size_t)(iy * p->iw + ix) * (size_t)cin + (size_t)ch];
-            acc += x * lc_conv_w(c, g, ocg, kb + (size_t)ic);
+            acc += x * (wrow ? wrow[kb + (size_t)ic] : lc_conv_w(c, g, ocg, kb + (size_t)ic));
           }
         }
       }
@@ -61,6 +69,6 @@ static void direct_task(void *arg, size_t task, int thread) {
 }
 
 void lc_run_direct(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
-  direct_job jb = {c, in, out};
+  direct_job jb = {c, in, out, ws};
   lc_pool_run(c->ctx->pool, (size_t)c->plan.n * (size_t)c->plan.oh, c->plan.threads, direct_task, &jb);
 }

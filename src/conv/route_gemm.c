@@ -40,28 +40,34 @@ lc_status lc_plan_gemm1x1(const lc_conv *c, lc_plan *p) {
   size_t pp = patch_pw(c);
   p->route = LC_ROUTE_GEMM1X1;
   set_tiles(c, p, pp, LC_TILE_PIX_MAX);
-  p->ws_thread = 0;
-  p->threads = c->ctx->threads;
+  p->ws_thread = lc_conv_use_qgemv(c, p) ? 0 : lc_qpanel_bytes(c);
+  p->threads = lc_threads_for_budget(c, p->ws_thread);
+  if (p->threads == 0)
+    return lc_error(LC_ERR_BUDGET, "gemm1x1: a dequantized weight panel needs %zu bytes, budget is %zu", p->ws_thread,
+                    c->ctx->budget);
   return LC_OK;
 }
 
 lc_status lc_plan_im2col(const lc_conv *c, lc_plan *p) {
-  size_t pp = patch_pw(c), kc = kc_of(c);
+  size_t pp = patch_pw(c), kc = kc_of(c), qb = lc_qpanel_bytes(c);
   size_t row_bytes = kc * sizeof(float); /* one pixel of a tile */
-  size_t want = lc_min_sz(lc_round_up(p->ohw, pp), LC_TILE_PIX_MAX / pp * pp);
-  int threads = lc_threads_for_budget(c, lc_round_up(row_bytes * pp, 64));
+  /* Quantized weights are dequantized once per tile: larger tiles amortize that (measured on
+   * 3x3 64..256-channel layers: 512 pixels brings q4 within noise of fp32). */
+  size_t maxt = c->qw ? 2 * LC_TILE_PIX_MAX : LC_TILE_PIX_MAX;
+  size_t want = lc_min_sz(lc_round_up(p->ohw, pp), maxt / pp * pp);
+  int threads = lc_threads_for_budget(c, lc_round_up(row_bytes * pp, 64) + qb);
   if (threads == 0)
     return lc_error(LC_ERR_BUDGET, "im2col: one tile of %zu x %zu floats needs %zu bytes, budget is %zu", kc, pp,
-                    row_bytes * pp, c->ctx->budget);
+                    row_bytes * pp + qb, c->ctx->budget);
   size_t tile = want;
   if (c->ctx->budget) {
-    size_t fit = c->ctx->budget / (size_t)threads / row_bytes / pp * pp;
-    while (fit && lc_round_up(fit * row_bytes, 64) * (size_t)threads > c->ctx->budget) fit -= pp;
+    size_t fit = (c->ctx->budget / (size_t)threads - qb) / row_bytes / pp * pp;
+    while (fit > pp && (lc_round_up(fit * row_bytes, 64) + qb) * (size_t)threads > c->ctx->budget) fit -= pp;
     tile = lc_min_sz(tile, fit);
   }
   p->route = LC_ROUTE_IM2COL;
   set_tiles(c, p, pp, tile);
-  p->ws_thread = lc_round_up(p->tile * row_bytes, 64);
+  p->ws_thread = lc_round_up(p->tile * row_bytes, 64) + qb;
   p->threads = threads;
   return LC_OK;
 }
@@ -72,7 +78,8 @@ static int igemm_bytes(const lc_conv *c, size_t tile, size_t *bytes) {
   if (!lc_mul_sz(tile, (size_t)c->taps, &tab) || !lc_mul_sz(tab, sizeof(float *), &tab)) return 0;
   if (!lc_mul_sz(tile, c->K, &pk) || !lc_mul_sz(pk, sizeof(float), &pk)) return 0;
   z = (size_t)c->cin_g * sizeof(float);
-  return lc_add_sz(lc_round_up(tab, 64), lc_round_up(z, 64), bytes) && lc_add_sz(*bytes, lc_round_up(pk, 64), bytes);
+  return lc_add_sz(lc_round_up(tab, 64), lc_round_up(z, 64), bytes) && lc_add_sz(*bytes, lc_round_up(pk, 64), bytes) &&
+         lc_add_sz(*bytes, lc_qpanel_bytes(c), bytes);
 }
 
 lc_status lc_plan_igemm(const lc_conv *c, lc_plan *p) {
@@ -108,7 +115,8 @@ typedef struct gemm_job {
 /* out tile (all weight panels x the pixel panels of [pix0, pix0+np)) for k in [k0, k0+kn).
  * Patch panels: packed (pan != NULL, panel i at pan + i*pstride + off) or the input in place. */
 static void compute_block(const lc_conv *c, int64_t g, size_t q0, size_t q1, const float *img_in, float *img_out,
-                          size_t pix0, size_t np, size_t k0, size_t kn, const float *pan, size_t pstride) {
+                          size_t pix0, size_t np, size_t k0, size_t kn, const float *pan, size_t pstride,
+                          float *qbuf) {
   const lc_kernels *kt = c->ctx->k;
   const lc_plan *p = &c->plan;
   size_t pp = patch_pw(c), pw = c->pw, K = c->K;
@@ -121,7 +129,8 @@ static void compute_block(const lc_conv *c, int64_t g, size_t q0, size_t q1, con
   ep.bias_per_row = nchw;
   for (size_t q = q0; q < q1; q++) {
     size_t oc0 = (size_t)g * coutg + q * pw, noc = lc_min_sz(pw, coutg - q * pw);
-    const float *w = c->wpack + (((size_t)g * c->npanels + q) * K + k0) * pw;
+    size_t wrs, wcs;
+    const float *w = lc_conv_wpanel(c, g, q, k0, kn, qbuf, &wrs, &wcs);
     ep.bias = c->bias ? c->bias + oc0 : NULL;
     for (size_t j = 0; j < np; j += pp) {
       size_t nj = lc_min_sz(pp, np - j), pix = pix0 + j;
@@ -138,7 +147,7 @@ static void compute_block(const lc_conv *c, int64_t g, size_t q0, size_t q1, con
         prs = cin;
       }
       if (nchw)
-        kt->f32_gemm(noc, nj, kn, w, 1, pw, pt, prs, img_out + oc0 * p->ohw + pix, p->ohw, &ep);
+        kt->f32_gemm(noc, nj, kn, w, wrs, wcs, pt, prs, img_out + oc0 * p->ohw + pix, p->ohw, &ep);
       else if (pan)
         kt->f32_gemm(nj, noc, kn, pt, 1, pp, w, pw, img_out + pix * cout + oc0, cout, &ep);
       else
@@ -165,17 +174,19 @@ static void gemm_task(void *arg, size_t task, int thread) {
   int nchw = c->d.layout == LC_NCHW;
   const float *img_g = img + (size_t)g * (size_t)c->cin_g * (nchw ? p->ihw : 1);
   unsigned char *slot = jb->ws ? jb->ws + (size_t)thread * p->ws_thread : NULL;
+  /* Dequantized weight panel (Q8/Q4) at the end of the slot. */
+  float *qbuf = c->qw ? (float *)(slot + p->ws_thread - lc_qpanel_bytes(c)) : NULL;
 
   if (p->route == LC_ROUTE_GEMM1X1) {
     for (size_t k0 = 0; k0 < K; k0 += kc)
-      compute_block(c, g, q0, q1, img, img_out, pix0, np, k0, lc_min_sz(kc, K - k0), NULL, 0);
+      compute_block(c, g, q0, q1, img, img_out, pix0, np, k0, lc_min_sz(kc, K - k0), NULL, 0, qbuf);
   } else if (p->route == LC_ROUTE_IM2COL) {
     float *tilebuf = (float *)slot;
     for (size_t k0 = 0; k0 < K; k0 += kc) {
       size_t kn = lc_min_sz(kc, K - k0);
       for (size_t j = 0; j < np; j += pp)
         lc_pack_panel(c, img_g, pix0 + j, lc_min_sz(pp, np - j), k0, kn, pp, NULL, NULL, tilebuf + (j / pp) * kn * pp);
-      compute_block(c, g, q0, q1, img, img_out, pix0, np, k0, kn, tilebuf, kn * pp);
+      compute_block(c, g, q0, q1, img, img_out, pix0, np, k0, kn, tilebuf, kn * pp, qbuf);
     }
   } else { /* igemm */
     size_t taps = (size_t)c->taps;
@@ -196,7 +207,7 @@ static void gemm_task(void *arg, size_t task, int thread) {
       lc_pack_panel(c, img_g, pix0 + j, lc_min_sz(pp, np - j), 0, K, pp, table + j * taps, zero,
                     packed + (j / pp) * K * pp);
     for (size_t k0 = 0; k0 < K; k0 += kc)
-      compute_block(c, g, q0, q1, img, img_out, pix0, np, k0, lc_min_sz(kc, K - k0), packed + k0 * pp, K * pp);
+      compute_block(c, g, q0, q1, img, img_out, pix0, np, k0, lc_min_sz(kc, K - k0), packed + k0 * pp, K * pp, qbuf);
   }
 }
 

@@ -2,14 +2,15 @@
  * NHWC). Each 2x2 output tile comes from a 4x4 input tile d:  Y = A^T [ (G g G^T) .* (B^T d B) ] A,
  * so the conv becomes 16 GEMMs with K = cin/groups (2.25x fewer multiplies than im2col), framed by
  * an input transform (adds only) and an output transform (adds, then bias and activation).
- *   NCHW: M[xi] (oc x tiles) = U[xi] (oc x ic) * V[xi] (ic x tiles); U packed as A panels of mr oc,
- *         V as B panels of nr tiles ([xi][panel][ic][nr]).
- *   NHWC: M[xi] (tiles x oc) = V[xi] (tiles x ic) * U[xi] (ic x oc); V rows of ic read in place as A
- *         (rs_a = ic), U packed as B panels of nr oc.
- * Both store U as [group][xi][panel][ic][pw], the layout of wpack with K = ic.
- * Work is split in chunks of T tiles per (image, group); a thread slot holds V (16 x ic x T) and M for
- * one weight panel (16 x pw x T). K is summed in LC_KC blocks in a fixed order, so the output does
- * not depend on the chunk size or the thread count.
+ * Both layouts use one orientation: M[xi] (tiles x oc) = V[xi] (tiles x ic) * U[xi] (ic x oc), tiles
+ * on the microkernel's mr side, output channels on its nr side. Small images have few tiles (49 at
+ * 14x14) and panels of mr = 6..8 tiles waste less than panels of nr = 16..32 would.
+ *   U: [group][xi][panel][ic][nr], packed B panels of nr output channels (transformed at create).
+ *   V: NCHW [xi][ic][T] (the transform runs along tiles; A read with rs_a = 1, cs_a = T),
+ *      NHWC [xi][T][ic] (the transform runs along channels; rs_a = ic, cs_a = 1).
+ *   M: [xi][T][nr] for one weight panel; the output transform runs along channels.
+ * Work is split in chunks of T tiles per (image, group); a thread slot holds V, M and a zero row.
+ * K is summed in LC_KC blocks in a fixed order, so the output doesn't depend on T or the threads.
  * Transform index xi = 4 * row + column of the 4x4 transformed tile. */
 #include <string.h>
 
@@ -21,7 +22,7 @@
 
 /* Default slot size when the budget is unlimited: V and M stay in a 1 MiB L2 with room for the
  * weight panel being streamed (see bench_winograd). */
-#define LC_WINO_CHUNK_BYTES ((size_t)512 << 10)
+#define LC_WINO_CHUNK_BYTES ((size_t)768 << 10)
 /* Tiles per transform segment (bounds the local buffers); >= any panel width. */
 #define SEG LC_WINO_SEG
 
@@ -30,8 +31,10 @@ static int wino_shape_ok(const lc_conv_desc *d) {
          d->dilation_w == 1 && d->weight_format == LC_WEIGHTS_F32;
 }
 
-/* Tiles per panel of V: the GEMM's panel width on the tile side. */
-static size_t tile_pp(const lc_conv *c) { return c->d.layout == LC_NCHW ? c->ctx->k->nr : c->ctx->k->mr; }
+/* Tiles per GEMM row panel, output channels per weight panel, and weight panels per group. */
+static size_t tile_pp(const lc_conv *c) { return c->ctx->k->mr; }
+static size_t wpw(const lc_conv *c) { return c->ctx->k->nr; }
+static size_t wpanels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, wpw(c)); }
 
 /* U = G g G^T in double, rounded once to fp32 (the test's error bound counts one rounding). */
 static void weight_tile(const float *g, double u[16]) {
@@ -57,8 +60,8 @@ lc_status lc_winograd_pack(lc_conv *c, const float *w) {
   /* Transformed weights cost 16/9 of the packed ones: only keep them where the route may run. */
   if (d->route != LC_ROUTE_AUTO && d->route != LC_ROUTE_WINOGRAD) return LC_OK;
   if (d->route == LC_ROUTE_AUTO && c->depthwise) return LC_OK;
-  size_t pw = c->pw, cig = (size_t)c->cin_g, n, bytes;
-  if (!lc_mul_sz((size_t)d->groups * 16, c->npanels, &n) || !lc_mul_sz(n, cig, &n) || !lc_mul_sz(n, pw, &n) ||
+  size_t pw = wpw(c), np = wpanels(c), cig = (size_t)c->cin_g, n, bytes;
+  if (!lc_mul_sz((size_t)d->groups * 16, np, &n) || !lc_mul_sz(n, cig, &n) || !lc_mul_sz(n, pw, &n) ||
       !lc_mul_sz(n, sizeof(float), &bytes))
     return lc_error(LC_ERR_OVERFLOW, "winograd: transformed weight size overflows");
   c->wwino = lc_calloc(n, sizeof(float)); /* zero padding of the last panel */
@@ -71,7 +74,7 @@ lc_status lc_winograd_pack(lc_conv *c, const float *w) {
         weight_tile(w + (((size_t)(g * c->cout_g + o)) * cig + ic) * 9, u);
         size_t q = (size_t)o / pw, i = (size_t)o % pw;
         for (size_t xi = 0; xi < 16; xi++)
-          c->wwino[((((size_t)g * 16 + xi) * c->npanels + q) * cig + ic) * pw + i] = (float)u[xi];
+          c->wwino[((((size_t)g * 16 + xi) * np + q) * cig + ic) * pw + i] = (float)u[xi];
       }
   return LC_OK;
 }
@@ -79,11 +82,11 @@ lc_status lc_winograd_pack(lc_conv *c, const float *w) {
 /* Zero floats a slot holds for padding: a channel vector (NHWC) or an input row segment (NCHW). */
 static size_t zero_len(const lc_conv *c) { return lc_max_sz((size_t)c->cin_g, 2 * SEG + 2); }
 
-/* Slot: [V: 16 x cig x T][M: 16 x pw x T][zeros: zero_len], each 64-aligned. */
+/* Slot: [V: 16 x cig x T][M: 16 x T x nr][zeros: zero_len], each 64-aligned. */
 static int slot_bytes(const lc_conv *c, size_t T, size_t *bytes) {
   size_t v, m, z = lc_round_up(zero_len(c) * sizeof(float), 64);
   if (!lc_mul_sz(16 * sizeof(float), (size_t)c->cin_g, &v) || !lc_mul_sz(v, T, &v)) return 0;
-  if (!lc_mul_sz(16 * sizeof(float) * c->pw, T, &m)) return 0;
+  if (!lc_mul_sz(16 * sizeof(float) * wpw(c), T, &m)) return 0;
   return lc_add_sz(lc_round_up(v, 64), lc_round_up(m, 64), bytes) && lc_add_sz(*bytes, z, bytes);
 }
 
@@ -94,7 +97,7 @@ lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p) {
     return lc_error(LC_ERR_UNSUPPORTED, "winograd: weights not transformed at create (route %s, depthwise %d)",
                     lc_route_name(c->d.route), c->depthwise);
   size_t pp = tile_pp(c), one, nt;
-  if (pp > SEG || c->pw > SEG)
+  if (pp > SEG || wpw(c) > SEG)
     return lc_error(LC_ERR_UNSUPPORTED, "winograd: GEMM tile %zux%zu wider than %d", c->ctx->k->mr, c->ctx->k->nr, SEG);
   if (!lc_mul_sz(lc_div_up((size_t)p->oh, 2), lc_div_up((size_t)p->ow, 2), &nt) || !slot_bytes(c, pp, &one))
     return lc_error(LC_ERR_OVERFLOW, "winograd: tile count or slot size overflows");
@@ -120,7 +123,7 @@ lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p) {
   p->ntiles = lc_div_up(nt, T);
   size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles;
   p->ocsplit = 1;
-  if (threads > 1 && tasks < (size_t)threads) p->ocsplit = lc_min_sz(c->npanels, lc_div_up((size_t)threads, tasks));
+  if (threads > 1 && tasks < (size_t)threads) p->ocsplit = lc_min_sz(wpanels(c), lc_div_up((size_t)threads, tasks));
   slot_bytes(c, T, &p->ws_thread);
   p->threads = threads;
   return LC_OK;
@@ -142,27 +145,19 @@ typedef struct wino_job {
   size_t tw; /* tiles per row */
 } wino_job;
 
-/* B^T d B of one tile that reaches into the left/right padding (NCHW), in the same operation order
- * as the vector transform. */
-static void in_tile_edge(const lc_plan *p, const float *plane, int64_t y0, int64_t x0, float *dst, size_t xs) {
-  float d[4][4], h[4][4];
-  for (int r = 0; r < 4; r++)
-    for (int x = 0; x < 4; x++) {
-      int64_t iy = y0 + r, ix = x0 + x;
-      d[r][x] = iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw ? plane[iy * p->iw + ix] : 0.0f;
-    }
-  for (int r = 0; r < 4; r++) {
-    h[r][0] = d[r][0] - d[r][2];
-    h[r][1] = d[r][1] + d[r][2];
-    h[r][2] = d[r][2] - d[r][1];
-    h[r][3] = d[r][1] - d[r][3];
-  }
-  for (int x = 0; x < 4; x++) {
-    dst[(size_t)(0 + x) * xs] = h[0][x] - h[2][x];
-    dst[(size_t)(4 + x) * xs] = h[1][x] + h[2][x];
-    dst[(size_t)(8 + x) * xs] = h[2][x] - h[1][x];
-    dst[(size_t)(12 + x) * xs] = h[1][x] - h[3][x];
-  }
+/* Row `iy` of a plane, columns [x0, x0 + w), zero outside the image: a pointer into the plane when
+ * the span is inside, the zero row when the row is padding, else a copy in buf. */
+static const float *plane_row(const lc_plan *p, const float *plane, int64_t iy, int64_t x0, int64_t w, float *buf,
+                              const float *zero) {
+  if (iy < 0 || iy >= p->ih) return zero;
+  if (x0 >= 0 && x0 + w <= p->iw) return plane + iy * p->iw + x0;
+  int64_t lo = x0 < 0 ? -x0 : 0, hi = p->iw - x0 < w ? p->iw - x0 : w;
+  if (lo > w) lo = w;
+  if (hi < lo) hi = lo;
+  for (int64_t k = 0; k < lo; k++) buf[k] = 0.0f;
+  memcpy(buf + lo, plane + iy * p->iw + x0 + lo, (size_t)(hi - lo) * sizeof(float));
+  for (int64_t k = hi; k < w; k++) buf[k] = 0.0f;
+  return buf;
 }
 
 /* V for tiles [t0, t0 + nt) of one image and group. */
@@ -173,25 +168,15 @@ static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_
   const lc_plan *p = &c->plan;
   size_t cig = (size_t)c->cin_g, xs = cig * T, tw = jb->tw;
   if (c->d.layout == LC_NCHW) {
-    /* Tiles [txa, txb) read only columns inside the image: the vector transform reads their rows in
-     * place (padding rows from the zero row); the few edge tiles take the scalar path. */
-    int64_t txa = (p->pl + 1) / 2, txb = p->iw + p->pl - 4 >= 0 ? (p->iw + p->pl - 4) / 2 + 1 : 0;
+    float buf[4][2 * SEG + 2];
     for (size_t j = 0; j < nt;) {
       size_t tt = t0 + j, ty = tt / tw, tx = tt % tw;
       size_t n = lc_min_sz(lc_min_sz(tw - tx, SEG), nt - j); /* one tile row */
-      int64_t e = (int64_t)(tx + n), lo = txa < (int64_t)tx ? (int64_t)tx : (txa > e ? e : txa);
-      int64_t hi = txb < lo ? lo : (txb > e ? e : txb), y0 = (int64_t)(2 * ty) - p->pt;
+      int64_t x0 = (int64_t)(2 * tx) - p->pl, y0 = (int64_t)(2 * ty) - p->pt;
       for (size_t ic = 0; ic < cig; ic++) {
-        const float *plane = img_g + ic * p->ihw;
-        float *dst = V + ic * T + j - tx; /* tile column t at dst[t] */
-        for (int64_t t = (int64_t)tx; t < lo; t++) in_tile_edge(p, plane, y0, 2 * t - p->pl, dst + t, xs);
-        if (hi > lo) {
-          const float *rows[4];
-          for (int r = 0; r < 4; r++)
-            rows[r] = y0 + r >= 0 && y0 + r < p->ih ? plane + (y0 + r) * p->iw + 2 * lo - p->pl : zero;
-          wk->in_tiles((size_t)(hi - lo), rows, dst + lo, xs);
-        }
-        for (int64_t t = hi; t < e; t++) in_tile_edge(p, plane, y0, 2 * t - p->pl, dst + t, xs);
+        const float *plane = img_g + ic * p->ihw, *rows[4];
+        for (int r = 0; r < 4; r++) rows[r] = plane_row(p, plane, y0 + r, x0, (int64_t)(2 * n + 2), buf[r], zero);
+        wk->in_tiles(n, rows, V + ic * T + j, xs);
       }
       j += n;
     }
@@ -215,7 +200,7 @@ static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_
   }
 }
 
-/* Output transform of weight panel q (noc channels from oc0) for tiles [t0, t0 + nt). */
+/* Output transform of one weight panel (noc channels from oc0) for tiles [t0, t0 + nt); M[xi][T][nr]. */
 static void output_chunk(const wino_job *jb, float *img_out, const float *M, size_t T, size_t oc0, size_t noc,
                          size_t t0, size_t nt) {
   const lc_conv *c = jb->c;
@@ -223,39 +208,26 @@ static void output_chunk(const wino_job *jb, float *img_out, const float *M, siz
   const lc_wino_kernels *wk = wino_kernels(c);
   lc_gemm_params ep;
   lc_conv_epilogue(c, &ep);
-  size_t pw = c->pw, xs = pw * T, tw = jb->tw, ow = (size_t)p->ow, oh = (size_t)p->oh;
-  float y[4][SEG];
-  if (c->d.layout == LC_NCHW) {
-    for (size_t i = 0; i < noc; i++) {
-      float *plane = img_out + (oc0 + i) * p->ohw;
-      const float *b = c->bias ? c->bias + oc0 + i : NULL;
-      for (size_t j = 0; j < nt;) {
-        size_t tt = t0 + j, ty = tt / tw, tx = tt % tw, n = lc_min_sz(lc_min_sz(tw - tx, SEG), nt - j);
-        wk->out(n, M + i * T + j, xs, NULL, b, &ep, y);
-        size_t ox = 2 * tx, pairs = 2 * (tx + n) <= ow ? n : n - 1; /* last tile may be clipped */
-        for (size_t dy = 0; dy < 2 && 2 * ty + dy < oh; dy++) {
-          float *o = plane + (2 * ty + dy) * ow + ox;
-          const float *ya = y[2 * dy], *yb = y[2 * dy + 1];
-          for (size_t k = 0; k < pairs; k++) {
-            o[2 * k] = ya[k];
-            o[2 * k + 1] = yb[k];
-          }
-          if (pairs < n) o[2 * pairs] = ya[pairs];
-        }
-        j += n;
-      }
-    }
-    return;
-  }
+  size_t pw = wpw(c), xs = pw * T, tw = jb->tw, ow = (size_t)p->ow, oh = (size_t)p->oh;
   size_t cout = (size_t)c->d.out_channels;
   const float *bv = c->bias ? c->bias + oc0 : NULL;
+  int nchw = c->d.layout == LC_NCHW;
+  float y[4][SEG];
   for (size_t j = 0; j < nt; j++) {
     size_t tt = t0 + j, ty = tt / tw, tx = tt % tw;
     wk->out(noc, M + j * pw, xs, bv, NULL, &ep, y);
     for (size_t dy = 0; dy < 2; dy++)
-      for (size_t dx = 0; dx < 2; dx++)
-        if (2 * ty + dy < oh && 2 * tx + dx < ow)
-          memcpy(img_out + ((2 * ty + dy) * ow + 2 * tx + dx) * cout + oc0, y[dy * 2 + dx], noc * sizeof(float));
+      for (size_t dx = 0; dx < 2; dx++) {
+        size_t oy = 2 * ty + dy, ox = 2 * tx + dx;
+        if (oy >= oh || ox >= ow) continue;
+        const float *v = y[dy * 2 + dx];
+        if (nchw) {
+          float *o = img_out + oc0 * p->ohw + oy * ow + ox;
+          for (size_t i = 0; i < noc; i++) o[i * p->ohw] = v[i];
+        } else {
+          memcpy(img_out + (oy * ow + ox) * cout + oc0, v, noc * sizeof(float));
+        }
+      }
   }
 }
 
@@ -268,8 +240,8 @@ static void wino_task(void *arg, size_t task, int thread) {
   task /= p->ocsplit;
   size_t chunk = task % p->ntiles;
   size_t g = (task / p->ntiles) % (size_t)c->d.groups, n = task / p->ntiles / (size_t)c->d.groups;
-  size_t T = p->tile, cig = (size_t)c->cin_g, coutg = (size_t)c->cout_g, pw = c->pw, pp = tile_pp(c);
-  size_t ntl = lc_div_up((size_t)p->oh, 2) * jb->tw;
+  size_t T = p->tile, cig = (size_t)c->cin_g, coutg = (size_t)c->cout_g, pw = wpw(c), pp = tile_pp(c);
+  size_t np = wpanels(c), ntl = lc_div_up((size_t)p->oh, 2) * jb->tw;
   size_t t0 = chunk * T, nt = lc_min_sz(T, ntl - t0);
   size_t cin = (size_t)c->d.in_channels, cout = (size_t)c->d.out_channels;
   int nchw = c->d.layout == LC_NCHW;
@@ -284,23 +256,21 @@ static void wino_task(void *arg, size_t task, int thread) {
 
   lc_gemm_params ep;
   memset(&ep, 0, sizeof ep); /* final = 0: bias and activation follow the output transform */
-  size_t q0 = c->npanels * split / p->ocsplit, q1 = c->npanels * (split + 1) / p->ocsplit;
+  /* A (tiles x ic) element (i, k): NCHW V[k * T + i], NHWC V[i * cig + k]. */
+  size_t rs_a = nchw ? 1 : cig, cs_a = nchw ? T : 1;
+  size_t q0 = np * split / p->ocsplit, q1 = np * (split + 1) / p->ocsplit;
   for (size_t q = q0; q < q1; q++) {
     size_t noc = lc_min_sz(pw, coutg - q * pw);
     for (size_t xi = 0; xi < 16; xi++) {
-      const float *U = c->wwino + ((g * 16 + xi) * c->npanels + q) * cig * pw;
+      const float *U = c->wwino + ((g * 16 + xi) * np + q) * cig * pw;
       const float *Vx = V + xi * cig * T;
       float *Mx = M + xi * pw * T;
       for (size_t k0 = 0; k0 < cig; k0 += LC_KC) {
         size_t kn = lc_min_sz(LC_KC, cig - k0);
         ep.accumulate = k0 > 0;
-        for (size_t j = 0; j < nt; j += pp) {
-          size_t nj = lc_min_sz(pp, nt - j);
-          if (nchw)
-            kt->f32_gemm(noc, nj, kn, U + k0 * pw, 1, pw, Vx + k0 * T + j, T, Mx + j, T, &ep);
-          else
-            kt->f32_gemm(nj, noc, kn, Vx + j * cig + k0, cig, 1, U + k0 * pw, pw, Mx + j * pw, pw, &ep);
-        }
+        for (size_t j = 0; j < nt; j += pp)
+          kt->f32_gemm(lc_min_sz(pp, nt - j), noc, kn, Vx + j * rs_a + k0 * cs_a, rs_a, cs_a, U + k0 * pw, pw,
+                       Mx + j * pw, pw, &ep);
       }
     }
     output_chunk(jb, img_out, M, T, g * coutg + q * pw, noc, t0, nt);

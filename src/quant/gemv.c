@@ -162,7 +162,8 @@ lc_status lc_qgemv(const lc_qmatrix *w, size_t m, const float *x, size_t ldx, co
     tasks[t] = (task){w, &a, kern, n0, n1, bias, y, m > 1 ? ldy : w->n};
   }
   if (opts->pool && nt > 1) {
-    lc_pool_run(opts->pool, (size_t)nt, nt, pool_task, tasks);
+    int pt = lc_pool_threads(opts->pool);
+    lc_pool_run(opts->pool, (size_t)nt, nt < pt ? nt : pt, pool_task, tasks);
     lc_free(ws);
     return LC_OK;
   }

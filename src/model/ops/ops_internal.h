@@ -41,6 +41,11 @@ int64_t lcop_opset(const lc_node *n);
 /* Copies in -> out unless they share a buffer (in-place reshape-like ops). */
 void lcop_copy(void *dst, const void *src, size_t nbytes);
 
+/* Runs fn(arg, task, thread) for task in [0, n) on the context's thread pool (serially without
+ * one); lcop_threads says how many distinct `thread` values to size per-thread scratch for. */
+void lcop_parallel(lc_exec_ctx *x, size_t n, void (*fn)(void *arg, size_t task, int thread), void *arg);
+int lcop_threads(const lc_exec_ctx *x);
+
 /* Tables of each op family, terminated by an entry with op_type NULL. */
 extern const lc_op_impl lcop_conv_ops[];
 extern const lc_op_impl lcop_elementwise_ops[];

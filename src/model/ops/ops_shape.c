@@ -343,13 +343,13 @@ static lc_status slice_plan_make(const lc_node *n, const lc_tensor *const *in, i
     const int64_t *a;
     ns = lc_attr_ints(n, "starts", &a);
     if (ns > LC_MAX_DIMS) return lcop_fail(n, LC_ERR_INVALID_ARG, "too many starts");
-    memcpy(starts, a, ns * sizeof(int64_t));
+    if (ns) memcpy(starts, a, ns * sizeof(int64_t));
     ne = lc_attr_ints(n, "ends", &a);
     if (ne > LC_MAX_DIMS) return lcop_fail(n, LC_ERR_INVALID_ARG, "too many ends");
-    memcpy(ends, a, ne * sizeof(int64_t));
+    if (ne) memcpy(ends, a, ne * sizeof(int64_t));
     na = lc_attr_ints(n, "axes", &a);
     if (na > LC_MAX_DIMS) return lcop_fail(n, LC_ERR_INVALID_ARG, "too many axes");
-    memcpy(axes, a, na * sizeof(int64_t));
+    if (na) memcpy(axes, a, na * sizeof(int64_t));
   }
   if (ne != ns || (na && na != ns) || (nst && nst != ns))
     return lcop_fail(n, LC_ERR_INVALID_ARG, "starts/ends/axes/steps lengths differ");

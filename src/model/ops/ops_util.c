@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/context.h"
 #include "model/ops/ops_internal.h"
 #include "util/checked.h"
 #include "util/error.h"
@@ -97,4 +98,10 @@ int64_t lcop_opset(const lc_node *n) { return lc_attr_int(n, "_opset", 0); }
 
 void lcop_copy(void *dst, const void *src, size_t nbytes) {
   if (dst != src && nbytes) memmove(dst, src, nbytes);
+}
+
+int lcop_threads(const lc_exec_ctx *x) { return x && x->lc && x->lc->pool ? lc_pool_threads(x->lc->pool) : 1; }
+
+void lcop_parallel(lc_exec_ctx *x, size_t n, void (*fn)(void *arg, size_t task, int thread), void *arg) {
+  lc_pool_run(x && x->lc ? x->lc->pool : NULL, n, 0, fn, arg);
 }
