@@ -41,7 +41,8 @@ SUPPORTED = {
     "HardSigmoid", "HardSwish", "Tanh", "Add", "Sub", "Mul", "Div", "MaxPool", "AveragePool",
     "GlobalAveragePool", "GlobalMaxPool", "Flatten", "Reshape", "Transpose", "Concat", "Split", "Slice",
     "Squeeze", "Unsqueeze", "Gemm", "MatMul", "Softmax", "Resize", "Pad", "Identity", "Dropout", "Shape",
-    "Gather", "Constant", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+    "Gather", "Constant", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Cast", "ConstantOfShape",
+    "Expand",
 }
 
 # Tests of supported ops that are skipped on purpose, with the reason.
@@ -77,7 +78,6 @@ SKIP = {
 SKIP_PATTERNS = [
     (r"cubic", "Resize cubic mode not supported"),
     (r"antialias", "Resize antialias not supported"),
-    (r"_expanded", "function-expanded variants use ops outside the supported set"),
     (r"test_resize_.*_3d|test_resize_.*5d", "Resize over more than the last two axes not supported"),
 ]
 
@@ -86,7 +86,7 @@ SKIP_PATTERNS = [
 CONST_SLOTS = {
     "Conv": (1, 2), "ConvTranspose": (1, 2), "Reshape": (1,), "Slice": (1, 2, 3, 4), "Split": (1,),
     "Squeeze": (1,), "Unsqueeze": (1,), "Resize": (1, 2, 3), "Pad": (1, 2, 3), "ReduceMean": (1,),
-    "ReduceSum": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
+    "ReduceSum": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ConstantOfShape": (0,), "Expand": (1,),
 }
 
 
@@ -187,7 +187,7 @@ def skip_reason(name, model, sets):
     runtime = [a for j, a in enumerate(ins) if j in runtime_inputs(model)] + list(outs)
     for a in list(ins) + list(outs):
         if not isinstance(a, np.ndarray):
-            return "non-tensor input/output (optional / sequence)"
+            return "input/output is not a plain numpy tensor (sequence, optional or exotic dtype)"
         if a.dtype.type not in (np.float32, np.int64, np.int32, np.bool_):
             return "dtype %s not supported (fp32 operators)" % a.dtype
     for a in runtime:

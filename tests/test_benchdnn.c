@@ -4,7 +4,7 @@
 #include "testutil.h"
 
 /* The parser lives with the CLI (tools/); the test build only links the library. */
-#include "../tools/benchdnn.c"
+#include "benchdnn.h"
 
 static bd_conv parse_ok(const char *s) {
   bd_conv c;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 /* Same descriptor meanings as `lowconv conv` (standalone, libc only). */
-#include "../../tools/benchdnn.c"
+#include "benchdnn.h"
 
 #define CHECK(call)                                                                        \
   do {                                                                                     \

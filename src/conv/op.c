@@ -208,19 +208,20 @@ lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t 
       if (!ws) return lc_error(LC_ERR_NO_MEMORY, "conv: cannot allocate %zu bytes of workspace", p->ws_total);
     }
   }
+  lc_status st = LC_OK;
   switch (p->route) {
     case LC_ROUTE_DIRECT: lc_run_direct(c, in, out, ws); break;
     case LC_ROUTE_DEPTHWISE: lc_run_depthwise(c, in, out, ws); break;
     case LC_ROUTE_WINOGRAD: lc_run_winograd(c, in, out, ws); break;
     default:
       if (p->route == LC_ROUTE_GEMM1X1 && lc_conv_use_qgemv(c, p))
-        lc_run_qgemv(c, in, out);
+        st = lc_run_qgemv(c, in, out);
       else
         lc_run_gemm(c, in, out, ws);
       break;
   }
   lc_free(own);
-  return LC_OK;
+  return st;
 }
 
 void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p) {

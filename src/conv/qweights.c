@@ -122,7 +122,7 @@ int lc_conv_use_qgemv(const lc_conv *c, const lc_plan *p) {
   return rows <= LC_QGEMV_MAX_ROWS && (c->d.layout == LC_NHWC || p->ohw == 1);
 }
 
-void lc_run_qgemv(const lc_conv *c, const float *in, float *out) {
+lc_status lc_run_qgemv(const lc_conv *c, const float *in, float *out) {
   const lc_plan *p = &c->plan;
   lc_qgemv_opts o;
   memset(&o, 0, sizeof o);
@@ -131,10 +131,12 @@ void lc_run_qgemv(const lc_conv *c, const float *in, float *out) {
   o.isa = LC_ISA_AUTO;
   o.pool = c->ctx->pool;
   size_t rows = (size_t)p->n * p->ohw, cin = (size_t)c->d.in_channels, cout = (size_t)c->d.out_channels;
-  lc_qgemv(c->qw, rows, in, cin, c->bias, out, cout, &o);
+  lc_status st = lc_qgemv(c->qw, rows, in, cin, c->bias, out, cout, &o);
+  if (st) return st;
   if (c->d.activation != LC_ACT_NONE) {
     lc_gemm_params ep;
     lc_conv_epilogue(c, &ep);
     for (size_t i = 0; i < rows * cout; i++) out[i] = lc_apply_act(out[i], &ep);
   }
+  return LC_OK;
 }

@@ -1,6 +1,14 @@
 /* Depthwise route (channel multiplier 1, any kernel, stride 1 or 2, any dilation).
- * NCHW: per (image, channel) plane; each output row gathers its kh input rows, padded left/right,
- * into the thread's slot (zero rows for taps above/below), then one dw_row kernel call.
+ * NCHW: a task is a run of (image, channel) planes. The padded plane is copied once into the thread's
+ * slot, its rows split by phase (row r at phase r % sh, position r / sh), so that for every tap row ky
+ * the input of output row oy is row oy of one phase plane, plus a fixed offset. Then:
+ *  - FLAT (narrow outputs): the plane is one long row. Output j = oy * Wp/sw + ox reads flat input
+ *    sw * j + tap offset, so one dw_row call computes the whole plane (the columns ox >= ow are
+ *    scratch, dropped when copying out); row calls on 7..28-wide outputs cost more than the compute.
+ *  - PLANE: one dw_row call per output row, straight into the output.
+ *  - ROWS (when the plane does not fit the budget): each output row gathers its kh padded rows.
+ * Every variant makes the same kernel do the same sums per output element, so the output is the same
+ * for any variant, budget and thread count.
  * NHWC: per (image, output row); a pointer per tap into the channel vectors, NULL for padding. */
 #include <string.h>
 
@@ -8,26 +16,82 @@
 #include "util/checked.h"
 #include "util/error.h"
 
-static size_t padded_w(const lc_conv *c, const lc_plan *p) {
-  return (size_t)((p->ow - 1) * c->d.stride_w + (c->d.kernel_w - 1) * c->d.dilation_w + 1);
+enum { DW_ROWS = 0, DW_PLANE = 1, DW_FLAT = 2 };
+
+/* Outputs narrower than this take FLAT (see the header comment; measured on MobileNetV2 shapes). */
+#define DW_FLAT_MAX_OW 32
+/* A plane larger than this (bytes per thread) takes ROWS: past L2 the copy stops paying off. */
+#define DW_PLANE_MAX_BYTES ((size_t)1 << 20)
+/* Multiply-adds per task at least, so that the pool's per-task cost stays small on 7x7 planes. */
+#define DW_TASK_MACS 8192
+
+typedef struct dw_geom {
+  size_t wneed;  /* padded input columns read: (ow-1)*sw + (kw-1)*dw + 1 */
+  size_t wp;     /* row stride of the phase planes: wneed rounded up to sw */
+  size_t hneed;  /* padded input rows read */
+  size_t hph;    /* rows per phase plane */
+  size_t so;     /* FLAT output row stride: wp / sw */
+  size_t flat;   /* FLAT outputs computed: (oh-1)*so + ow */
+} dw_geom;
+
+static void dw_geometry(const lc_conv *c, const lc_plan *p, dw_geom *g) {
+  const lc_conv_desc *d = &c->d;
+  size_t sh = (size_t)d->stride_h, sw = (size_t)d->stride_w;
+  g->wneed = (size_t)((p->ow - 1) * d->stride_w + (d->kernel_w - 1) * d->dilation_w + 1);
+  g->wp = lc_round_up(g->wneed, sw);
+  g->hneed = (size_t)((p->oh - 1) * d->stride_h + (d->kernel_h - 1) * d->dilation_h + 1);
+  g->hph = lc_div_up(g->hneed, sh);
+  g->so = g->wp / sw;
+  g->flat = ((size_t)p->oh - 1) * g->so + (size_t)p->ow;
+}
+
+/* Floats of an NCHW variant's buffers; 0 on overflow. */
+static size_t dw_slot_floats(const lc_conv *c, const dw_geom *g, int variant) {
+  size_t kh = (size_t)c->d.kernel_h, floats;
+  if (variant == DW_ROWS) return lc_mul_sz(kh + 1, g->wneed, &floats) ? floats : 0; /* kh rows + a zero row */
+  if (!lc_mul_sz((size_t)c->d.stride_h * g->hph, g->wp, &floats)) return 0;
+  if (variant == DW_FLAT && !lc_add_sz(floats, g->flat, &floats)) return 0;
+  return floats;
+}
+
+/* Slot bytes: the float buffers, then 2*kh row pointers; 0 on overflow. */
+static size_t dw_slot_bytes(const lc_conv *c, const dw_geom *g, int variant) {
+  size_t t, floats = dw_slot_floats(c, g, variant);
+  if (floats == 0 || !lc_mul_sz(floats, sizeof(float), &t) || t > SIZE_MAX / 2) return 0;
+  return lc_round_up(t, 64) + lc_round_up(2 * (size_t)c->d.kernel_h * sizeof(float *), 64);
+}
+
+/* The row pointers of a slot. */
+static const float **dw_slot_ptrs(const lc_conv *c, const dw_geom *g, int variant, unsigned char *slot) {
+  return (const float **)(slot + lc_round_up(dw_slot_floats(c, g, variant) * sizeof(float), 64));
 }
 
 lc_status lc_plan_depthwise(const lc_conv *c, lc_plan *p) {
   if (!c->depthwise) return lc_error(LC_ERR_UNSUPPORTED, "depthwise: needs groups == in == out channels");
   if (c->d.stride_h > 2 || c->d.stride_w > 2) return lc_error(LC_ERR_UNSUPPORTED, "depthwise: stride must be 1 or 2");
   size_t per;
+  int threads;
   if (c->d.layout == LC_NCHW) {
-    /* kh padded rows + 1 zero row + kh row pointers */
-    size_t rows = (size_t)c->d.kernel_h + 1;
-    if (!lc_mul_sz(rows, padded_w(c, p), &per) || !lc_mul_sz(per, sizeof(float), &per))
-      return lc_error(LC_ERR_OVERFLOW, "depthwise: row buffer overflows");
-    per = lc_round_up(per, 64) + lc_round_up((size_t)c->d.kernel_h * sizeof(float *), 64);
-    p->ntiles = (size_t)c->d.out_channels;
+    dw_geom g;
+    dw_geometry(c, p, &g);
+    size_t rows = dw_slot_bytes(c, &g, DW_ROWS);
+    if (rows == 0) return lc_error(LC_ERR_OVERFLOW, "depthwise: row buffer overflows");
+    int variant = DW_ROWS;
+    size_t plane = dw_slot_bytes(c, &g, p->ow < DW_FLAT_MAX_OW ? DW_FLAT : DW_PLANE);
+    /* The plane variant only when it keeps as many threads as the row one. */
+    if (plane && plane <= DW_PLANE_MAX_BYTES && lc_threads_for_budget(c, plane) >= lc_threads_for_budget(c, rows))
+      variant = p->ow < DW_FLAT_MAX_OW ? DW_FLAT : DW_PLANE;
+    per = variant == DW_ROWS ? rows : plane;
+    size_t macs = (size_t)(p->oh * p->ow) * (size_t)c->taps; /* <= output size * taps, checked */
+    size_t cpt = macs >= DW_TASK_MACS ? 1 : DW_TASK_MACS / (macs ? macs : 1);
+    p->ocsplit = (size_t)variant;
+    p->tile = lc_min_sz(cpt, (size_t)c->d.out_channels);                 /* channels per task */
+    p->ntiles = lc_div_up((size_t)c->d.out_channels, p->tile);           /* tasks per image */
   } else {
     per = lc_round_up((size_t)c->taps * sizeof(float *), 64);
     p->ntiles = (size_t)p->oh;
   }
-  int threads = lc_threads_for_budget(c, per);
+  threads = lc_threads_for_budget(c, per);
   if (threads == 0)
     return lc_error(LC_ERR_BUDGET, "depthwise: needs %zu bytes per thread, budget is %zu", per, c->ctx->budget);
   p->route = LC_ROUTE_DEPTHWISE;
@@ -43,42 +107,108 @@ typedef struct dw_job {
   unsigned char *ws;
 } dw_job;
 
-static void dw_nchw_task(void *arg, size_t task, int thread) {
-  const dw_job *jb = arg;
-  const lc_conv *c = jb->c;
+/* One padded row: zeros, input columns [0, xn) at x0, zeros up to width w. */
+static void fill_row(float *dst, const float *src, size_t x0, size_t xn, size_t w) {
+  memset(dst, 0, x0 * sizeof(float));
+  memcpy(dst + x0, src, xn * sizeof(float));
+  memset(dst + x0 + xn, 0, (w - x0 - xn) * sizeof(float));
+}
+
+/* Valid input columns land at [*x0, *x0 + *xn) of a padded row of width w (the right pad may cut
+ * columns that are never read). */
+static void row_span(const lc_plan *p, size_t w, size_t *x0, size_t *xn) {
+  size_t l = (size_t)p->pl, n = (size_t)p->iw;
+  if (l > w) l = w;
+  if (n > w - l) n = w - l;
+  *x0 = l;
+  *xn = n;
+}
+
+static void dw_plane(const lc_conv *c, const dw_geom *g, int variant, const float *plane, float *oplane,
+                     size_t ch, unsigned char *slot, const lc_gemm_params *ep) {
   const lc_conv_desc *d = &c->d;
   const lc_plan *p = &c->plan;
-  size_t C = (size_t)d->out_channels, ch = task % C, n = task / C;
-  const float *plane = jb->in + (n * C + ch) * p->ihw;
-  float *oplane = jb->out + (n * C + ch) * p->ohw;
-  size_t pw = padded_w(c, p), kh = (size_t)d->kernel_h;
-  unsigned char *slot = jb->ws + (size_t)thread * p->ws_thread;
+  size_t kh = (size_t)d->kernel_h, sh = (size_t)d->stride_h, wp = g->wp, ow = (size_t)p->ow;
+  size_t phase = g->hph * wp, x0, xn;
+  float *buf = (float *)slot;
+  const float **rp = dw_slot_ptrs(c, g, variant, slot);
+  const float **rq = rp + kh;
+  row_span(p, wp, &x0, &xn);
+  for (size_t r = 0; r < g->hneed; r++) {
+    float *dst = buf + (r % sh) * phase + (r / sh) * wp;
+    int64_t iy = (int64_t)r - p->pt;
+    if (iy < 0 || iy >= p->ih)
+      memset(dst, 0, wp * sizeof(float));
+    else
+      fill_row(dst, plane + (size_t)iy * (size_t)p->iw, x0, xn, wp);
+  }
+  for (size_t ky = 0; ky < kh; ky++) {
+    size_t r = ky * (size_t)d->dilation_h;
+    rp[ky] = buf + (r % sh) * phase + (r / sh) * wp;
+  }
+  const float *w = c->wdw + ch * (size_t)c->taps;
+  lc_f32_dw_row_fn row = c->ctx->k->f32_dw_row;
+  size_t kw = (size_t)d->kernel_w, sw = (size_t)d->stride_w, dw = (size_t)d->dilation_w;
+  if (variant == DW_FLAT) {
+    float *obuf = buf + sh * phase;
+    row(g->flat, kh, kw, sw, dw, rp, w, obuf, ep);
+    for (size_t oy = 0; oy < (size_t)p->oh; oy++) memcpy(oplane + oy * ow, obuf + oy * g->so, ow * sizeof(float));
+    return;
+  }
+  for (size_t oy = 0; oy < (size_t)p->oh; oy++) {
+    for (size_t ky = 0; ky < kh; ky++) rq[ky] = rp[ky] + oy * wp;
+    row(ow, kh, kw, sw, dw, rq, w, oplane + oy * ow, ep);
+  }
+}
+
+/* Low-memory variant: kh padded rows per output row. */
+static void dw_rows(const lc_conv *c, const dw_geom *g, const float *plane, float *oplane, size_t ch,
+                    unsigned char *slot, const lc_gemm_params *ep) {
+  const lc_conv_desc *d = &c->d;
+  const lc_plan *p = &c->plan;
+  size_t pw = g->wneed, kh = (size_t)d->kernel_h, x0, xn;
   float *rows = (float *)slot;
   float *zero = rows + kh * pw;
-  const float **rp = (const float **)(slot + lc_round_up((kh + 1) * pw * sizeof(float), 64));
+  const float **rp = dw_slot_ptrs(c, g, DW_ROWS, slot);
   memset(zero, 0, pw * sizeof(float));
-  lc_gemm_params ep;
-  lc_conv_epilogue(c, &ep);
-  ep.final = 1;
-  ep.bias = c->bias ? c->bias + ch : NULL;
-  /* Valid input columns land at [x0, x0 + n) of a padded row. */
-  int64_t x0 = p->pl, xn = p->iw;
-  if (x0 + xn > (int64_t)pw) xn = (int64_t)pw - x0; /* right pad may cut input columns never read */
+  row_span(p, pw, &x0, &xn);
   for (int64_t oy = 0; oy < p->oh; oy++) {
     for (size_t ky = 0; ky < kh; ky++) {
       int64_t iy = oy * d->stride_h - p->pt + (int64_t)ky * d->dilation_h;
-      if (iy < 0 || iy >= p->ih || xn <= 0) {
+      if (iy < 0 || iy >= p->ih || xn == 0) {
         rp[ky] = zero;
         continue;
       }
       float *r = rows + ky * pw;
-      memset(r, 0, (size_t)x0 * sizeof(float));
-      memcpy(r + x0, plane + (size_t)iy * (size_t)p->iw, (size_t)xn * sizeof(float));
-      memset(r + x0 + xn, 0, (pw - (size_t)(x0 + xn)) * sizeof(float));
+      fill_row(r, plane + (size_t)iy * (size_t)p->iw, x0, xn, pw);
       rp[ky] = r;
     }
     c->ctx->k->f32_dw_row((size_t)p->ow, kh, (size_t)d->kernel_w, (size_t)d->stride_w, (size_t)d->dilation_w, rp,
-                          c->wdw + ch * (size_t)c->taps, oplane + (size_t)oy * (size_t)p->ow, &ep);
+                          c->wdw + ch * (size_t)c->taps, oplane + (size_t)oy * (size_t)p->ow, ep);
+  }
+}
+
+static void dw_nchw_task(void *arg, size_t task, int thread) {
+  const dw_job *jb = arg;
+  const lc_conv *c = jb->c;
+  const lc_plan *p = &c->plan;
+  size_t C = (size_t)c->d.out_channels, n = task / p->ntiles, ch0 = task % p->ntiles * p->tile;
+  size_t ch1 = lc_min_sz(ch0 + p->tile, C);
+  int variant = (int)p->ocsplit;
+  unsigned char *slot = jb->ws + (size_t)thread * p->ws_thread;
+  dw_geom g;
+  dw_geometry(c, p, &g);
+  lc_gemm_params ep;
+  lc_conv_epilogue(c, &ep);
+  ep.final = 1;
+  for (size_t ch = ch0; ch < ch1; ch++) {
+    const float *plane = jb->in + (n * C + ch) * p->ihw;
+    float *oplane = jb->out + (n * C + ch) * p->ohw;
+    ep.bias = c->bias ? c->bias + ch : NULL;
+    if (variant == DW_ROWS)
+      dw_rows(c, &g, plane, oplane, ch, slot, &ep);
+    else
+      dw_plane(c, &g, variant, plane, oplane, ch, slot, &ep);
   }
 }
 

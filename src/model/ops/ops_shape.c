@@ -536,7 +536,137 @@ static lc_status constant_run(const lc_node *n, void *state, const lc_tensor *co
   return LC_OK;
 }
 
+/* ---------------------------------------------------------------- Cast, ConstantOfShape, Expand */
+
+static int cast_ok(lc_dtype t) {
+  return t == LC_DT_FLOAT || t == LC_DT_DOUBLE || t == LC_DT_INT64 || t == LC_DT_INT32 || t == LC_DT_INT8 ||
+         t == LC_DT_UINT8 || t == LC_DT_BOOL;
+}
+
+static lc_status cast_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 1, 1, n_out, 1, 1);
+  if (!s) s = need_any(n, in, n_in, 0);
+  if (s) return s;
+  lc_dtype to = (lc_dtype)lc_attr_int(n, "to", 0);
+  if (!cast_ok(in[0]->dtype) || !cast_ok(to))
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "cast from dtype %d to %d", in[0]->dtype, (int)to);
+  return lcop_set_out(n, out, to, in[0]->ndim, in[0]->dims);
+}
+
+/* Integers go through int64, floats through double; float -> integer saturates (NaN -> 0) because
+ * an out-of-range conversion would be undefined behaviour. */
+static lc_status cast_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                          int n_out, lc_exec_ctx *x) {
+  size_t cnt;
+  lcop_numel(in[0], &cnt);
+  lc_dtype from = in[0]->dtype, to = out->dtype;
+  if (from == to) {
+    lcop_copy(out->data, in[0]->data, out->nbytes);
+    return LC_OK;
+  }
+  const void *src = in[0]->data;
+  void *dst = out->data;
+  int src_float = from == LC_DT_FLOAT || from == LC_DT_DOUBLE;
+  for (size_t i = 0; i < cnt; i++) {
+    double d = 0.0;
+    int64_t v = 0;
+    switch (from) {
+    case LC_DT_FLOAT: d = ((const float *)src)[i]; break;
+    case LC_DT_DOUBLE: d = ((const double *)src)[i]; break;
+    case LC_DT_INT64: v = ((const int64_t *)src)[i]; break;
+    case LC_DT_INT32: v = ((const int32_t *)src)[i]; break;
+    case LC_DT_INT8: v = ((const int8_t *)src)[i]; break;
+    default: v = ((const uint8_t *)src)[i]; break; /* UINT8, BOOL */
+    }
+    if (src_float && to != LC_DT_FLOAT && to != LC_DT_DOUBLE) {
+      if (to == LC_DT_BOOL) v = d != 0.0;
+      else v = d != d ? 0 : d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)d;
+    } else if (!src_float) {
+      d = (double)v;
+    }
+    switch (to) {
+    case LC_DT_FLOAT: ((float *)dst)[i] = (float)d; break;
+    case LC_DT_DOUBLE: ((double *)dst)[i] = d; break;
+    case LC_DT_INT64: ((int64_t *)dst)[i] = v; break;
+    case LC_DT_INT32: ((int32_t *)dst)[i] = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v); break;
+    case LC_DT_INT8: ((int8_t *)dst)[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v); break;
+    case LC_DT_BOOL: ((uint8_t *)dst)[i] = v != 0; break;
+    default: ((uint8_t *)dst)[i] = (uint8_t)(v > 255 ? 255 : v < 0 ? 0 : v); break;
+    }
+  }
+  return LC_OK;
+}
+
+static lc_status cos_value(const lc_node *n, lc_dtype *dt, const void **val) {
+  static const float zero = 0.0f;
+  const lc_attr *a = lc_node_attr(n, "value");
+  *dt = LC_DT_FLOAT, *val = &zero;
+  if (!a) return LC_OK;
+  size_t cnt;
+  if (a->type != LC_ATTR_TENSOR || !a->t || lcop_numel(a->t, &cnt) || cnt != 1 || !a->t->data ||
+      lc_dtype_size(a->t->dtype) == 0)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "value must be a one-element tensor");
+  *dt = a->t->dtype, *val = a->t->data;
+  return LC_OK;
+}
+
+static lc_status cos_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 1, 1, n_out, 1, 1);
+  if (!s) s = need_any(n, in, n_in, 0);
+  int64_t dims[LC_MAX_DIMS];
+  size_t nd;
+  lc_dtype dt;
+  const void *val;
+  if (!s) s = lcop_read_ints(n, in[0], "shape", dims, LC_MAX_DIMS, &nd);
+  if (!s) s = cos_value(n, &dt, &val);
+  if (!s) s = lcop_set_out(n, out, dt, (int)nd, dims);
+  return s;
+}
+
+static lc_status cos_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                         int n_out, lc_exec_ctx *x) {
+  lc_dtype dt;
+  const void *val;
+  lc_status s = cos_value(n, &dt, &val);
+  if (s) return s;
+  size_t es = lc_dtype_size(dt);
+  for (size_t off = 0; off < out->nbytes; off += es) memcpy((char *)out->data + off, val, es);
+  return LC_OK;
+}
+
+static lc_status expand_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 2, 2, n_out, 1, 1);
+  if (!s) s = need_any(n, in, n_in, 0);
+  if (!s) s = need_any(n, in, n_in, 1);
+  int64_t shp[LC_MAX_DIMS], dims[LC_MAX_DIMS];
+  size_t ns;
+  if (!s) s = lcop_read_ints(n, in[1], "shape", shp, LC_MAX_DIMS, &ns);
+  if (s) return s;
+  int r = in[0]->ndim > (int)ns ? in[0]->ndim : (int)ns;
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - in[0]->ndim), is = i - (r - (int)ns);
+    int64_t a = ia >= 0 ? in[0]->dims[ia] : 1, b = is >= 0 ? shp[is] : 1;
+    if (a != b && a != 1 && b != 1) return lcop_fail(n, LC_ERR_INVALID_ARG, "shape does not broadcast");
+    dims[i] = a == 1 ? b : a;
+  }
+  return lcop_set_out(n, out, in[0]->dtype, r, dims);
+}
+
+static lc_status expand_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                            int n_out, lc_exec_ctx *x) {
+  if (out->nbytes == 0) return LC_OK;
+  int64_t ist[LC_MAX_DIMS], st[LC_MAX_DIMS];
+  contiguous_strides(in[0], ist);
+  int r = out->ndim, off = r - in[0]->ndim;
+  for (int i = 0; i < r; i++) st[i] = i < off || in[0]->dims[i - off] == 1 ? 0 : ist[i - off];
+  strided_copy(out->data, in[0]->data, lc_dtype_size(out->dtype), r, out->dims, st, 0);
+  return LC_OK;
+}
+
 const lc_op_impl lcop_shape_ops[] = {
+    {"Cast", cast_infer, NULL, NULL, cast_run, 0},
+    {"ConstantOfShape", cos_infer, NULL, NULL, cos_run, 0},
+    {"Expand", expand_infer, NULL, NULL, expand_run, 0},
     {"Flatten", flatten_infer, NULL, NULL, copy_run, 1},
     {"Reshape", reshape_infer, NULL, NULL, copy_run, 1},
     {"Squeeze", squeeze_infer, NULL, NULL, copy_run, 1},
