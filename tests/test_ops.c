@@ -439,6 +439,22 @@ static void test_shape_ops(void) {
            "constant");
   if (out[0].data) TU_CHECK(((int64_t *)out[0].data)[2] == 9, "constant values");
   free_outs(out, 1);
+  /* Cast float -> int64 truncates toward zero and saturates (NaN -> 0); Expand broadcasts */
+  float cf[5] = {2.7f, -2.7f, 1e30f, -1e30f, NAN};
+  int64_t dc5[1] = {5}, want5[5] = {2, -2, INT64_MAX, INT64_MIN, 0};
+  lc_attr to[1] = {a_int("to", LC_DT_INT64)};
+  lc_tensor cin1[1] = {tens(LC_DT_FLOAT, 1, dc5, cf)};
+  TU_CHECK(run_op("Cast", to, 1, cin1, 1, out, 1) == LC_OK && out[0].dtype == LC_DT_INT64, "cast");
+  if (out[0].data) TU_CHECK(memcmp(out[0].data, want5, sizeof want5) == 0, "cast values");
+  free_outs(out, 1);
+  float e3[3] = {1, 2, 3};
+  int64_t de[2] = {3, 1}, es[3] = {2, 1, 4}, d3e[1] = {3};
+  lc_tensor ein[2] = {tens(LC_DT_FLOAT, 2, de, e3), tens(LC_DT_INT64, 1, d3e, es)};
+  TU_CHECK(run_op("Expand", NULL, 0, ein, 2, out, 1) == LC_OK && out[0].ndim == 3 && out[0].dims[1] == 3 &&
+               out[0].dims[2] == 4,
+           "expand");
+  if (out[0].data) TU_CHECK(((float *)out[0].data)[5] == 2 && ((float *)out[0].data)[23] == 3, "expand values");
+  free_outs(out, 1);
   TU_CHECK(lc_op_find("NoSuchOp") == NULL, "unknown op");
 }
 
@@ -677,6 +693,38 @@ static void test_elementwise(void) {
   free_outs(out, 1);
 }
 
+/* Every allocation an op makes may fail: the op must return LC_ERR_NO_MEMORY (or succeed if the
+ * failing allocation is past its last one) and leak nothing. */
+static void test_alloc_failures(void) {
+  float x[2 * 4 * 6 * 6], w[4 * 4 * 3 * 3], b[4];
+  tu_fill(x, sizeof x / 4, -1, 1), tu_fill(w, sizeof w / 4, -1, 1), tu_fill(b, 4, -1, 1);
+  int64_t dx[4] = {2, 4, 6, 6}, dw[4] = {4, 4, 3, 3}, db[1] = {4}, k3[2] = {3, 3}, p1[4] = {1, 1, 1, 1};
+  int64_t d4[1] = {4}, d8[1] = {8}, pads[8] = {0, 0, 1, 2, 0, 0, 2, 1};
+  float sc[4] = {1, 1, 2, 2};
+  struct { const char *op; lc_attr a[2]; int na; lc_tensor in[3]; int n_in; } c[] = {
+      {"Conv", {a_ints("pads", p1, 4)}, 1, {tens(LC_DT_FLOAT, 4, dx, x), tens(LC_DT_FLOAT, 4, dw, w), tens(LC_DT_FLOAT, 1, db, b)}, 3},
+      {"ConvTranspose", {a_ints("pads", p1, 4)}, 1, {tens(LC_DT_FLOAT, 4, dx, x), tens(LC_DT_FLOAT, 4, dw, w), tens(LC_DT_FLOAT, 1, db, b)}, 3},
+      {"MaxPool", {a_ints("kernel_shape", k3, 2), a_ints("pads", p1, 4)}, 2, {tens(LC_DT_FLOAT, 4, dx, x)}, 1},
+      {"Resize", {a_str("mode", "linear")}, 1, {tens(LC_DT_FLOAT, 4, dx, x), tens(LC_DT_UNDEFINED, 0, NULL, NULL), tens(LC_DT_FLOAT, 1, d4, sc)}, 3},
+      {"Pad", {a_str("mode", "reflect")}, 1, {tens(LC_DT_FLOAT, 4, dx, x), tens(LC_DT_INT64, 1, d8, pads)}, 2}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    size_t base = lc_alloc_current_bytes();
+    int ok_seen = 0;
+    for (long k = 1; k <= 12 && !ok_seen; k++) {
+      lc_tensor out[1];
+      lc_alloc_fail_after(k);
+      lc_status s = run_op(c[i].op, c[i].a, c[i].na, c[i].in, c[i].n_in, out, 1);
+      lc_alloc_fail_after(0);
+      TU_CHECK(s == LC_OK || s == LC_ERR_NO_MEMORY, "%s: failing allocation %ld gave %s: %s", c[i].op, k,
+               lc_status_name(s), lc_last_error());
+      TU_CHECK(lc_alloc_current_bytes() == base, "%s: leak after failing allocation %ld", c[i].op, k);
+      ok_seen = s == LC_OK;
+      free_outs(out, 1);
+    }
+    TU_CHECK(ok_seen, "%s never succeeded", c[i].op);
+  }
+}
+
 int main(void) {
   tu_seed_from_env(12345);
   lc_context_params p;
@@ -694,6 +742,7 @@ int main(void) {
   test_conv();
   test_conv_transpose();
   test_elementwise();
+  test_alloc_failures();
   lc_context_destroy(g_ctx);
   /* again with a 2-thread pool: ops that split work across threads must give the same results */
   p.threads = 2;

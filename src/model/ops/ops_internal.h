@@ -26,6 +26,16 @@ lc_status lcop_check_io(const lc_node *n, int n_in, int min_in, int max_in, int 
 /* Input i must be present with dtype dt. */
 lc_status lcop_need(const lc_node *n, const lc_tensor *const *in, int n_in, int i, lc_dtype dt);
 
+/* Input i must be present with a known dtype and a valid shape (dtype-agnostic ops). */
+lc_status lcop_need_any(const lc_node *n, const lc_tensor *const *in, int n_in, int i);
+
+/* Copies an nd-dim strided view (element strides, may be negative or 0) of src, starting at element
+ * off, into contiguous dst; dims of size 1 are dropped and contiguous dims merged first. */
+void lcop_strided_copy(void *dst, const void *src, size_t es, int nd, const int64_t *dims, const int64_t *st,
+                       int64_t off);
+/* Row-major element strides of t. */
+void lcop_contiguous_strides(const lc_tensor *t, int64_t *st);
+
 /* Reads a constant int64/int32 tensor (rank <= 1) into v[max]; error naming `what` if not constant. */
 lc_status lcop_read_ints(const lc_node *n, const lc_tensor *t, const char *what, int64_t *v, size_t max,
                          size_t *count);
@@ -52,6 +62,7 @@ extern const lc_op_impl lcop_elementwise_ops[];
 extern const lc_op_impl lcop_binary_ops[];
 extern const lc_op_impl lcop_pool_ops[];
 extern const lc_op_impl lcop_shape_ops[];
+extern const lc_op_impl lcop_index_ops[];
 extern const lc_op_impl lcop_matmul_ops[];
 extern const lc_op_impl lcop_resize_ops[];
 

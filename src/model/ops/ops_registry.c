@@ -4,8 +4,9 @@
 
 #include "model/ops/ops_internal.h"
 
-static const lc_op_impl *const families[] = {lcop_conv_ops,   lcop_elementwise_ops, lcop_binary_ops, lcop_pool_ops,
-                                             lcop_shape_ops,  lcop_matmul_ops,      lcop_resize_ops};
+static const lc_op_impl *const families[] = {lcop_conv_ops,  lcop_elementwise_ops, lcop_binary_ops,
+                                             lcop_pool_ops,  lcop_shape_ops,       lcop_index_ops,
+                                             lcop_matmul_ops, lcop_resize_ops};
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
 const lc_op_impl *lc_op_find(const char *op_type) {

@@ -105,3 +105,59 @@ int lcop_threads(const lc_exec_ctx *x) { return x && x->lc && x->lc->pool ? lc_p
 void lcop_parallel(lc_exec_ctx *x, size_t n, void (*fn)(void *arg, size_t task, int thread), void *arg) {
   lc_pool_run(x && x->lc ? x->lc->pool : NULL, n, 0, fn, arg);
 }
+
+lc_status lcop_need_any(const lc_node *n, const lc_tensor *const *in, int n_in, int i) {
+  if (!lcop_has(in, n_in, i)) return lcop_fail(n, LC_ERR_INVALID_ARG, "input %d is missing", i);
+  if (lc_dtype_size(in[i]->dtype) == 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "input %d: dtype %d", i, in[i]->dtype);
+  size_t c;
+  if (in[i]->ndim < 0 || in[i]->ndim > LC_MAX_DIMS || lcop_numel(in[i], &c))
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "input %d: bad shape", i);
+  return LC_OK;
+}
+
+/* Copies an nd-dim strided view (element strides, may be negative) of src into contiguous dst. */
+void lcop_strided_copy(void *dst, const void *src, size_t es, int nd, const int64_t *dims_in, const int64_t *st_in,
+                         int64_t off) {
+  int64_t dims[LC_MAX_DIMS], st[LC_MAX_DIMS];
+  int m = 0;
+  for (int i = 0; i < nd; i++) {
+    if (dims_in[i] == 1) continue;
+    if (dims_in[i] == 0) return;
+    if (m > 0 && st[m - 1] == st_in[i] * dims_in[i]) { /* outer dim continues the inner one */
+      dims[m - 1] *= dims_in[i];
+      st[m - 1] = st_in[i];
+      continue;
+    }
+    dims[m] = dims_in[i];
+    st[m] = st_in[i];
+    m++;
+  }
+  if (m == 0) {
+    memcpy(dst, (const char *)src + off * (int64_t)es, es);
+    return;
+  }
+  int64_t len = dims[m - 1], s = st[m - 1], idx[LC_MAX_DIMS] = {0}, rows = 1;
+  for (int i = 0; i < m - 1; i++) rows *= dims[i];
+  char *o = dst;
+  const char *base = src;
+  for (int64_t r = 0; r < rows; r++, o += len * (int64_t)es) {
+    const char *p = base + off * (int64_t)es;
+    if (s == 1) memcpy(o, p, (size_t)len * es);
+    else if (es == 4)
+      for (int64_t j = 0; j < len; j++) memcpy(o + j * 4, p + j * s * 4, 4);
+    else
+      for (int64_t j = 0; j < len; j++) memcpy(o + j * (int64_t)es, p + j * s * (int64_t)es, es);
+    for (int d = m - 2; d >= 0; d--) {
+      off += st[d];
+      if (++idx[d] < dims[d]) break;
+      off -= st[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+void lcop_contiguous_strides(const lc_tensor *t, int64_t *st) {
+  int64_t acc = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) st[i] = acc, acc *= t->dims[i];
+}
+
