@@ -200,7 +200,7 @@ static void gemm_task(void *arg, size_t task, int thread) {
       size_t nj = lc_min_sz(pp, np - j);
       for (size_t t = 0; t < taps; t++) {
         lc_tap_sources(c, img_g, pix0 + j, nj, (int64_t)t, zero, &s);
-        for (size_t i = 0; i < nj; i++) table[(j + i) * taps + t] = s.run ? s.src[0] + i * s.run : s.src[i];
+        for (size_t i = 0; i < nj; i++) table[(j + i) * taps + t] = s.src[i];
       }
     }
     for (size_t j = 0; j < np; j += pp)
