@@ -67,7 +67,10 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--threads")) threads = atoi(v), i++;
     else if (!strcmp(a, "--reps")) reps = atoi(v), i++;
     else if (!strcmp(a, "--isa")) {
-      isa = !strcmp(v, "scalar") ? LC_ISA_SCALAR : !strcmp(v, "avx2") ? LC_ISA_AVX2 : !strcmp(v, "avx512") ? LC_ISA_AVX512 : LC_ISA_AUTO;
+      isa = !strcmp(v, "scalar")   ? LC_ISA_SCALAR
+            : !strcmp(v, "avx2")   ? LC_ISA_AVX2
+            : !strcmp(v, "avx512") ? LC_ISA_AVX512
+                                   : LC_ISA_AUTO;
       i++;
     } else if (!strcmp(a, "--layout")) {
       layouts = !strcmp(v, "nhwc") ? 2 : !strcmp(v, "both") ? 3 : 1;
@@ -117,8 +120,9 @@ int main(int argc, char **argv) {
       d.weights = w;
       d.bias = b;
       size_t ws_i = 0, ws_w = 0;
-      double ti = only && only != LC_ROUTE_IM2COL ? 1.0 : time_route(ctx, &d, hw, LC_ROUTE_IM2COL, reps, in, out, &ws_i);
-      double tw = only && only != LC_ROUTE_WINOGRAD ? 1.0 : time_route(ctx, &d, hw, LC_ROUTE_WINOGRAD, reps, in, out, &ws_w);
+      double ti = 1.0, tw = 1.0;
+      if (!only || only == LC_ROUTE_IM2COL) ti = time_route(ctx, &d, hw, LC_ROUTE_IM2COL, reps, in, out, &ws_i);
+      if (!only || only == LC_ROUTE_WINOGRAD) tw = time_route(ctx, &d, hw, LC_ROUTE_WINOGRAD, reps, in, out, &ws_w);
       char name[32];
       snprintf(name, sizeof name, "%lld->%lld @%lld", (long long)ic, (long long)oc, (long long)hw);
       double gf = 2.0 * (double)nout * (double)ic * 9.0 / tw * 1e-9; /* direct-conv flops */

@@ -25,7 +25,7 @@ static double wino_bound(const cc_case *c, double ref, double xw, double bmax) {
 }
 
 /* One random eligible shape: 3x3, stride 1, dilation 1, pads 0..2 (asymmetric) or auto_pad. */
-static void gen_shape(cc_case *c, int big) {
+static void gen_shape(cc_case *c, int big, int wide) {
   lc_conv_desc *d = &c->d;
   lc_conv_desc_init(d);
   int64_t g = tu_rand_int(0, 3) ? 1 : tu_rand_int(2, 3);
@@ -46,6 +46,7 @@ static void gen_shape(cc_case *c, int big) {
     c->h = big ? tu_rand_int(1, 9) : tu_rand_int(1, 19);
     c->w = big ? tu_rand_int(1, 9) : tu_rand_int(1, 19);
     if (tu_rand_int(0, 5) == 0) c->w = c->w * 3 + 1; /* several tile rows per panel and the reverse */
+    if (wide) c->h = tu_rand_int(1, 5), c->w = tu_rand_int(129, 150); /* rows of more than 64 tiles */
     int64_t oh, ow;
     cc_out_size(c, &oh, &ow);
     if (oh >= 1 && ow >= 1) break;
@@ -72,7 +73,7 @@ static void check_shape(const cc_case *c) {
   for (size_t i = 0; i < nin; i++) xm = fmaxf(xm, fabsf(in[i]));
   for (size_t i = 0; i < nw; i++) wm = fmaxf(wm, fabsf(c->wts[i]));
   for (int64_t i = 0; c->bias && i < c->d.out_channels; i++) bm = fmaxf(bm, fabsf(c->bias[i]));
-  double xw = (double)xm * (double)wm, u = ldexp(1.0, -24);
+  double xw = xm > 0.0f && wm > 0.0f ? (double)xm * (double)wm : 1.0, u = ldexp(1.0, -24);
   for (int i = 0; i < CC_NISA; i++) {
     if (!ctxs[i]) continue;
     lc_conv_shape sh;
@@ -156,6 +157,29 @@ static void check_statuses(lc_context *ctx) {
   TU_CHECK(lc_conv_weight_bytes(conv) >= wb_im2col + 16 * 8 * 8 * sizeof(float),
            "winograd weights counted: %zu vs %zu", lc_conv_weight_bytes(conv), wb_im2col);
   lc_conv_destroy(conv);
+  /* AUTO keeps them for 8 input channels, not for a 3-channel stem. */
+  d.route = LC_ROUTE_AUTO;
+  TU_CHECK(lc_conv_create(ctx, &d, &conv) == LC_OK, "create auto");
+  TU_CHECK(lc_conv_weight_bytes(conv) > wb_im2col, "auto keeps winograd weights for 8 channels");
+  lc_conv_destroy(conv);
+  cc_case stem;
+  memset(&stem, 0, sizeof stem);
+  lc_conv_desc_init(&stem.d);
+  stem.d.in_channels = 3;
+  stem.d.out_channels = 8;
+  stem.d.kernel_h = stem.d.kernel_w = 3;
+  cc_fill(&stem, 0);
+  size_t wb[2];
+  for (int i = 0; i < 2; i++) {
+    lc_conv_desc ds = stem.d;
+    ds.route = i ? LC_ROUTE_AUTO : LC_ROUTE_IM2COL;
+    TU_CHECK(lc_conv_create(ctx, &ds, &conv) == LC_OK, "create stem %d", i);
+    wb[i] = lc_conv_weight_bytes(conv);
+    lc_conv_destroy(conv);
+  }
+  TU_CHECK(wb[0] == wb[1], "auto stem keeps no winograd weights: %zu vs %zu", wb[1], wb[0]);
+  cc_free(&stem);
+  d.route = LC_ROUTE_WINOGRAD;
   /* Budget: 1 KiB holds no chunk. */
   lc_context *tiny = NULL;
   TU_CHECK(cc_context(LC_ISA_AUTO, 1, 1024, &tiny) == LC_OK, "tiny context");
@@ -195,7 +219,7 @@ int main(void) {
   TU_CHECK(cc_context(cc_isas[top], 2, 96 << 10, &ctx_thr[2]) == LC_OK, "budget");
   for (int s = 0; s < nshapes; s++) {
     cc_case c;
-    gen_shape(&c, s % 20 == 19);
+    gen_shape(&c, s % 20 == 19, s % 20 == 9);
     check_shape(&c);
     cc_free(&c);
   }

@@ -85,6 +85,8 @@ void lc_run_depthwise(const lc_conv *c, const float *in, float *out, unsigned ch
 void lc_run_winograd(const lc_conv *c, const float *in, float *out, unsigned char *ws);
 /* Winograd weights (transformed at create when the conv is 3x3, stride 1, dilation 1): NULL otherwise. */
 lc_status lc_winograd_pack(lc_conv *c, const float *w);
+/* 1 when AUTO should try winograd for this conv (shape, layout and channel thresholds). */
+int lc_winograd_auto(const lc_conv *c);
 
 lc_status lc_conv_desc_check(const lc_conv_desc *d);
 

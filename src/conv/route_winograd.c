@@ -12,6 +12,7 @@
  * Work is split in chunks of T tiles per (image, group); a thread slot holds V, M and a zero row.
  * K is summed in LC_KC blocks in a fixed order, so the output doesn't depend on T or the threads.
  * Transform index xi = 4 * row + column of the 4x4 transformed tile. */
+#include <stdint.h>
 #include <string.h>
 
 #include "conv/conv.h"
@@ -24,6 +25,7 @@
  * the ResNet-34 layers (bench_winograd, Zen4, 1 MiB L2): larger chunks stream the weights fewer
  * times, smaller ones keep V in L2. */
 #define LC_WINO_CHUNK_BYTES ((size_t)768 << 10)
+/* Fewest input channels per group for which AUTO convs keep Winograd weights. */
 /* Tiles per transform segment (bounds the local buffers); >= any panel width. */
 #define SEG LC_WINO_SEG
 
@@ -55,12 +57,22 @@ static void weight_tile(const float *g, double u[16]) {
   }
 }
 
+/* Where AUTO takes winograd (bench_winograd, 1 thread, Zen 4): NCHW wins from 16 input channels
+ * per group (1.2x at 16, 1.4-2.0x from 32), NHWC from 8 (im2col is weaker there); stems of 3
+ * channels run 1.5-2.5x slower than im2col. */
+int lc_winograd_auto(const lc_conv *c) {
+  int64_t min_cin = c->d.layout == LC_NCHW ? 16 : 8;
+  return wino_shape_ok(&c->d) && !c->depthwise && c->cin_g >= min_cin;
+}
+
 lc_status lc_winograd_pack(lc_conv *c, const float *w) {
   const lc_conv_desc *d = &c->d;
   if (!wino_shape_ok(d)) return LC_OK;
-  /* Transformed weights cost 16/9 of the packed ones: only keep them where the route may run. */
+  /* Transformed weights cost 16/9 of the packed ones: only keep them where the route may run and,
+   * under AUTO, may win (depthwise has its own route; stems of < 4 input channels run 1.5-2.5x slower
+   * than im2col, bench_winograd --shape 3,64,112). */
   if (d->route != LC_ROUTE_AUTO && d->route != LC_ROUTE_WINOGRAD) return LC_OK;
-  if (d->route == LC_ROUTE_AUTO && c->depthwise) return LC_OK;
+  if (d->route == LC_ROUTE_AUTO && !lc_winograd_auto(c)) return LC_OK;
   size_t pw = wpw(c), np = wpanels(c), cig = (size_t)c->cin_g, n, bytes;
   if (!lc_mul_sz((size_t)d->groups * 16, np, &n) || !lc_mul_sz(n, cig, &n) || !lc_mul_sz(n, pw, &n) ||
       !lc_mul_sz(n, sizeof(float), &bytes))
@@ -148,16 +160,17 @@ typedef struct wino_job {
 
 /* Row `iy` of a plane, columns [x0, x0 + w), zero outside the image: a pointer into the plane when
  * the span is inside, the zero row when the row is padding, else a copy in buf. */
-static const float *plane_row(const lc_plan *p, const float *plane, int64_t iy, int64_t x0, int64_t w, float *buf,
-                              const float *zero) {
+static const float *plane_row(const lc_plan *p, const lc_wino_kernels *wk, const float *plane, int64_t iy, int64_t x0,
+                              int64_t w, float *buf, const float *zero) {
   if (iy < 0 || iy >= p->ih) return zero;
   if (x0 >= 0 && x0 + w <= p->iw) return plane + iy * p->iw + x0;
   int64_t lo = x0 < 0 ? -x0 : 0, hi = p->iw - x0 < w ? p->iw - x0 : w;
   if (lo > w) lo = w;
   if (hi < lo) hi = lo;
+  /* src is only read in [lo, hi): offset it there so no pointer leaves the plane. */
+  const float *src = hi > lo ? plane + iy * p->iw + x0 + lo : NULL;
+  wk->pad_row(buf + lo, src, 0, (size_t)(hi - lo), (size_t)(w - lo));
   for (int64_t k = 0; k < lo; k++) buf[k] = 0.0f;
-  if (hi > lo) memcpy(buf + lo, plane + iy * p->iw + x0 + lo, (size_t)(hi - lo) * sizeof(float));
-  for (int64_t k = hi; k < w; k++) buf[k] = 0.0f;
   return buf;
 }
 
@@ -170,16 +183,26 @@ static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_
   size_t cig = (size_t)c->cin_g, xs = cig * T, tw = jb->tw;
   if (c->d.layout == LC_NCHW) {
     float buf[4][2 * SEG + 2];
-    for (size_t j = 0; j < nt;) {
-      size_t tt = t0 + j, ty = tt / tw, tx = tt % tw;
-      size_t n = lc_min_sz(lc_min_sz(tw - tx, SEG), nt - j); /* one tile row */
-      int64_t x0 = (int64_t)(2 * tx) - p->pl, y0 = (int64_t)(2 * ty) - p->pt;
-      for (size_t ic = 0; ic < cig; ic++) {
-        const float *plane = img_g + ic * p->ihw, *rows[4];
-        for (int r = 0; r < 4; r++) rows[r] = plane_row(p, plane, y0 + r, x0, (int64_t)(2 * n + 2), buf[r], zero);
+    for (size_t ic = 0; ic < cig; ic++) {
+      const float *plane = img_g + ic * p->ihw, *rows[4] = {NULL, NULL, NULL, NULL};
+      float *b[4] = {buf[0], buf[1], buf[2], buf[3]}, *t;
+      size_t pty = SIZE_MAX, ptx = 0, pn = 0;
+      for (size_t j = 0; j < nt;) {
+        size_t tt = t0 + j, ty = tt / tw, tx = tt % tw;
+        size_t n = lc_min_sz(lc_min_sz(tw - tx, SEG), nt - j); /* one tile row */
+        int64_t x0 = (int64_t)(2 * tx) - p->pl, y0 = (int64_t)(2 * ty) - p->pt;
+        int r0 = 0;
+        if (ty == pty + 1 && tx == ptx && n == pn) { /* the tile row below: its rows 0-1 are our rows 2-3 */
+          rows[0] = rows[2], rows[1] = rows[3];
+          t = b[0], b[0] = b[2], b[2] = t;
+          t = b[1], b[1] = b[3], b[3] = t;
+          r0 = 2;
+        }
+        for (int r = r0; r < 4; r++) rows[r] = plane_row(p, wk, plane, y0 + r, x0, (int64_t)(2 * n + 2), b[r], zero);
         wk->in_tiles(n, rows, V + ic * T + j, xs);
+        pty = ty, ptx = tx, pn = n;
+        j += n;
       }
-      j += n;
     }
     return;
   }

@@ -6,16 +6,18 @@
 
 lc_status lc_select_route(const lc_conv *c, lc_plan *p) {
   const lc_conv_desc *d = &c->d;
-  lc_route order[4];
+  lc_route order[5];
   int n = 0;
   if (c->depthwise) order[n++] = LC_ROUTE_DEPTHWISE;
   if (d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1 && !p->pt && !p->pl && !p->pb &&
       !p->pr)
     order[n++] = LC_ROUTE_GEMM1X1;
-  /* Work (MACs) decides between the two patch routes; it is only an estimate, so an overflow
-   * simply means "large". igemm packs each pixel's whole K once per chunk; im2col packs per
-   * K block and needs less memory. Measured on the suites (docs/benchmarks.md), igemm is not
-   * faster, so im2col goes first and igemm only serves when asked for. */
+  /* 3x3 stride 1: Winograd F(2x2,3x3) does 2.25x fewer multiplies; 1.6-2.2x faster than im2col
+   * from 16 channels (route_winograd.c). */
+  if (c->wwino && lc_winograd_auto(c)) order[n++] = LC_ROUTE_WINOGRAD;
+  /* igemm packs each pixel's whole K once per chunk and streams all weights per chunk; im2col packs
+   * per K block with larger tiles and less memory, and measured faster on every suite shape
+   * (docs/benchmarks.md), so im2col is the general route and igemm serves when asked for. */
   order[n++] = LC_ROUTE_IM2COL;
   order[n++] = LC_ROUTE_DIRECT;
   for (int i = 0; i < n; i++) {
@@ -25,6 +27,7 @@ lc_status lc_select_route(const lc_conv *c, lc_plan *p) {
       case LC_ROUTE_DEPTHWISE: st = lc_plan_depthwise(c, &q); break;
       case LC_ROUTE_GEMM1X1: st = lc_plan_gemm1x1(c, &q); break;
       case LC_ROUTE_IM2COL: st = lc_plan_im2col(c, &q); break;
+      case LC_ROUTE_WINOGRAD: st = lc_plan_winograd(c, &q); break;
       default: st = lc_plan_direct(c, &q); break;
     }
     if (st == LC_OK) {
