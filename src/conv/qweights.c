@@ -35,6 +35,18 @@ size_t lc_conv_quant_blocks(const lc_conv_desc *d) {
   return lc_qmatrix_blocks(k, &s);
 }
 
+typedef struct oihw_src {
+  const float *w;
+  size_t taps, cin;
+} oihw_src;
+
+/* Row oc of the OIHW weights in the (ky, kx, ic) order the routes use. */
+static void oihw_row(void *ctx, size_t oc, size_t k, float *row) {
+  const oihw_src *s = ctx;
+  for (size_t t = 0; t < s->taps; t++)
+    for (size_t ic = 0; ic < s->cin; ic++) row[t * s->cin + ic] = s->w[(oc * s->cin + ic) * s->taps + t];
+}
+
 lc_status lc_conv_quantize(lc_conv *c, const lc_conv_desc *d) {
   size_t OC = (size_t)d->out_channels, K = c->K, taps = (size_t)c->taps, cin = (size_t)c->cin_g;
   lc_quant_spec spec = spec_of(c, d);
@@ -47,15 +59,7 @@ lc_status lc_conv_quantize(lc_conv *c, const lc_conv_desc *d) {
     if (!lc_mul_sz(nb, OC, &nb) || !lc_mul_sz(OC, K, &n)) return lc_error(LC_ERR_OVERFLOW, "conv: weight size overflows");
     st = lc_qmatrix_from_codes(OC, K, &spec, d->q_codes, n, d->q_scales, nb, d->q_offsets, d->asym ? nb : 0, c->qw);
   } else {
-    /* Rows in (ky, kx, ic) order, one output channel at a time: the transient float copy is one
-     * row, not the tensor. Quantizing row by row gives the same blocks as the whole matrix. */
-    float *tmp = lc_malloc(K * OC * sizeof(float));
-    if (!tmp) return lc_error(LC_ERR_NO_MEMORY, "conv: cannot allocate %zu bytes to reorder weights", K * OC * 4);
-    for (size_t oc = 0; oc < OC; oc++)
-      for (size_t t = 0; t < taps; t++)
-        for (size_t ic = 0; ic < cin; ic++) tmp[oc * K + t * cin + ic] = d->weights[(oc * cin + ic) * taps + t];
-    st = lc_quantize(tmp, OC, K, &spec, c->qw);
-    lc_free(tmp);
+    st = lc_quantize_rows(OC, K, &spec, oihw_row, (void *)&(oihw_src){d->weights, taps, cin}, c->qw);
   }
   if (st) return st;
   c->weight_bytes = lc_qmatrix_bytes(c->qw);

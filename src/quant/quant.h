@@ -40,6 +40,12 @@ typedef struct lc_quant_spec {
 /* Quantizes w[n][k]. NaN/Inf weights are rejected (the message names the row and column). */
 lc_status lc_quantize(const float *w, size_t n, size_t k, const lc_quant_spec *spec, lc_qmatrix *out);
 
+/* Same, with the rows supplied one at a time by row_fn(ctx, r, k, row) (e.g. gathered from OIHW
+ * conv weights), so no fp32 copy of the whole matrix is ever made. */
+typedef void (*lc_qrow_fn)(void *ctx, size_t r, size_t k, float *row);
+lc_status lc_quantize_rows(size_t n, size_t k, const lc_quant_spec *spec, lc_qrow_fn row_fn, void *ctx,
+                           lc_qmatrix *out);
+
 /* Builds a matrix from codes already quantized elsewhere: q[n][k] signed codes (one int8 per
  * weight, q4 in [-8, 7]), scales[n][nb] and, if spec->asym, offsets[n][nb]; the counts passed
  * must equal n * nb (see lc_qmatrix_blocks). Everything is validated and copied. */

@@ -160,40 +160,62 @@ static lc_status quant_block(const lc_qformat *f, const lc_quant_spec *spec, con
   return LC_OK;
 }
 
+static void plain_row(void *ctx, size_t r, size_t k, float *row) {
+  memcpy(row, (const float *)ctx + r * k, k * sizeof(float));
+}
+
 lc_status lc_quantize(const float *w, size_t n, size_t k, const lc_quant_spec *spec, lc_qmatrix *out) {
+  if (!w && out) {
+    lc_qmatrix m;
+    lc_status st = setup(n, k, spec, &m);
+    if (st != LC_OK) return st;
+    return lc_error(LC_ERR_INVALID_ARG, "quant: weights are NULL");
+  }
+  return lc_quantize_rows(n, k, spec, plain_row, (void *)w, out);
+}
+
+lc_status lc_quantize_rows(size_t n, size_t k, const lc_quant_spec *spec, lc_qrow_fn row_fn, void *ctx,
+                           lc_qmatrix *out) {
   if (!out) return lc_error(LC_ERR_INVALID_ARG, "quant: output is NULL");
   lc_qmatrix m;
   lc_status st = setup(n, k, spec, &m);
   if (st != LC_OK) return st;
-  if (!w) return lc_error(LC_ERR_INVALID_ARG, "quant: weights are NULL");
-  for (size_t r = 0; r < n; r++)
-    for (size_t c = 0; c < k; c++)
-      if (!isfinite(w[r * k + c]))
-        return lc_error(LC_ERR_INVALID_ARG, "quant: weight [%zu][%zu] (index %zu) is %s", r, c, r * k + c,
-                        isnan(w[r * k + c]) ? "NaN" : "Inf");
+  if (!row_fn) return lc_error(LC_ERR_INVALID_ARG, "quant: weights are NULL");
   if ((st = alloc_arrays(&m)) != LC_OK) return st;
-  if (m.format == LC_WEIGHTS_F32) {
-    memcpy(m.codes, w, n * k * sizeof(float));
-    *out = m;
-    return LC_OK;
-  }
   const lc_qformat *f = &lc_qformats[m.format];
+  /* One row of floats at a time: the only fp32 copy the quantizer ever holds. */
+  float *row = lc_malloc(k * sizeof(float));
   int8_t *q = lc_malloc(2 * m.block);
-  if (!q) {
+  if (!row || !q) {
+    lc_free(row);
+    lc_free(q);
     lc_qmatrix_free(&m);
     return lc_error(LC_ERR_NO_MEMORY, "quant: out of memory");
   }
   for (size_t r = 0; r < n && st == LC_OK; r++) {
+    row_fn(ctx, r, k, row);
+    for (size_t c = 0; c < k; c++)
+      if (!isfinite(row[c])) {
+        st = lc_error(LC_ERR_INVALID_ARG, "quant: weight [%zu][%zu] (index %zu) is %s", r, c, r * k + c,
+                      isnan(row[c]) ? "NaN" : "Inf");
+        break;
+      }
+    if (st != LC_OK) break;
+    if (m.format == LC_WEIGHTS_F32) {
+      memcpy(m.codes + r * m.row_bytes, row, k * sizeof(float));
+      continue;
+    }
     for (size_t j = 0; j < m.nb; j++) {
       size_t k0, len, b0;
       block_span(&m, j, &k0, &len, &b0);
       float *o = m.asym ? &m.offsets[r * m.nb + j] : &(float){0};
-      st = quant_block(f, spec, w + r * k + k0, len, q, q + m.block, &m.scales[r * m.nb + j], o);
+      st = quant_block(f, spec, row + k0, len, q, q + m.block, &m.scales[r * m.nb + j], o);
       if (st != LC_OK) break;
       f->pack(q, len, m.codes + r * m.row_bytes + b0);
     }
   }
   lc_free(q);
+  lc_free(row);
   if (st != LC_OK) {
     lc_qmatrix_free(&m);
     return st;
