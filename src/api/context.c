@@ -50,6 +50,7 @@ lc_status lc_context_create(const lc_context_params *p, lc_context **out) {
   c->budget = p->workspace_budget;
   c->cpu = cpu;
   c->k = k;
+  c->isa = p->isa;
   c->pool = lc_pool_create(c->threads);
   if (!c->pool) {
     lc_free(c);

@@ -16,6 +16,7 @@ struct lc_context {
   size_t budget;            /* 0 = unlimited */
   unsigned cpu;             /* LC_CPU_* */
   const lc_kernels *k;      /* chosen once */
+  lc_isa isa;               /* as asked (LC_ISA_AUTO or a forced table) */
   lc_pool *pool;
 };
 

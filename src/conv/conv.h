@@ -63,6 +63,8 @@ const float *lc_conv_wpanel(const lc_conv *c, int64_t g, size_t q, size_t k0, si
 void lc_conv_qrow(const lc_conv *c, int64_t oc, float *row);
 /* Q8/Q4 1x1 conv over few pixels as a GEMV (lc_qgemv); 1 if this plan uses it. */
 int lc_conv_use_qgemv(const lc_conv *c, const lc_plan *p);
+/* Upper bound of the bytes the GEMV path allocates in run (counted against the budget). */
+size_t lc_qgemv_bytes_bound(const lc_conv *c, const lc_plan *p);
 lc_status lc_run_qgemv(const lc_conv *c, const float *in, float *out);
 
 /* Weight (oc within group g, k) from the packed layout; used by the direct route. */

@@ -120,6 +120,14 @@ lc_status lc_conv_get_weights(const lc_conv *c, float *oihw) {
  * NHWC, or NCHW with one pixel per image. Few rows: the weights are read once for all of them. */
 #define LC_QGEMV_MAX_ROWS 16
 
+/* Upper bound of what lc_qgemv allocates for its prepared activations (values padded per block
+ * to 64, scale and sums per block). */
+size_t lc_qgemv_bytes_bound(const lc_conv *c, const lc_plan *p) {
+  size_t rows = (size_t)p->n * p->ohw;
+  const lc_qmatrix *w = c->qw;
+  return rows * (w->nb * (lc_round_up(w->block, 64) * sizeof(float) + 3 * sizeof(float)) + 256) + 512;
+}
+
 int lc_conv_use_qgemv(const lc_conv *c, const lc_plan *p) {
   if (!c->qw || c->d.groups != 1) return 0;
   size_t rows = (size_t)p->n * p->ohw;
@@ -132,7 +140,7 @@ lc_status lc_run_qgemv(const lc_conv *c, const float *in, float *out) {
   memset(&o, 0, sizeof o);
   o.mode = c->d.int8_activations ? LC_QGEMV_INT8 : LC_QGEMV_ACCURATE;
   o.threads = p->threads;
-  o.isa = LC_ISA_AUTO;
+  o.isa = c->ctx->isa; /* a context forced to scalar/avx2 also forces the GEMV kernels */
   o.pool = c->ctx->pool;
   size_t rows = (size_t)p->n * p->ohw, cin = (size_t)c->d.in_channels, cout = (size_t)c->d.out_channels;
   lc_status st = lc_qgemv(c->qw, rows, in, cin, c->bias, out, cout, &o);

@@ -4,7 +4,7 @@
  * the input of output row oy is row oy of one phase plane, plus a fixed offset. Then:
  *  - FLAT (narrow outputs): the plane is one long row. Output j = oy * Wp/sw + ox reads flat input
  *    sw * j + tap offset, so one dw_row call computes the whole plane (the columns ox >= ow are
- *    scratch, dropped when copying out); row calls on 7..28-wide outputs cost more than the compute.
+ *    scratch, dropped when copying out): on 7..28-wide outputs a call per row costs more than its compute.
  *  - PLANE: one dw_row call per output row, straight into the output.
  *  - ROWS (when the plane does not fit the budget): each output row gathers its kh padded rows.
  * Every variant makes the same kernel do the same sums per output element, so the output is the same
@@ -18,12 +18,13 @@
 
 enum { DW_ROWS = 0, DW_PLANE = 1, DW_FLAT = 2 };
 
-/* Outputs narrower than this take FLAT (see the header comment; measured on MobileNetV2 shapes). */
-#define DW_FLAT_MAX_OW 32
+/* Outputs narrower than this take FLAT: the per-row calls of PLANE cost more than FLAT's scratch
+ * columns and output copy (ow 40 and 56: FLAT 5-10% faster; ow 80 about even). */
+#define DW_FLAT_MAX_OW 64
 /* A plane larger than this (bytes per thread) takes ROWS: past L2 the copy stops paying off. */
 #define DW_PLANE_MAX_BYTES ((size_t)1 << 20)
 /* Multiply-adds per task at least, so that the pool's per-task cost stays small on 7x7 planes. */
-#define DW_TASK_MACS 8192
+#define DW_TASK_MACS 32768
 
 typedef struct dw_geom {
   size_t wneed;  /* padded input columns read: (ow-1)*sw + (kw-1)*dw + 1 */
@@ -82,11 +83,13 @@ lc_status lc_plan_depthwise(const lc_conv *c, lc_plan *p) {
     if (plane && plane <= DW_PLANE_MAX_BYTES && lc_threads_for_budget(c, plane) >= lc_threads_for_budget(c, rows))
       variant = p->ow < DW_FLAT_MAX_OW ? DW_FLAT : DW_PLANE;
     per = variant == DW_ROWS ? rows : plane;
-    size_t macs = (size_t)(p->oh * p->ow) * (size_t)c->taps; /* <= output size * taps, checked */
+    size_t macs;
+    if (!lc_mul_sz(p->ohw, (size_t)c->taps, &macs)) macs = DW_TASK_MACS;
     size_t cpt = macs >= DW_TASK_MACS ? 1 : DW_TASK_MACS / (macs ? macs : 1);
+    /* lc_plan has no route-specific fields: tile and ocsplit carry channels per task and variant. */
     p->ocsplit = (size_t)variant;
-    p->tile = lc_min_sz(cpt, (size_t)c->d.out_channels);                 /* channels per task */
-    p->ntiles = lc_div_up((size_t)c->d.out_channels, p->tile);           /* tasks per image */
+    p->tile = lc_min_sz(cpt, (size_t)c->d.out_channels);
+    p->ntiles = lc_div_up((size_t)c->d.out_channels, p->tile); /* tasks per image */
   } else {
     per = lc_round_up((size_t)c->taps * sizeof(float *), 64);
     p->ntiles = (size_t)p->oh;
@@ -124,40 +127,100 @@ static void row_span(const lc_plan *p, size_t w, size_t *x0, size_t *xn) {
   *xn = n;
 }
 
-static void dw_plane(const lc_conv *c, const dw_geom *g, int variant, const float *plane, float *oplane,
-                     size_t ch, unsigned char *slot, const lc_gemm_params *ep) {
+/* Small copies inline: most rows here are 7..28 floats, where a libc call costs more than the copy
+ * (constant-size memcpy compiles to moves; a plain loop would be turned back into a call). */
+static void copy_floats(float *dst, const float *src, size_t n) {
+  if (n >= 32) {
+    memcpy(dst, src, n * sizeof(float));
+    return;
+  }
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) memcpy(dst + i, src + i, 8 * sizeof(float));
+  if (n - i >= 4) {
+    memcpy(dst + i, src + i, 4 * sizeof(float));
+    i += 4;
+  }
+  if (n - i >= 2) {
+    memcpy(dst + i, src + i, 2 * sizeof(float));
+    i += 2;
+  }
+  if (i < n) dst[i] = src[i];
+}
+
+/* Zeroes n floats; inline for the 1..2 pad columns of most rows. */
+static void zero_floats(float *dst, size_t n) {
+  static const float zero[8];
+  if (n >= 32) {
+    memset(dst, 0, n * sizeof(float));
+    return;
+  }
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) memcpy(dst + i, zero, sizeof zero);
+  if (n - i >= 4) {
+    memcpy(dst + i, zero, 4 * sizeof(float));
+    i += 4;
+  }
+  if (n - i >= 2) {
+    memcpy(dst + i, zero, 2 * sizeof(float));
+    i += 2;
+  }
+  if (i < n) dst[i] = 0.0f;
+}
+
+/* PLANE and FLAT over channels [ch0, ch1) of one image. The pads of the phase planes are zeroed once
+ * per task: the input copies never touch them. */
+static void dw_plane_task(const lc_conv *c, const dw_geom *g, int variant, const float *in, float *out,
+                          size_t ch0, size_t ch1, unsigned char *slot, lc_gemm_params *ep) {
   const lc_conv_desc *d = &c->d;
   const lc_plan *p = &c->plan;
-  size_t kh = (size_t)d->kernel_h, sh = (size_t)d->stride_h, wp = g->wp, ow = (size_t)p->ow;
-  size_t phase = g->hph * wp, x0, xn;
-  float *buf = (float *)slot;
+  size_t kh = (size_t)d->kernel_h, sh = (size_t)d->stride_h, wp = g->wp, ow = (size_t)p->ow, iw = (size_t)p->iw;
+  size_t oh = (size_t)p->oh, phase = g->hph * wp, x0, xn;
+  float *buf = (float *)slot, *obuf = buf + sh * phase;
   const float **rp = dw_slot_ptrs(c, g, variant, slot);
   const float **rq = rp + kh;
   row_span(p, wp, &x0, &xn);
-  for (size_t r = 0; r < g->hneed; r++) {
-    float *dst = buf + (r % sh) * phase + (r / sh) * wp;
-    int64_t iy = (int64_t)r - p->pt;
-    if (iy < 0 || iy >= p->ih)
-      memset(dst, 0, wp * sizeof(float));
-    else
-      fill_row(dst, plane + (size_t)iy * (size_t)p->iw, x0, xn, wp);
+  /* Input rows [y0, y1) land in padded rows [y0 + pt, y1 + pt), all < hneed. */
+  int64_t y0 = p->pt > 0 ? 0 : -p->pt, y1 = (int64_t)g->hneed - p->pt;
+  if (y1 > p->ih) y1 = p->ih;
+  size_t r0 = (size_t)(y0 + p->pt), r1 = y1 > y0 ? (size_t)(y1 + p->pt) : r0;
+  /* Zero only what the copies leave: pad rows, and the pad columns of input rows. */
+  for (size_t q = 0; q < sh; q++) {
+    float *ph = buf + q * phase;
+    for (size_t i = 0; i < g->hph; i++) {
+      size_t r = i * sh + q;
+      if (r < r0 || r >= r1) {
+        zero_floats(ph + i * wp, wp);
+      } else {
+        zero_floats(ph + i * wp, x0);
+        zero_floats(ph + i * wp + x0 + xn, wp - x0 - xn);
+      }
+    }
   }
   for (size_t ky = 0; ky < kh; ky++) {
     size_t r = ky * (size_t)d->dilation_h;
     rp[ky] = buf + (r % sh) * phase + (r / sh) * wp;
   }
-  const float *w = c->wdw + ch * (size_t)c->taps;
   lc_f32_dw_row_fn row = c->ctx->k->f32_dw_row;
   size_t kw = (size_t)d->kernel_w, sw = (size_t)d->stride_w, dw = (size_t)d->dilation_w;
-  if (variant == DW_FLAT) {
-    float *obuf = buf + sh * phase;
-    row(g->flat, kh, kw, sw, dw, rp, w, obuf, ep);
-    for (size_t oy = 0; oy < (size_t)p->oh; oy++) memcpy(oplane + oy * ow, obuf + oy * g->so, ow * sizeof(float));
-    return;
-  }
-  for (size_t oy = 0; oy < (size_t)p->oh; oy++) {
-    for (size_t ky = 0; ky < kh; ky++) rq[ky] = rp[ky] + oy * wp;
-    row(ow, kh, kw, sw, dw, rq, w, oplane + oy * ow, ep);
+  for (size_t ch = ch0; ch < ch1; ch++) {
+    const float *plane = in + ch * p->ihw;
+    float *oplane = out + ch * p->ohw;
+    for (int64_t y = y0; y < y1; y++) {
+      size_t r = (size_t)(y + p->pt);
+      /* sh is 1 or 2: phase r % 2, row r / 2 without a division */
+      copy_floats(buf + (sh == 1 ? r * wp : (r & 1) * phase + (r >> 1) * wp) + x0, plane + (size_t)y * iw, xn);
+    }
+    const float *w = c->wdw + ch * (size_t)c->taps;
+    ep->bias = c->bias ? c->bias + ch : NULL;
+    if (variant == DW_FLAT) {
+      row(g->flat, kh, kw, sw, dw, rp, w, obuf, ep);
+      for (size_t oy = 0; oy < oh; oy++) copy_floats(oplane + oy * ow, obuf + oy * g->so, ow);
+      continue;
+    }
+    for (size_t oy = 0; oy < oh; oy++) {
+      for (size_t ky = 0; ky < kh; ky++) rq[ky] = rp[ky] + oy * wp;
+      row(ow, kh, kw, sw, dw, rq, w, oplane + oy * ow, ep);
+    }
   }
 }
 
@@ -196,19 +259,20 @@ static void dw_nchw_task(void *arg, size_t task, int thread) {
   size_t ch1 = lc_min_sz(ch0 + p->tile, C);
   int variant = (int)p->ocsplit;
   unsigned char *slot = jb->ws + (size_t)thread * p->ws_thread;
+  const float *in = jb->in + n * C * p->ihw;
+  float *out = jb->out + n * C * p->ohw;
   dw_geom g;
   dw_geometry(c, p, &g);
   lc_gemm_params ep;
   lc_conv_epilogue(c, &ep);
   ep.final = 1;
+  if (variant != DW_ROWS) {
+    dw_plane_task(c, &g, variant, in, out, ch0, ch1, slot, &ep);
+    return;
+  }
   for (size_t ch = ch0; ch < ch1; ch++) {
-    const float *plane = jb->in + (n * C + ch) * p->ihw;
-    float *oplane = jb->out + (n * C + ch) * p->ohw;
     ep.bias = c->bias ? c->bias + ch : NULL;
-    if (variant == DW_ROWS)
-      dw_rows(c, &g, plane, oplane, ch, slot, &ep);
-    else
-      dw_plane(c, &g, variant, plane, oplane, ch, slot, &ep);
+    dw_rows(c, &g, in + ch * p->ihw, out + ch * p->ohw, ch, slot, &ep);
   }
 }
 

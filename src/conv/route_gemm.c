@@ -40,6 +40,11 @@ lc_status lc_plan_gemm1x1(const lc_conv *c, lc_plan *p) {
   size_t pp = patch_pw(c);
   p->route = LC_ROUTE_GEMM1X1;
   set_tiles(c, p, pp, LC_TILE_PIX_MAX);
+  /* The GEMV path is chosen from the shape alone (so the output doesn't depend on the budget);
+   * it allocates its activation buffer in run, which must fit the budget. */
+  if (lc_conv_use_qgemv(c, p) && c->ctx->budget && lc_qgemv_bytes_bound(c, p) > c->ctx->budget)
+    return lc_error(LC_ERR_BUDGET, "gemm1x1: the GEMV path needs up to %zu bytes, budget is %zu",
+                    lc_qgemv_bytes_bound(c, p), c->ctx->budget);
   p->ws_thread = lc_conv_use_qgemv(c, p) ? 0 : lc_qpanel_bytes(c);
   p->threads = lc_threads_for_budget(c, p->ws_thread);
   if (p->threads == 0)

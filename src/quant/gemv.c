@@ -39,6 +39,12 @@ const char *lc_qgemv_isa_name(const lc_qgemv_opts *opts) {
   return names[lc_qisa_select(opts ? opts->isa : LC_ISA_AUTO)];
 }
 
+/* roundf without a libm call: v - trunc(v) is exact, step away from zero at >= 0.5. */
+static inline float round_away(float v) {
+  float t = (float)(int32_t)v, d = v - t;
+  return d >= 0.5f ? t + 1.0f : d <= -0.5f ? t - 1.0f : t;
+}
+
 /* Copies (accurate) or quantizes (int8) one block of one activation row into the padded layout. */
 static void prep_block(int q4, lc_qgemv_mode mode, const float *x, size_t len, float *xf, int8_t *xq, float *xs,
                        int32_t *isum, float *xsum) {
@@ -55,16 +61,21 @@ static void prep_block(int q4, lc_qgemv_mode mode, const float *x, size_t len, f
     return;
   }
   float amax = 0.0f;
-  for (size_t e = 0; e < len; e++) amax = fmaxf(amax, fabsf(x[e]));
+  for (size_t e = 0; e < len; e++) {
+    float v = fabsf(x[e]);
+    amax = v > amax ? v : amax;
+  }
   float scale = amax / 127.0f;
   int32_t sum = 0;
   memset(xq, 0, pad);
-  for (size_t e = 0; e < len; e++) {
-    float r = scale > 0.0f ? roundf(x[e] / scale) : 0.0f;
-    int8_t v = (int8_t)fminf(fmaxf(r, -127.0f), 127.0f);
-    xq[POS(e)] = v;
-    sum += v;
-  }
+  if (scale > 0.0f)
+    for (size_t e = 0; e < len; e++) {
+      float r = x[e] / scale; /* NaN (undefined input) must not reach the int conversion */
+      r = r >= -127.0f ? (r <= 127.0f ? round_away(r) : 127.0f) : -127.0f;
+      int8_t v = (int8_t)r;
+      xq[POS(e)] = v;
+      sum += v;
+    }
 #undef POS
   *xs = scale;
   *isum = sum;
@@ -120,26 +131,35 @@ lc_status lc_qgemv(const lc_qmatrix *w, size_t m, const float *x, size_t ldx, co
   lc_qgemv_kernel kern = pick_kernel(w, opts->mode, lc_qisa_select(opts->isa));
   if (!kern) return lc_error(LC_ERR_INTERNAL, "gemv: no kernel for this format and mode");
 
-  /* Activation workspace: values + per-block scale, integer sum and float sum. */
+  /* Activation workspace: values, per-block scale, integer sum and float sum (+ split128 lanes). */
+  int split = opts->mode == LC_QGEMV_INT8 && kern == lc_qgemv_q4_int8_avx512vnni && lc_q4_split128(w);
   size_t row_len = w->taps * ((w->bpt - 1) * lc_qpad(w->block) + lc_qpad(w->tail));
-  size_t esz = opts->mode == LC_QGEMV_INT8 ? 1 : sizeof(float), vals, meta, total;
+  if (split) row_len = lc_round_up(w->k, 128);
+  size_t esz = opts->mode == LC_QGEMV_INT8 ? 1 : sizeof(float), vals, meta, lanes = 0, total;
   if (!lc_mul_sz(m, row_len, &vals) || !lc_mul_sz(vals, esz, &vals) || !lc_mul_sz(m, w->nb, &meta) ||
-      !lc_mul_sz(meta, 3 * sizeof(float), &meta) || !lc_add_sz(lc_round_up(vals, 64), meta, &total))
+      !lc_mul_sz(meta, 3 * sizeof(float), &meta) || (split && !lc_mul_sz(m, row_len / 2, &lanes)) ||
+      !lc_add_sz(lc_round_up(vals, 64), lc_round_up(meta, 64), &total) || !lc_add_sz(total, lanes, &total))
     return lc_error(LC_ERR_OVERFLOW, "gemv: activation workspace for m=%zu does not fit", m);
   uint8_t *ws = lc_malloc(total);
   if (!ws) return lc_error(LC_ERR_NO_MEMORY, "gemv: out of memory for %zu bytes of workspace", total);
   float *xs = (float *)(ws + lc_round_up(vals, 64));
   float *xsum = xs + m * w->nb;
   int32_t *isum = (int32_t *)(xsum + m * w->nb);
-  lc_qact a = {m, row_len, NULL, NULL, xs, isum, xsum};
+  int32_t *ibias = (int32_t *)(ws + lc_round_up(vals, 64) + lc_round_up(meta, 64));
+  lc_qact a = {m, row_len, NULL, NULL, xs, isum, xsum, split ? ibias : NULL};
   if (opts->mode == LC_QGEMV_INT8)
     a.xq = (const int8_t *)ws;
   else
     a.xf = (const float *)ws;
 
-  /* q4 activations in nibble order, except for the kernel that widens nibbles in natural order. */
+  /* q4 activations in nibble order, except for the AVX-512 int8 kernel (natural or split128). */
   int q4_split = w->format == LC_WEIGHTS_Q4 && kern != lc_qgemv_q4_int8_avx512vnni;
   for (size_t i = 0; i < m; i++) {
+    if (split) {
+      lc_qprep_split128_avx512(w, x + i * ldx, (int8_t *)ws + i * row_len, xs + i * w->nb, isum + i * w->nb,
+                               xsum + i * w->nb, ibias + i * (row_len / 8));
+      continue;
+    }
     size_t xoff = 0, b = 0;
     for (size_t t = 0; t < w->taps; t++)
       for (size_t bi = 0; bi < w->bpt; bi++, b++) {

@@ -21,7 +21,19 @@ typedef struct lc_qact {
   const float *xs;      /* int8 mode: m * nb activation scales */
   const int32_t *isum;  /* int8 mode: m * nb sums of the int8 codes */
   const float *xsum;    /* m * nb: accurate: sum of x; int8: xs * isum (for the offset fold) */
+  const int32_t *ibias; /* split128 layout only: m * row_len / 8 int32 lanes, see below */
 } lc_qact;
+
+/* q4 int8 layout of the AVX-512 kernel when every block is full and 16, 32, 64 or a multiple of
+ * 128 long: a row's codes are then one run of nibbles in natural order, read 64 bytes (128
+ * weights) at a time. Activations come in groups of 128 (even elements, then odd: the low and
+ * high nibbles of 64 code bytes), row_len = k rounded up to 128. vpdpbusd lane j of a group
+ * covers weights 8j..8j+7; ibias holds -8 * sum(xq) of a block in its first lane (0 elsewhere),
+ * so starting each lane there removes the +8 of the stored nibble exactly, in int32. */
+static inline int lc_q4_split128(const lc_qmatrix *w) {
+  size_t l = w->block;
+  return w->format == LC_WEIGHTS_Q4 && w->tail == l && (l == 16 || l == 32 || l == 64 || l % 128 == 0);
+}
 
 /* y[i * ldy + j] = row j of W times activation row i, for j in [n0, n1), all i < a->m. No bias. */
 typedef void (*lc_qgemv_kernel)(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y,
@@ -61,6 +73,10 @@ void lc_qgemv_f32_accurate_avx2(const lc_qmatrix *, const lc_qact *, size_t, siz
 void lc_qgemv_q4_int8_avx512vnni(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
 void lc_qgemv_q8_int8_avx512vnni(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
 void lc_qgemv_q4_accurate_avx512(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+
+/* int8 activation preparation of one row (x: k floats) in the split128 layout. */
+void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, float *xs, int32_t *isum,
+                              float *xsum, int32_t *ibias);
 
 /* AVX2 versions of lc_qformat.dequant (same contract). */
 void lc_dequant_q4_avx2(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);

@@ -6,9 +6,15 @@
 
 #include "util/alloc.h"
 
+typedef struct worker_arg {
+  struct lc_pool *p;
+  int index;
+} worker_arg;
+
 struct lc_pool {
   int threads;
   pthread_t *workers;
+  worker_arg *args;         /* one per worker, owned by the pool (freed in destroy, not by workers) */
   pthread_mutex_t mu;
   pthread_cond_t start_cv, done_cv;
   unsigned long generation; /* bumped per job; workers wait for a new one */
@@ -22,11 +28,6 @@ struct lc_pool {
   atomic_size_t next;
 };
 
-typedef struct worker_arg {
-  lc_pool *p;
-  int index;
-} worker_arg;
-
 static void run_tasks(lc_pool *p, int thread) {
   for (;;) {
     size_t t = atomic_fetch_add(&p->next, 1);
@@ -37,7 +38,6 @@ static void run_tasks(lc_pool *p, int thread) {
 
 static void *worker_main(void *v) {
   worker_arg wa = *(worker_arg *)v;
-  lc_free(v);
   lc_pool *p = wa.p;
   unsigned long seen = 0;
   pthread_mutex_lock(&p->mu);
@@ -65,19 +65,16 @@ lc_pool *lc_pool_create(int threads) {
   pthread_cond_init(&p->done_cv, NULL);
   if (threads > 1) {
     p->workers = lc_calloc((size_t)threads - 1, sizeof *p->workers);
-    if (!p->workers) {
+    p->args = lc_calloc((size_t)threads - 1, sizeof *p->args);
+    if (!p->workers || !p->args) {
       p->threads = 1; /* nothing to join */
       goto fail;
     }
     for (int i = 1; i < threads; i++) {
-      worker_arg *wa = lc_malloc(sizeof *wa);
-      if (!wa) goto fail_started;
+      worker_arg *wa = &p->args[i - 1];
       wa->p = p;
       wa->index = i;
-      if (pthread_create(&p->workers[i - 1], NULL, worker_main, wa) != 0) {
-        lc_free(wa);
-        goto fail_started;
-      }
+      if (pthread_create(&p->workers[i - 1], NULL, worker_main, wa) != 0) goto fail_started;
       continue;
     fail_started:
       p->threads = i; /* join the ones that started */
@@ -102,6 +99,7 @@ void lc_pool_destroy(lc_pool *p) {
   pthread_cond_destroy(&p->start_cv);
   pthread_cond_destroy(&p->done_cv);
   lc_free(p->workers);
+  lc_free(p->args);
   lc_free(p);
 }
 

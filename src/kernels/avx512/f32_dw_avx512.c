@@ -54,17 +54,107 @@ LC_AI void dw_row_all(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw, con
   }
 }
 
+/* Window kernels: a vector of outputs reads, per tap row, two (stride 1) or four (stride 2) input
+ * vectors; every tap is then a lane shift (valignd) of that window instead of an unaligned load.
+ * Unaligned 64-byte loads cross a cache line and were the bound: 3x3 s1 rows went from ~21 to
+ * ~60-80 GFLOP/s. Shifts need immediates, so kw and dw are constants here (3 and 5, dw 1). The sums
+ * run in the same order as dw_row_block (even kx into acc0, odd into acc1, ky-major). */
+
+/* Full unrolling turns the shift counts into immediates and keeps the windows in registers. */
+#define LC_UNROLL _Pragma("GCC unroll 8")
+
+/* Lanes [k, k + 16) of the 32-lane window lo:hi; k is a constant after inlining. */
+LC_AI __m512 window(__m512 lo, __m512 hi, int k) {
+#define LC_ALIGN_CASE(n) \
+  case n: return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), n));
+  switch (k) {
+    case 0: return lo;
+    LC_ALIGN_CASE(1) LC_ALIGN_CASE(2) LC_ALIGN_CASE(3) LC_ALIGN_CASE(4)
+    default: return hi;
+  }
+#undef LC_ALIGN_CASE
+}
+
+/* Floats [off, off + 16) of row, zero past its first len floats (none read there). */
+LC_AI __m512 load_avail(const float *row, size_t off, size_t len) {
+  if (off + 16 <= len) return _mm512_loadu_ps(row + off);
+  return off >= len ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lc_avx512_mask(len - off), row + off);
+}
+
+/* Even and odd lanes of the 32 floats lo:hi. */
+LC_AI void deinterleave(__m512 lo, __m512 hi, __m512 *ev, __m512 *od) {
+  const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  *ev = _mm512_permutex2var_ps(lo, ie, hi);
+  *od = _mm512_permutex2var_ps(lo, io, hi);
+}
+
+/* Sums of one block from its windows: a[ky] (stride 1: input lo, hi; stride 2: even lo, even hi,
+ * odd lo, odd hi). */
+LC_AI __m512 window_sum(const int K, const int S, const __m512 *a, const float *w) {
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  LC_UNROLL for (int ky = 0; ky < K; ky++) {
+    const __m512 *v = a + ky * 2 * S;
+    LC_UNROLL for (int kx = 0; kx < K; kx++) {
+      __m512 x = S == 1 ? window(v[0], v[1], kx) : (kx % 2 ? window(v[2], v[3], kx / 2) : window(v[0], v[1], kx / 2));
+      __m512 wt = _mm512_set1_ps(w[ky * K + kx]);
+      if (kx % 2) acc1 = _mm512_fmadd_ps(x, wt, acc1);
+      else acc0 = _mm512_fmadd_ps(x, wt, acc0);
+    }
+  }
+  return _mm512_add_ps(acc0, acc1);
+}
+
+/* K x K taps, stride S (1 or 2), dilation 1. The second half of each row's window is carried to
+ * the next block, so a block loads one (S 1) or two (S 2) vectors per tap row; loads past the row's
+ * readable floats are masked (zeros feed only lanes past ow). */
+LC_AI void dw_row_window(size_t ow, const int K, const int S, const float *const *in_rows, const float *w, float *out,
+                         const lc_gemm_params *p, const lc_avx512_act *act, __m512 bias) {
+  const size_t len = (ow - 1) * (size_t)S + (size_t)K; /* readable floats of each row */
+  const float *res = p->final ? p->residual : NULL;
+  __m512 a[2 * 2 * 5];
+  LC_UNROLL for (int ky = 0; ky < K; ky++) {
+    __m512 *v = a + ky * 2 * S;
+    if (S == 1) v[0] = load_avail(in_rows[ky], 0, len);
+    else deinterleave(load_avail(in_rows[ky], 0, len), load_avail(in_rows[ky], 16, len), &v[0], &v[2]);
+  }
+  for (size_t ox = 0; ox < ow; ox += 16) {
+    const size_t nx = (ox + 16) * (size_t)S;
+    LC_UNROLL for (int ky = 0; ky < K; ky++) {
+      __m512 *v = a + ky * 2 * S;
+      if (S == 1) v[1] = load_avail(in_rows[ky], nx, len);
+      else deinterleave(load_avail(in_rows[ky], nx, len), load_avail(in_rows[ky], nx + 16, len), &v[1], &v[3]);
+    }
+    const __mmask16 m = ow - ox < 16 ? lc_avx512_mask(ow - ox) : 0xFFFF;
+    lc_avx512_epilogue(window_sum(K, S, a, w), out + ox, NULL, bias, res ? res + ox : NULL, p, act, m);
+    LC_UNROLL for (int ky = 0; ky < K; ky++) {
+      __m512 *v = a + ky * 2 * S;
+      v[0] = v[1];
+      if (S == 2) v[2] = v[3];
+    }
+  }
+}
+
 void lc_f32_dw_row_avx512(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw,
-                        const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p) {
+                          const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p) {
   if (sw != 1 && sw != 2) {
     lc_f32_dw_row_scalar(ow, kh, kw, sw, dw, in_rows, w, out, p);
     return;
   }
   const lc_avx512_act act = lc_avx512_act_init(p);
   const __m512 bias = _mm512_set1_ps(p->bias ? p->bias[0] : 0.0f);
-  if (kh == 3 && kw == 3 && sw == 1) dw_row_all(ow, 3, 3, 1, dw, in_rows, w, out, p, &act, bias);
-  else if (kh == 3 && kw == 3) dw_row_all(ow, 3, 3, 2, dw, in_rows, w, out, p, &act, bias);
-  else dw_row_all(ow, kh, kw, sw, dw, in_rows, w, out, p, &act, bias);
+  if (kh == kw && dw == 1 && (kw == 3 || kw == 5)) {
+    if (kw == 3 && sw == 1) dw_row_window(ow, 3, 1, in_rows, w, out, p, &act, bias);
+    else if (kw == 3) dw_row_window(ow, 3, 2, in_rows, w, out, p, &act, bias);
+    else if (sw == 1) dw_row_window(ow, 5, 1, in_rows, w, out, p, &act, bias);
+    else dw_row_window(ow, 5, 2, in_rows, w, out, p, &act, bias);
+  } else if (kh == 3 && kw == 3 && sw == 1) {
+    dw_row_all(ow, 3, 3, 1, dw, in_rows, w, out, p, &act, bias);
+  } else if (kh == 3 && kw == 3) {
+    dw_row_all(ow, 3, 3, 2, dw, in_rows, w, out, p, &act, bias);
+  } else {
+    dw_row_all(ow, kh, kw, sw, dw, in_rows, w, out, p, &act, bias);
+  }
 }
 
 /* Channels [ch, ch + 16*nv); the last vector has cnt lanes. */

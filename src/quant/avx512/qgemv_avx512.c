@@ -1,8 +1,11 @@
-/* AVX-512 kernels: int8 dot products with VNNI (vpdpbusd on 256-bit vectors, AVX512VL), and the
- * accurate q4 kernel that decodes nibbles through a 16-entry per-block table (vpermps). */
+/* AVX-512 kernels: int8 dot products with VNNI (vpdpbusd), and the accurate q4 kernel that decodes
+ * nibbles through a 16-entry per-block table (vpermps). Tiles of several weight rows share each
+ * activation load and give the core independent weight streams to keep loads in flight. */
 #include <immintrin.h>
+#include <string.h>
 
 #include "quant/qkernels.h"
+#include "util/checked.h"
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -60,7 +63,7 @@ INLINE void int8_row(const lc_qmatrix *w, const lc_qact *a, size_t n, size_t i0,
     y[(i0 + r) * ldy + n] = hsum8(acc[r]) + offset_fold(o, a->xsum + (i0 + r) * w->nb, w->nb);
 }
 
-/* q4 with activations in natural order (see lc_qgemv_natural_q4): 16 code bytes widen to 32
+/* q4, any block shape (fallback when lc_q4_split128 does not hold): activations in natural order: 16 code bytes widen to 32
  * nibbles in order with cvtepu8_epi16 + shift + one ternary logic op. The +8 of the stored nibble
  * is removed after the loop: y -= 8 * sum_b scale_b * xsum_b (folded with the offsets). */
 INLINE __m128 load2(const float *p) { return _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)p)); }
@@ -144,43 +147,298 @@ INLINE void q8_int8_row(const lc_qmatrix *w, const lc_qact *a, size_t n, size_t 
   int8_row(w, a, n, i0, mt, y, ldy);
 }
 
-/* Accurate q4: table[u] = fmaf(u - 8, scale, offset) built once per block, so every weight is
- * exactly what lc_dequant_rows gives; one vpermps decodes 16 weights. */
-INLINE void q4_acc_row(const lc_qmatrix *w, const lc_qact *a, size_t n, size_t i0, const int mt, float *y,
-                       size_t ldy) {
-  const uint8_t *c = w->codes + n * w->row_bytes;
-  const float *s = w->scales + n * w->nb;
-  const float *o = w->offsets ? w->offsets + n * w->nb : NULL;
+/* ---------------------------------------------------------------- q4 int8, split128 layout */
+
+/* roundf (half away from zero), exactly: t = trunc(v) and v - t is exact, so step once when >= 0.5. */
+INLINE __m512 round_away(__m512 v) {
+  __m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), d = _mm512_sub_ps(v, t);
+  t = _mm512_mask_add_ps(t, _mm512_cmp_ps_mask(d, _mm512_set1_ps(0.5f), _CMP_GE_OQ), t, _mm512_set1_ps(1.0f));
+  return _mm512_mask_sub_ps(t, _mm512_cmp_ps_mask(d, _mm512_set1_ps(-0.5f), _CMP_LE_OQ), t, _mm512_set1_ps(1.0f));
+}
+
+/* Same values as the scalar preparation (xs = amax / 127, xq = clamp(roundf(x / xs))), quantized in
+ * natural order into xq, then each group of 128 split into even and odd bytes in place. */
+void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, float *xs, int32_t *isum,
+                              float *xsum, int32_t *ibias) {
+  const size_t L = w->block, k = w->k, rl = lc_round_up(k, 128);
+  const __m512 lim = _mm512_set1_ps(127.0f), nlim = _mm512_set1_ps(-127.0f);
+  memset(ibias, 0, rl / 8 * sizeof(int32_t));
+  memset(xq + k, 0, rl - k);
+  for (size_t b = 0; b < w->nb; b++) {
+    const float *xb = x + b * L;
+    __m512 mx = _mm512_setzero_ps();
+    for (size_t e = 0; e < L; e += 16) mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_loadu_ps(xb + e)));
+    float amax = _mm512_reduce_max_ps(mx), sc = amax / 127.0f;
+    __m512i acc = _mm512_setzero_si512();
+    const __m512 sv = _mm512_set1_ps(sc);
+    for (size_t e = 0; e < L; e += 16) {
+      __m512i q = _mm512_setzero_si512();
+      if (sc > 0.0f) {
+        __m512 r = round_away(_mm512_div_ps(_mm512_loadu_ps(xb + e), sv));
+        q = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(r, nlim), lim));
+      }
+      acc = _mm512_add_epi32(acc, q);
+      _mm_storeu_si128((__m128i *)(void *)(xq + b * L + e), _mm512_cvtepi32_epi8(q));
+    }
+    int32_t sum = _mm512_reduce_add_epi32(acc);
+    xs[b] = sc;
+    isum[b] = sum;
+    xsum[b] = sc * (float)sum;
+    ibias[b * L / 8] = -8 * sum;
+  }
+  for (size_t g = 0; g < rl; g += 128) {
+    __m512i a = _mm512_loadu_si512(xq + g), b = _mm512_loadu_si512(xq + g + 64);
+    __m512i lo = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)), _mm512_cvtepi16_epi8(b), 1);
+    __m512i hi = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(_mm512_srli_epi16(a, 8))),
+                                    _mm512_cvtepi16_epi8(_mm512_srli_epi16(b, 8)), 1);
+    _mm512_storeu_si512(xq + g, lo);
+    _mm512_storeu_si512(xq + g + 64, hi);
+  }
+}
+
+#ifndef LC_QNR1
+#define LC_QNR1 1 /* weight rows per tile for one activation row (see DEFINE_TILED) */
+#endif
+#ifndef LC_QNR1_ACC
+#define LC_QNR1_ACC 1
+#endif
+#ifndef LC_QPF
+#define LC_QPF 4096 /* software prefetch distance, code bytes */
+#endif
+
+/* One 128-weight group of nr weight rows times mr activation rows: int32 per lane (ibias start). */
+#define SPLIT_GROUP(DP_INIT, DP_OUT)                                                                      \
+  do {                                                                                                    \
+    __m512i lo[4], hi[4];                                                                                 \
+    _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) {                                                \
+      const uint8_t *cp = c + r * rb + 64 * g;                                                            \
+      if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, _MM_HINT_T0);                                   \
+      __m512i v = _mm512_loadu_si512(cp);                                                                 \
+      lo[r] = _mm512_and_si512(v, m4);                                                                    \
+      hi[r] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);                                              \
+    }                                                                                                     \
+    _Pragma("GCC unroll 4") for (int i = 0; i < mr; i++) {                                                \
+      const int8_t *xp = a->xq + (i0 + i) * rl + 128 * g;                                                 \
+      __m512i xl = _mm512_loadu_si512(xp), xh = _mm512_loadu_si512(xp + 64);                              \
+      __m512i cb = _mm512_loadu_si512(a->ibias + (i0 + i) * (rl / 8) + 16 * g);                           \
+      (void)cb;                                                                                           \
+      _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) DP_OUT =                                       \
+          _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(DP_INIT, lo[r], xl), hi[r], xh);                        \
+    }                                                                                                     \
+  } while (0)
+
+INLINE void q4_split_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t i0, const int mr,
+                          float *y, size_t ldy) {
+  const size_t L = w->block, nb = w->nb, rb = w->row_bytes, ng = lc_div_up(rb, 64), rl = a->row_len;
+  const uint8_t *c = w->codes + n * rb;
+  const float *s = w->scales + n * nb;
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  __m512 acc[4][4];
+#pragma GCC unroll 4
+  for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+    for (int i = 0; i < mr; i++) acc[r][i] = _mm512_setzero_ps();
+  for (size_t b0 = 0; b0 < nb; b0 += 16) {
+    /* Combined scales weight * activation of 16 blocks; lanes past the row are 0 (their dp is 0). */
+    const __mmask16 km = nb - b0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (nb - b0)) - 1);
+    __m512 cs[4][4];
+#pragma GCC unroll 4
+    for (int i = 0; i < mr; i++) {
+      __m512 xv = _mm512_maskz_loadu_ps(km, a->xs + (i0 + i) * nb + b0);
+#pragma GCC unroll 4
+      for (int r = 0; r < nr; r++) cs[r][i] = _mm512_mul_ps(_mm512_maskz_loadu_ps(km, s + r * nb + b0), xv);
+    }
+    if (L <= 128) {
+      /* Lane j of a group is block 8j / L of it: the scale index advances by 128 / L per group. */
+      const int sh = __builtin_ctzll(L) - 3;
+      const __m512i step = _mm512_set1_epi32(16 >> sh);
+      __m512i idx = _mm512_srlv_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                      _mm512_set1_epi32(sh));
+      for (size_t g = b0 * L / 128, g1 = lc_min_sz(g + L / 8, ng); g < g1; g++) {
+        __m512i dp[4][4];
+        SPLIT_GROUP(cb, dp[r][i]);
+#pragma GCC unroll 4
+        for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+          for (int i = 0; i < mr; i++)
+            acc[r][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dp[r][i]), _mm512_permutexvar_ps(idx, cs[r][i]), acc[r][i]);
+        idx = _mm512_add_epi32(idx, step);
+      }
+    } else {
+      /* Blocks of 128 k: int32 over the whole block, one conversion per block. */
+      const size_t gpb = L / 128;
+      for (size_t bb = b0; bb < lc_min_sz(b0 + 16, nb); bb++) {
+        __m512i dp[4][4];
+#pragma GCC unroll 4
+        for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+          for (int i = 0; i < mr; i++) dp[r][i] = _mm512_setzero_si512();
+        for (size_t g = bb * gpb; g < (bb + 1) * gpb; g++) SPLIT_GROUP(_mm512_add_epi32(dp[r][i], cb), dp[r][i]);
+        const __m512i sel = _mm512_set1_epi32((int)(bb - b0));
+#pragma GCC unroll 4
+        for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+          for (int i = 0; i < mr; i++)
+            acc[r][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dp[r][i]), _mm512_permutexvar_ps(sel, cs[r][i]), acc[r][i]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+    for (int i = 0; i < mr; i++) {
+      float t = _mm512_reduce_add_ps(acc[r][i]);
+      if (w->offsets) t += offset_fold(w->offsets + (n + r) * nb, a->xsum + (i0 + i) * nb, nb);
+      y[(i0 + i) * ldy + n + r] = t;
+    }
+}
+
+/* ---------------------------------------------------------------- q4 accurate */
+
+/* table[u] = fmaf(u - 8, scale, offset) built once per block, so every weight is exactly what
+ * lc_dequant_rows gives. vpermps reads only the low 4 bits of each index: the low nibble needs no
+ * mask, the high one is the byte shifted right by 4. nr weight rows share each activation load. */
+INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t i0, const int mr,
+                        float *y, size_t ldy) {
+  const size_t rb = w->row_bytes, nb = w->nb;
+  const uint8_t *c = w->codes + n * rb;
+  const float *s = w->scales + n * nb;
+  const float *o = w->offsets ? w->offsets + n * nb : NULL;
   const __m512 qv = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
-  const __m128i m4 = _mm_set1_epi8(0x0F);
-  __m512 acc[4][2];
-  #pragma GCC unroll 4
-  for (int r = 0; r < mt; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  size_t xo = 0, b = 0;
+  __m512 acc[4][4][2];
+#pragma GCC unroll 4
+  for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+    for (int i = 0; i < mr; i++) acc[r][i][0] = acc[r][i][1] = _mm512_setzero_ps();
+  size_t xo = 0, b = 0, co = 0;
   for (size_t t = 0; t < w->taps; t++)
     for (size_t bi = 0; bi < w->bpt; bi++, b++) {
       size_t len = lc_qblock_len(w, bi), nch = lc_qpad(len) / LC_QCHUNK;
-      __m512 T = _mm512_fmadd_ps(qv, _mm512_set1_ps(s[b]), _mm512_set1_ps(o ? o[b] : 0.0f));
+      __m512 T[4];
+#pragma GCC unroll 4
+      for (int r = 0; r < nr; r++)
+        T[r] = _mm512_fmadd_ps(qv, _mm512_set1_ps(s[r * nb + b]), _mm512_set1_ps(o ? o[r * nb + b] : 0.0f));
       for (size_t ch = 0; ch < nch; ch++) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(c + 16 * ch));
-        __m512 w0 = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_and_si128(v, m4)), T);
-        __m512 w1 = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(v, 4), m4)), T);
-        #pragma GCC unroll 4
-        for (int r = 0; r < mt; r++) {
-          const float *x = a->xf + (i0 + r) * a->row_len + xo + 32 * ch;
-          acc[r][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x), acc[r][0]);
-          acc[r][1] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x + 16), acc[r][1]);
+        __m512 w0[4], w1[4];
+#pragma GCC unroll 4
+        for (int r = 0; r < nr; r++) {
+          const uint8_t *cp = c + r * rb + co + 16 * ch;
+          if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, _MM_HINT_T0);
+          __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)cp));
+          w0[r] = _mm512_permutexvar_ps(u, T[r]);
+          w1[r] = _mm512_permutexvar_ps(_mm512_srli_epi32(u, 4), T[r]);
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < mr; i++) {
+          const float *x = a->xf + (i0 + i) * a->row_len + xo + 32 * ch;
+          __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+#pragma GCC unroll 4
+          for (int r = 0; r < nr; r++) {
+            acc[r][i][0] = _mm512_fmadd_ps(w0[r], x0, acc[r][i][0]);
+            acc[r][i][1] = _mm512_fmadd_ps(w1[r], x1, acc[r][i][1]);
+          }
         }
       }
-      c += lc_qblock_nbytes(w, bi);
+      co += lc_qblock_nbytes(w, bi);
       xo += nch * LC_QCHUNK;
     }
-  #pragma GCC unroll 4
-  for (int r = 0; r < mt; r++) y[(i0 + r) * ldy + n] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));
+#pragma GCC unroll 4
+  for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+    for (int i = 0; i < mr; i++)
+      y[(i0 + i) * ldy + n + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][i][0], acc[r][i][1]));
 }
 
+/* Same, when every block is full and a multiple of 32 long: no padding, one flat loop; two blocks
+ * per step so a single row still has four independent FMA chains. */
+INLINE void q4_accf_block(const uint8_t *c, const float *s, const float *o, const lc_qact *a, size_t b, size_t rb,
+                          size_t nb, size_t L, const int nr, size_t i0, const int mr, __m512 acc[4][4][2]) {
+  const __m512 qv = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+  __m512 T[4];
+#pragma GCC unroll 4
+  for (int r = 0; r < nr; r++)
+    T[r] = o ? _mm512_fmadd_ps(qv, _mm512_set1_ps(s[r * nb + b]), _mm512_set1_ps(o[r * nb + b]))
+             : _mm512_mul_ps(qv, _mm512_set1_ps(s[r * nb + b]));
+  for (size_t e = b * L; e < (b + 1) * L; e += 32) {
+    __m512 w0[4], w1[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < nr; r++) {
+      const uint8_t *cp = c + r * rb + e / 2;
+      if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, _MM_HINT_T0);
+      __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)cp));
+      w0[r] = _mm512_permutexvar_ps(u, T[r]);
+      w1[r] = _mm512_permutexvar_ps(_mm512_srli_epi32(u, 4), T[r]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < mr; i++) {
+      const float *x = a->xf + (i0 + i) * a->row_len + e;
+      __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+#pragma GCC unroll 4
+      for (int r = 0; r < nr; r++) {
+        acc[r][i][0] = _mm512_fmadd_ps(w0[r], x0, acc[r][i][0]);
+        acc[r][i][1] = _mm512_fmadd_ps(w1[r], x1, acc[r][i][1]);
+      }
+    }
+  }
+}
+
+INLINE void q4_accf_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t i0, const int mr,
+                         float *y, size_t ldy) {
+  const size_t rb = w->row_bytes, nb = w->nb, L = w->block;
+  const uint8_t *c = w->codes + n * rb;
+  const float *s = w->scales + n * nb;
+  const float *o = w->offsets ? w->offsets + n * nb : NULL;
+  __m512 acc[4][4][2], acc2[4][4][2];
+#pragma GCC unroll 4
+  for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+    for (int i = 0; i < mr; i++) acc[r][i][0] = acc[r][i][1] = acc2[r][i][0] = acc2[r][i][1] = _mm512_setzero_ps();
+  size_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    q4_accf_block(c, s, o, a, b, rb, nb, L, nr, i0, mr, acc);
+    q4_accf_block(c, s, o, a, b + 1, rb, nb, L, nr, i0, mr, acc2);
+  }
+  if (b < nb) q4_accf_block(c, s, o, a, b, rb, nb, L, nr, i0, mr, acc);
+#pragma GCC unroll 4
+  for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+    for (int i = 0; i < mr; i++)
+      y[(i0 + i) * ldy + n + r] = _mm512_reduce_add_ps(
+          _mm512_add_ps(_mm512_add_ps(acc[r][i][0], acc[r][i][1]), _mm512_add_ps(acc2[r][i][0], acc2[r][i][1])));
+}
+
+/* Activation rows in tiles of 4 (remainder 1..3) times NR weight rows (remainder one by one). */
+#define TILE_M(tile, NR, n, i0)                                                                           \
+  do {                                                                                                    \
+    size_t i = i0;                                                                                        \
+    for (; i + 4 <= a->m; i += 4) tile(w, a, n, NR, i, 4, y, ldy);                                        \
+    switch (a->m - i) {                                                                                   \
+      case 3: tile(w, a, n, NR, i, 3, y, ldy); break;                                                     \
+      case 2: tile(w, a, n, NR, i, 2, y, ldy); break;                                                     \
+      case 1: tile(w, a, n, NR, i, 1, y, ldy); break;                                                     \
+      default: break;                                                                                     \
+    }                                                                                                     \
+  } while (0)
+
+/* One activation row: weight rows one at a time. Interleaving several rows' streams measured
+ * half the DRAM bandwidth (12-13 vs 24-27 GB/s, K=4096 N=11008, 1 thread), although in cache 4
+ * rows are 1.6x faster. Several activation rows are compute-bound: 2 weight rows share each load. */
+#define DEFINE_TILED(name, tile, NR1, NR)                                                                 \
+  static void name(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy) {   \
+    size_t n = n0;                                                                                        \
+    if (a->m == 1)                                                                                        \
+      for (; n + NR1 <= n1; n += NR1) tile(w, a, n, NR1, 0, 1, y, ldy);                                   \
+    else                                                                                                  \
+      for (; n + NR <= n1; n += NR) TILE_M(tile, NR, n, 0);                                               \
+    for (; n < n1; n++) TILE_M(tile, 1, n, 0);                                                            \
+  }
+
+DEFINE_TILED(q4_split_tiles, q4_split_tile, LC_QNR1, 2)
+DEFINE_TILED(q4_acc_tiles, q4_acc_tile, LC_QNR1, 2)
+DEFINE_TILED(q4_accf_tiles, q4_accf_tile, LC_QNR1_ACC, 2)
+
 #define DEFINE_KERNEL(name, rowfn)                                                                        \
-  void name(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy) {          \
+  static void name(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy) {   \
     for (size_t n = n0; n < n1; n++) {                                                                    \
       size_t i = 0;                                                                                       \
       for (; i + 4 <= a->m; i += 4) rowfn(w, a, n, i, 4, y, ldy);                                         \
@@ -193,6 +451,26 @@ INLINE void q4_acc_row(const lc_qmatrix *w, const lc_qact *a, size_t n, size_t i
     }                                                                                                     \
   }
 
-DEFINE_KERNEL(lc_qgemv_q4_int8_avx512vnni, q4_int8_row)
-DEFINE_KERNEL(lc_qgemv_q8_int8_avx512vnni, q8_int8_row)
-DEFINE_KERNEL(lc_qgemv_q4_accurate_avx512, q4_acc_row)
+DEFINE_KERNEL(q4_int8_rows, q4_int8_row)
+DEFINE_KERNEL(q8_int8_rows, q8_int8_row)
+
+void lc_qgemv_q4_int8_avx512vnni(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y,
+                                 size_t ldy) {
+  if (lc_q4_split128(w))
+    q4_split_tiles(w, a, n0, n1, y, ldy);
+  else
+    q4_int8_rows(w, a, n0, n1, y, ldy);
+}
+
+void lc_qgemv_q8_int8_avx512vnni(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y,
+                                 size_t ldy) {
+  q8_int8_rows(w, a, n0, n1, y, ldy);
+}
+
+void lc_qgemv_q4_accurate_avx512(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y,
+                                 size_t ldy) {
+  if (w->tail == w->block && w->block % 32 == 0)
+    q4_accf_tiles(w, a, n0, n1, y, ldy);
+  else
+    q4_acc_tiles(w, a, n0, n1, y, ldy);
+}
