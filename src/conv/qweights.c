@@ -1,6 +1,7 @@
 /* Conv weights kept block-quantized (Q8/Q4). The GEMM routes dequantize one weight panel
  * (pw output channels x one K block) into the thread's buffer and reuse it over the whole pixel
  * tile, so the fp32 footprint is one cache-resident panel, never the weight tensor. */
+#include <math.h>
 #include <string.h>
 
 #include "conv/conv.h"
@@ -59,6 +60,12 @@ lc_status lc_conv_quantize(lc_conv *c, const lc_conv_desc *d) {
     if (!lc_mul_sz(nb, OC, &nb) || !lc_mul_sz(OC, K, &n)) return lc_error(LC_ERR_OVERFLOW, "conv: weight size overflows");
     st = lc_qmatrix_from_codes(OC, K, &spec, d->q_codes, n, d->q_scales, nb, d->q_offsets, d->asym ? nb : 0, c->qw);
   } else {
+    /* NaN/Inf is an error (docs/quantization.md); name it in the caller's OIHW terms. */
+    for (size_t i = 0, n = OC * K; i < n; i++)
+      if (!isfinite(d->weights[i]))
+        return lc_error(LC_ERR_INVALID_ARG, "conv: weight [%zu][%zu][%zu][%zu] (OIHW index %zu) is %s", i / K,
+                        i / taps % cin, i % taps / (size_t)d->kernel_w, i % (size_t)d->kernel_w, i,
+                        isnan(d->weights[i]) ? "NaN" : "Inf");
     st = lc_quantize_rows(OC, K, &spec, oihw_row, (void *)&(oihw_src){d->weights, taps, cin}, c->qw);
   }
   if (st) return st;
