@@ -24,6 +24,7 @@ typedef struct lc_plan {
   size_t tile;          /* pixels per tile (im2col, gemm1x1) or chunk (igemm); multiple of the panel width */
   size_t ntiles;        /* tiles per image and group */
   size_t ocsplit;       /* weight panels split into this many tasks per tile (GEMM routes) */
+  int variant;          /* route-specific way of running (depthwise: row / long-row / low-budget) */
   size_t ws_thread;     /* bytes of workspace per thread slot (64-aligned) */
   int threads;          /* threads used (<= context threads; fewer when the budget is tight) */
   size_t ws_total;

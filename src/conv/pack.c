@@ -77,7 +77,8 @@ static void table_segments(const float *const *tab, size_t taps, size_t np, cons
   }
 }
 
-static void pack_tap_nchw(const lc_tap_src *s, size_t cs, size_t c0, size_t c1, float *dst, size_t pp) {
+static void pack_tap_nchw(const lc_conv *c, const lc_tap_src *s, size_t cs, size_t c0, size_t c1, float *dst,
+                          size_t pp) {
   for (size_t ch = c0; ch < c1; ch++, dst += pp)
     for (size_t i = 0; i < s->nseg; i++) {
       const lc_tap_seg *g = &s->seg[i];
@@ -87,8 +88,7 @@ static void pack_tap_nchw(const lc_tap_src *s, size_t cs, size_t c0, size_t c1, 
       } else if (g->stride == 1) {
         memcpy(o, g->src + ch * cs, g->len * sizeof(float));
       } else {
-        const float *src = g->src + ch * cs;
-        for (size_t j = 0; j < g->len; j++) o[j] = src[j * g->stride];
+        c->ctx->k->f32_gather(o, g->src + ch * cs, g->len, g->stride);
       }
     }
 }
@@ -119,7 +119,7 @@ void lc_pack_panel(const lc_conv *c, const float *img_g, size_t pix0, size_t np,
         table_segments(table + t, taps, np, zero, &s);
       else
         tap_segments(c, img_g, pix0, np, (int64_t)t, &s);
-      pack_tap_nchw(&s, c->plan.ihw, ch0, ch1, dst + (k - k0) * pp, pp);
+      pack_tap_nchw(c, &s, c->plan.ihw, ch0, ch1, dst + (k - k0) * pp, pp);
     } else {
       if (table)
         for (size_t j = 0; j < np; j++) s.src[j] = table[j * taps + t];

@@ -86,9 +86,8 @@ lc_status lc_plan_depthwise(const lc_conv *c, lc_plan *p) {
     size_t macs;
     if (!lc_mul_sz(p->ohw, (size_t)c->taps, &macs)) macs = DW_TASK_MACS;
     size_t cpt = macs >= DW_TASK_MACS ? 1 : DW_TASK_MACS / (macs ? macs : 1);
-    /* lc_plan has no route-specific fields: tile and ocsplit carry channels per task and variant. */
-    p->ocsplit = (size_t)variant;
-    p->tile = lc_min_sz(cpt, (size_t)c->d.out_channels);
+    p->variant = variant;
+    p->tile = lc_min_sz(cpt, (size_t)c->d.out_channels); /* channels per task */
     p->ntiles = lc_div_up((size_t)c->d.out_channels, p->tile); /* tasks per image */
   } else {
     per = lc_round_up((size_t)c->taps * sizeof(float *), 64);
@@ -257,7 +256,7 @@ static void dw_nchw_task(void *arg, size_t task, int thread) {
   const lc_plan *p = &c->plan;
   size_t C = (size_t)c->d.out_channels, n = task / p->ntiles, ch0 = task % p->ntiles * p->tile;
   size_t ch1 = lc_min_sz(ch0 + p->tile, C);
-  int variant = (int)p->ocsplit;
+  int variant = p->variant;
   unsigned char *slot = jb->ws + (size_t)thread * p->ws_thread;
   const float *in = jb->in + n * C * p->ihw;
   float *out = jb->out + n * C * p->ohw;

@@ -43,12 +43,17 @@ typedef void (*lc_f32_dw_row_fn)(size_t ow, size_t kh, size_t kw, size_t sw, siz
 typedef void (*lc_f32_dw_pixel_fn)(size_t c, size_t taps, const float *const *in_ptrs, const float *w,
                                    float *out, const lc_gemm_params *p);
 
+/* dst[j] = src[j * stride] for j < n (im2col packing of strided convs). Never reads past
+ * src[(n - 1) * stride]. */
+typedef void (*lc_f32_gather_fn)(float *dst, const float *src, size_t n, size_t stride);
+
 typedef struct lc_kernels {
   const char *name;        /* "scalar", "avx2", "avx512" */
   size_t mr, nr;           /* GEMM tile of f32_gemm */
   lc_f32_gemm_fn f32_gemm;
   lc_f32_dw_row_fn f32_dw_row;
   lc_f32_dw_pixel_fn f32_dw_pixel;
+  lc_f32_gather_fn f32_gather;
 } lc_kernels;
 
 extern const lc_kernels lc_kernels_scalar;

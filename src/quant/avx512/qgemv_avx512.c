@@ -202,6 +202,9 @@ void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, f
 #ifndef LC_QNR1_ACC
 #define LC_QNR1_ACC 1
 #endif
+#ifndef LC_QPF_HINT
+#define LC_QPF_HINT _MM_HINT_T0
+#endif
 #ifndef LC_QPF
 #define LC_QPF 4096 /* software prefetch distance, code bytes */
 #endif
@@ -212,7 +215,7 @@ void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, f
     __m512i lo[4], hi[4];                                                                                 \
     _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) {                                                \
       const uint8_t *cp = c + r * rb + 64 * g;                                                            \
-      if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, _MM_HINT_T0);                                   \
+      if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, LC_QPF_HINT);                                   \
       __m512i v = _mm512_loadu_si512(cp);                                                                 \
       lo[r] = _mm512_and_si512(v, m4);                                                                    \
       hi[r] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);                                              \
@@ -323,7 +326,7 @@ INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const i
 #pragma GCC unroll 4
         for (int r = 0; r < nr; r++) {
           const uint8_t *cp = c + r * rb + co + 16 * ch;
-          if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, _MM_HINT_T0);
+          if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, LC_QPF_HINT);
           __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)cp));
           w0[r] = _mm512_permutexvar_ps(u, T[r]);
           w1[r] = _mm512_permutexvar_ps(_mm512_srli_epi32(u, 4), T[r]);
@@ -364,7 +367,7 @@ INLINE void q4_accf_block(const uint8_t *c, const float *s, const float *o, cons
 #pragma GCC unroll 4
     for (int r = 0; r < nr; r++) {
       const uint8_t *cp = c + r * rb + e / 2;
-      if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, _MM_HINT_T0);
+      if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, LC_QPF_HINT);
       __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)cp));
       w0[r] = _mm512_permutexvar_ps(u, T[r]);
       w1[r] = _mm512_permutexvar_ps(_mm512_srli_epi32(u, 4), T[r]);
