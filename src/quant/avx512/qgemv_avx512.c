@@ -214,7 +214,7 @@ void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, f
   do {                                                                                                    \
     __m512i lo[4], hi[4];                                                                                 \
     _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) {                                                \
-      const uint8_t *cp = c + r * rb + 64 * g;                                                            \
+      const uint8_t *cp = c + r * rs * rb + 64 * g;                                                            \
       if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, LC_QPF_HINT);                                   \
       __m512i v = _mm512_loadu_si512(cp);                                                                 \
       lo[r] = _mm512_and_si512(v, m4);                                                                    \
@@ -230,8 +230,8 @@ void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, f
     }                                                                                                     \
   } while (0)
 
-INLINE void q4_split_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t i0, const int mr,
-                          float *y, size_t ldy) {
+INLINE void q4_split_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t rs, size_t i0,
+                          const int mr, float *y, size_t ldy) {
   const size_t L = w->block, nb = w->nb, rb = w->row_bytes, ng = lc_div_up(rb, 64), rl = a->row_len;
   const uint8_t *c = w->codes + n * rb;
   const float *s = w->scales + n * nb;
@@ -249,7 +249,7 @@ INLINE void q4_split_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const
     for (int i = 0; i < mr; i++) {
       __m512 xv = _mm512_maskz_loadu_ps(km, a->xs + (i0 + i) * nb + b0);
 #pragma GCC unroll 4
-      for (int r = 0; r < nr; r++) cs[r][i] = _mm512_mul_ps(_mm512_maskz_loadu_ps(km, s + r * nb + b0), xv);
+      for (int r = 0; r < nr; r++) cs[r][i] = _mm512_mul_ps(_mm512_maskz_loadu_ps(km, s + r * rs * nb + b0), xv);
     }
     if (L <= 128) {
       /* Lane j of a group is block 8j / L of it: the scale index advances by 128 / L per group. */
@@ -291,8 +291,8 @@ INLINE void q4_split_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const
 #pragma GCC unroll 4
     for (int i = 0; i < mr; i++) {
       float t = _mm512_reduce_add_ps(acc[r][i]);
-      if (w->offsets) t += offset_fold(w->offsets + (n + r) * nb, a->xsum + (i0 + i) * nb, nb);
-      y[(i0 + i) * ldy + n + r] = t;
+      if (w->offsets) t += offset_fold(w->offsets + (n + r * rs) * nb, a->xsum + (i0 + i) * nb, nb);
+      y[(i0 + i) * ldy + n + r * rs] = t;
     }
 }
 
@@ -301,10 +301,10 @@ INLINE void q4_split_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const
 /* table[u] = fmaf(u - 8, scale, offset) built once per block, so every weight is exactly what
  * lc_dequant_rows gives. vpermps reads only the low 4 bits of each index: the low nibble needs no
  * mask, the high one is the byte shifted right by 4. nr weight rows share each activation load. */
-INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t i0, const int mr,
-                        float *y, size_t ldy) {
-  const size_t rb = w->row_bytes, nb = w->nb;
-  const uint8_t *c = w->codes + n * rb;
+INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t rs, size_t i0,
+                        const int mr, float *y, size_t ldy) {
+  const size_t rb = w->row_bytes * rs, nb = w->nb, rnb = nb * rs;
+  const uint8_t *c = w->codes + n * w->row_bytes;
   const float *s = w->scales + n * nb;
   const float *o = w->offsets ? w->offsets + n * nb : NULL;
   const __m512 qv = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
@@ -320,7 +320,7 @@ INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const i
       __m512 T[4];
 #pragma GCC unroll 4
       for (int r = 0; r < nr; r++)
-        T[r] = _mm512_fmadd_ps(qv, _mm512_set1_ps(s[r * nb + b]), _mm512_set1_ps(o ? o[r * nb + b] : 0.0f));
+        T[r] = _mm512_fmadd_ps(qv, _mm512_set1_ps(s[r * rnb + b]), _mm512_set1_ps(o ? o[r * rnb + b] : 0.0f));
       for (size_t ch = 0; ch < nch; ch++) {
         __m512 w0[4], w1[4];
 #pragma GCC unroll 4
@@ -349,19 +349,19 @@ INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const i
   for (int r = 0; r < nr; r++)
 #pragma GCC unroll 4
     for (int i = 0; i < mr; i++)
-      y[(i0 + i) * ldy + n + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][i][0], acc[r][i][1]));
+      y[(i0 + i) * ldy + n + r * rs] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][i][0], acc[r][i][1]));
 }
 
 /* Same, when every block is full and a multiple of 32 long: no padding, one flat loop; two blocks
  * per step so a single row still has four independent FMA chains. */
 INLINE void q4_accf_block(const uint8_t *c, const float *s, const float *o, const lc_qact *a, size_t b, size_t rb,
-                          size_t nb, size_t L, const int nr, size_t i0, const int mr, __m512 acc[4][4][2]) {
+                          size_t rnb, size_t L, const int nr, size_t i0, const int mr, __m512 acc[4][4][2]) {
   const __m512 qv = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
   __m512 T[4];
 #pragma GCC unroll 4
   for (int r = 0; r < nr; r++)
-    T[r] = o ? _mm512_fmadd_ps(qv, _mm512_set1_ps(s[r * nb + b]), _mm512_set1_ps(o[r * nb + b]))
-             : _mm512_mul_ps(qv, _mm512_set1_ps(s[r * nb + b]));
+    T[r] = o ? _mm512_fmadd_ps(qv, _mm512_set1_ps(s[r * rnb + b]), _mm512_set1_ps(o[r * rnb + b]))
+             : _mm512_mul_ps(qv, _mm512_set1_ps(s[r * rnb + b]));
   for (size_t e = b * L; e < (b + 1) * L; e += 32) {
     __m512 w0[4], w1[4];
 #pragma GCC unroll 4
@@ -385,10 +385,10 @@ INLINE void q4_accf_block(const uint8_t *c, const float *s, const float *o, cons
   }
 }
 
-INLINE void q4_accf_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t i0, const int mr,
-                         float *y, size_t ldy) {
-  const size_t rb = w->row_bytes, nb = w->nb, L = w->block;
-  const uint8_t *c = w->codes + n * rb;
+INLINE void q4_accf_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t rs, size_t i0,
+                         const int mr, float *y, size_t ldy) {
+  const size_t rb = w->row_bytes * rs, nb = w->nb, rnb = nb * rs, L = w->block;
+  const uint8_t *c = w->codes + n * w->row_bytes;
   const float *s = w->scales + n * nb;
   const float *o = w->offsets ? w->offsets + n * nb : NULL;
   __m512 acc[4][4][2], acc2[4][4][2];
@@ -398,42 +398,46 @@ INLINE void q4_accf_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const 
     for (int i = 0; i < mr; i++) acc[r][i][0] = acc[r][i][1] = acc2[r][i][0] = acc2[r][i][1] = _mm512_setzero_ps();
   size_t b = 0;
   for (; b + 2 <= nb; b += 2) {
-    q4_accf_block(c, s, o, a, b, rb, nb, L, nr, i0, mr, acc);
-    q4_accf_block(c, s, o, a, b + 1, rb, nb, L, nr, i0, mr, acc2);
+    q4_accf_block(c, s, o, a, b, rb, rnb, L, nr, i0, mr, acc);
+    q4_accf_block(c, s, o, a, b + 1, rb, rnb, L, nr, i0, mr, acc2);
   }
-  if (b < nb) q4_accf_block(c, s, o, a, b, rb, nb, L, nr, i0, mr, acc);
+  if (b < nb) q4_accf_block(c, s, o, a, b, rb, rnb, L, nr, i0, mr, acc);
 #pragma GCC unroll 4
   for (int r = 0; r < nr; r++)
 #pragma GCC unroll 4
     for (int i = 0; i < mr; i++)
-      y[(i0 + i) * ldy + n + r] = _mm512_reduce_add_ps(
+      y[(i0 + i) * ldy + n + r * rs] = _mm512_reduce_add_ps(
           _mm512_add_ps(_mm512_add_ps(acc[r][i][0], acc[r][i][1]), _mm512_add_ps(acc2[r][i][0], acc2[r][i][1])));
 }
 
-/* Activation rows in tiles of 4 (remainder 1..3) times NR weight rows (remainder one by one). */
-#define TILE_M(tile, NR, n, i0)                                                                           \
+/* Activation rows in tiles of 4 (remainder 1..3) times NR weight rows rs rows apart. */
+#define TILE_M(tile, NR, n, rs)                                                                           \
   do {                                                                                                    \
-    size_t i = i0;                                                                                        \
-    for (; i + 4 <= a->m; i += 4) tile(w, a, n, NR, i, 4, y, ldy);                                        \
+    size_t i = 0;                                                                                         \
+    for (; i + 4 <= a->m; i += 4) tile(w, a, n, NR, rs, i, 4, y, ldy);                                    \
     switch (a->m - i) {                                                                                   \
-      case 3: tile(w, a, n, NR, i, 3, y, ldy); break;                                                     \
-      case 2: tile(w, a, n, NR, i, 2, y, ldy); break;                                                     \
-      case 1: tile(w, a, n, NR, i, 1, y, ldy); break;                                                     \
+      case 3: tile(w, a, n, NR, rs, i, 3, y, ldy); break;                                                 \
+      case 2: tile(w, a, n, NR, rs, i, 2, y, ldy); break;                                                 \
+      case 1: tile(w, a, n, NR, rs, i, 1, y, ldy); break;                                                 \
       default: break;                                                                                     \
     }                                                                                                     \
   } while (0)
 
-/* One activation row: weight rows one at a time. Interleaving several rows' streams measured
- * half the DRAM bandwidth (12-13 vs 24-27 GB/s, K=4096 N=11008, 1 thread), although in cache 4
- * rows are 1.6x faster. Several activation rows are compute-bound: 2 weight rows share each load. */
+/* The NR weight rows of a tile share every activation load. They are taken far apart (the range
+ * cut in NR parts, tile j = rows j, j + D, j + 2D, ...): adjacent rows, interleaved, halved the
+ * DRAM bandwidth (12-13 vs 23 GB/s, K=4096 N=11008 1 thread), apparently confusing the hardware
+ * prefetcher with two streams in one page; rows D apart keep one stream per page. */
 #define DEFINE_TILED(name, tile, NR1, NR)                                                                 \
   static void name(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy) {   \
-    size_t n = n0;                                                                                        \
-    if (a->m == 1)                                                                                        \
-      for (; n + NR1 <= n1; n += NR1) tile(w, a, n, NR1, 0, 1, y, ldy);                                   \
-    else                                                                                                  \
-      for (; n + NR <= n1; n += NR) TILE_M(tile, NR, n, 0);                                               \
-    for (; n < n1; n++) TILE_M(tile, 1, n, 0);                                                            \
+    const size_t nr = a->m == 1 ? NR1 : NR, d = (n1 - n0) / nr;                                           \
+    if (nr > 1 && d > 0)                                                                                  \
+      for (size_t j = 0; j < d; j++) {                                                                    \
+        if (a->m == 1)                                                                                    \
+          tile(w, a, n0 + j, NR1, d, 0, 1, y, ldy);                                                       \
+        else                                                                                              \
+          TILE_M(tile, NR, n0 + j, d);                                                                    \
+      }                                                                                                   \
+    for (size_t n = n0 + (nr > 1 ? d * nr : 0); n < n1; n++) TILE_M(tile, 1, n, 1);                       \
   }
 
 DEFINE_TILED(q4_split_tiles, q4_split_tile, LC_QNR1, 2)
