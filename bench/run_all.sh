@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Every figure in docs/benchmarks.md, in one run: conv suites against ONNX Runtime and oneDNN
+# (1 and 2 threads), the 9x9 budget check, fp32 vs q8 vs q4 on the suites, the q4 GEMV against
+# MatMulNBits and DRAM bandwidth, and the end-to-end models. Output: out/bench/*.txt.
+# Usage: bench/run_all.sh [build dir]   (needs scripts/test.sh's venv and libdnnl-dev)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+b=${1:-build}
+py=.venv/bin/python
+out=out/bench
+mkdir -p "$out"
+lscpu | grep -E 'Model name|^CPU\(s\)' > "$out/machine.txt"
+for suite in resnet34-112 ocr-det; do
+  $py bench/run_peers.py --suite $suite --threads 1,2 --lowconv "$b/lowconv" --onednn "$b/bench/onednn_conv" \
+    | tee "$out/peers-$suite.txt"
+done
+{
+  for t in 1 2; do
+    for budget in 0 $((t * 2))M; do
+      "$b/lowconv" conv mb1ic256ih80oc256kh9ph4 --threads $t --budget $budget --repeat 3 --json
+    done
+    "$b/lowconv" conv mb1ic256ih80oc256kh9ph4 --threads $t --budget $((t * 2))M --route igemm --repeat 3 --json || true
+  done
+} | tee "$out/budget-9x9.txt"
+for suite in resnet34-112 ocr-det; do
+  for w in f32 q8 q4; do
+    "$b/lowconv" conv --suite $suite --weights $w --block 32 | tail -n 1 | sed "s/^/$suite $w: /"
+  done
+done | tee "$out/quant-suites.txt"
+$py bench/peers/ort_matmulnbits.py --lowconv "$b/lowconv" | tee "$out/gemv.txt"
+$py bench/bench_models.py --lowconv "$b/lowconv" | tee "$out/models.txt"
