@@ -160,6 +160,11 @@ lc_status lc_conv_prepare(lc_conv *conv, int64_t batch, int64_t in_h, int64_t in
  * 64-byte alignment recommended. */
 lc_status lc_conv_run(lc_conv *conv, const float *input, float *output, void *workspace, size_t workspace_size);
 void lc_conv_destroy(lc_conv *conv);
+/* After a prepare, frees the weight representations the chosen route doesn't read (e.g. the
+ * im2col panels of a conv that runs Winograd, or the Winograd weights of one that doesn't), for
+ * callers that prepare once (model runners). A later prepare that needs them fails with
+ * LC_ERR_UNSUPPORTED (explicit route) or picks among the routes still possible (AUTO). */
+lc_status lc_conv_release_unused(lc_conv *conv);
 /* Bytes held by the operator for packed weights and bias. */
 size_t lc_conv_weight_bytes(const lc_conv *conv);
 /* The weights as the operator computes with them, OIHW fp32 (for Q8/Q4: the dequantized values),

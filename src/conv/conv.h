@@ -93,6 +93,9 @@ int lc_winograd_auto(const lc_conv *c);
 
 lc_status lc_conv_desc_check(const lc_conv_desc *d);
 
+/* 1 if the weights route r reads are held (not released by lc_conv_release_unused). */
+int lc_conv_has_weights_for(const lc_conv *c, lc_route r);
+
 /* Picks the route for LC_ROUTE_AUTO. */
 lc_status lc_select_route(const lc_conv *c, lc_plan *p);
 

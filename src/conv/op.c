@@ -99,7 +99,7 @@ lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **ou
       c->weight_bytes += (size_t)desc->out_channels * sizeof(float);
     }
   }
-  /* Winograd keeps fp32 transformed weights, so it only serves fp32 convs. */
+  /* fp32 convs keep transformed weights; Q8/Q4 ones are transformed per panel in run. */
   if (!st && !c->qw) st = lc_winograd_pack(c, desc->weights);
   if (st) {
     lc_conv_destroy(c);
@@ -122,6 +122,46 @@ void lc_conv_destroy(lc_conv *c) {
 
 size_t lc_conv_weight_bytes(const lc_conv *c) { return c ? c->weight_bytes : 0; }
 
+/* Bytes of each weight representation (for weight_bytes after a release). */
+static size_t wpack_bytes(const lc_conv *c) {
+  return c->wpack ? (size_t)c->d.groups * c->npanels * c->K * c->pw * sizeof(float) : 0;
+}
+static size_t wdw_bytes(const lc_conv *c) { return c->wdw ? (size_t)(c->d.out_channels * c->taps) * sizeof(float) : 0; }
+
+int lc_conv_has_weights_for(const lc_conv *c, lc_route r) {
+  switch (r) {
+    case LC_ROUTE_WINOGRAD: return c->wwino || c->qw;
+    case LC_ROUTE_DEPTHWISE: return c->wdw != NULL;
+    case LC_ROUTE_AUTO: return 1;
+    default: return c->wpack || c->qw;
+  }
+}
+
+lc_status lc_conv_release_unused(lc_conv *c) {
+  if (!c) return lc_error(LC_ERR_INVALID_ARG, "conv: operator is NULL");
+  if (!c->prepared) return lc_error(LC_ERR_STATE, "conv: release_unused needs a successful prepare first");
+  lc_route r = c->plan.route;
+  size_t freed = 0;
+  if (r != LC_ROUTE_WINOGRAD && c->wwino) {
+    freed += c->weight_bytes - wpack_bytes(c) - wdw_bytes(c) - (c->bias ? (size_t)c->d.out_channels * 4 : 0) -
+             (c->qw ? lc_qmatrix_bytes(c->qw) : 0);
+    lc_free(c->wwino);
+    c->wwino = NULL;
+  }
+  if ((r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_DEPTHWISE) && c->wpack) {
+    freed += wpack_bytes(c);
+    lc_free(c->wpack);
+    c->wpack = NULL;
+  }
+  if (r != LC_ROUTE_DEPTHWISE && c->wdw) {
+    freed += wdw_bytes(c);
+    lc_free(c->wdw);
+    c->wdw = NULL;
+  }
+  c->weight_bytes -= freed;
+  return LC_OK;
+}
+
 int lc_threads_for_budget(const lc_conv *c, size_t per_thread) {
   int t = c->ctx->threads;
   size_t budget = c->ctx->budget;
@@ -132,15 +172,15 @@ int lc_threads_for_budget(const lc_conv *c, size_t per_thread) {
 }
 
 static lc_status plan_route(const lc_conv *c, lc_route r, lc_plan *p) {
+  if (!lc_conv_has_weights_for(c, r))
+    return lc_error(LC_ERR_UNSUPPORTED, "%s: its weights were released by lc_conv_release_unused", lc_route_name(r));
   switch (r) {
     case LC_ROUTE_DIRECT: return lc_plan_direct(c, p);
     case LC_ROUTE_GEMM1X1: return lc_plan_gemm1x1(c, p);
     case LC_ROUTE_IM2COL: return lc_plan_im2col(c, p);
     case LC_ROUTE_IGEMM: return lc_plan_igemm(c, p);
     case LC_ROUTE_DEPTHWISE: return lc_plan_depthwise(c, p);
-    case LC_ROUTE_WINOGRAD:
-      if (c->qw) return lc_error(LC_ERR_UNSUPPORTED, "winograd: needs fp32 weights");
-      return lc_plan_winograd(c, p);
+    case LC_ROUTE_WINOGRAD: return lc_plan_winograd(c, p);
     case LC_ROUTE_AUTO: return lc_select_route(c, p);
   }
   return lc_error(LC_ERR_INVALID_ARG, "conv: bad route %d", (int)r);

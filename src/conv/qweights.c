@@ -107,6 +107,8 @@ void lc_conv_qrow(const lc_conv *c, int64_t oc, float *row) { lc_dequant_rows(c-
 
 lc_status lc_conv_get_weights(const lc_conv *c, float *oihw) {
   if (!c || !oihw) return lc_error(LC_ERR_INVALID_ARG, "conv: NULL argument to get_weights");
+  if (!c->wpack && !c->qw)
+    return lc_error(LC_ERR_STATE, "conv: the packed weights were released by lc_conv_release_unused");
   size_t K = c->K, taps = (size_t)c->taps, cin = (size_t)c->cin_g, OC = (size_t)c->d.out_channels;
   float *row = c->qw ? lc_malloc(K * sizeof(float)) : NULL;
   if (c->qw && !row) return lc_error(LC_ERR_NO_MEMORY, "conv: out of memory");

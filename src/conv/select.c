@@ -14,7 +14,7 @@ lc_status lc_select_route(const lc_conv *c, lc_plan *p) {
     order[n++] = LC_ROUTE_GEMM1X1;
   /* 3x3 stride 1: Winograd F(2x2,3x3) does 2.25x fewer multiplies; 1.6-2.2x faster than im2col
    * from 16 channels (route_winograd.c). */
-  if (c->wwino && lc_winograd_auto(c)) order[n++] = LC_ROUTE_WINOGRAD;
+  if ((c->wwino || c->qw) && lc_winograd_auto(c)) order[n++] = LC_ROUTE_WINOGRAD;
   /* igemm packs each pixel's whole K once per chunk and streams all weights per chunk; im2col packs
    * per K block with larger tiles and less memory, and measured faster on every suite shape
    * (docs/benchmarks.md), so im2col is the general route and igemm serves when asked for. */
@@ -23,6 +23,7 @@ lc_status lc_select_route(const lc_conv *c, lc_plan *p) {
   for (int i = 0; i < n; i++) {
     lc_plan q = *p;
     lc_status st;
+    if (!lc_conv_has_weights_for(c, order[i])) continue;
     switch (order[i]) {
       case LC_ROUTE_DEPTHWISE: st = lc_plan_depthwise(c, &q); break;
       case LC_ROUTE_GEMM1X1: st = lc_plan_gemm1x1(c, &q); break;
