@@ -1,6 +1,7 @@
 /* Winograd F(2x2, 3x3) vs im2col on the 3x3 stride-1 layers of ResNet-34 (NCHW and NHWC, batch 1).
  * usage: bench_winograd [--threads T] [--isa auto|scalar|avx2|avx512] [--layout nchw|nhwc|both]
- *                       [--reps N] [--shape IC,OC,HW] [--only im2col|winograd]
+ *                       [--reps N] [--shape IC,OC,HW] [--only im2col|winograd] [--weights f32|q8|q4]
+ * (q8/q4: blocks of 32; winograd then transforms the weights per panel while running)
  * Prints the best time of N runs per route (robust to other load) and the speedup. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ int main(int argc, char **argv) {
   int layouts = 1; /* bit 0: nchw, bit 1: nhwc */
   int64_t shapes[8][3] = {{3, 64, 112}, {64, 64, 56}, {128, 128, 28}, {256, 256, 14}, {512, 512, 7}};
   int nshapes = 5, only = 0; /* 0: both routes, else the route to time (for perf stat) */
+  lc_weight_format wf = LC_WEIGHTS_F32;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(a, "--threads")) threads = atoi(v), i++;
@@ -80,12 +82,15 @@ int main(int argc, char **argv) {
       if (sscanf(v, "%lld,%lld,%lld", &ic, &oc, &hw) != 3) return fprintf(stderr, "bad --shape %s\n", v), 2;
       shapes[0][0] = ic, shapes[0][1] = oc, shapes[0][2] = hw, nshapes = 1;
       i++;
+    } else if (!strcmp(a, "--weights")) {
+      wf = !strcmp(v, "q8") ? LC_WEIGHTS_Q8 : !strcmp(v, "q4") ? LC_WEIGHTS_Q4 : LC_WEIGHTS_F32;
+      i++;
     } else if (!strcmp(a, "--only")) {
       only = lc_route_from_name(v);
       i++;
     } else {
       fprintf(stderr, "usage: %s [--threads T] [--isa auto|scalar|avx2|avx512] [--layout nchw|nhwc|both] [--reps N] "
-              "[--shape IC,OC,HW] [--only im2col|winograd]\n", argv[0]);
+              "[--shape IC,OC,HW] [--only im2col|winograd] [--weights f32|q8|q4]\n", argv[0]);
       return 2;
     }
   }
@@ -96,7 +101,8 @@ int main(int argc, char **argv) {
   cp.isa = isa;
   lc_context *ctx = NULL;
   if (lc_context_create(&cp, &ctx) != LC_OK) return fprintf(stderr, "context: %s\n", lc_last_error()), 1;
-  printf("table %s, %d thread(s), best of %d\n", lc_context_isa_name(ctx), threads, reps);
+  printf("table %s, %d thread(s), best of %d, weights %s\n", lc_context_isa_name(ctx), threads, reps,
+         wf == LC_WEIGHTS_Q8 ? "q8" : wf == LC_WEIGHTS_Q4 ? "q4" : "f32");
   printf("%-6s %-16s %10s %10s %8s %10s %10s\n", "layout", "shape", "im2col ms", "wino ms", "speedup", "wino GF/s",
          "wino ws KiB");
   for (int l = 0; l < 2; l++) {
@@ -111,6 +117,8 @@ int main(int argc, char **argv) {
       d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
       d.layout = l ? LC_NHWC : LC_NCHW;
       d.activation = LC_ACT_RELU;
+      d.weight_format = wf;
+      d.block_size = 32;
       size_t nw = (size_t)(oc * ic * 9), nin = (size_t)(ic * hw * hw), nout = (size_t)(oc * hw * hw);
       float *w = malloc(nw * sizeof(float)), *b = malloc((size_t)oc * sizeof(float));
       float *in = malloc(nin * sizeof(float)), *out = malloc(nout * sizeof(float));

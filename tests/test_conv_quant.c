@@ -191,10 +191,12 @@ typedef struct rstat {
 static rstat rstats[LC_ROUTE_COUNT];
 static long combo_runs[NCOMBO];
 
-/* Can route r run this shape? (direct/im2col/igemm: always, without a budget; winograd: never for Q8/Q4.) */
+/* Can route r run this shape? (direct/im2col/igemm: always, without a budget; winograd: 3x3 stride 1.) */
 static int route_must_run(const cc_case *c, lc_route r) {
   const lc_conv_desc *d = &c->d;
-  if (r == LC_ROUTE_WINOGRAD) return 0;
+  if (r == LC_ROUTE_WINOGRAD)
+    return d->kernel_h == 3 && d->kernel_w == 3 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
+           d->dilation_w == 1;
   if (r == LC_ROUTE_GEMM1X1) {
     int64_t pads[4], oh, ow;
     if (lc_conv_resolve_pads(d, c->h, c->w, pads, &oh, &ow) != LC_OK) return 0;
@@ -259,14 +261,6 @@ static void check_routes(const cc_case *c, const float *deq, const float *in, in
       lc_status rs = cc_run(ctx[i][threads - 1], &qc, (lc_route)r, in, out, &shape);
       char what[300];
       int must = route_must_run(c, (lc_route)r);
-      if (r == LC_ROUTE_WINOGRAD) {
-        TU_CHECK(rs == LC_ERR_UNSUPPORTED, "winograd with quantized weights returned %s", lc_status_name(rs));
-        if (rs != LC_ERR_UNSUPPORTED) {
-          snprintf(what, sizeof what, "status %s, expected unsupported", lc_status_name(rs));
-          note_fail((lc_route)r, &qc, what, i, threads);
-        }
-        continue;
-      }
       if (rs == LC_ERR_UNSUPPORTED && !must) continue;
       if (rs != LC_OK) {
         snprintf(what, sizeof what, "status %s (%s)", lc_status_name(rs), lc_last_error());
@@ -280,7 +274,6 @@ static void check_routes(const cc_case *c, const float *deq, const float *in, in
         TU_CHECK(0, "%s", what);
         continue;
       }
-      TU_CHECK(shape.route != LC_ROUTE_WINOGRAD, "AUTO chose winograd for quantized weights");
       if (qc.d.int8_activations) TU_CHECK(!uses_gemv(c, shape.route), "int8 set on a GEMV run");
       size_t at;
       double ratio = cc_err_ratio(&b, shape.route, out, ref, nout, &at);
@@ -1032,7 +1025,6 @@ static void part_threads(void) {
     tu_fill(in, nin, -1.0f, 1.0f);
     for (int i = 0; i < CC_NISA; i++)
       for (int r = 0; have_isa[i] && r < LC_ROUTE_COUNT; r++) {
-        if (r == LC_ROUTE_WINOGRAD) continue;
         lc_conv_shape sh1, sh2;
         lc_status st1 = cc_run(ctx[i][0], &c, (lc_route)r, in, o1, &sh1);
         lc_status st2 = cc_run(ctx[i][1], &c, (lc_route)r, in, o2, &sh2);

@@ -3,21 +3,25 @@
  * tight budgets, and allocation failures at create.
  *
  * Error bound. Per output, out = sum_xi a_xi M_xi + bias, M_xi = sum_ic U_xi,ic V_xi,ic, with
- * V = B^T d B (2 roundings: rows then columns, entries of B are 0/+-1), U = G g G^T (computed in
- * double, 1 rounding), the ic sum (IC roundings), A^T M A (4 roundings) and the bias (1). Every term
- * thus sees at most IC + 8 roundings, so |out - exact| <= gamma(IC + 8) * (S_w + |bias|), where
+ * V = B^T d B (2 roundings: rows then columns, entries of B are 0/+-1), U = G g G^T (fp32, 4
+ * roundings: two sums per pass; the factors 1/2 are exact), the ic sum (IC roundings), A^T M A (4
+ * roundings) and the bias (1). Every term thus sees at most IC + 11 roundings, so |out - exact| <= gamma(IC + 8) * (S_w + |bias|), where
  * S_w = sum_xi |a_xi| sum_ic |U||V|. In 1-D, sum_x |a_x| |u_x| |v_x| <= 8 X W for either output
  * (|u| <= W, 1.5 W, 1.5 W, W; |v| <= 2 X; X = max|x|, W = max|w|), and the 2-D transforms are tensor
  * products, so S_w <= 64 * IC * X * W. With K = 9 * IC this is c * K * u * X * W with
- * c = 64 (IC + 8) / 9: a worst case (like the cc_bound of direct summation it is quadratic in IC);
+ * c = 64 (IC + 11) / 9: a worst case (like the cc_bound of direct summation it is quadratic in IC);
  * the test also prints the observed err / (u K X W), the typical c. Activations as in conv_cases.h:
- * Lipschitz factor L and 8u|ref| for their own rounding. */
+ * Lipschitz factor L and 8u|ref| for their own rounding.
+ * Q8/Q4 weights (transformed per panel while running, never held whole): the same bound on the
+ * dequantized weights (lc_conv_get_weights), and bitwise the output of an fp32 conv created from
+ * those values; threads and budgets bitwise too, and the peak allocation within the smallest budget
+ * that plans. */
 #include "conv_cases.h"
 
 #define NSHAPES 160
 
 static double wino_bound(const cc_case *c, double ref, double xw, double bmax) {
-  double u = ldexp(1.0, -24), ic = (double)(c->d.in_channels / c->d.groups), n = ic + 8.0;
+  double u = ldexp(1.0, -24), ic = (double)(c->d.in_channels / c->d.groups), n = ic + 11.0;
   double lip = 1.0;
   if (c->d.activation == LC_ACT_LEAKY_RELU && fabs(c->d.act_alpha) > 1.0) lip = fabs(c->d.act_alpha);
   if (c->d.activation == LC_ACT_HARD_SWISH) lip = 1.5;
@@ -157,11 +161,13 @@ static void check_statuses(lc_context *ctx) {
   TU_CHECK(lc_conv_weight_bytes(conv) >= wb_im2col + 16 * 8 * 8 * sizeof(float),
            "winograd weights counted: %zu vs %zu", lc_conv_weight_bytes(conv), wb_im2col);
   lc_conv_destroy(conv);
-  /* AUTO keeps them for 8 input channels, not for a 3-channel stem. */
+  /* AUTO keeps them for 8 input channels in NHWC (NCHW takes winograd from 16), not for a 3-channel stem. */
   d.route = LC_ROUTE_AUTO;
+  d.layout = LC_NHWC;
   TU_CHECK(lc_conv_create(ctx, &d, &conv) == LC_OK, "create auto");
   TU_CHECK(lc_conv_weight_bytes(conv) > wb_im2col, "auto keeps winograd weights for 8 channels");
   lc_conv_destroy(conv);
+  d.layout = LC_NCHW;
   cc_case stem;
   memset(&stem, 0, sizeof stem);
   lc_conv_desc_init(&stem.d);
@@ -207,6 +213,171 @@ static void check_statuses(lc_context *ctx) {
   cc_free(&c);
 }
 
+/* ------------------------------------------------------------ Q8/Q4 weights */
+
+static long q_ran, q_bitwise, q_budgets;
+
+/* Max |x| over n values (1 when 0, so the bound never divides by 0). */
+static double max_abs(const float *x, size_t n) {
+  float m = 0.0f;
+  for (size_t i = 0; i < n; i++) m = fmaxf(m, fabsf(x[i]));
+  return m > 0.0f ? (double)m : 1.0;
+}
+
+/* Runs c (Q8/Q4 set in c->d) through winograd on ctx; deq gets the dequantized weights. */
+static lc_status run_q(lc_context *ctx, const cc_case *c, const float *in, float *out, float *deq, lc_conv_shape *sh) {
+  lc_conv_desc d = c->d;
+  d.route = LC_ROUTE_WINOGRAD;
+  lc_conv *conv = NULL;
+  lc_status st = lc_conv_create(ctx, &d, &conv);
+  if (st == LC_OK && deq) st = lc_conv_get_weights(conv, deq);
+  if (st == LC_OK) st = lc_conv_prepare(conv, c->n, c->h, c->w, sh);
+  if (st == LC_OK) st = lc_conv_run(conv, in, out, NULL, 0);
+  lc_conv_destroy(conv);
+  return st;
+}
+
+/* Peak bytes allocated by prepare + run (create excluded) under a budget; st its status. */
+static size_t q_peak(const cc_case *c, size_t budget, const float *in, float *out, lc_status *st) {
+  lc_context *ctx = NULL;
+  *st = cc_context(cc_isas[top], 2, budget, &ctx);
+  if (*st) return 0;
+  lc_conv_desc d = c->d;
+  d.route = LC_ROUTE_WINOGRAD;
+  lc_conv *conv = NULL;
+  size_t used = 0;
+  *st = lc_conv_create(ctx, &d, &conv);
+  if (*st == LC_OK) {
+    size_t before = lc_alloc_current_bytes();
+    lc_alloc_reset_peak();
+    lc_conv_shape sh;
+    *st = lc_conv_prepare(conv, c->n, c->h, c->w, &sh);
+    if (*st == LC_OK) *st = lc_conv_run(conv, in, out, NULL, 0);
+    used = lc_alloc_peak_bytes() - before;
+  }
+  lc_conv_destroy(conv);
+  lc_context_destroy(ctx);
+  return used;
+}
+
+static void check_quant(int s) {
+  static const int blocks[] = {0, 16, 32, 64, 128, 256};
+  cc_case c;
+  gen_shape(&c, s % 8 == 7, s % 8 == 3);
+  if (s % 8 == 5) { /* two K blocks with a tail, IC not a multiple of any block */
+    int64_t cig = tu_rand_int(257, 300), cog = tu_rand_int(1, 40);
+    cc_free(&c);
+    c.d.in_channels = cig * c.d.groups;
+    c.d.out_channels = cog * c.d.groups;
+    c.h = tu_rand_int(2, 7), c.w = tu_rand_int(2, 7);
+    cc_fill(&c, tu_rand_int(0, 1));
+  }
+  c.d.weight_format = s % 2 ? LC_WEIGHTS_Q4 : LC_WEIGHTS_Q8;
+  c.d.asym = (s / 2) % 2;
+  c.d.block_size = blocks[(s / 4) % 6];
+  size_t nin = cc_in_count(&c), nout = cc_out_count(&c), nw = (size_t)(c.d.out_channels * cc_k(&c));
+  float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float)), *deq = malloc(nw * sizeof(float));
+  float *o1 = malloc(nout * sizeof(float)), *o2 = malloc(nout * sizeof(float));
+  tu_fill(in, nin, -1.0f, 1.0f);
+  char desc[400];
+  cc_describe(&c, desc, sizeof desc);
+  lc_conv_shape sh;
+  lc_status st = run_q(ctxs[0], &c, in, o1, deq, &sh);
+  TU_CHECK(st == LC_OK && sh.route == LC_ROUTE_WINOGRAD, "q winograd: %s (%s) [%s]", lc_status_name(st),
+           lc_last_error(), desc);
+  cc_case f = c; /* fp32 twin on the dequantized values */
+  f.d.weight_format = LC_WEIGHTS_F32;
+  f.d.asym = 0;
+  f.d.block_size = 0;
+  f.d.weights = deq;
+  st = lc_conv_reference(&f.d, c.n, c.h, c.w, in, ref);
+  TU_CHECK(st == LC_OK, "reference: %s", lc_last_error());
+  double xw = max_abs(in, nin) * max_abs(deq, nw), bm = c.bias ? max_abs(c.bias, (size_t)c.d.out_channels) : 0.0;
+  for (int i = 0; i < CC_NISA; i++) {
+    if (!ctxs[i]) continue;
+    st = run_q(ctxs[i], &c, in, o1, NULL, &sh);
+    TU_CHECK(st == LC_OK, "%s: %s (%s) [%s]", cc_isa_names[i], lc_status_name(st), lc_last_error(), desc);
+    if (st) continue;
+    q_ran++;
+    double worst = 0.0;
+    size_t at = 0;
+    for (size_t k = 0; k < nout; k++) {
+      double r = fabs((double)o1[k] - (double)ref[k]) / wino_bound(&c, ref[k], xw, bm);
+      if (!(r <= worst)) worst = r, at = k;
+    }
+    if (worst > worst_ratio) worst_ratio = worst;
+    TU_CHECK(worst <= 1.0, "%s q: element %zu = %g, reference %g, err/bound %.3g [%s]", cc_isa_names[i], at, o1[at],
+             ref[at], worst, desc);
+    st = cc_run(ctxs[i], &f, LC_ROUTE_WINOGRAD, in, o2, &sh);
+    TU_CHECK(st == LC_OK, "%s fp32 twin: %s", cc_isa_names[i], lc_status_name(st));
+    q_bitwise++;
+    TU_CHECK(st == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0,
+             "%s: q differs from fp32 on its dequantized weights (max |diff| %g) [%s]", cc_isa_names[i],
+             tu_max_abs_diff(o1, o2, nout), desc);
+  }
+  /* Threads and budgets: bitwise the 1-thread output of the best table. */
+  st = run_q(ctxs[top], &c, in, o1, NULL, &sh);
+  for (int t = 0; t < 3; t++) {
+    memset(o2, 0xff, nout * sizeof(float));
+    lc_status s2 = run_q(ctx_thr[t], &c, in, o2, NULL, &sh);
+    if (t == 2 && s2 == LC_ERR_BUDGET) continue;
+    TU_CHECK(st == LC_OK && s2 == LC_OK, "q threads ctx %d: %s (%s) [%s]", t, lc_status_name(s2), lc_last_error(), desc);
+    q_bitwise++;
+    TU_CHECK(s2 == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0, "q ctx %d differs from 1 thread [%s]", t, desc);
+  }
+  /* Smallest budget that plans (2 threads): prepare + run stay within it, the output is the same. */
+  if (s % 4 == 0) {
+    size_t lo = 1, hi = (size_t)64 << 20, used;
+    lc_status sb;
+    q_peak(&c, hi, in, o2, &sb);
+    TU_CHECK(sb == LC_OK, "q budget %zu: %s [%s]", hi, lc_status_name(sb), desc);
+    while (sb == LC_OK && lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      q_peak(&c, mid, in, o2, &sb);
+      if (sb == LC_OK) hi = mid;
+      else lo = mid + 1;
+      TU_CHECK(sb == LC_OK || sb == LC_ERR_BUDGET, "q budget %zu: %s", mid, lc_status_name(sb));
+      sb = LC_OK;
+    }
+    memset(o2, 0xff, nout * sizeof(float));
+    used = q_peak(&c, hi, in, o2, &sb);
+    q_budgets++;
+    TU_CHECK(sb == LC_OK && used <= hi, "q smallest budget %zu: %s, allocated %zu [%s]", hi, lc_status_name(sb), used,
+             desc);
+    TU_CHECK(sb == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0, "q budget %zu differs [%s]", hi, desc);
+  }
+  free(in);
+  free(ref);
+  free(deq);
+  free(o1);
+  free(o2);
+  cc_free(&c);
+}
+
+/* AUTO takes winograd for a quantized ResNet 3x3 layer; create keeps no fp32 copy of the weights. */
+static void check_quant_auto(void) {
+  cc_case c;
+  memset(&c, 0, sizeof c);
+  lc_conv_desc_init(&c.d);
+  c.d.in_channels = c.d.out_channels = 64;
+  c.d.kernel_h = c.d.kernel_w = 3;
+  c.d.pad_top = c.d.pad_left = c.d.pad_bottom = c.d.pad_right = 1;
+  c.n = 1;
+  c.h = c.w = 8;
+  cc_fill(&c, 1);
+  c.d.weight_format = LC_WEIGHTS_Q4;
+  c.d.block_size = 32;
+  lc_conv *conv = NULL;
+  lc_conv_shape sh;
+  TU_CHECK(lc_conv_create(ctxs[top], &c.d, &conv) == LC_OK, "create q4 auto");
+  TU_CHECK(lc_conv_weight_bytes(conv) < (size_t)64 * 64 * 9 * sizeof(float) / 4, "q4 conv holds %zu bytes of weights",
+           lc_conv_weight_bytes(conv));
+  TU_CHECK(lc_conv_prepare(conv, 1, 8, 8, &sh) == LC_OK && sh.route == LC_ROUTE_WINOGRAD, "auto q4 route %s",
+           lc_route_name(sh.route));
+  lc_conv_destroy(conv);
+  cc_free(&c);
+}
+
 int main(void) {
   tu_seed_from_env(0x3A3F23ull);
   int nshapes = cc_quick() ? 60 : NSHAPES;
@@ -224,6 +395,10 @@ int main(void) {
     cc_free(&c);
   }
   check_statuses(ctxs[0]);
+  for (int s = 0; s < (cc_quick() ? 24 : 72); s++) check_quant(s);
+  check_quant_auto();
+  printf("winograd q8/q4: %ld runs against the reference, %ld bitwise comparisons (fp32 twin, threads, budgets), "
+         "%ld smallest budgets\n", q_ran, q_bitwise, q_budgets);
   printf("winograd: %ld runs against the reference, worst err/bound %.4f, worst err/(u*K*X*W) %.3f; %ld bitwise "
          "comparisons across threads/budgets\n",
          ran, worst_ratio, worst_c, compared);

@@ -6,6 +6,8 @@
  * on the microkernel's mr side, output channels on its nr side. Small images have few tiles (49 at
  * 14x14) and panels of mr = 6..8 tiles waste less than panels of nr = 16..32 would.
  *   U: [group][xi][panel][ic][nr], packed B panels of nr output channels (transformed at create).
+ *      Q8/Q4 weights keep no U: a thread dequantizes one panel x K block at a time, transforms it
+ *      into its slot ([xi][kc][nr]) and runs it over all tiles of its chunk before the next one.
  *   V: NCHW [xi][ic][T] (the transform runs along tiles; A read with rs_a = 1, cs_a = T),
  *      NHWC [xi][T][ic] (the transform runs along channels; rs_a = ic, cs_a = 1).
  *   M: [xi][T][nr] for one weight panel; the output transform runs along channels.
@@ -25,13 +27,12 @@
  * the ResNet-34 layers (bench_winograd, Zen4, 1 MiB L2): larger chunks stream the weights fewer
  * times, smaller ones keep V in L2. */
 #define LC_WINO_CHUNK_BYTES ((size_t)768 << 10)
-/* Fewest input channels per group for which AUTO convs keep Winograd weights. */
 /* Tiles per transform segment (bounds the local buffers); >= any panel width. */
 #define SEG LC_WINO_SEG
 
 static int wino_shape_ok(const lc_conv_desc *d) {
   return d->kernel_h == 3 && d->kernel_w == 3 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
-         d->dilation_w == 1 && d->weight_format == LC_WEIGHTS_F32;
+         d->dilation_w == 1;
 }
 
 /* Tiles per GEMM row panel, output channels per weight panel, and weight panels per group. */
@@ -39,22 +40,10 @@ static size_t tile_pp(const lc_conv *c) { return c->ctx->k->mr; }
 static size_t wpw(const lc_conv *c) { return c->ctx->k->nr; }
 static size_t wpanels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, wpw(c)); }
 
-/* U = G g G^T in double, rounded once to fp32 (the test's error bound counts one rounding). */
-static void weight_tile(const float *g, double u[16]) {
-  double t[4][3];
-  for (int j = 0; j < 3; j++) {
-    double g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
-    t[0][j] = g0;
-    t[1][j] = 0.5 * (g0 + g1 + g2);
-    t[2][j] = 0.5 * (g0 - g1 + g2);
-    t[3][j] = g2;
-  }
-  for (int r = 0; r < 4; r++) {
-    u[r * 4 + 0] = t[r][0];
-    u[r * 4 + 1] = 0.5 * (t[r][0] + t[r][1] + t[r][2]);
-    u[r * 4 + 2] = 0.5 * (t[r][0] - t[r][1] + t[r][2]);
-    u[r * 4 + 3] = t[r][2];
-  }
+/* Transforms of the context's ISA: AVX2 whenever the GEMM table is a SIMD one (all give the same bits). */
+static const lc_wino_kernels *wino_kernels(const lc_conv *c) {
+  int simd = strcmp(c->ctx->k->name, "scalar") != 0 && (c->ctx->cpu & LC_CPU_AVX2_FMA);
+  return simd ? &lc_wino_avx2 : &lc_wino_scalar;
 }
 
 /* Where AUTO takes winograd (bench_winograd, 1 thread, Zen 4): NCHW wins from 16 input channels
@@ -80,24 +69,33 @@ lc_status lc_winograd_pack(lc_conv *c, const float *w) {
   c->wwino = lc_calloc(n, sizeof(float)); /* zero padding of the last panel */
   if (!c->wwino) return lc_error(LC_ERR_NO_MEMORY, "winograd: cannot allocate %zu bytes of weights", bytes);
   c->weight_bytes += bytes;
-  for (int64_t g = 0; g < d->groups; g++)
-    for (int64_t o = 0; o < c->cout_g; o++)
-      for (size_t ic = 0; ic < cig; ic++) {
-        double u[16];
-        weight_tile(w + (((size_t)(g * c->cout_g + o)) * cig + ic) * 9, u);
-        size_t q = (size_t)o / pw, i = (size_t)o % pw;
-        for (size_t xi = 0; xi < 16; xi++)
-          c->wwino[((((size_t)g * 16 + xi) * np + q) * cig + ic) * pw + i] = (float)u[xi];
-      }
+  const lc_wino_kernels *wk = wino_kernels(c);
+  size_t cog = (size_t)c->cout_g;
+  for (size_t g = 0; g < (size_t)d->groups; g++)
+    for (size_t q = 0; q < np; q++)
+      for (size_t ic = 0; ic < cig; ic += SEG) /* OIHW: (oc, tap, ic) at oc * 9 cig + ic * 9 + tap */
+        wk->weights(lc_min_sz(pw, cog - q * pw), pw, lc_min_sz(SEG, cig - ic), w + ((g * cog + q * pw) * cig + ic) * 9,
+                    9 * cig, 1, 9, c->wwino + ((g * 16 * np + q) * cig + ic) * pw, np * cig * pw);
   return LC_OK;
 }
 
 /* Zero floats a slot holds for padding: a channel vector (NHWC) or an input row segment (NCHW). */
 static size_t zero_len(const lc_conv *c) { return lc_max_sz((size_t)c->cin_g, 2 * SEG + 2); }
 
-/* Slot: [V: 16 x cig x T][M: 16 x T x nr][zeros: zero_len], each 64-aligned. */
+/* Q8/Q4: input channels per dequantization call (a multiple of every block length up to 64). */
+#define QSEG 64
+
+/* Q8/Q4 part of a slot: U of one panel and K block [16][kc][nr], and that panel's dequantized
+ * weights for QSEG channels [nr][9][QSEG]. Small: kc <= LC_KC. */
+static size_t ubuf_floats(const lc_conv *c) { return 16 * lc_min_sz((size_t)c->cin_g, LC_KC) * wpw(c); }
+static size_t qbuf_bytes(const lc_conv *c) {
+  if (!c->qw) return 0;
+  return lc_round_up(ubuf_floats(c) * sizeof(float), 64) + lc_round_up(wpw(c) * 9 * QSEG * sizeof(float), 64);
+}
+
+/* Slot: [V: 16 x cig x T][M: 16 x T x nr][zeros: zero_len][Q8/Q4: qbuf], each 64-aligned. */
 static int slot_bytes(const lc_conv *c, size_t T, size_t *bytes) {
-  size_t v, m, z = lc_round_up(zero_len(c) * sizeof(float), 64);
+  size_t v, m, z = lc_round_up(zero_len(c) * sizeof(float), 64) + qbuf_bytes(c);
   if (!lc_mul_sz(16 * sizeof(float), (size_t)c->cin_g, &v) || !lc_mul_sz(v, T, &v)) return 0;
   if (!lc_mul_sz(16 * sizeof(float) * wpw(c), T, &m)) return 0;
   return lc_add_sz(lc_round_up(v, 64), lc_round_up(m, 64), bytes) && lc_add_sz(*bytes, z, bytes);
@@ -105,8 +103,8 @@ static int slot_bytes(const lc_conv *c, size_t T, size_t *bytes) {
 
 lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p) {
   if (!wino_shape_ok(&c->d))
-    return lc_error(LC_ERR_UNSUPPORTED, "winograd: needs a 3x3 f32 kernel, stride 1, dilation 1");
-  if (!c->wwino)
+    return lc_error(LC_ERR_UNSUPPORTED, "winograd: needs a 3x3 kernel, stride 1, dilation 1");
+  if (!c->wwino && !c->qw)
     return lc_error(LC_ERR_UNSUPPORTED, "winograd: weights not transformed at create (route %s, depthwise %d)",
                     lc_route_name(c->d.route), c->depthwise);
   size_t pp = tile_pp(c), one, nt;
@@ -118,7 +116,7 @@ lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p) {
   if (threads == 0)
     return lc_error(LC_ERR_BUDGET, "winograd: one chunk of %zu tiles x %lld channels needs %zu bytes, budget is %zu",
                     pp, (long long)c->cin_g, one, c->ctx->budget);
-  size_t target = c->ctx->budget ? c->ctx->budget / (size_t)threads : lc_max_sz(LC_WINO_CHUNK_BYTES, one);
+  size_t target = c->ctx->budget ? c->ctx->budget / (size_t)threads : lc_max_sz(LC_WINO_CHUNK_BYTES + qbuf_bytes(c), one);
   /* Largest T (multiple of pp, <= all tiles) whose slot fits the target: slot bytes grow by per_pp per pp. */
   size_t two, per_pp, T = pp, cap = lc_round_up(nt, pp);
   if (slot_bytes(c, 2 * pp, &two) && two > one) {
@@ -140,12 +138,6 @@ lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p) {
   if (!slot_bytes(c, T, &p->ws_thread)) return lc_error(LC_ERR_OVERFLOW, "winograd: slot size overflows");
   p->threads = threads;
   return LC_OK;
-}
-
-/* Transforms of the context's ISA: AVX2 whenever the GEMM table is a SIMD one (all give the same bits). */
-static const lc_wino_kernels *wino_kernels(const lc_conv *c) {
-  int simd = strcmp(c->ctx->k->name, "scalar") != 0 && (c->ctx->cpu & LC_CPU_AVX2_FMA);
-  return simd ? &lc_wino_avx2 : &lc_wino_scalar;
 }
 
 /* ------------------------------------------------------------------ run */
@@ -255,6 +247,23 @@ static void output_chunk(const wino_job *jb, float *img_out, const float *M, siz
   }
 }
 
+/* Q8/Q4: U of weight panel q, channels [k0, k0 + kn) of group g into U ([xi][kn][nr]): with AVX-512
+ * dequantized in registers, else through D (lc_dequant_rows, QSEG channels at a time). */
+static void build_u(const lc_conv *c, const lc_wino_kernels *wk, size_t g, size_t q, size_t noc, size_t k0,
+                    size_t kn, float *U, float *D) {
+  size_t pw = wpw(c), cig = (size_t)c->cin_g, oc0 = g * (size_t)c->cout_g + q * pw;
+  if (strcmp(c->ctx->k->name, "avx512") == 0 && pw % 16 == 0 && lc_wino_qweights_avx512_ok(c->qw)) {
+    lc_wino_qweights_avx512(c->qw, oc0, noc, pw, k0, kn, U, kn * pw);
+    return;
+  }
+  for (size_t s0 = 0; s0 < kn; s0 += QSEG) {
+    size_t sn = lc_min_sz(QSEG, kn - s0);
+    for (size_t t = 0; t < 9; t++) /* in range by construction */
+      (void)lc_dequant_rows(c->qw, oc0, noc, t * cig + k0 + s0, sn, D + t * QSEG, 9 * QSEG);
+    wk->weights(noc, pw, sn, D, 9 * QSEG, QSEG, 1, U + s0 * pw, kn * pw);
+  }
+}
+
 static void wino_task(void *arg, size_t task, int thread) {
   const wino_job *jb = arg;
   const lc_conv *c = jb->c;
@@ -275,6 +284,11 @@ static void wino_task(void *arg, size_t task, int thread) {
   float *V = (float *)slot;
   float *M = (float *)(slot + lc_round_up(16 * cig * T * sizeof(float), 64));
   float *zero = (float *)((unsigned char *)M + lc_round_up(16 * pw * T * sizeof(float), 64));
+  float *ubuf = NULL, *dbuf = NULL; /* Q8/Q4 only */
+  if (c->qw) {
+    ubuf = (float *)((unsigned char *)zero + lc_round_up(zero_len(c) * sizeof(float), 64));
+    dbuf = (float *)((unsigned char *)ubuf + lc_round_up(ubuf_floats(c) * sizeof(float), 64));
+  }
   memset(zero, 0, zero_len(c) * sizeof(float));
   input_chunk(jb, img_g, t0, nt, V, T, zero);
 
@@ -283,18 +297,24 @@ static void wino_task(void *arg, size_t task, int thread) {
   /* A (tiles x ic) element (i, k): NCHW V[k * T + i], NHWC V[i * cig + k]. */
   size_t rs_a = nchw ? 1 : cig, cs_a = nchw ? T : 1;
   size_t q0 = np * split / p->ocsplit, q1 = np * (split + 1) / p->ocsplit;
+  const lc_wino_kernels *wk = wino_kernels(c);
   for (size_t q = q0; q < q1; q++) {
     size_t noc = lc_min_sz(pw, coutg - q * pw);
-    for (size_t xi = 0; xi < 16; xi++) {
-      const float *U = c->wwino + ((g * 16 + xi) * np + q) * cig * pw;
-      const float *Vx = V + xi * cig * T;
-      float *Mx = M + xi * pw * T;
-      for (size_t k0 = 0; k0 < cig; k0 += LC_KC) {
-        size_t kn = lc_min_sz(LC_KC, cig - k0);
-        ep.accumulate = k0 > 0;
+    /* Each xi sums its K blocks in order whichever loop is outside: the same bits as xi outside. */
+    for (size_t k0 = 0; k0 < cig; k0 += LC_KC) {
+      size_t kn = lc_min_sz(LC_KC, cig - k0), uxs = np * cig * pw;
+      const float *U0 = c->wwino ? c->wwino + ((g * 16 * np + q) * cig + k0) * pw : ubuf;
+      if (!c->wwino) {
+        build_u(c, wk, g, q, noc, k0, kn, ubuf, dbuf);
+        uxs = kn * pw;
+      }
+      ep.accumulate = k0 > 0;
+      for (size_t xi = 0; xi < 16; xi++) {
+        const float *U = U0 + xi * uxs, *Vx = V + xi * cig * T;
+        float *Mx = M + xi * pw * T;
         for (size_t j = 0; j < nt; j += pp)
-          kt->f32_gemm(lc_min_sz(pp, nt - j), noc, kn, Vx + j * rs_a + k0 * cs_a, rs_a, cs_a, U + k0 * pw, pw,
-                       Mx + j * pw, pw, &ep);
+          kt->f32_gemm(lc_min_sz(pp, nt - j), noc, kn, Vx + j * rs_a + k0 * cs_a, rs_a, cs_a, U, pw, Mx + j * pw,
+                       pw, &ep);
       }
     }
     output_chunk(jb, img_out, M, T, g * coutg + q * pw, noc, t0, nt);

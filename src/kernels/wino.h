@@ -27,10 +27,25 @@ typedef struct lc_wino_kernels {
    * an inlined memcpy: gcc inlined the route's copies as `rep movsq`, 12% of a 64-channel 56x56 run
    * (perf), 3% as this loop. */
   void (*pad_row)(float *dst, const float *src, size_t lo, size_t hi, size_t w);
+  /* U = G g G^T for n input channels j of noc <= nr <= SEG output channels i: g(i, tap t, j) at
+   * d[i * ldr + t * ldt + j * ldj]; writes u[xi * xs + j * nr + i], zeros for noc <= i < nr. Every
+   * version (and lc_wino_qweights_avx512) does the same fp32 operations: fp32 and Q8/Q4 convs on the
+   * same weight values get the same bits. */
+  void (*weights)(size_t noc, size_t nr, size_t n, const float *d, size_t ldr, size_t ldt, size_t ldj, float *u,
+                  size_t xs);
 } lc_wino_kernels;
 
 extern const lc_wino_kernels lc_wino_scalar;
 extern const lc_wino_kernels lc_wino_avx2; /* needs AVX2 */
+struct lc_qmatrix;
+/* The same transform on Q8/Q4 weights, dequantized in registers (w = fma(q, scale, offset), as
+ * lc_dequant_rows): rows row0.. row0 + noc of m (K ordered (tap, ic), 9 taps), channels
+ * [ic0, ic0 + n) with ic0 % 16 == 0; nr % 16 == 0. Needs AVX-512 F/BW/DQ/VL and
+ * lc_wino_qweights_avx512_ok(m). */
+void lc_wino_qweights_avx512(const struct lc_qmatrix *m, size_t row0, size_t noc, size_t nr, size_t ic0, size_t n,
+                             float *u, size_t xs);
+/* 1 when no 16-channel group of a tap crosses a block and Q4 groups start on a byte. */
+int lc_wino_qweights_avx512_ok(const struct lc_qmatrix *m);
 
 #endif
 
@@ -131,5 +146,41 @@ static void wino_pad_row(float *dst, const float *src, size_t lo, size_t hi, siz
   for (size_t k = hi; k < w; k++) dst[k] = 0.0f;
 }
 
-#define LC_WINO_TABLE {wino_in_tiles, wino_in_channels, wino_out, wino_pad_row}
+/* Rows 1-2 and columns 1-2 of G carry a factor 1/2: the sums are formed without it and scaled at
+ * the end (exact: powers of two). fp32, in this order in every version: a = g0 + g2 and
+ * t1,2 = a +- g1 per column, then the same per row: up to 4 roundings (the tests' bound counts them). */
+static void wino_weights(size_t noc, size_t nr, size_t n, const float *d, size_t ldr, size_t ldt, size_t ldj,
+                         float *u, size_t xs) {
+  static const float f[4] = {1.0f, 0.5f, 0.5f, 1.0f};
+  for (size_t j = 0; j < n; j++) {
+    float g[9][LC_WINO_SEG], t[4][3][LC_WINO_SEG];
+    for (int k = 0; k < 9; k++) {
+      const float *s = d + (size_t)k * ldt + j * ldj;
+      for (size_t i = 0; i < noc; i++) g[k][i] = s[i * ldr];
+      for (size_t i = noc; i < nr; i++) g[k][i] = 0.0f;
+    }
+    for (int c = 0; c < 3; c++)
+      for (size_t i = 0; i < nr; i++) {
+        float a = g[c][i] + g[6 + c][i];
+        t[0][c][i] = g[c][i];
+        t[1][c][i] = a + g[3 + c][i];
+        t[2][c][i] = a - g[3 + c][i];
+        t[3][c][i] = g[6 + c][i];
+      }
+    float *o = u + j * nr;
+    for (int r = 0; r < 4; r++) {
+      float *o0 = o + (size_t)(4 * r) * xs, *o1 = o0 + xs, *o2 = o1 + xs, *o3 = o2 + xs;
+      float s0 = f[r], s1 = 0.5f * f[r];
+      for (size_t i = 0; i < nr; i++) {
+        float b = t[r][0][i] + t[r][2][i];
+        o0[i] = s0 * t[r][0][i];
+        o1[i] = s1 * (b + t[r][1][i]);
+        o2[i] = s1 * (b - t[r][1][i]);
+        o3[i] = s0 * t[r][2][i];
+      }
+    }
+  }
+}
+
+#define LC_WINO_TABLE {wino_in_tiles, wino_in_channels, wino_out, wino_pad_row, wino_weights}
 #endif
