@@ -42,6 +42,8 @@ static lc_tensor tens(lc_dtype dt, int nd, const int64_t *dims, const void *data
 }
 
 static lc_context *g_ctx;
+static unsigned g_const_mask;       /* inputs the op may pack at init (lc_exec_ctx.const_inputs) */
+static int g_wfmt, g_wblock;        /* weight format and block for Gemm / MatMul packing */
 
 /* Runs infer / init / run / fini; outputs are malloc'ed (caller frees out[i].data). */
 static lc_status run_op(const char *op, lc_attr *attrs, int na, lc_tensor *ins, int n_in, lc_tensor *out,
@@ -61,6 +63,9 @@ static lc_status run_op(const char *op, lc_attr *attrs, int na, lc_tensor *ins, 
   for (int i = 0; i < n_out; i++) out[i].data = calloc(1, out[i].nbytes + 1);
   lc_exec_ctx x = {0};
   x.lc = g_ctx;
+  x.const_inputs = g_const_mask;
+  x.weight_format = g_wfmt;
+  x.weight_block = g_wblock;
   void *state = NULL;
   if (impl->init) s = impl->init(&n, in, n_in, out, n_out, &x, &state);
   if (!s) s = impl->run(&n, state, in, n_in, out, n_out, &x);
@@ -511,6 +516,118 @@ static void test_matmul(void) {
   free_outs(out, 1);
 }
 
+/* Gemm / MatMul with a constant B packed at init (f32 copy, q8, q4) against a naive loop:
+ * M across the lc_qgemv path (<= 8) and the panel path, transB, alpha, C as [N] (folded into
+ * the bias) and [M, N] (added after). Tolerance: per output, sum_k |a_k| * (half a code step of
+ * the row's block), i.e. sum |a| * max|w| / (2 qmax), plus fp32 rounding. */
+static void test_fc_packed(void) {
+  static const int64_t Ms[] = {1, 3, 9, 37}, Ns[] = {5, 33}, Ks[] = {7, 64, 129};
+  static const int qmax[3] = {0, 127, 7};
+  enum { MAXE = 37 * 129 + 33 * 129 };
+  float *A = malloc(37 * 129 * 4), *B = malloc(33 * 129 * 4), *C = malloc(37 * 33 * 4), *want = malloc(37 * 33 * 4),
+        *tol = malloc(37 * 33 * 4);
+  int cases = 0;
+  for (int fmt = 0; fmt < 3; fmt++)
+    for (size_t mi = 0; mi < 4; mi++)
+      for (size_t ni = 0; ni < 2; ni++)
+        for (size_t ki = 0; ki < 3; ki++)
+          for (int tb = 0; tb < 2; tb++) {
+            int64_t M = Ms[mi], N = Ns[ni], K = Ks[ki];
+            int cmode = (int)((mi + ki + (size_t)tb) % 3); /* 0 none, 1 [N], 2 [M, N] */
+            float alpha = (mi + ni) % 2 ? 0.5f : 1.0f, beta = 1.5f;
+            tu_fill(A, (size_t)(M * K), -1, 1), tu_fill(B, (size_t)(N * K), -1, 1), tu_fill(C, (size_t)(M * N), -1, 1);
+            for (int64_t i = 0; i < M; i++)
+              for (int64_t j = 0; j < N; j++) {
+                double acc = 0, sa = 0, wmax = 0;
+                for (int64_t p = 0; p < K; p++) {
+                  float w = tb ? B[j * K + p] : B[p * N + j];
+                  acc += (double)A[i * K + p] * w;
+                  sa += fabs(A[i * K + p]);
+                  wmax = fabs(w) > wmax ? fabs(w) : wmax;
+                }
+                double c = cmode == 1 ? C[j] : cmode == 2 ? C[i * N + j] : 0;
+                want[i * N + j] = (float)(alpha * acc + beta * c);
+                tol[i * N + j] = (float)(fmt ? alpha * sa * wmax / (2.0 * qmax[fmt]) * 1.01 : 0) + 1e-4f * (float)(1 + sa);
+              }
+            int64_t da[2] = {M, K}, db[2] = {tb ? N : K, tb ? K : N}, dc1[1] = {N}, dc2[2] = {M, N};
+            lc_tensor in[3] = {tens(LC_DT_FLOAT, 2, da, A), tens(LC_DT_FLOAT, 2, db, B),
+                               cmode == 2 ? tens(LC_DT_FLOAT, 2, dc2, C) : tens(LC_DT_FLOAT, 1, dc1, C)};
+            lc_attr ga[3] = {a_int("transB", tb), a_float("alpha", alpha), a_float("beta", beta)};
+            lc_tensor out[1];
+            g_const_mask = 2u | 4u, g_wfmt = fmt, g_wblock = fmt ? 32 : 0;
+            lc_status st = run_op("Gemm", ga, 3, in, cmode ? 3 : 2, out, 1);
+            TU_CHECK(st == LC_OK, "packed gemm fmt %d M %lld: %s", fmt, (long long)M, lc_last_error());
+            int bad = 0;
+            for (int64_t e = 0; st == LC_OK && e < M * N && !bad; e++)
+              bad = !(fabsf(((float *)out[0].data)[e] - want[e]) <= tol[e]);
+            TU_CHECK(!bad, "packed gemm fmt %d M %lld N %lld K %lld transB %d C %d: out of tolerance", fmt, (long long)M,
+                     (long long)N, (long long)K, tb, cmode);
+            free_outs(out, 1);
+            if (!tb && alpha == 1.0f) { /* MatMul [M/?, ..., K] x constant [K, N] */
+              lc_tensor mm[2] = {tens(LC_DT_FLOAT, 2, da, A), tens(LC_DT_FLOAT, 2, db, B)};
+              g_const_mask = 2u;
+              st = run_op("MatMul", NULL, 0, mm, 2, out, 1);
+              TU_CHECK(st == LC_OK, "packed matmul: %s", lc_last_error());
+              bad = 0;
+              for (int64_t e = 0; st == LC_OK && e < M * N && !bad; e++) {
+                float w0 = want[e] - (cmode == 1 ? beta * C[e % N] : cmode == 2 ? beta * C[e] : 0.0f);
+                bad = !(fabsf(((float *)out[0].data)[e] - w0) <= tol[e] + 1e-5f);
+              }
+              TU_CHECK(!bad, "packed matmul fmt %d M %lld N %lld K %lld: out of tolerance", fmt, (long long)M,
+                       (long long)N, (long long)K);
+              free_outs(out, 1);
+            }
+            cases++;
+          }
+  g_const_mask = 0, g_wfmt = 0, g_wblock = 0;
+  TU_CHECK(cases == 144, "fc cases %d", cases);
+  (void)MAXE;
+  free(A), free(B), free(C), free(want), free(tol);
+}
+
+/* Elementwise ops over >= 64K elements split across the pool: each task pattern (pieces of one
+ * long row, blocks of rows, unary chunks, BN planes) against a naive loop. */
+static void test_large_elementwise(void) {
+  enum { CH = 64, HW = 1700, E = CH * HW };
+  float *x = malloc(E * 4), *y = malloc(E * 4), *ch = malloc(CH * 4), *want = malloc(E * 4);
+  float one = 0.75f;
+  tu_fill(x, E, -2, 2), tu_fill(y, E, -2, 2), tu_fill(ch, CH, 0.5f, 2);
+  int64_t d[4] = {1, CH, 34, 50}, dch[4] = {1, CH, 1, 1}, d1[1] = {1}, dc[1] = {CH};
+  lc_tensor out[1];
+  struct { const char *op; int kind; } c[] = {{"Add", 0}, {"Mul", 1}, {"Sub", 2}, {"Pow", 3}, {"Sigmoid", 4}};
+  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+    lc_tensor in[2] = {tens(LC_DT_FLOAT, 4, d, x), c[k].kind == 0 ? tens(LC_DT_FLOAT, 4, d, y)
+                                                   : c[k].kind == 1 ? tens(LC_DT_FLOAT, 4, dch, ch)
+                                                                    : tens(LC_DT_FLOAT, 1, d1, &one)};
+    for (int e = 0; e < E; e++) {
+      float a = x[e];
+      want[e] = c[k].kind == 0 ? a + y[e] : c[k].kind == 1 ? a * ch[e / HW] : c[k].kind == 2 ? a - one
+                : c[k].kind == 3 ? powf(a, one) : (float)(1.0 / (1.0 + exp(-(double)a)));
+    }
+    TU_CHECK(run_op(c[k].op, NULL, 0, in, c[k].kind == 4 ? 1 : 2, out, 1) == LC_OK, "%s large: %s", c[k].op,
+             lc_last_error());
+    int bad = 0;
+    for (int e = 0; out[0].data && e < E && !bad; e++)
+      bad = !(fabsf(((float *)out[0].data)[e] - want[e]) <= 1e-6f * (1 + fabsf(want[e]))) &&
+            !(isnan(want[e]) && isnan(((float *)out[0].data)[e]));
+    TU_CHECK(!bad, "%s large: differs from the naive loop", c[k].op);
+    free_outs(out, 1);
+  }
+  float *var = malloc(CH * 4), *mean = malloc(CH * 4);
+  tu_fill(var, CH, 0.5f, 2), tu_fill(mean, CH, -1, 1);
+  lc_tensor bn[5] = {tens(LC_DT_FLOAT, 4, d, x), tens(LC_DT_FLOAT, 1, dc, ch), tens(LC_DT_FLOAT, 1, dc, mean),
+                     tens(LC_DT_FLOAT, 1, dc, mean), tens(LC_DT_FLOAT, 1, dc, var)};
+  for (int e = 0; e < E; e++) {
+    int q = e / HW;
+    float kk = ch[q] / sqrtf(var[q] + 1e-5f);
+    want[e] = x[e] * kk + (mean[q] - mean[q] * kk);
+  }
+  TU_CHECK(run_op("BatchNormalization", NULL, 0, bn, 5, out, 1) == LC_OK, "bn large: %s", lc_last_error());
+  if (out[0].data) check_floats("bn large", out[0].data, want, E, 1e-5f);
+  free_outs(out, 1);
+  free(x), free(y), free(ch), free(want), free(var), free(mean);
+}
+
 /* ---------------------------------------------------------------- conv, conv transpose */
 
 /* Naive NCHW conv, explicit pads, groups; optional residual then relu. */
@@ -739,6 +856,8 @@ int main(void) {
   test_slice();
   test_shape_ops();
   test_matmul();
+  test_fc_packed();
+  test_large_elementwise();
   test_conv();
   test_conv_transpose();
   test_elementwise();
@@ -748,6 +867,8 @@ int main(void) {
   p.threads = 2;
   if (lc_context_create(&p, &g_ctx) != LC_OK) return 1;
   test_pool();
+  test_fc_packed();
+  test_large_elementwise();
   test_conv();
   test_conv_transpose();
   lc_context_destroy(g_ctx);

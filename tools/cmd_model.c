@@ -9,6 +9,7 @@
 #include "json.h"
 #include "lowconv.h"
 #include "model/model.h"
+#include "model/ops.h"
 #include "model/npy.h"
 #include "util/alloc.h"
 
@@ -22,7 +23,7 @@ typedef struct margs {
   const char *model, *out_dir;
   const char *shape[MAX_ARGS], *input[MAX_ARGS];
   int n_shape, n_input;
-  int json, per_layer, repeat, threads, weights, block, no_fusion;
+  int json, per_layer, repeat, threads, weights, block, no_fusion, q4_policy;
 } margs;
 
 static int usage(const char *cmd, const char *fmt, ...) {
@@ -32,7 +33,7 @@ static int usage(const char *cmd, const char *fmt, ...) {
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fprintf(stderr, "\nusage: lowconv %s MODEL.onnx [--shape NAME=DxDx..]... [--threads T] [--json]%s\n", cmd,
-          !strcmp(cmd, "run") ? " --input NAME=FILE.npy... --output-dir DIR [--weights f32|q8|q4 --block N]"
+          !strcmp(cmd, "run") ? " --input NAME=FILE.npy... --output-dir DIR [--weights f32|q8|q4 --block N --q4-policy all|mixed]"
           : !strcmp(cmd, "bench") ? " [--per-layer] [--repeat N] [--input NAME=FILE.npy]... [--weights f32|q8|q4]"
                                   : "");
   return 2;
@@ -80,7 +81,11 @@ static int parse_args(const char *cmd, int argc, char **argv, margs *a) {
     else if (!strcmp(key, "--repeat")) { if (!parse_int(val, 1, 100000, &a->repeat)) return usage(cmd, "bad --repeat '%s'", val); }
     else if (!strcmp(key, "--threads")) { if (!parse_int(val, 1, 1024, &a->threads)) return usage(cmd, "bad --threads '%s'", val); }
     else if (!strcmp(key, "--block")) { if (!parse_int(val, 0, 4096, &a->block)) return usage(cmd, "bad --block '%s'", val); }
-    else if (!strcmp(key, "--weights")) {
+    else if (!strcmp(key, "--q4-policy")) {
+      if (!strcmp(val, "all")) a->q4_policy = LC_Q4_ALL;
+      else if (!strcmp(val, "mixed")) a->q4_policy = LC_Q4_MIXED;
+      else return usage(cmd, "unknown --q4-policy '%s' (all|mixed)", val);
+    } else if (!strcmp(key, "--weights")) {
       if (!strcmp(val, "f32")) a->weights = LC_WEIGHTS_F32;
       else if (!strcmp(val, "q8")) a->weights = LC_WEIGHTS_Q8;
       else if (!strcmp(val, "q4")) a->weights = LC_WEIGHTS_Q4;
@@ -124,6 +129,7 @@ static int open_model(const margs *a, int dry, lc_model **m) {
   o.threads = a->threads;
   o.weight_format = a->weights;
   o.weight_block = a->block;
+  o.q4_policy = a->q4_policy;
   o.no_fusion = a->no_fusion;
   o.dry_run = dry;
   if (lc_model_plan(*m, &o)) return fail(a->model);

@@ -61,6 +61,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   m->x.lc = m->ctx;
   m->x.weight_format = m->opt.weight_format;
   m->x.weight_block = m->opt.weight_block;
+  m->x.q4_policy = m->opt.q4_policy;
   int maxio = 1;
   for (int p = 0; p < m->n_nodes; p++) {
     if (m->nodes[p].n.n_inputs + 1 > maxio) maxio = m->nodes[p].n.n_inputs + 1; /* +1: fusion may add one */
@@ -76,12 +77,6 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   for (int p = 0; p < m->n_nodes; p++)
     if (!m->nodes[p].dead) m->nodes[p].flops = node_flops(m, &m->nodes[p]);
   if (m->opt.dry_run) return LC_OK;
-  lc_plan_probe_convs(m);
-  if (m->st.scratch_bytes) {
-    m->x.scratch = lc_malloc(m->st.scratch_bytes);
-    if (!m->x.scratch) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory for %zu bytes of scratch", m->st.scratch_bytes);
-    m->x.scratch_bytes = m->st.scratch_bytes;
-  }
   if (m->st.peak_activation_bytes) {
     m->arena_buf = lc_malloc(m->st.peak_activation_bytes);
     if (!m->arena_buf)
@@ -93,12 +88,11 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
     int live = v->is_input || (v->producer >= 0 && !m->nodes[v->producer].dead);
     if (!v->is_const && live) v->t.data = (char *)m->arena_buf + v->offset;
   }
-  for (int p = 0; p < m->n_nodes; p++) {
-    lc_gnode *g = &m->nodes[p];
-    if (g->dead || !g->op->init) continue;
-    int n_out = lc_graph_io(m, g, m->io_in, m->io_out);
-    s = g->op->init(&g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, &g->state);
-    if (s) return node_error(s, g, "init of");
+  if ((s = lc_plan_init_ops(m))) return s;
+  if (m->st.scratch_bytes) { /* sized by the ops' workspace, known once they are initialized */
+    m->x.scratch = lc_malloc(m->st.scratch_bytes);
+    if (!m->x.scratch) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory for %zu bytes of scratch", m->st.scratch_bytes);
+    m->x.scratch_bytes = m->st.scratch_bytes;
   }
   return LC_OK;
 }

@@ -61,6 +61,7 @@ static lc_status resolve_inputs(lc_model *m) {
 }
 
 static lc_status run_now(lc_model *m, lc_gnode *g, const lc_tensor **in, lc_tensor *out) {
+  lc_graph_ensure_inputs(m, g);
   for (int k = 0; k < g->n.n_outputs; k++) {
     if (g->out[k] < 0) continue;
     lc_value *v = &m->values[g->out[k]];
@@ -108,6 +109,10 @@ lc_status lc_fold_and_infer(lc_model *m) {
     int all_const = 1;
     for (int k = 0; k < g->n.n_inputs; k++)
       if (g->in[k] >= 0 && !m->values[g->in[k]].is_const) all_const = 0;
+    /* Weight-bearing ops' infer reads only dims: their big weights stay uncopied until packing. */
+    if (strcmp(g->n.op_type, "Conv") && strcmp(g->n.op_type, "ConvTranspose") && strcmp(g->n.op_type, "Gemm") &&
+        strcmp(g->n.op_type, "MatMul"))
+      lc_graph_ensure_inputs(m, g);
     lc_graph_io(m, g, in, out);
     /* Shapes go to scratch copies so a failing infer leaves the values untouched. */
     for (int k = 0; k < g->n.n_outputs; k++) {
@@ -222,15 +227,17 @@ static int absorb(lc_model *m, int p, int c, const char *tag) {
   return c;
 }
 
-static const float *const_f32(const lc_model *m, const lc_gnode *g, int k, size_t n) {
+static const float *const_f32(lc_model *m, const lc_gnode *g, int k, size_t n) {
   if (k >= g->n.n_inputs || g->in[k] < 0) return NULL;
+  lc_graph_ensure(m, g->in[k]);
   const lc_value *v = &m->values[g->in[k]];
   size_t e;
   if (!v->is_const || v->t.dtype != LC_DT_FLOAT || lc_tensor_numel(&v->t, &e) || e != n) return NULL;
   return v->t.data;
 }
 
-static lc_status new_const(lc_model *m, const char *base, const char *suffix, const lc_tensor *like, int *id) {
+/* A new constant like `like`; data allocated unless lazy. */
+static lc_status new_const(lc_model *m, const char *base, const char *suffix, const lc_tensor *like, int lazy, int *id) {
   char name[256];
   snprintf(name, sizeof name, "%.200s%s", base, suffix);
   for (int i = 1; lc_graph_find(m, name) >= 0; i++) snprintf(name, sizeof name, "%.200s%s%d", base, suffix, i);
@@ -239,20 +246,25 @@ static lc_status new_const(lc_model *m, const char *base, const char *suffix, co
   const char *nm = v->t.name;
   v->t = *like;
   v->t.name = nm;
-  v->t.data = lc_malloc(like->nbytes);
+  v->t.data = NULL;
+  v->is_const = v->shaped = 1;
+  if (lazy) return LC_OK;
+  v->t.data = lc_malloc(like->nbytes ? like->nbytes : 1);
   if (!v->t.data) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-  v->owned = v->is_const = v->shaped = 1;
+  v->owned = 1;
   return LC_OK;
 }
 
-/* BatchNormalization after a Conv with constant weights: scale W and B per output channel. */
+/* BatchNormalization after a Conv with constant weights: scale W and B per output channel. The
+ * scaled weights are only described here (lazy_src, lazy_scale) and computed by the init loop
+ * right before the conv packs them, so at most one folded copy exists at a time. */
 static lc_status fuse_bn(lc_model *m, int *pp, int c) {
   lc_gnode *k = &m->nodes[*pp], *b = &m->nodes[c];
   if (k->n.n_inputs < 2 || k->in[1] < 0 || b->n.n_inputs < 5 || b->n.n_outputs < 1) return LC_OK;
-  const lc_value *w = &m->values[k->in[1]];
-  if (!w->is_const || w->t.dtype != LC_DT_FLOAT || w->t.ndim < 3) return LC_OK;
+  int src = k->in[1];
+  const lc_value *w = &m->values[src];
+  if (!w->is_const || !w->t.data || w->t.dtype != LC_DT_FLOAT || w->t.ndim < 3) return LC_OK;
   int64_t oc = w->t.dims[0];
-  size_t per = w->t.nbytes / 4 / (size_t)(oc ? oc : 1);
   const float *sc = const_f32(m, b, 1, (size_t)oc), *bb = const_f32(m, b, 2, (size_t)oc),
               *mean = const_f32(m, b, 3, (size_t)oc), *var = const_f32(m, b, 4, (size_t)oc);
   const float *bias = k->n.n_inputs > 2 && k->in[2] >= 0 ? const_f32(m, k, 2, (size_t)oc) : NULL;
@@ -261,18 +273,22 @@ static lc_status fuse_bn(lc_model *m, int *pp, int c) {
     if (b->out[i] >= 0) return LC_OK; /* training-mode outputs */
   float eps = lc_attr_float(&b->n, "epsilon", 1e-5f);
   lc_tensor bt = {.dtype = LC_DT_FLOAT, .ndim = 1, .dims = {oc}, .nbytes = (size_t)oc * 4};
+  lc_tensor wt = w->t;
+  double *f = lc_malloc((size_t)(oc ? oc : 1) * sizeof(double));
+  if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   int wid, bid;
   lc_status s;
-  if ((s = new_const(m, w->t.name, "_bn", &w->t, &wid)) || (s = new_const(m, w->t.name, "_bn_bias", &bt, &bid)))
+  if ((s = new_const(m, wt.name, "_bn", &wt, 1, &wid)) || (s = new_const(m, wt.name, "_bn_bias", &bt, 0, &bid))) {
+    lc_free(f);
     return s;
-  w = &m->values[k->in[1]]; /* values may have moved */
-  float *nw = m->values[wid].t.data, *nb = m->values[bid].t.data;
-  const float *ow = w->t.data;
+  }
+  m->values[wid].lazy_src = src;
+  m->values[wid].lazy_scale = f;
+  float *nb = m->values[bid].t.data;
   for (int64_t o = 0; o < oc; o++) {
     /* in double: var + eps close to 0 must not lose the scale's precision */
-    double f = (double)sc[o] / sqrt((double)var[o] + (double)eps);
-    for (size_t j = 0; j < per; j++) nw[(size_t)o * per + j] = (float)(ow[(size_t)o * per + j] * f);
-    nb[o] = (float)(((bias ? bias[o] : 0.0) - mean[o]) * f + bb[o]);
+    f[o] = (double)sc[o] / sqrt((double)var[o] + (double)eps);
+    nb[o] = (float)(((bias ? bias[o] : 0.0) - mean[o]) * f[o] + bb[o]);
   }
   if ((s = set_input(m, k, 1, wid)) || (s = set_input(m, k, 2, bid))) return s;
   *pp = absorb(m, *pp, c, "bn");

@@ -74,8 +74,18 @@ int lc_graph_add_value(lc_model *m, const char *name) {
   v->producer = -1;
   v->alias = -1;
   v->consumer = -1;
+  v->lazy_src = -1;
   ht_insert(m->ht, m->ht_cap, m->values, id);
   return id;
+}
+
+void lc_graph_ensure(lc_model *m, int id) {
+  const lc_value *v = id >= 0 ? &m->values[id] : NULL;
+  if (v && v->is_const && !v->owned && v->t.data) lc_onnx_ensure(m->onnx, v->t.data);
+}
+
+void lc_graph_ensure_inputs(lc_model *m, const lc_gnode *g) {
+  for (int k = 0; k < g->n.n_inputs; k++) lc_graph_ensure(m, g->in[k]);
 }
 
 int lc_graph_nbytes(lc_tensor *t) {
@@ -272,6 +282,7 @@ void lc_model_free(lc_model *m) {
     if (m->nodes[i].state && m->nodes[i].op && m->nodes[i].op->fini) m->nodes[i].op->fini(m->nodes[i].state);
   for (int i = 0; i < m->n_values; i++)
     if (m->values[i].owned) lc_free(m->values[i].t.data);
+  for (int i = 0; i < m->n_values; i++) lc_free(m->values[i].lazy_scale);
   lc_free(m->arena_buf);
   lc_free(m->x.scratch);
   if (m->ctx) lc_context_destroy(m->ctx);

@@ -20,6 +20,11 @@ typedef struct lc_value {
   size_t offset;     /* in the arena */
   const char *dim_param[LC_MAX_DIMS];
   int has_decl;      /* graph input with a declared shape */
+  /* BN-folded conv weights are computed just before the conv packs them (so at most one
+   * folded copy exists at a time): data = lazy_src's data * lazy_scale[output channel]. */
+  int lazy_src;      /* -1 when not lazy */
+  double *lazy_scale;
+  int pending;       /* init loop: live reads not yet packed away */
 } lc_value;
 
 typedef struct lc_gnode {
@@ -61,13 +66,17 @@ int lc_graph_add_value(lc_model *m, const char *name);
 /* Gathers a node's input pointers and copies of its output tensors (the op interface takes
  * outputs as one array). Returns the output count with absent trailing outputs dropped. */
 int lc_graph_io(lc_model *m, const lc_gnode *g, const lc_tensor **in, lc_tensor *out);
+/* Makes a constant's data readable (the loader copies large misaligned tensors on demand). */
+void lc_graph_ensure(lc_model *m, int id);
+void lc_graph_ensure_inputs(lc_model *m, const lc_gnode *g);
 /* Bytes of a tensor from dtype and dims; 0 on success. */
 int lc_graph_nbytes(lc_tensor *t);
 
 lc_status lc_fold_and_infer(lc_model *m);   /* fold.c */
 lc_status lc_fuse(lc_model *m);             /* fold.c */
 lc_status lc_plan_memory(lc_model *m);      /* planner.c */
-void lc_plan_probe_convs(lc_model *m);      /* planner.c: routes, workspace, packed bytes */
+/* planner.c: the init loop: folded weights made on demand, consumed constants released. */
+lc_status lc_plan_init_ops(lc_model *m);
 void lc_plan_count_uses(lc_model *m);       /* planner.c */
 
 #endif

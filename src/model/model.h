@@ -15,6 +15,7 @@ typedef struct lc_model_options {
   int threads;                 /* 0 = 1 */
   int weight_format;           /* lc_weight_format for Conv weights */
   int weight_block;            /* q8/q4 block size, 0 = per output channel */
+  int q4_policy;               /* lc_q4_policy (model/ops.h): 0 = every layer q4 */
   size_t workspace_budget;     /* per-conv scratch limit, 0 = unlimited */
   size_t max_activation_bytes; /* refuse plans whose arena or any folded constant is larger; 0 = no limit */
   int no_fusion;               /* keep BatchNormalization / activations / Add as separate nodes */

@@ -1,6 +1,7 @@
 /* Protobuf wire decoder for ONNX. Each message is walked with pb_next; repeated fields are
  * counted in a first pass and filled in a second, so every array is allocated once at its size.
  * All reads are bounds-checked against the enclosing message; errors name offset and field. */
+#define _DEFAULT_SOURCE /* madvise */
 #include "model/onnx_pb.h"
 
 #include <fcntl.h>
@@ -247,7 +248,83 @@ struct lc_onnx_mapping {
   lc_onnx_mapping *next;
   void *addr;
   size_t len;
+  int heap;        /* 1: an lc_malloc copy of misaligned raw_data, 0: an mmap of external data */
+  const void *src; /* heap: bytes not copied yet (lc_onnx_ensure copies them), else NULL */
 };
+
+static void drop_pages(const void *p, size_t n) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  uintptr_t a = ((uintptr_t)p + page - 1) / page * page, e = ((uintptr_t)p + n) / page * page;
+  /* Private file pages not written since mapping: dropping them only discards cached copies of
+   * the file, and a later read would fault the same bytes back in. */
+  if (e > a) (void)madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+static int in_file_map(const lc_onnx_model *m, uintptr_t a, size_t n) {
+  return m->file_map && !m->file_owned && a >= (uintptr_t)m->file_map && n <= m->file_len &&
+         a - (uintptr_t)m->file_map <= m->file_len - n;
+}
+
+/* Copy of misaligned tensor bytes. Small ones are copied into the arena now. Large ones get their
+ * own block, filled only when first needed (lc_onnx_ensure: most are conv weights read once at
+ * packing), so the copies never all exist at once; lc_onnx_release frees them. */
+static void *copy_bytes(lc_onnx_model *m, const void *src, size_t n) {
+  if (n < 4096) {
+    void *c = lc_arena_alloc(&m->arena, n);
+    if (c) memcpy(c, src, n);
+    return c;
+  }
+  lc_onnx_mapping *mp = lc_arena_alloc(&m->arena, sizeof(*mp));
+  void *c = mp ? lc_malloc(n) : NULL;
+  if (!c) return NULL;
+  mp->addr = c;
+  mp->len = n;
+  mp->heap = 1;
+  mp->src = src;
+  mp->next = m->maps;
+  m->maps = mp;
+  return c;
+}
+
+static lc_onnx_mapping *heap_copy(const lc_onnx_model *m, const void *p) {
+  for (lc_onnx_mapping *mp = m->maps; mp; mp = mp->next)
+    if (mp->heap && mp->addr == p) return mp;
+  return NULL;
+}
+
+void lc_onnx_ensure(lc_onnx_model *m, const void *p) {
+  lc_onnx_mapping *mp = m && p ? heap_copy(m, p) : NULL;
+  if (!mp || !mp->src) return;
+  /* In 1 MiB steps, dropping the file's pages behind the copy: never both copies resident. */
+  int mapped = in_file_map(m, (uintptr_t)mp->src, mp->len);
+  for (size_t off = 0, step = (size_t)1 << 20; off < mp->len; off += step) {
+    size_t n = mp->len - off < step ? mp->len - off : step;
+    memcpy((char *)mp->addr + off, (const char *)mp->src + off, n);
+    if (mapped) drop_pages((const char *)mp->src + off, n);
+  }
+  mp->src = NULL;
+}
+
+void lc_onnx_release(lc_onnx_model *m, const void *p, size_t n) {
+  if (!m || !p || !n) return;
+  uintptr_t a = (uintptr_t)p;
+  if (in_file_map(m, a, n)) {
+    drop_pages(p, n);
+    return;
+  }
+  lc_onnx_mapping *hc = heap_copy(m, p);
+  if (hc) {
+    lc_free(hc->addr);
+    hc->addr = NULL;
+    hc->src = NULL;
+    return;
+  }
+  for (lc_onnx_mapping *mp = m->maps; mp; mp = mp->next)
+    if (!mp->heap && a >= (uintptr_t)mp->addr && n <= mp->len && a - (uintptr_t)mp->addr <= mp->len - n) {
+      drop_pages(p, n);
+      return;
+    }
+}
 
 static int safe_location(const char *loc) {
   if (!loc[0] || loc[0] == '/') return 0;
@@ -293,13 +370,13 @@ static lc_status map_external(loader *L, lc_tensor *t, const char *loc, int64_t 
   }
   mp->addr = a;
   mp->len = mlen;
+  mp->heap = 0;
   mp->next = L->m->maps;
   L->m->maps = mp;
   t->data = (char *)a + ((size_t)offset - start);
   if (((uintptr_t)t->data % lc_dtype_size(t->dtype)) != 0) {
-    void *c = lc_arena_alloc(&L->m->arena, t->nbytes);
+    void *c = copy_bytes(L->m, t->data, t->nbytes);
     if (!c) return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
-    memcpy(c, t->data, t->nbytes);
     t->data = c;
   }
   return LC_OK;
@@ -383,10 +460,8 @@ static lc_status dec_tensor(loader *L, const uint8_t *p, size_t len, lc_tensor *
       t->data = (void *)(uintptr_t)raw; /* zero-copy: the file buffer is private and writable */
       return LC_OK;
     }
-    t->data = lc_arena_alloc(&L->m->arena, t->nbytes);
-    if (!t->data) return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
-    if (raw_len) memcpy(t->data, raw, raw_len);
-    return LC_OK;
+    t->data = copy_bytes(L->m, raw, t->nbytes);
+    return t->data ? LC_OK : lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
   }
   /* Typed fields: float_data (4), int32_data (5) for every type of 32 bits or less, int64_data (7),
    * double_data (10). */
@@ -716,7 +791,10 @@ lc_status lc_onnx_load_file(const char *path, lc_onnx_model **out) {
 
 void lc_onnx_free(lc_onnx_model *m) {
   if (!m) return;
-  for (lc_onnx_mapping *p = m->maps; p; p = p->next) munmap(p->addr, p->len);
+  for (lc_onnx_mapping *p = m->maps; p; p = p->next) {
+    if (p->heap) lc_free(p->addr);
+    else munmap(p->addr, p->len);
+  }
   if (m->file_map) {
     if (m->file_owned) lc_free(m->file_map);
     else munmap(m->file_map, m->file_len);

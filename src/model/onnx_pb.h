@@ -55,5 +55,12 @@ lc_status lc_onnx_load_file(const char *path, lc_onnx_model **out);
 /* Loads from memory (copied). External data is refused: there is no directory to resolve it in. */
 lc_status lc_onnx_load_buffer(const void *buf, size_t len, lc_onnx_model **out);
 void lc_onnx_free(lc_onnx_model *m);
+/* Large misaligned raw_data is copied to aligned memory only when first needed: call this before
+ * reading the data of a tensor the loader returned (a no-op for everything else). */
+void lc_onnx_ensure(lc_onnx_model *m, const void *p);
+/* Gives back the memory behind n bytes of tensor data at p once nothing reads them: pages of the
+ * mapped file or external data are dropped (they read back from the file if touched again), a
+ * large misaligned copy is freed. Anything else (arena, buffer copies) is left alone. */
+void lc_onnx_release(lc_onnx_model *m, const void *p, size_t n);
 
 #endif

@@ -8,11 +8,27 @@
 
 typedef struct lc_exec_ctx {
   lc_context *lc;            /* threads, workspace budget, kernel table */
-  int weight_format;         /* lc_weight_format for Conv weights (0 = f32) */
+  int weight_format;         /* lc_weight_format for Conv / Gemm / MatMul weights (0 = f32) */
   int weight_block;          /* block size for q8/q4 (0 = per output channel) */
+  int q4_policy;             /* lc_q4_policy: which layers stay q8 when weight_format is q4 */
+  unsigned const_inputs;     /* set before each init: bit i = input i is a constant (weights to pack) */
   void *scratch;             /* shared workspace for this run, scratch_bytes long (may be NULL) */
   size_t scratch_bytes;
 } lc_exec_ctx;
+
+/* What an initialized node holds, for the plan report and for freeing the weights it copied. */
+typedef struct lc_op_info {
+  const char *route;         /* conv route name or NULL */
+  size_t workspace_bytes;    /* shared scratch run needs */
+  size_t packed_bytes;       /* weights held in the state */
+  unsigned packed_inputs;    /* bit i: input i was copied into the state and run never reads it */
+} lc_op_info;
+
+/* --weights q4 precision policy: layers that lose most under q4 stay q8 (docs/onnx.md). */
+typedef enum lc_q4_policy {
+  LC_Q4_ALL = 0,       /* every layer q4 */
+  LC_Q4_MIXED = 1      /* default: first conv, small-K convs and Gemm/MatMul q8, clip search */
+} lc_q4_policy;
 
 typedef struct lc_op_impl {
   const char *op_type;
@@ -30,6 +46,8 @@ typedef struct lc_op_impl {
                    int n_out, lc_exec_ctx *x);
   /* Optional: 1 if output 0 may share the buffer of input 0 (elementwise in place). */
   int inplace_ok;
+  /* Optional: fills info from an initialized state. */
+  void (*describe)(const void *state, lc_op_info *info);
 } lc_op_impl;
 
 /* NULL if the op is not supported. */

@@ -1,7 +1,8 @@
-/* Add / Sub / Mul / Div / PRelu with ONNX multidirectional broadcasting (float and int64).
+/* Add / Sub / Mul / Div / Pow / PRelu with ONNX multidirectional broadcasting (float and int64).
  * The two shapes are reduced to at most LC_MAX_DIMS coalesced dims; the innermost dim runs as a
  * contiguous loop in one of four stride patterns (vec/vec, vec/scalar, scalar/vec, scalar/scalar),
  * so per-channel and same-shape cases have no index math inside the inner loop. */
+#include <math.h>
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
@@ -102,6 +103,9 @@ ROW_FN(sub_f32, float, x - y)
 ROW_FN(mul_f32, float, x * y)
 ROW_FN(div_f32, float, x / y)
 ROW_FN(prelu_f32, float, x < 0.0f ? x * y : x)
+/* Constant exponents 2 and 1 are exact as products; 0.5 of a positive base is sqrtf (correctly
+ * rounded, as powf is); anything else goes to powf. */
+ROW_FN(pow_f32, float, y == 2.0f ? x * x : y == 1.0f ? x : (y == 0.5f && x > 0.0f) ? sqrtf(x) : powf(x, y))
 /* Wrapping int64 arithmetic through uint64 (signed overflow would be UB). */
 ROW_FN(add_i64, int64_t, (int64_t)((uint64_t)x + (uint64_t)y))
 ROW_FN(sub_i64, int64_t, (int64_t)((uint64_t)x - (uint64_t)y))
@@ -115,7 +119,7 @@ typedef struct binop {
 } binop;
 
 static const binop BINOPS[] = {{"Add", add_f32, add_i64}, {"Sub", sub_f32, sub_i64}, {"Mul", mul_f32, mul_i64},
-                               {"Div", div_f32, div_i64}, {"PRelu", prelu_f32, NULL}};
+                               {"Div", div_f32, div_i64}, {"PRelu", prelu_f32, NULL}, {"Pow", pow_f32, NULL}};
 
 static const binop *find_binop(const char *name) {
   for (size_t i = 0; i < sizeof BINOPS / sizeof BINOPS[0]; i++)
@@ -141,6 +145,54 @@ static lc_status binary_infer(const lc_node *n, const lc_tensor *const *in, int 
   return lcop_set_out(n, out, a->dtype, nd, dims);
 }
 
+#define BIN_PAR_MIN 65536 /* below this, one thread beats waking the pool */
+#define BIN_CHUNK 16384
+
+typedef struct bin_job {
+  row_fn f;
+  size_t es;
+  char *o;
+  const char *a, *b;
+  bcast p;
+  size_t len, split, rows_per;
+  int mode;
+} bin_job;
+
+/* Rows [r0, r0 + rows_per) (split == 1), or piece task % split of row task / split. */
+static void bin_task(void *arg, size_t task, int thread) {
+  const bin_job *j = arg;
+  int last = j->p.nd - 1;
+  size_t r0 = j->split > 1 ? task / j->split : task * j->rows_per, total_rows = 1;
+  for (int d = 0; d < last; d++) total_rows *= (size_t)j->p.dims[d];
+  size_t r1 = j->split > 1 ? r0 + 1 : (r0 + j->rows_per < total_rows ? r0 + j->rows_per : total_rows);
+  size_t c0 = 0, cn = j->len;
+  if (j->split > 1) {
+    c0 = task % j->split * BIN_CHUNK;
+    cn = j->len - c0 < BIN_CHUNK ? j->len - c0 : BIN_CHUNK;
+  }
+  (void)thread;
+  int64_t idx[LC_MAX_DIMS] = {0};
+  size_t oa = 0, ob = 0, rem = r0;
+  for (int d = last - 1; d >= 0; d--) { /* start of the odometer at row r0 */
+    idx[d] = (int64_t)(rem % (size_t)j->p.dims[d]);
+    rem /= (size_t)j->p.dims[d];
+    oa += (size_t)idx[d] * (size_t)j->p.sa[d];
+    ob += (size_t)idx[d] * (size_t)j->p.sb[d];
+  }
+  size_t ca = j->mode & 1 ? 0 : c0, cb = j->mode & 2 ? 0 : c0;
+  for (size_t r = r0; r < r1; r++) {
+    j->f(j->o + (r * j->len + c0) * j->es, j->a + (oa + ca) * j->es, j->b + (ob + cb) * j->es, cn, j->mode);
+    for (int d = last - 1; d >= 0; d--) { /* odometer over the outer dims */
+      oa += (size_t)j->p.sa[d];
+      ob += (size_t)j->p.sb[d];
+      if (++idx[d] < j->p.dims[d]) break;
+      oa -= (size_t)(j->p.sa[d] * j->p.dims[d]);
+      ob -= (size_t)(j->p.sb[d] * j->p.dims[d]);
+      idx[d] = 0;
+    }
+  }
+}
+
 static lc_status binary_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
                             int n_out, lc_exec_ctx *x) {
   const lc_tensor *a = in[0], *b = in[1];
@@ -158,31 +210,27 @@ static lc_status binary_run(const lc_node *n, void *st, const lc_tensor *const *
     for (size_t i = 0; i < nb; i++)
       if (bv[i] == 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "integer division by zero");
   }
-  bcast p;
-  bcast_plan(a, b, out, &p);
-  int last = p.nd - 1;
-  size_t len = (size_t)p.dims[last];
-  int mode = (p.sa[last] == 0 ? 1 : 0) | (p.sb[last] == 0 ? 2 : 0);
-  size_t rows = total / len;
-  int64_t idx[LC_MAX_DIMS] = {0};
-  size_t oa = 0, ob = 0;
-  char *o = out->data;
-  const char *pa = a->data, *pb = b->data;
-  for (size_t r = 0; r < rows; r++) {
-    f(o + r * len * es, pa + oa * es, pb + ob * es, len, mode);
-    for (int d = last - 1; d >= 0; d--) { /* odometer over the outer dims */
-      oa += (size_t)p.sa[d];
-      ob += (size_t)p.sb[d];
-      if (++idx[d] < p.dims[d]) break;
-      oa -= (size_t)(p.sa[d] * p.dims[d]);
-      ob -= (size_t)(p.sb[d] * p.dims[d]);
-      idx[d] = 0;
-    }
+  bin_job j = {f, es, out->data, a->data, b->data, {0}, 0, 0, 0, 0};
+  bcast_plan(a, b, out, &j.p);
+  int last = j.p.nd - 1;
+  j.len = (size_t)j.p.dims[last];
+  j.mode = (j.p.sa[last] == 0 ? 1 : 0) | (j.p.sb[last] == 0 ? 2 : 0);
+  size_t rows = total / j.len;
+  /* Tasks of >= BIN_CHUNK elements: whole rows, or pieces of one long row. */
+  j.split = j.len > BIN_CHUNK ? (j.len + BIN_CHUNK - 1) / BIN_CHUNK : 1;
+  j.rows_per = j.split > 1 ? 1 : (BIN_CHUNK + j.len - 1) / j.len;
+  size_t tasks = j.split > 1 ? rows * j.split : (rows + j.rows_per - 1) / j.rows_per;
+  if (total < BIN_PAR_MIN || lcop_threads(x) < 2 || tasks < 2) {
+    j.split = 1, j.rows_per = rows;
+    bin_task(&j, 0, 0);
+  } else {
+    lcop_parallel(x, tasks, bin_task, &j);
   }
   return LC_OK;
 }
 
 const lc_op_impl lcop_binary_ops[] = {
-    {"Add", binary_infer, NULL, NULL, binary_run, 1},   {"Sub", binary_infer, NULL, NULL, binary_run, 1},
-    {"Mul", binary_infer, NULL, NULL, binary_run, 1},   {"Div", binary_infer, NULL, NULL, binary_run, 1},
-    {"PRelu", binary_infer, NULL, NULL, binary_run, 1}, {NULL, NULL, NULL, NULL, NULL, 0}};
+    {"Add", binary_infer, NULL, NULL, binary_run, 1, NULL},   {"Sub", binary_infer, NULL, NULL, binary_run, 1, NULL},
+    {"Mul", binary_infer, NULL, NULL, binary_run, 1, NULL},   {"Div", binary_infer, NULL, NULL, binary_run, 1, NULL},
+    {"PRelu", binary_infer, NULL, NULL, binary_run, 1, NULL}, {"Pow", binary_infer, NULL, NULL, binary_run, 1, NULL},
+    {NULL, NULL, NULL, NULL, NULL, 0, NULL}};

@@ -253,8 +253,8 @@ static lc_status gather_run(const lc_node *n, void *state, const lc_tensor *cons
 }
 
 const lc_op_impl lcop_index_ops[] = {
-    {"Concat", concat_infer, NULL, NULL, concat_run, 0},
-    {"Split", split_infer, NULL, NULL, split_run, 0},
-    {"Slice", slice_infer, NULL, NULL, slice_run, 0},
-    {"Gather", gather_infer, NULL, NULL, gather_run, 0},
-    {NULL, NULL, NULL, NULL, NULL, 0}};
+    {"Concat", concat_infer, NULL, NULL, concat_run, 0, NULL},
+    {"Split", split_infer, NULL, NULL, split_run, 0, NULL},
+    {"Slice", slice_infer, NULL, NULL, slice_run, 0, NULL},
+    {"Gather", gather_infer, NULL, NULL, gather_run, 0, NULL},
+    {NULL, NULL, NULL, NULL, NULL, 0, NULL}};

@@ -302,12 +302,12 @@ static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in,
 }
 
 const lc_op_impl lcop_pool_ops[] = {
-    {"MaxPool", pool_infer, NULL, NULL, pool_run, 0},
-    {"AveragePool", pool_infer, NULL, NULL, pool_run, 0},
-    {"GlobalAveragePool", red_infer, NULL, NULL, red_run, 0},
-    {"GlobalMaxPool", red_infer, NULL, NULL, red_run, 0},
-    {"ReduceMean", red_infer, NULL, NULL, red_run, 0},
-    {"ReduceSum", red_infer, NULL, NULL, red_run, 0},
-    {"ReduceMax", red_infer, NULL, NULL, red_run, 0},
-    {"ReduceMin", red_infer, NULL, NULL, red_run, 0},
-    {NULL, NULL, NULL, NULL, NULL, 0}};
+    {"MaxPool", pool_infer, NULL, NULL, pool_run, 0, NULL},
+    {"AveragePool", pool_infer, NULL, NULL, pool_run, 0, NULL},
+    {"GlobalAveragePool", red_infer, NULL, NULL, red_run, 0, NULL},
+    {"GlobalMaxPool", red_infer, NULL, NULL, red_run, 0, NULL},
+    {"ReduceMean", red_infer, NULL, NULL, red_run, 0, NULL},
+    {"ReduceSum", red_infer, NULL, NULL, red_run, 0, NULL},
+    {"ReduceMax", red_infer, NULL, NULL, red_run, 0, NULL},
+    {"ReduceMin", red_infer, NULL, NULL, red_run, 0, NULL},
+    {NULL, NULL, NULL, NULL, NULL, 0, NULL}};

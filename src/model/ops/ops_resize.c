@@ -335,6 +335,6 @@ static lc_status pad_run(const lc_node *n, void *st, const lc_tensor *const *in,
 }
 
 const lc_op_impl lcop_resize_ops[] = {
-    {"Resize", resize_infer, NULL, NULL, resize_run, 0},
-    {"Pad", pad_infer, NULL, NULL, pad_run, 0},
-    {NULL, NULL, NULL, NULL, NULL, 0}};
+    {"Resize", resize_infer, NULL, NULL, resize_run, 0, NULL},
+    {"Pad", pad_infer, NULL, NULL, pad_run, 0, NULL},
+    {NULL, NULL, NULL, NULL, NULL, 0, NULL}};

@@ -364,14 +364,14 @@ static lc_status expand_run(const lc_node *n, void *state, const lc_tensor *cons
 }
 
 const lc_op_impl lcop_shape_ops[] = {
-    {"Cast", cast_infer, NULL, NULL, cast_run, 0},
-    {"ConstantOfShape", cos_infer, NULL, NULL, cos_run, 0},
-    {"Expand", expand_infer, NULL, NULL, expand_run, 0},
-    {"Flatten", flatten_infer, NULL, NULL, copy_run, 1},
-    {"Reshape", reshape_infer, NULL, NULL, copy_run, 1},
-    {"Squeeze", squeeze_infer, NULL, NULL, copy_run, 1},
-    {"Unsqueeze", unsqueeze_infer, NULL, NULL, copy_run, 1},
-    {"Transpose", transpose_infer, NULL, NULL, transpose_run, 0},
-    {"Shape", shape_infer, NULL, NULL, shape_run, 0},
-    {"Constant", constant_infer, NULL, NULL, constant_run, 0},
-    {NULL, NULL, NULL, NULL, NULL, 0}};
+    {"Cast", cast_infer, NULL, NULL, cast_run, 0, NULL},
+    {"ConstantOfShape", cos_infer, NULL, NULL, cos_run, 0, NULL},
+    {"Expand", expand_infer, NULL, NULL, expand_run, 0, NULL},
+    {"Flatten", flatten_infer, NULL, NULL, copy_run, 1, NULL},
+    {"Reshape", reshape_infer, NULL, NULL, copy_run, 1, NULL},
+    {"Squeeze", squeeze_infer, NULL, NULL, copy_run, 1, NULL},
+    {"Unsqueeze", unsqueeze_infer, NULL, NULL, copy_run, 1, NULL},
+    {"Transpose", transpose_infer, NULL, NULL, transpose_run, 0, NULL},
+    {"Shape", shape_infer, NULL, NULL, shape_run, 0, NULL},
+    {"Constant", constant_infer, NULL, NULL, constant_run, 0, NULL},
+    {NULL, NULL, NULL, NULL, NULL, 0, NULL}};
