@@ -26,8 +26,8 @@ typedef struct lc_op_info {
 
 /* --weights q4 precision policy: layers that lose most under q4 stay q8 (docs/onnx.md). */
 typedef enum lc_q4_policy {
-  LC_Q4_ALL = 0,       /* every layer q4 */
-  LC_Q4_MIXED = 1      /* default: first conv, small-K convs and Gemm/MatMul q8, clip search */
+  LC_Q4_MIXED = 0,     /* default: first conv, small-K and 1x1 convs and Gemm/MatMul q8, clip search */
+  LC_Q4_ALL = 1        /* every layer q4 */
 } lc_q4_policy;
 
 typedef struct lc_op_impl {

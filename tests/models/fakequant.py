@@ -24,12 +24,32 @@ def fake_quant(w, bits, block):
     return out.reshape(o, kh, kw, i).transpose(0, 3, 1, 2)
 
 
+def fake_quant_matrix(b, bits, block, trans):
+    """A Gemm/MatMul weight: rows are output features with K contiguous (B^T when trans is 0)."""
+    rows = b if trans else b.T
+    n, k = rows.shape
+    q = fake_quant(rows.reshape(n, k, 1, 1), bits, block).reshape(n, k)
+    return q if trans else np.ascontiguousarray(q.T)
+
+
 def quantized_model(model, bits, block):
-    """A copy of `model` whose Conv weights (not Gemm/MatMul, which lowconv keeps fp32) are fake-quantized."""
+    """A copy of `model` whose Conv weights and constant Gemm/MatMul weights (lowconv packs both
+    under --weights q8|q4 --q4-policy all) are fake-quantized."""
     conv_w = {n.input[1] for n in model.graph.node if n.op_type == "Conv"}
+    mat_w = {}
+    for n in model.graph.node:
+        if n.op_type == "Gemm":
+            mat_w[n.input[1]] = next((a.i for a in n.attribute if a.name == "transB"), 0)
+        elif n.op_type == "MatMul":
+            mat_w[n.input[1]] = 0
     m = onnx.ModelProto()
     m.CopyFrom(model)
     for init in m.graph.initializer:
         if init.name in conv_w:
-            init.CopyFrom(numpy_helper.from_array(fake_quant(numpy_helper.to_array(init), bits, block), init.name))
+            w = fake_quant(numpy_helper.to_array(init), bits, block)
+        elif init.name in mat_w and len(init.dims) == 2:
+            w = fake_quant_matrix(numpy_helper.to_array(init).astype(np.float32), bits, block, mat_w[init.name])
+        else:
+            continue
+        init.CopyFrom(numpy_helper.from_array(w, init.name))
     return m
