@@ -13,9 +13,9 @@
  * the test also prints the observed err / (u K X W), the typical c. Activations as in conv_cases.h:
  * Lipschitz factor L and 8u|ref| for their own rounding.
  * Q8/Q4 weights (transformed per panel while running, never held whole): the same bound on the
- * dequantized weights (lc_conv_get_weights), and bitwise the output of an fp32 conv created from
- * those values; threads and budgets bitwise too, and the peak allocation within the smallest budget
- * that plans. */
+ * dequantized weights (lc_conv_get_weights), and up to 128 input channels per group bitwise the
+ * output of an fp32 conv created from those values (beyond, the K blocks differ); threads and
+ * budgets bitwise too, and the peak allocation within the smallest budget that plans. */
 #include "conv_cases.h"
 
 #define NSHAPES 160
@@ -310,6 +310,9 @@ static void check_quant(int s) {
              ref[at], worst, desc);
     st = cc_run(ctxs[i], &f, LC_ROUTE_WINOGRAD, in, o2, &sh);
     TU_CHECK(st == LC_OK, "%s fp32 twin: %s", cc_isa_names[i], lc_status_name(st));
+    /* Q8/Q4 sum K in blocks of 128 channels, fp32 in blocks of LC_KC = 256: beyond 128 channels per
+     * group only the bound above holds. */
+    if (c.d.in_channels / c.d.groups > 128) continue;
     q_bitwise++;
     TU_CHECK(st == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0,
              "%s: q differs from fp32 on its dequantized weights (max |diff| %g) [%s]", cc_isa_names[i],

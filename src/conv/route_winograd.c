@@ -12,7 +12,8 @@
  *      NHWC [xi][T][ic] (the transform runs along channels; rs_a = ic, cs_a = 1).
  *   M: [xi][T][nr] for one weight panel; the output transform runs along channels.
  * Work is split in chunks of T tiles per (image, group); a thread slot holds V, M and a zero row.
- * K is summed in LC_KC blocks in a fixed order, so the output doesn't depend on T or the threads.
+ * K is summed in LC_KC blocks (Q8/Q4: QKC) in a fixed order, so the output doesn't depend on T or
+ * the threads.
  * Transform index xi = 4 * row + column of the 4x4 transformed tile. */
 #include <stdint.h>
 #include <string.h>
@@ -27,8 +28,16 @@
  * the ResNet-34 layers (bench_winograd, Zen4, 1 MiB L2): larger chunks stream the weights fewer
  * times, smaller ones keep V in L2. */
 #define LC_WINO_CHUNK_BYTES ((size_t)768 << 10)
+/* Q8/Q4 transform their weights once per chunk: fewer, larger chunks pay that less often than V
+ * leaving L2 costs. bench_winograd Q4 ms at 1 / 2 MiB: 128@28 1.30 / 1.20 (fp32 1.20), 128->256@28
+ * 2.40 / 2.27 (2.23), 64@56 1.39 / 1.34 (1.33); 14x14 and 7x7 fit one chunk either way. */
+#define LC_WINO_QCHUNK_BYTES ((size_t)2 << 20)
 /* Tiles per transform segment (bounds the local buffers); >= any panel width. */
 #define SEG LC_WINO_SEG
+/* Q8/Q4: input channels per transformed weight block (U of one panel: 16 x 128 x 32 floats =
+ * 256 KiB with AVX-512, next to V in L2). The K sums then differ in order from fp32's LC_KC
+ * blocks. 512@7 Q4 (bench_winograd, Zen 4): 2.43 ms at 256, 1.81 at 128, 1.84 at 64. */
+#define QKC 128
 
 static int wino_shape_ok(const lc_conv_desc *d) {
   return d->kernel_h == 3 && d->kernel_w == 3 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
@@ -86,8 +95,11 @@ static size_t zero_len(const lc_conv *c) { return lc_max_sz((size_t)c->cin_g, 2 
 #define QSEG 64
 
 /* Q8/Q4 part of a slot: U of one panel and K block [16][kc][nr], and that panel's dequantized
- * weights for QSEG channels [nr][9][QSEG]. Small: kc <= LC_KC. */
-static size_t ubuf_floats(const lc_conv *c) { return 16 * lc_min_sz((size_t)c->cin_g, LC_KC) * wpw(c); }
+ * weights for QSEG channels [nr][9][QSEG]. Small: kc <= QKC. The xi planes of U lie kc * nr
+ * floats plus one cache line apart, so the 16 stores per channel don't all map to one L1 set
+ * (kc * nr * 4 bytes is a multiple of 4 KiB; 512@7 Q4 2.74 -> 2.52 ms). */
+static size_t ubuf_xs(size_t kn, size_t pw) { return kn * pw + 16; }
+static size_t ubuf_floats(const lc_conv *c) { return 16 * ubuf_xs(lc_min_sz((size_t)c->cin_g, QKC), wpw(c)); }
 static size_t qbuf_bytes(const lc_conv *c) {
   if (!c->qw) return 0;
   return lc_round_up(ubuf_floats(c) * sizeof(float), 64) + lc_round_up(wpw(c) * 9 * QSEG * sizeof(float), 64);
@@ -98,7 +110,9 @@ static int slot_bytes(const lc_conv *c, size_t T, size_t *bytes) {
   size_t v, m, z = lc_round_up(zero_len(c) * sizeof(float), 64) + qbuf_bytes(c);
   if (!lc_mul_sz(16 * sizeof(float), (size_t)c->cin_g, &v) || !lc_mul_sz(v, T, &v)) return 0;
   if (!lc_mul_sz(16 * sizeof(float) * wpw(c), T, &m)) return 0;
-  return lc_add_sz(lc_round_up(v, 64), lc_round_up(m, 64), bytes) && lc_add_sz(*bytes, z, bytes);
+  /* + 64: run aligns the caller's workspace to a cache line (the Q8/Q4 U in a 16-byte aligned one
+   * ran 512@7 Q4 in 2.4 ms instead of 1.8: every B row straddled two lines). */
+  return lc_add_sz(lc_round_up(v, 64), lc_round_up(m, 64), bytes) && lc_add_sz(*bytes, z + 64, bytes);
 }
 
 lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p) {
@@ -116,7 +130,8 @@ lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p) {
   if (threads == 0)
     return lc_error(LC_ERR_BUDGET, "winograd: one chunk of %zu tiles x %lld channels needs %zu bytes, budget is %zu",
                     pp, (long long)c->cin_g, one, c->ctx->budget);
-  size_t target = c->ctx->budget ? c->ctx->budget / (size_t)threads : lc_max_sz(LC_WINO_CHUNK_BYTES + qbuf_bytes(c), one);
+  size_t chunk = c->qw ? LC_WINO_QCHUNK_BYTES : LC_WINO_CHUNK_BYTES;
+  size_t target = c->ctx->budget ? c->ctx->budget / (size_t)threads : lc_max_sz(chunk + qbuf_bytes(c), one);
   /* Largest T (multiple of pp, <= all tiles) whose slot fits the target: slot bytes grow by per_pp per pp. */
   size_t two, per_pp, T = pp, cap = lc_round_up(nt, pp);
   if (slot_bytes(c, 2 * pp, &two) && two > one) {
@@ -251,16 +266,16 @@ static void output_chunk(const wino_job *jb, float *img_out, const float *M, siz
  * dequantized in registers, else through D (lc_dequant_rows, QSEG channels at a time). */
 static void build_u(const lc_conv *c, const lc_wino_kernels *wk, size_t g, size_t q, size_t noc, size_t k0,
                     size_t kn, float *U, float *D) {
-  size_t pw = wpw(c), cig = (size_t)c->cin_g, oc0 = g * (size_t)c->cout_g + q * pw;
+  size_t pw = wpw(c), cig = (size_t)c->cin_g, oc0 = g * (size_t)c->cout_g + q * pw, xs = ubuf_xs(kn, pw);
   if (strcmp(c->ctx->k->name, "avx512") == 0 && pw % 16 == 0 && lc_wino_qweights_avx512_ok(c->qw)) {
-    lc_wino_qweights_avx512(c->qw, oc0, noc, pw, k0, kn, U, kn * pw);
+    lc_wino_qweights_avx512(c->qw, oc0, noc, pw, k0, kn, U, xs);
     return;
   }
   for (size_t s0 = 0; s0 < kn; s0 += QSEG) {
     size_t sn = lc_min_sz(QSEG, kn - s0);
     for (size_t t = 0; t < 9; t++) /* in range by construction */
       (void)lc_dequant_rows(c->qw, oc0, noc, t * cig + k0 + s0, sn, D + t * QSEG, 9 * QSEG);
-    wk->weights(noc, pw, sn, D, 9 * QSEG, QSEG, 1, U + s0 * pw, kn * pw);
+    wk->weights(noc, pw, sn, D, 9 * QSEG, QSEG, 1, U + s0 * pw, xs);
   }
 }
 
@@ -280,7 +295,7 @@ static void wino_task(void *arg, size_t task, int thread) {
   int nchw = c->d.layout == LC_NCHW;
   const float *img_g = jb->in + n * cin * p->ihw + g * cig * (nchw ? p->ihw : 1);
   float *img_out = jb->out + n * cout * p->ohw;
-  unsigned char *slot = jb->ws + (size_t)thread * p->ws_thread;
+  unsigned char *slot = jb->ws + (64 - (uintptr_t)jb->ws % 64) % 64 + (size_t)thread * p->ws_thread;
   float *V = (float *)slot;
   float *M = (float *)(slot + lc_round_up(16 * cig * T * sizeof(float), 64));
   float *zero = (float *)((unsigned char *)M + lc_round_up(16 * pw * T * sizeof(float), 64));
@@ -301,12 +316,13 @@ static void wino_task(void *arg, size_t task, int thread) {
   for (size_t q = q0; q < q1; q++) {
     size_t noc = lc_min_sz(pw, coutg - q * pw);
     /* Each xi sums its K blocks in order whichever loop is outside: the same bits as xi outside. */
-    for (size_t k0 = 0; k0 < cig; k0 += LC_KC) {
-      size_t kn = lc_min_sz(LC_KC, cig - k0), uxs = np * cig * pw;
+    size_t kb = c->wwino ? LC_KC : QKC;
+    for (size_t k0 = 0; k0 < cig; k0 += kb) {
+      size_t kn = lc_min_sz(kb, cig - k0), uxs = np * cig * pw;
       const float *U0 = c->wwino ? c->wwino + ((g * 16 * np + q) * cig + k0) * pw : ubuf;
       if (!c->wwino) {
         build_u(c, wk, g, q, noc, k0, kn, ubuf, dbuf);
-        uxs = kn * pw;
+        uxs = ubuf_xs(kn, pw);
       }
       ep.accumulate = k0 > 0;
       for (size_t xi = 0; xi < 16; xi++) {
