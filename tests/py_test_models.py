@@ -84,6 +84,52 @@ def mobilenet_block():
     return make(n, inits, [vi("X", [1, 4, 15, 15])], [vi("Y", [1, 6, 8, 8])], "mobilenet_block")
 
 
+def paddle_hswish(form):
+    """Paddle's export of MobileNetV3/PP-LCNet blocks: Conv, learnable affine (Mul/Add by scalars),
+    HardSwish spelled out as x * Clip(x + 3, 0, 6) / 6 (form 'div'), with Mul by 1/6 first
+    ('mul6'), or as x * HardSigmoid(x) ('hsig'), affine again, depthwise conv with padding.
+    The pointwise weights come from a Constant node (> 4 KiB: copied on demand by the loader)."""
+    def c(name, v):
+        return numpy_helper.from_array(np.asarray(v, np.float32), name)
+    wc = helper.make_node("Constant", [], ["W1"], name="w1const",
+                          value=numpy_helper.from_array((RNG.standard_normal((48, 32, 1, 1)) * 0.3).astype(np.float32)))
+    inits = [c("B1", RNG.standard_normal(48) * 0.1), c("s1", [0.9]), c("b1", [0.3]), c("three", 3.0), c("zero", 0.0),
+             c("six", 6.0), c("sixth", 1 / 6.0), c("s2", [0.7]), c("b2", [-0.2]), w("W2", 48, 1, 3, 3),
+             c("pc", RNG.random((1, 48, 1, 1)) + 0.5)]
+    n = [wc, helper.make_node("Conv", ["X", "W1", "B1"], ["c1"], name="pw"),
+         helper.make_node("Mul", ["s1", "c1"], ["m1"], name="lab_mul"),
+         helper.make_node("Add", ["m1", "b1"], ["a1"], name="lab_add")]
+    if form == "div":
+        n += [helper.make_node("Add", ["a1", "three"], ["a3"]), helper.make_node("Clip", ["a3", "zero", "six"], ["cl"]),
+              helper.make_node("Mul", ["a1", "cl"], ["mm"]), helper.make_node("Div", ["mm", "six"], ["h"])]
+    elif form == "mul6":
+        n += [helper.make_node("Add", ["three", "a1"], ["a3"]), helper.make_node("Clip", ["a3", "zero", "six"], ["cl"]),
+              helper.make_node("Mul", ["cl", "sixth"], ["mm"]), helper.make_node("Mul", ["mm", "a1"], ["h"])]
+    else:
+        n += [helper.make_node("HardSigmoid", ["a1"], ["hs"], alpha=1 / 6.0, beta=0.5),
+              helper.make_node("Mul", ["a1", "hs"], ["h"])]
+    n += [helper.make_node("Mul", ["h", "s2"], ["m2"]), helper.make_node("Add", ["b2", "m2"], ["a2"]),
+          helper.make_node("Conv", ["a2", "W2"], ["c2"], name="dw", group=48, pads=[1, 1, 1, 1]),
+          helper.make_node("Mul", ["c2", "pc"], ["Y"], name="chan_mul")]
+    used = {i for nd in n for i in nd.input}
+    return make(n, [t for t in inits if t.name in used], [vi("X", [1, 32, 9, 11])], [vi("Y", [1, 48, 9, 11])],
+                "paddle_hswish_" + form)
+
+
+def fused_case(cli, tmp, form):
+    """Output matches onnxruntime and the whole chain became two convs (lowconv info)."""
+    model = paddle_hswish(form)
+    r, msg = run_case(cli, tmp, "hs_" + form, model, {"X": RNG.standard_normal((1, 32, 9, 11)).astype(np.float32)})
+    if r != "pass":
+        return r, msg
+    path = os.path.join(tmp, "hs_" + form + "_info.onnx")
+    onnx.save(model, path)
+    out = subprocess.run([cli, "info", path], capture_output=True, text=True).stdout
+    if " 2 planned" not in out or "mul+add+hardswish+mul+add" not in out:
+        return "fail", "fusion missing: " + " ".join(l.strip() for l in out.splitlines() if "planned" in l or "ws" in l)
+    return "pass", msg + "; fused into 2 convs"
+
+
 def shape_chain():
     """Shape -> Gather -> Unsqueeze -> Concat -> Reshape: folds away at load."""
     n = [helper.make_node("Conv", ["X", "W"], ["c"], name="conv", kernel_shape=[3, 3]),
@@ -162,6 +208,9 @@ def main():
             ("resnet_block_external", lambda: run_case(a.lowconv, tmp, "resnet_ext", rb, {"X": x16}, external=True)),
             ("mobilenet_block", lambda: run_case(a.lowconv, tmp, "mobilenet_block", mobilenet_block(),
                                                  {"X": RNG.standard_normal((1, 4, 15, 15)).astype(np.float32)})),
+            ("paddle_hswish_div", lambda: fused_case(a.lowconv, tmp, "div")),
+            ("paddle_hswish_mul6", lambda: fused_case(a.lowconv, tmp, "mul6")),
+            ("paddle_hswish_hsig", lambda: fused_case(a.lowconv, tmp, "hsig")),
             ("shape_chain", lambda: run_case(a.lowconv, tmp, "shape_chain", shape_chain(),
                                              {"X": RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)})),
             ("dynamic_dims", lambda: run_case(a.lowconv, tmp, "dyn", dyn,

@@ -62,6 +62,9 @@ static lc_status resolve_inputs(lc_model *m) {
 
 static lc_status run_now(lc_model *m, lc_gnode *g, const lc_tensor **in, lc_tensor *out) {
   lc_graph_ensure_inputs(m, g);
+  /* Constant's value: large misaligned tensors are copied on demand, attributes included. */
+  for (int i = 0; i < g->n.n_attrs; i++)
+    if (g->n.attrs[i].type == LC_ATTR_TENSOR && g->n.attrs[i].t) lc_onnx_ensure(m->onnx, g->n.attrs[i].t->data);
   for (int k = 0; k < g->n.n_outputs; k++) {
     if (g->out[k] < 0) continue;
     lc_value *v = &m->values[g->out[k]];
@@ -352,7 +355,204 @@ static lc_status fuse_act(lc_model *m, int *pp, int c) {
   return LC_OK;
 }
 
+/* ------------------------------------------------- decomposed HardSwish (Paddle exports) */
+
+/* Value of a constant float scalar input (any rank, one element) in *v; 0 if not one. */
+static int const_scalar(lc_model *m, const lc_gnode *g, int k, float *v) {
+  const float *p = const_f32(m, g, k, 1);
+  if (p) *v = *p;
+  return p != NULL;
+}
+
+/* The input of binary node g that is not value v, or -1 (also when both are v). */
+static int other_input(const lc_gnode *g, int v) {
+  if (g->n.n_inputs != 2 || g->n.n_outputs != 1 || g->out[0] < 0 || g->in[0] == g->in[1]) return -1;
+  return g->in[0] == v ? g->in[1] : g->in[1] == v ? g->in[0] : -1;
+}
+
+static int near(float a, float b) { return fabsf(a - b) <= 1e-6f * fabsf(b); }
+
+/* g scales value v by 1/6 (Div by 6 or Mul by 1/6): 1 if so. */
+static int is_sixth(lc_model *m, const lc_gnode *g, int v) {
+  float c;
+  if (g->dead || other_input(g, v) < 0) return 0;
+  if (!strcmp(g->n.op_type, "Div")) return g->in[0] == v && const_scalar(m, g, 1, &c) && c == 6.0f;
+  return !strcmp(g->n.op_type, "Mul") && const_scalar(m, g, g->in[0] == v ? 1 : 0, &c) && near(c, 1.0f / 6.0f);
+}
+
+/* g multiplies value v by value x: 1 if so. */
+static int is_mul_by(const lc_gnode *g, int v, int x) {
+  return !g->dead && !strcmp(g->n.op_type, "Mul") && other_input(g, v) == x;
+}
+
+static int same_shape(const lc_model *m, int a, int b) {
+  const lc_tensor *x = &m->values[a].t, *y = &m->values[b].t;
+  return x->dtype == LC_DT_FLOAT && y->dtype == x->dtype && x->ndim == y->ndim &&
+         !memcmp(x->dims, y->dims, sizeof(int64_t) * (size_t)x->ndim);
+}
+
+/* Turns node `last` into HardSwish(x) and kills the nodes it replaces (dead[] of count nd). */
+static lc_status make_hswish(lc_model *m, int last, int x, const int *dead, int nd) {
+  lc_gnode *g = &m->nodes[last];
+  if (!same_shape(m, x, g->out[0])) return LC_OK;
+  const char **nm = lc_arena_alloc(m->arena, sizeof(char *));
+  int *id = lc_arena_alloc(m->arena, sizeof(int));
+  if (!nm || !id) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  nm[0] = m->values[x].t.name;
+  id[0] = x;
+  g->n.op_type = "HardSwish";
+  g->n.inputs = nm;
+  g->in = id;
+  g->n.n_inputs = 1;
+  g->n.n_attrs = 0;
+  g->op = lc_op_find("HardSwish");
+  for (int i = 0; i < nd; i++) {
+    m->values[m->nodes[dead[i]].out[0]].n_uses = 0;
+    m->nodes[dead[i]].dead = 1;
+  }
+  m->st.fused_act++;
+  return LC_OK;
+}
+
+/* x * Clip(x + 3, 0, 6) / 6 (the 1/6 as Div or Mul, before or after the product) and
+ * x * HardSigmoid(x) with alpha 1/6, beta 0.5 become one HardSwish node. */
+static lc_status fuse_hswish_at(lc_model *m, int p) {
+  lc_gnode *a = &m->nodes[p];
+  int c1, c2, c3;
+  float v, lo = -INFINITY, hi = INFINITY;
+  if (!strcmp(a->n.op_type, "HardSigmoid")) {
+    int x = a->n.n_inputs == 1 ? a->in[0] : -1;
+    if (x < 0 || a->out[0] < 0 || !near(lc_attr_float(&a->n, "alpha", 0.2f), 1.0f / 6.0f) ||
+        lc_attr_float(&a->n, "beta", 0.5f) != 0.5f || (c1 = sole_consumer(m, a->out[0])) < 0 ||
+        !is_mul_by(&m->nodes[c1], a->out[0], x))
+      return LC_OK;
+    return make_hswish(m, c1, x, (int[]){p}, 1);
+  }
+  if (strcmp(a->n.op_type, "Add")) return LC_OK;
+  int x = a->n.n_inputs == 2 ? a->in[0] : -1, k = 1;
+  if (x >= 0 && m->values[x].is_const) x = a->in[1], k = 0;
+  if (x < 0 || m->values[x].is_const || other_input(a, x) < 0 || !const_scalar(m, a, k, &v) || v != 3.0f) return LC_OK;
+  if ((c1 = sole_consumer(m, a->out[0])) < 0) return LC_OK;
+  lc_gnode *cl = &m->nodes[c1];
+  if (cl->dead || strcmp(cl->n.op_type, "Clip") || cl->n.n_outputs != 1 || cl->out[0] < 0 || cl->in[0] != a->out[0])
+    return LC_OK;
+  lo = lc_attr_float(&cl->n, "min", lo);
+  hi = lc_attr_float(&cl->n, "max", hi);
+  if ((cl->n.n_inputs > 1 && cl->in[1] >= 0 && !const_scalar(m, cl, 1, &lo)) ||
+      (cl->n.n_inputs > 2 && cl->in[2] >= 0 && !const_scalar(m, cl, 2, &hi)) || lo != 0.0f || hi != 6.0f)
+    return LC_OK;
+  if ((c2 = sole_consumer(m, cl->out[0])) < 0) return LC_OK;
+  const lc_gnode *g2 = &m->nodes[c2];
+  int mul_first = is_mul_by(g2, cl->out[0], x);
+  if (!mul_first && !is_sixth(m, g2, cl->out[0])) return LC_OK;
+  if ((c3 = sole_consumer(m, g2->out[0])) < 0) return LC_OK;
+  const lc_gnode *g3 = &m->nodes[c3];
+  if (mul_first ? !is_sixth(m, g3, g2->out[0]) : !is_mul_by(g3, g2->out[0], x)) return LC_OK;
+  return make_hswish(m, c3, x, (int[]){p, c1, c2}, 3);
+}
+
+/* ------------------------------------------------- per-channel affine into the conv */
+
+/* Per-output-channel values of a constant c broadcast against conv output y ([N, M, ...]):
+ * c must be one element or vary only along dim 1. Fills f[M] (as double); 0 if not such. */
+static int channel_const(lc_model *m, const lc_gnode *g, int k, int y, double *f) {
+  if (k >= g->n.n_inputs || g->in[k] < 0) return 0;
+  const lc_value *cv = &m->values[g->in[k]];
+  const lc_tensor *yt = &m->values[y].t;
+  size_t e;
+  if (!cv->is_const || cv->t.dtype != LC_DT_FLOAT || cv->t.ndim > yt->ndim || yt->ndim < 3 ||
+      lc_tensor_numel(&cv->t, &e))
+    return 0;
+  int64_t M = yt->dims[1];
+  for (int d = 0; d < cv->t.ndim; d++) {
+    int od = d + yt->ndim - cv->t.ndim;
+    if (cv->t.dims[d] != 1 && (od != 1 || cv->t.dims[d] != M)) return 0;
+  }
+  if (e != 1 && e != (size_t)M) return 0;
+  lc_graph_ensure(m, g->in[k]);
+  const float *p = cv->t.data;
+  if (!p) return 0;
+  for (int64_t o = 0; o < M; o++) f[o] = p[e == 1 ? 0 : o];
+  return 1;
+}
+
+/* Mul or Add of a per-channel constant after a conv without activation: folded into the
+ * weights (lazily, as BN is) and a new bias. */
+static lc_status fuse_affine(lc_model *m, int *pp, int c, int is_mul) {
+  lc_gnode *k = &m->nodes[*pp], *a = &m->nodes[c];
+  int y = k->out[0], r = other_input(a, y);
+  if (r < 0 || !same_shape(m, y, a->out[0]) || k->n.n_inputs < 2 || k->in[1] < 0) return LC_OK;
+  int wv = k->in[1];
+  const lc_value *w = &m->values[wv];
+  if (!w->is_const || w->t.dtype != LC_DT_FLOAT || w->t.ndim < 3 || (!w->t.data && w->lazy_src < 0)) return LC_OK;
+  int64_t M = w->t.dims[0];
+  if (M != m->values[y].t.dims[1]) return LC_OK;
+  int has_b = k->n.n_inputs > 2 && k->in[2] >= 0;
+  const float *bias = has_b ? const_f32(m, k, 2, (size_t)M) : NULL;
+  if (has_b && !bias) return LC_OK;
+  double *f = lc_malloc((size_t)(M ? M : 1) * sizeof(double) * 2);
+  if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  if (!channel_const(m, a, a->in[0] == r ? 0 : 1, y, f)) {
+    lc_free(f);
+    return LC_OK;
+  }
+  lc_tensor bt = {.dtype = LC_DT_FLOAT, .ndim = 1, .dims = {M}, .nbytes = (size_t)M * 4};
+  int bid, wid = wv;
+  lc_status s = new_const(m, m->values[wv].t.name, "_ab", &bt, 0, &bid);
+  if (!s) {
+    float *nb = m->values[bid].t.data;
+    for (int64_t o = 0; o < M; o++) nb[o] = (float)(is_mul ? (bias ? bias[o] : 0.0) * f[o] : (bias ? bias[o] : 0.0) + f[o]);
+  }
+  if (!s && is_mul) {
+    lc_value *wl = &m->values[wv]; /* re-read: new_const may move the values */
+    if (wl->lazy_src >= 0) { /* lazy values come from fusion: this conv's own, rescale it */
+      for (int64_t o = 0; o < M; o++) wl->lazy_scale[o] *= f[o];
+    } else {
+      lc_tensor wt = wl->t;
+      int src = wl->lazy_src >= 0 ? wl->lazy_src : wv;
+      double *sc = lc_malloc((size_t)(M ? M : 1) * sizeof(double));
+      if (!sc) s = lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+      for (int64_t o = 0; !s && o < M; o++) sc[o] = f[o] * (wl->lazy_src >= 0 ? wl->lazy_scale[o] : 1.0);
+      if (!s && (s = new_const(m, wt.name, "_aw", &wt, 1, &wid))) lc_free(sc);
+      if (!s) {
+        m->values[wid].lazy_src = src;
+        m->values[wid].lazy_scale = sc;
+      }
+    }
+  }
+  lc_free(f);
+  if (s || (s = set_input(m, k, 1, wid)) || (s = set_input(m, k, 2, bid))) return s;
+  *pp = absorb(m, *pp, c, is_mul ? "mul" : "add");
+  m->st.fused_bn++;
+  return LC_OK;
+}
+
+/* Mul / Add of a constant scalar after the activation (Paddle's learnable affine after
+ * HardSwish): kept as y = y * _post_mul + _post_add, one pass in the conv's epilogue. */
+static lc_status fuse_post(lc_model *m, int *pp, int c, int is_mul) {
+  lc_gnode *k = &m->nodes[*pp], *a = &m->nodes[c];
+  int y = k->out[0], r = other_input(a, y);
+  float v;
+  if (r < 0 || !same_shape(m, y, a->out[0]) || !const_scalar(m, a, a->in[0] == r ? 0 : 1, &v)) return LC_OK;
+  lc_attr *pm = (lc_attr *)lc_node_attr(&k->n, "_post_mul"), *pa = (lc_attr *)lc_node_attr(&k->n, "_post_add");
+  lc_status s;
+  if (!pm && (s = add_attr(m, k, "_post_mul", LC_ATTR_FLOAT, 0, 1.0f))) return s;
+  if (!pa && (s = add_attr(m, k, "_post_add", LC_ATTR_FLOAT, 0, 0.0f))) return s;
+  pm = (lc_attr *)lc_node_attr(&k->n, "_post_mul"); /* add_attr moves the array */
+  pa = (lc_attr *)lc_node_attr(&k->n, "_post_add");
+  if (is_mul) pm->f *= v, pa->f *= v;
+  else pa->f += v;
+  *pp = absorb(m, *pp, c, is_mul ? "mul" : "add");
+  m->st.fused_act++;
+  return LC_OK;
+}
+
 lc_status lc_fuse(lc_model *m) {
+  lc_plan_count_uses(m);
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_status s;
+    if (!m->nodes[p].dead && (s = fuse_hswish_at(m, p))) return s;
+  }
   lc_plan_count_uses(m);
   for (int p = 0; p < m->n_nodes; p++) {
     if (m->nodes[p].dead || strcmp(m->nodes[p].n.op_type, "Conv") || m->nodes[p].n.n_outputs != 1 ||
@@ -367,9 +567,13 @@ lc_status lc_fuse(lc_model *m) {
       int has_act = lc_node_attr(&k->n, "_act") != NULL, has_res = lc_node_attr(&k->n, "_residual") != NULL;
       int before = q;
       lc_status s = LC_OK;
-      if (!strcmp(op, "BatchNormalization") && !has_act && !has_res && !k->fused[0]) s = fuse_bn(m, &q, c);
-      else if (!strcmp(op, "Add") && !has_act && !has_res) s = fuse_add(m, &q, c);
-      else if (!has_act) s = fuse_act(m, &q, c);
+      int has_post = lc_node_attr(&k->n, "_post_mul") != NULL, plain = !has_act && !has_res && !has_post;
+      int is_mul = !strcmp(op, "Mul"), is_add = !strcmp(op, "Add");
+      if (!strcmp(op, "BatchNormalization") && plain && !k->fused[0]) s = fuse_bn(m, &q, c);
+      else if ((is_mul || is_add) && plain) s = fuse_affine(m, &q, c, is_mul);
+      if (!s && q == before && is_add && plain) s = fuse_add(m, &q, c);
+      else if (!s && q == before && (is_mul || is_add) && !plain) s = fuse_post(m, &q, c, is_mul);
+      else if (!s && q == before && !has_act && !has_post) s = fuse_act(m, &q, c);
       if (s) return s;
       if (q == before) break;
     }

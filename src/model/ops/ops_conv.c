@@ -154,6 +154,8 @@ static lc_status conv_infer_common(const lc_node *n, const lc_tensor *const *in,
 typedef struct conv_act {
   lc_activation act;
   float lo, hi, alpha;
+  float post_mul, post_add; /* y = y * post_mul + post_add after the activation */
+  int post;
 } conv_act;
 
 static lc_status read_act(const lc_node *n, conv_act *a) {
@@ -163,6 +165,9 @@ static lc_status read_act(const lc_node *n, conv_act *a) {
   a->lo = lc_attr_float(n, "_act_min", -INFINITY);
   a->hi = lc_attr_float(n, "_act_max", INFINITY);
   a->alpha = lc_attr_float(n, "_act_alpha", 0.01f);
+  a->post_mul = lc_attr_float(n, "_post_mul", 1.0f);
+  a->post_add = lc_attr_float(n, "_post_add", 0.0f);
+  a->post = a->post_mul != 1.0f || a->post_add != 0.0f;
   return LC_OK;
 }
 
@@ -193,6 +198,30 @@ static void residual_act_epilogue(float *y, const float *r, size_t n, const conv
     }
     break;
   }
+  if (a->post)
+    for (size_t i = 0; i < n; i++) y[i] = y[i] * a->post_mul + a->post_add;
+}
+
+/* The epilogue over a whole output, in chunks on the thread pool. */
+typedef struct epi_job {
+  float *y;
+  const float *r;
+  size_t n;
+  conv_act a;
+} epi_job;
+
+#define EPI_CHUNK 16384
+
+static void epi_task(void *arg, size_t task, int thread) {
+  const epi_job *j = arg;
+  size_t o = task * EPI_CHUNK, len = j->n - o < EPI_CHUNK ? j->n - o : EPI_CHUNK;
+  (void)thread;
+  residual_act_epilogue(j->y + o, j->r ? j->r + o : NULL, len, &j->a);
+}
+
+static void run_epilogue(lc_exec_ctx *x, float *y, const float *r, size_t n, const conv_act *a) {
+  epi_job j = {y, r, n, *a};
+  lcop_parallel(x, (n + EPI_CHUNK - 1) / EPI_CHUNK, epi_task, &j);
 }
 
 /* ---------------------------------------------------------------- Conv */
@@ -355,7 +384,13 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
   if (x && x->scratch && x->scratch_bytes >= st->shape.workspace_bytes) ws = x->scratch, wsz = x->scratch_bytes;
   lc_status s = lc_conv_run(st->conv, in[0]->data, out->data, ws, wsz);
   if (s) return lcop_fail(n, s, "conv failed: %s", lc_last_error());
-  if (st->residual) residual_act_epilogue(out->data, in[n_in - 1]->data, out->nbytes / sizeof(float), &st->act);
+  if (st->residual) {
+    run_epilogue(x, out->data, in[n_in - 1]->data, out->nbytes / sizeof(float), &st->act);
+  } else if (st->act.post) { /* the library applied the activation */
+    conv_act post = st->act;
+    post.act = LC_ACT_NONE;
+    run_epilogue(x, out->data, NULL, out->nbytes / sizeof(float), &post);
+  }
   return LC_OK;
 }
 
