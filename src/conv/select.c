@@ -6,7 +6,7 @@
 
 lc_status lc_select_route(const lc_conv *c, lc_plan *p) {
   const lc_conv_desc *d = &c->d;
-  lc_route order[5];
+  lc_route order[6];
   int n = 0;
   if (c->depthwise) order[n++] = LC_ROUTE_DEPTHWISE;
   if (d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1 && !p->pt && !p->pl && !p->pb &&
@@ -18,6 +18,10 @@ lc_status lc_select_route(const lc_conv *c, lc_plan *p) {
   /* igemm packs each pixel's whole K once per chunk and streams all weights per chunk; im2col packs
    * per K block with larger tiles and less memory, and measured faster on every suite shape
    * (docs/benchmarks.md), so im2col is the general route and igemm serves when asked for. */
+  /* NHWC direct (input read in place per tap, route_direct.c) beat im2col on every measured shape,
+   * 1 thread: 9x9 256ch 20..160px 1.1-1.6x, 3x3 32/64ch 1.3-1.6x, 3x3 s2 3ch 1.1x, q4 1.2x.
+   * NCHW direct was slower on 9x9 256ch <= 80px (B rows at the plane stride) and sh2 3ch. */
+  if (d->layout == LC_NHWC && d->groups == 1) order[n++] = LC_ROUTE_DIRECT;
   order[n++] = LC_ROUTE_IM2COL;
   order[n++] = LC_ROUTE_DIRECT;
   for (int i = 0; i < n; i++) {
