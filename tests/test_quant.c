@@ -258,6 +258,30 @@ static void test_gemv(void) {
   }
 }
 
+/* The tiled kernels: weight rows taken in pairs / quads far apart, activation rows in tiles of 8
+ * and 4 with remainders, every block length, k not a multiple of 128 (a partial last group). */
+static void test_gemv_tiles(void) {
+  const size_t ks[][2] = {{512, 0}, {576, 64}, {4096, 0}};
+  const int blocks[] = {16, 32, 64, 128, 256, 0};
+  const size_t ms[] = {1, 2, 8, 13, 19};
+  for (int ki = 0; ki < 3; ki++)
+    for (int bi = 0; bi < 6; bi++)
+      for (int asym = 0; asym < 2; asym++) {
+        size_t n = ki == 2 ? 11 : 45, k = ks[ki][0];
+        if (ki == 2 && (bi != 1 || asym)) continue; /* one long row: block 32, symmetric */
+        lc_quant_spec sp = {LC_WEIGHTS_Q4, blocks[bi], asym, ks[ki][1], 0};
+        float *w = malloc(n * k * sizeof(float));
+        tu_fill(w, n * k, asym ? -0.5f : -1.0f, 1.0f);
+        lc_qmatrix m;
+        TU_CHECK(lc_quantize(w, n, k, &sp, &m) == LC_OK, "%s", lc_last_error());
+        for (int mi = 0; mi < 5; mi++)
+          for (int mode = 0; mode < 2; mode++)
+            if (ki < 2 || ms[mi] <= 2) check_gemv(&m, ms[mi], (lc_qgemv_mode)mode, LC_ISA_AUTO, 1 + (mi & 1));
+        lc_qmatrix_free(&m);
+        free(w);
+      }
+}
+
 static int msg_has(const char *s) { return strstr(lc_last_error(), s) != NULL; }
 
 static void test_bad_input(void) {
@@ -368,6 +392,7 @@ int main(void) {
   test_from_codes_and_panels();
   test_pool = lc_pool_create(3);
   test_gemv();
+  test_gemv_tiles();
   lc_pool_destroy(test_pool);
   test_bad_input();
   return tu_finish("test_quant");

@@ -133,12 +133,16 @@ lc_status lc_qgemv(const lc_qmatrix *w, size_t m, const float *x, size_t ldx, co
 
   /* Activation workspace: values, per-block scale, integer sum and float sum (+ split128 lanes). */
   int split = opts->mode == LC_QGEMV_INT8 && kern == lc_qgemv_q4_int8_avx512vnni && lc_q4_split128(w);
+  int bcast = split && m >= LC_QBCAST_M; /* many rows: activation rows in lanes (qkernels.h) */
   size_t row_len = w->taps * ((w->bpt - 1) * lc_qpad(w->block) + lc_qpad(w->tail));
   if (split) row_len = lc_round_up(w->k, 128);
-  size_t esz = opts->mode == LC_QGEMV_INT8 ? 1 : sizeof(float), vals, meta, lanes = 0, total;
+  size_t esz = opts->mode == LC_QGEMV_INT8 ? 1 : sizeof(float), vals, meta, lanes = 0, bt = 0, bs = 0, total;
+  size_t mt = lc_round_up(m, 16);
   if (!lc_mul_sz(m, row_len, &vals) || !lc_mul_sz(vals, esz, &vals) || !lc_mul_sz(m, w->nb, &meta) ||
       !lc_mul_sz(meta, 3 * sizeof(float), &meta) || (split && !lc_mul_sz(m, row_len / 2, &lanes)) ||
-      !lc_add_sz(lc_round_up(vals, 64), lc_round_up(meta, 64), &total) || !lc_add_sz(total, lanes, &total))
+      (bcast && (!lc_mul_sz(mt, w->k, &bt) || !lc_mul_sz(mt, w->nb, &bs) || !lc_mul_sz(bs, sizeof(float), &bs))) ||
+      !lc_add_sz(lc_round_up(vals, 64), lc_round_up(meta, 64), &total) || !lc_add_sz(total, lanes, &total) ||
+      !lc_add_sz(total, lc_round_up(bt, 64), &total) || !lc_add_sz(total, bs, &total))
     return lc_error(LC_ERR_OVERFLOW, "gemv: activation workspace for m=%zu does not fit", m);
   uint8_t *ws = lc_malloc(total);
   if (!ws) return lc_error(LC_ERR_NO_MEMORY, "gemv: out of memory for %zu bytes of workspace", total);
@@ -146,7 +150,9 @@ lc_status lc_qgemv(const lc_qmatrix *w, size_t m, const float *x, size_t ldx, co
   float *xsum = xs + m * w->nb;
   int32_t *isum = (int32_t *)(xsum + m * w->nb);
   int32_t *ibias = (int32_t *)(ws + lc_round_up(vals, 64) + lc_round_up(meta, 64));
-  lc_qact a = {m, row_len, NULL, NULL, xs, isum, xsum, split ? ibias : NULL};
+  uint8_t *xt = (uint8_t *)ibias + lanes;
+  float *xst = (float *)(void *)(xt + lc_round_up(bt, 64));
+  lc_qact a = {m, row_len, NULL, NULL, xs, isum, xsum, split ? ibias : NULL, bcast ? xt : NULL, bcast ? xst : NULL};
   if (opts->mode == LC_QGEMV_INT8)
     a.xq = (const int8_t *)ws;
   else
@@ -157,7 +163,7 @@ lc_status lc_qgemv(const lc_qmatrix *w, size_t m, const float *x, size_t ldx, co
   for (size_t i = 0; i < m; i++) {
     if (split) {
       lc_qprep_split128_avx512(w, x + i * ldx, (int8_t *)ws + i * row_len, xs + i * w->nb, isum + i * w->nb,
-                               xsum + i * w->nb, ibias + i * (row_len / 8));
+                               xsum + i * w->nb, ibias + i * (row_len / 8), !bcast);
       continue;
     }
     size_t xoff = 0, b = 0;
@@ -169,6 +175,8 @@ lc_status lc_qgemv(const lc_qmatrix *w, size_t m, const float *x, size_t ldx, co
         xoff += lc_qpad(len);
       }
   }
+
+  if (bcast) lc_qprep_bcast(w, m, (const int8_t *)ws, row_len, xs, xt, xst);
 
   /* Rows split into contiguous ranges, multiples of 4 rows so kernels keep their tiles. */
   int nt = opts->threads < 1 ? 1 : (opts->threads > LC_QMAX_THREADS ? LC_QMAX_THREADS : opts->threads);

@@ -22,6 +22,8 @@ typedef struct lc_qact {
   const int32_t *isum;  /* int8 mode: m * nb sums of the int8 codes */
   const float *xsum;    /* m * nb: accurate: sum of x; int8: xs * isum (for the offset fold) */
   const int32_t *ibias; /* split128 layout only: m * row_len / 8 int32 lanes, see below */
+  const uint8_t *xt;    /* bcast layout only (see lc_qprep_bcast): x + 128 in tiles of 16 rows, or NULL */
+  const float *xst;     /* bcast layout only: xs in tiles of 16 rows */
 } lc_qact;
 
 /* q4 int8 layout of the AVX-512 kernel when every block is full and 16, 32, 64 or a multiple of
@@ -74,9 +76,18 @@ void lc_qgemv_q4_int8_avx512vnni(const lc_qmatrix *, const lc_qact *, size_t, si
 void lc_qgemv_q8_int8_avx512vnni(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
 void lc_qgemv_q4_accurate_avx512(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
 
-/* int8 activation preparation of one row (x: k floats) in the split128 layout. */
+/* int8 activation preparation of one row (x: k floats) in the split128 layout (deinterleave 0:
+ * natural order, for lc_qprep_bcast). */
 void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, float *xs, int32_t *isum,
-                              float *xsum, int32_t *ibias);
+                              float *xsum, int32_t *ibias, int deinterleave);
+
+/* Many activation rows (>= LC_QBCAST_M) on the AVX-512 q4 int8 kernel: lanes are activation rows,
+ * weights are broadcast 4 at a time, so a vpdpbusd does 64 useful products with no reduction.
+ * xt: tiles of 16 rows, per 4 k values 16 rows x 4 bytes of xq + 128 (unsigned); rows past m are
+ * x = 0. xst: per tile and block, 16 activation scales. xq: m natural rows, row stride ld. */
+#define LC_QBCAST_M 16
+void lc_qprep_bcast(const lc_qmatrix *w, size_t m, const int8_t *xq, size_t ld, const float *xs, uint8_t *xt,
+                    float *xst);
 
 /* AVX2 versions of lc_qformat.dequant (same contract). */
 void lc_dequant_q4_avx2(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);

