@@ -28,4 +28,4 @@ for suite in resnet34-112 ocr-det; do
   done
 done | tee "$out/quant-suites.txt"
 $py bench/peers/ort_matmulnbits.py --lowconv "$b/lowconv" | tee "$out/gemv.txt"
-$py bench/bench_models.py --lowconv "$b/lowconv" | tee "$out/models.txt"
+$py bench/bench_models.py --lowconv "$b/lowconv" --build-dir "$b" --rounds 2 | tee "$out/models.txt"
