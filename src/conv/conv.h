@@ -48,6 +48,24 @@ struct lc_conv {
   lc_plan plan;
 };
 
+/* Where task t of a GEMM-like route lies: tasks are image x group x tile x weight-panel split
+ * (split fastest); [q0, q1) is the split's share of the route's npanels weight panels. */
+typedef struct lc_task_pos {
+  size_t n, g, tile, q0, q1;
+} lc_task_pos;
+
+static inline lc_task_pos lc_task_decode(const lc_plan *p, size_t groups, size_t npanels, size_t task) {
+  lc_task_pos t;
+  size_t split = task % p->ocsplit;
+  task /= p->ocsplit;
+  t.tile = task % p->ntiles;
+  t.g = task / p->ntiles % groups;
+  t.n = task / p->ntiles / groups;
+  t.q0 = npanels * split / p->ocsplit;
+  t.q1 = npanels * (split + 1) / p->ocsplit;
+  return t;
+}
+
 /* Epilogue parameters for a tile (bias offset by the caller). */
 void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p);
 

@@ -165,12 +165,9 @@ static void gemm_task(void *arg, size_t task, int thread) {
   const gemm_job *jb = arg;
   const lc_conv *c = jb->c;
   const lc_plan *p = &c->plan;
-  size_t split = task % p->ocsplit;
-  task /= p->ocsplit;
-  size_t tile_i = task % p->ntiles;
-  int64_t g = (int64_t)((task / p->ntiles) % (size_t)c->d.groups);
-  size_t n = task / p->ntiles / (size_t)c->d.groups;
-  size_t q0 = c->npanels * split / p->ocsplit, q1 = c->npanels * (split + 1) / p->ocsplit;
+  lc_task_pos tp = lc_task_decode(p, (size_t)c->d.groups, c->npanels, task);
+  size_t tile_i = tp.tile, n = tp.n, q0 = tp.q0, q1 = tp.q1;
+  int64_t g = (int64_t)tp.g;
   size_t pp = patch_pw(c), K = c->K, kc = kc_of(c);
   size_t pix0 = tile_i * p->tile, np = lc_min_sz(p->tile, p->ohw - pix0);
   size_t cin = (size_t)c->d.in_channels, cout = (size_t)c->d.out_channels;

@@ -284,10 +284,8 @@ static void wino_task(void *arg, size_t task, int thread) {
   const lc_conv *c = jb->c;
   const lc_plan *p = &c->plan;
   const lc_kernels *kt = c->ctx->k;
-  size_t split = task % p->ocsplit;
-  task /= p->ocsplit;
-  size_t chunk = task % p->ntiles;
-  size_t g = (task / p->ntiles) % (size_t)c->d.groups, n = task / p->ntiles / (size_t)c->d.groups;
+  lc_task_pos tp = lc_task_decode(p, (size_t)c->d.groups, wpanels(c), task);
+  size_t chunk = tp.tile, g = tp.g, n = tp.n;
   size_t T = p->tile, cig = (size_t)c->cin_g, coutg = (size_t)c->cout_g, pw = wpw(c), pp = tile_pp(c);
   size_t np = wpanels(c), ntl = lc_div_up((size_t)p->oh, 2) * jb->tw;
   size_t t0 = chunk * T, nt = lc_min_sz(T, ntl - t0);
@@ -311,7 +309,7 @@ static void wino_task(void *arg, size_t task, int thread) {
   memset(&ep, 0, sizeof ep); /* final = 0: bias and activation follow the output transform */
   /* A (tiles x ic) element (i, k): NCHW V[k * T + i], NHWC V[i * cig + k]. */
   size_t rs_a = nchw ? 1 : cig, cs_a = nchw ? T : 1;
-  size_t q0 = np * split / p->ocsplit, q1 = np * (split + 1) / p->ocsplit;
+  size_t q0 = tp.q0, q1 = tp.q1;
   const lc_wino_kernels *wk = wino_kernels(c);
   for (size_t q = q0; q < q1; q++) {
     size_t noc = lc_min_sz(pw, coutg - q * pw);
