@@ -7,6 +7,17 @@
 #include "quant/qkernels.h"
 
 
+/* Accurate kernels accumulate in acc[r][0..1] (4 rows) or acc[0][0..3] (one row, more
+ * independent FMA chains); y[r * ldy] gets each row's sum. */
+INLINE void store_acc_rows(__m256 acc[4][4], const int mt, float *y, size_t ldy) {
+  #pragma GCC unroll 4
+  for (int r = 0; r < mt; r++) {
+    __m256 t = _mm256_add_ps(acc[r][0], acc[r][1]);
+    if (mt == 1) t = _mm256_add_ps(t, _mm256_add_ps(acc[r][2], acc[r][3]));
+    y[r * ldy] = hsum8(t);
+  }
+}
+
 /* ---------------------------------------------------------------- int8 activations */
 
 /* q4: u = q + 8 is unsigned, so maddubs(u, xq) needs no sign trick; the +8 is removed by starting
@@ -128,12 +139,7 @@ INLINE void q4_acc_row(const lc_qmatrix *w, const lc_qact *a, size_t n, size_t i
       c += lc_qblock_nbytes(w, bi);
       xo += nch * LC_QCHUNK;
     }
-  #pragma GCC unroll 4
-  for (int r = 0; r < mt; r++) {
-    __m256 t = _mm256_add_ps(acc[r][0], acc[r][1]);
-    if (mt == 1) t = _mm256_add_ps(t, _mm256_add_ps(acc[r][2], acc[r][3]));
-    y[(i0 + r) * ldy + n] = hsum8(t);
-  }
+  store_acc_rows(acc, mt, y + i0 * ldy + n, ldy);
 }
 
 INLINE void q8_acc_row(const lc_qmatrix *w, const lc_qact *a, size_t n, size_t i0, const int mt, float *y,
@@ -171,12 +177,7 @@ INLINE void q8_acc_row(const lc_qmatrix *w, const lc_qact *a, size_t n, size_t i
       c += lc_qblock_nbytes(w, bi);
       xo += nch * LC_QCHUNK;
     }
-  #pragma GCC unroll 4
-  for (int r = 0; r < mt; r++) {
-    __m256 t = _mm256_add_ps(acc[r][0], acc[r][1]);
-    if (mt == 1) t = _mm256_add_ps(t, _mm256_add_ps(acc[r][2], acc[r][3]));
-    y[(i0 + r) * ldy + n] = hsum8(t);
-  }
+  store_acc_rows(acc, mt, y + i0 * ldy + n, ldy);
 }
 
 /* f32 rows: x is padded to 32 with zeros; reads past a row land in the next row or the slack. */
@@ -200,34 +201,14 @@ INLINE void f32_acc_row(const lc_qmatrix *w, const lc_qact *a, size_t n, size_t 
         acc[r][ja] = _mm256_fmadd_ps(wv[j], _mm256_loadu_ps(a->xf + (i0 + r) * a->row_len + e + 8 * j), acc[r][ja]);
       }
   }
-  #pragma GCC unroll 4
-  for (int r = 0; r < mt; r++) {
-    __m256 t = _mm256_add_ps(acc[r][0], acc[r][1]);
-    if (mt == 1) t = _mm256_add_ps(t, _mm256_add_ps(acc[r][2], acc[r][3]));
-    y[(i0 + r) * ldy + n] = hsum8(t);
-  }
+  store_acc_rows(acc, mt, y + i0 * ldy + n, ldy);
 }
 
-/* Activation rows in groups of 4, remainder 1..3, each with a specialised row function. */
-#define DEFINE_KERNEL(name, rowfn)                                                                        \
-  void name(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy) {          \
-    for (size_t n = n0; n < n1; n++) {                                                                    \
-      size_t i = 0;                                                                                       \
-      for (; i + 4 <= a->m; i += 4) rowfn(w, a, n, i, 4, y, ldy);                                         \
-      switch (a->m - i) {                                                                                 \
-        case 3: rowfn(w, a, n, i, 3, y, ldy); break;                                                      \
-        case 2: rowfn(w, a, n, i, 2, y, ldy); break;                                                      \
-        case 1: rowfn(w, a, n, i, 1, y, ldy); break;                                                      \
-        default: break;                                                                                   \
-      }                                                                                                   \
-    }                                                                                                     \
-  }
-
-DEFINE_KERNEL(lc_qgemv_q4_int8_avx2, q4_int8_row)
-DEFINE_KERNEL(lc_qgemv_q8_int8_avx2, q8_int8_row)
-DEFINE_KERNEL(lc_qgemv_q4_accurate_avx2, q4_acc_row)
-DEFINE_KERNEL(lc_qgemv_q8_accurate_avx2, q8_acc_row)
-DEFINE_KERNEL(lc_qgemv_f32_accurate_avx2, f32_acc_row)
+LC_QDEFINE_ROWS(, lc_qgemv_q4_int8_avx2, q4_int8_row)
+LC_QDEFINE_ROWS(, lc_qgemv_q8_int8_avx2, q8_int8_row)
+LC_QDEFINE_ROWS(, lc_qgemv_q4_accurate_avx2, q4_acc_row)
+LC_QDEFINE_ROWS(, lc_qgemv_q8_accurate_avx2, q8_acc_row)
+LC_QDEFINE_ROWS(, lc_qgemv_f32_accurate_avx2, f32_acc_row)
 
 /* ---------------------------------------------------------------- dequantization */
 

@@ -24,4 +24,20 @@ INLINE float offset_fold(const float *o, const float *xsum, size_t nb) {
   return hsum8(acc) + lc_qoffset_fold(o + b, xsum + b, nb - b);
 }
 
+/* Activation rows in groups of 4, remainder 1..3, each with a specialised (inlined) row function.
+ * `storage` is empty for exported kernels, `static` for file-local ones. */
+#define LC_QDEFINE_ROWS(storage, name, rowfn)                                                             \
+  storage void name(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy) { \
+    for (size_t n = n0; n < n1; n++) {                                                                    \
+      size_t i = 0;                                                                                       \
+      for (; i + 4 <= a->m; i += 4) rowfn(w, a, n, i, 4, y, ldy);                                         \
+      switch (a->m - i) {                                                                                 \
+        case 3: rowfn(w, a, n, i, 3, y, ldy); break;                                                      \
+        case 2: rowfn(w, a, n, i, 2, y, ldy); break;                                                      \
+        case 1: rowfn(w, a, n, i, 1, y, ldy); break;                                                      \
+        default: break;                                                                                   \
+      }                                                                                                   \
+    }                                                                                                     \
+  }
+
 #endif

@@ -612,22 +612,8 @@ DEFINE_TILED(q4_split_tiles, q4_split_tile, LC_QNR1, LC_QNRM, TILE_M4)
 DEFINE_TILED(q4_acc_tiles, q4_acc_tile, LC_QNR1, 2, TILE_M4)
 DEFINE_TILED(q4_accf_tiles, q4_accf_tile, LC_QNR1_ACC, 2, TILE_M8)
 
-#define DEFINE_KERNEL(name, rowfn)                                                                        \
-  static void name(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy) {   \
-    for (size_t n = n0; n < n1; n++) {                                                                    \
-      size_t i = 0;                                                                                       \
-      for (; i + 4 <= a->m; i += 4) rowfn(w, a, n, i, 4, y, ldy);                                         \
-      switch (a->m - i) {                                                                                 \
-        case 3: rowfn(w, a, n, i, 3, y, ldy); break;                                                      \
-        case 2: rowfn(w, a, n, i, 2, y, ldy); break;                                                      \
-        case 1: rowfn(w, a, n, i, 1, y, ldy); break;                                                      \
-        default: break;                                                                                   \
-      }                                                                                                   \
-    }                                                                                                     \
-  }
-
-DEFINE_KERNEL(q4_int8_rows, q4_int8_row)
-DEFINE_KERNEL(q8_int8_rows, q8_int8_row)
+LC_QDEFINE_ROWS(static, q4_int8_rows, q4_int8_row)
+LC_QDEFINE_ROWS(static, q8_int8_rows, q8_int8_row)
 
 void lc_qgemv_q4_int8_avx512vnni(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y,
                                  size_t ldy) {
