@@ -1,0 +1,66 @@
+/* A convolution on the OpenCL device: weights repacked once at create (cl_conv_args.h layout;
+ * q8/q4 codes stay codes), and kernel families, each a table entry: which convs it can run, its
+ * tile variants and local sizes, and how it is enqueued. The tuner (cl_tune.c) times the
+ * candidates the families offer and keeps the fastest that matches the baseline's output. */
+#ifndef LC_CL_CONV_H
+#define LC_CL_CONV_H
+
+#include "backend/opencl/cl_conv_args.h"
+#include "backend/opencl/cl_rt.h"
+
+typedef struct lc_cl_conv {
+  lc_cl_rt *rt;
+  lc_weight_format wfmt;
+  int asym;
+  int depthwise;              /* groups == cin == cout */
+  int is1x1;                  /* 1x1, stride 1, no pad, dilation 1 */
+  cl_mem w, sc, of, bias;     /* sc/of/bias: a 4-byte dummy when absent (kernels never read it) */
+  cl_mem ws;                  /* split-K partial sums (grown at prepare), NULL if none */
+  size_t ws_bytes;
+  size_t weight_bytes;        /* device bytes of w + sc + of + bias */
+  char options[64];           /* program build options: "-DWFMT=2 -DASYM=1" */
+  lc_cl_conv_args a;          /* filled at create (weights, act) and prepare (sizes, strides) */
+} lc_cl_conv;
+
+/* One way to run a conv: a family's variant with a local size. */
+typedef struct lc_cl_cand {
+  int family, variant;
+  size_t lws[3];              /* lws[0] == 0: the driver's choice */
+} lc_cl_cand;
+
+#define LC_CL_MAX_LWS 16
+
+typedef struct lc_cl_family {
+  const char *name;           /* "direct", "gemm", "gemv", "dw" */
+  const char *program;        /* embedded source (kernels/<program>.cl) */
+  int nvariants;
+  const char *const *variants; /* variant names: "c4h1w1", "64x64", ... */
+  /* 1 if variant v can run the conv c (c->a holds the prepared sizes). */
+  int (*eligible)(const lc_cl_conv *c, int v);
+  /* Local sizes to try, the heuristic's first; level 0 none .. 3 heavy (more sizes). */
+  int (*local_sizes)(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max);
+  /* Device workspace bytes the candidate needs (split-K partials), 0 if none. */
+  size_t (*ws_bytes)(const lc_cl_conv *c, int v);
+  /* Sets arguments and enqueues every kernel of the candidate (under rt->lock). first/last get
+   * the events of the first and last kernel (the same event retained twice if there is one);
+   * either may be NULL when not timing. res may be NULL (c->a.has_res says). */
+  lc_status (*enqueue)(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
+                       cl_event *first, cl_event *last);
+} lc_cl_family;
+
+extern const lc_cl_family lc_cl_family_direct; /* cl_fam_direct.c: c4h1w1 ... c8h1w4 */
+extern const lc_cl_family lc_cl_family_dw;     /* cl_fam_direct.c: depthwise */
+extern const lc_cl_family lc_cl_family_gemv;   /* cl_fam_direct.c: 1x1 on few pixels */
+extern const lc_cl_family lc_cl_family_gemm;   /* cl_fam_gemm.c: local-memory implicit GEMM */
+
+/* Families in the order the heuristic prefers them is decided in cl_tune.c. */
+extern const lc_cl_family *const lc_cl_families[];
+extern const int lc_cl_nfamilies;
+
+/* The 8 standard kernel arguments (common.cl LC_KERNEL_ARGS) of conv c set on kernel k. */
+lc_status lc_cl_conv_set_std_args(const lc_cl_conv *c, cl_kernel k, const char *name, cl_mem in, cl_mem out,
+                                  cl_mem res);
+/* The kernel `name` of program `program` built with c's options. */
+lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char *name, cl_kernel *k);
+
+#endif

@@ -1,0 +1,42 @@
+/* Arguments of every conv kernel, shared by the host (C11) and the device (OpenCL C 1.2): all
+ * members are 32-bit, so the struct has the same layout on both sides and is passed by value.
+ *
+ * Tensors (device buffers of float, element strides below, so NCHW and NHWC both work):
+ *   input  x[n][c][y][x] at in[n*in_sn + c*in_sc + y*in_sh + x*in_sw], c = g*cin_g + ic
+ *   output y[n][o][y][x] at out[n*out_sn + o*out_sc + y*out_sh + x*out_sw], o = g*cout_g + oc
+ *   residual (has_res) has the output's shape and strides.
+ * Weights, one layout for every kernel family: output channels of a group in blocks of 4 ("oc4"),
+ *   ob = ceil(cout_g / 4) blocks per group; row k = (ky*kw + kx)*cin_g + ic (K = cin_g*kh*kw):
+ *   f32: float  w[((g*ob + b)*K + k)*4 + lane]          oc = b*4 + lane; lanes past cout_g are 0
+ *   q8:  char   w[((g*ob + b)*K + k)*4 + lane]          signed code
+ *   q4:  uchar  w[((g*ob + b)*K + k)*2 + lane/2]        nibble u = code + 8; even lane LOW nibble
+ *   scale/offset (q8, q4): float s[((g*ob + b)*nblk + blk)*4 + lane], weight = code*scale + offset
+ *   blk(k) = (k / cin_g) * bpt + (k % cin_g) / bsz   (block 0 = whole row: bpt = 0, bsz = 1)
+ * Epilogue: v = acc + bias[o] (has_bias) + residual (has_res); then the activation (lc_activation
+ *   values: 0 none, 1 relu, 2 clip to [act_min, act_max], 3 leaky relu act_alpha, 4 hard swish). */
+#ifndef LC_CL_CONV_ARGS_H
+#define LC_CL_CONV_ARGS_H
+
+#ifndef __OPENCL_VERSION__
+#include <stdint.h>
+typedef int32_t lc_cl_int;
+typedef float lc_cl_float;
+#else
+typedef int lc_cl_int;
+typedef float lc_cl_float;
+#endif
+
+typedef struct lc_cl_conv_args {
+  lc_cl_int n, groups, cin_g, cout_g;
+  lc_cl_int ih, iw, oh, ow;
+  lc_cl_int kh, kw, sh, sw;
+  lc_cl_int dh, dw, pt, pl;
+  lc_cl_int K, ob, nblk, bpt;
+  lc_cl_int bsz, ksplit, kchunk, pad0; /* ksplit: K split in this many chunks of kchunk (split-K GEMM) */
+  lc_cl_int in_sn, in_sc, in_sh, in_sw;
+  lc_cl_int out_sn, out_sc, out_sh, out_sw;
+  lc_cl_int act, has_bias, has_res, pad1;
+  lc_cl_float act_min, act_max, act_alpha, pad2;
+} lc_cl_conv_args;
+
+#endif

@@ -1,0 +1,75 @@
+/* OpenCL runtime of the backend: the API loaded at run time (so the library runs, and says why,
+ * where no OpenCL library is installed), one device per context, its in-order queue with
+ * profiling, programs built from the embedded sources through the on-disk program cache, and
+ * kernels cached by (program, options, name). Every cl object is released on every path. */
+#ifndef LC_CL_RT_H
+#define LC_CL_RT_H
+
+#include "backend/opencl/cl_api.h"
+#include "lowconv.h"
+
+#include <pthread.h>
+#include <stddef.h>
+
+typedef struct lc_cl_dev_info {
+  char platform[128], device[128], vendor[128], driver[64], version[64], c_version[64];
+  cl_device_type type;
+  cl_uint compute_units, max_clock_mhz;
+  size_t max_wg;           /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+  size_t max_wi[3];        /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
+  cl_ulong local_mem, global_mem, max_alloc;
+  int has_fp16, has_dp4a, is_nvidia, is_pocl;
+  char fingerprint[512];   /* platform|device|driver|version|c_version|CUs|extension hash */
+} lc_cl_dev_info;
+
+typedef struct lc_cl_kernel_entry lc_cl_kernel_entry;
+typedef struct lc_cl_program_entry lc_cl_program_entry;
+
+typedef struct lc_cl_rt {
+  const lc_cl_api *cl;
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context context;
+  cl_command_queue queue;  /* in order, profiling enabled */
+  lc_cl_dev_info info;
+  int platform_index, device_index;
+  char *cache_dir;         /* NULL: no on-disk caches */
+  pthread_mutex_t lock;    /* serialises enqueues and the caches from several caller threads */
+  lc_cl_program_entry *programs;
+  lc_cl_kernel_entry *kernels;
+  double compile_ms;       /* time spent building / loading programs so far */
+  int warned_cache;        /* a cache problem is warned about once */
+} lc_cl_rt;
+
+/* Opens platform/device (-1, -1: LOWCONV_OPENCL_DEVICE="P:D" if set, else the first GPU, else the
+ * first device). cache_dir: NULL = default ($XDG_CACHE_HOME/lowconv or ~/.cache/lowconv),
+ * "" = no on-disk cache. */
+lc_status lc_cl_rt_create(int platform, int device, const char *cache_dir, lc_cl_rt **out);
+void lc_cl_rt_destroy(lc_cl_rt *rt);
+
+/* A kernel of an embedded program ("conv_direct", ...) built with these options (-D...), cached.
+ * The kernel object is shared: set its arguments and enqueue under rt->lock. */
+lc_status lc_cl_kernel(lc_cl_rt *rt, const char *program, const char *options, const char *name,
+                       cl_kernel *out);
+
+/* Buffers. lc_cl_buffer refuses sizes over the device's max allocation with a message. */
+lc_status lc_cl_buffer(lc_cl_rt *rt, size_t bytes, const void *init, cl_mem *out);
+lc_status lc_cl_write(lc_cl_rt *rt, cl_mem m, size_t offset, size_t bytes, const void *src);
+lc_status lc_cl_read(lc_cl_rt *rt, cl_mem m, size_t offset, size_t bytes, void *dst);
+void lc_cl_release_mem(lc_cl_rt *rt, cl_mem *m);
+lc_status lc_cl_finish(lc_cl_rt *rt);
+
+/* Sets kernel arguments: sizes[i] bytes at vals[i] (a cl_mem by address, or a value). */
+lc_status lc_cl_set_args(lc_cl_rt *rt, cl_kernel k, const char *name, int nargs, const size_t *sizes,
+                         const void *const *vals);
+/* Enqueues a 1-3 D range; lws NULL = the driver's choice; ev (may be NULL) gets the event. */
+lc_status lc_cl_enqueue(lc_cl_rt *rt, cl_kernel k, const char *name, int dims, const size_t *gws,
+                        const size_t *lws, cl_event *ev);
+/* Device time from the start of `first` to the end of `last`, in ms; releases both events. */
+lc_status lc_cl_event_ms(lc_cl_rt *rt, cl_event first, cl_event last, double *ms);
+
+/* lc_error with the device named and the OpenCL error decoded: "opencl (NVIDIA H200): what: CL_..." */
+lc_status lc_cl_fail(const lc_cl_rt *rt, cl_int err, const char *what, ...);
+const char *lc_cl_err_name(cl_int err);
+
+#endif
