@@ -79,3 +79,18 @@ const lc_backend_ops lc_backend_opencl = {
     .conv_run_host = lc_cl_conv_run_host,
     .conv_weights = lc_cl_conv_weights,
 };
+
+lc_status lc_cl_conv_time(lc_conv *c, const lc_tensor *in, lc_tensor *out, int reps, double *ms) {
+  lc_cl_conv *cc = c->dev;
+  const lc_cl_family *f = lc_cl_families[cc->cand.family];
+  cc->a.has_res = 0;
+  lc_status s = LC_OK;
+  pthread_mutex_lock(&cc->rt->lock);
+  for (int r = 0; !s && r < reps; r++) {
+    cl_event e0 = NULL, e1 = NULL;
+    s = f->enqueue(cc, &cc->cand, in->data, out->data, NULL, &e0, &e1);
+    if (!s) s = lc_cl_event_ms(cc->rt, e0, e1, &ms[r]);
+  }
+  pthread_mutex_unlock(&cc->rt->lock);
+  return s;
+}

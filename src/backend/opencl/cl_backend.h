@@ -23,6 +23,16 @@ lc_status lc_cl_conv_weights(const struct lc_conv *c, float *oihw);
 /* Enqueues the prepared conv (no wait). */
 lc_status lc_cl_conv_enqueue(struct lc_conv *c, cl_mem in, cl_mem out, cl_mem res);
 
+/* Device time of each of reps runs (profiling events, ms), one at a time. */
+lc_status lc_cl_conv_time(struct lc_conv *c, const lc_tensor *in, lc_tensor *out, int reps, double *ms);
+
+/* Measured limits of the device: fp32 FMA rate, read bandwidth, back-to-back launch latency
+ * (cl_limits.c; cached in the tuning cache, so measured once per device and driver). */
+typedef struct lc_cl_limits {
+  double fma_gflops, read_gbs, launch_us;
+} lc_cl_limits;
+lc_status lc_cl_limits_get(lc_context *ctx, lc_cl_limits *out);
+
 /* Chooses the candidate for the prepared conv (cl_tune.c): tuning cache, else timing at the
  * context's level, else the heuristic; allocates cc->ws when the choice needs workspace. */
 lc_status lc_cl_tune(struct lc_conv *c, lc_cl_conv *cc, lc_cl_cand *out, lc_conv_device_info *info);

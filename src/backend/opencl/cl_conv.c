@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend/opencl/cl_backend.h"
+#include "backend/opencl/cl_program.h"
 #include "conv/conv.h"
 #include "quant/quant.h"
 #include "util/alloc.h"
@@ -163,9 +164,11 @@ lc_status lc_cl_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in
   memset(info, 0, sizeof *info);
   double c0 = cc->rt->compile_ms;
   if ((s = lc_cl_tune(c, cc, &cc->cand, info))) return s;
+  const lc_cl_family *f = lc_cl_families[cc->cand.family];
+  cl_program prog; /* built now, so the first run pays no compile and compile_ms is complete */
+  if ((s = lc_cl_program(cc->rt, f->program, cc->options, &prog))) return s;
   info->compile_ms = cc->rt->compile_ms - c0;
   info->device_bytes = cc->weight_bytes + cc->ws_bytes;
-  const lc_cl_family *f = lc_cl_families[cc->cand.family];
   snprintf(info->kernel, sizeof info->kernel, "%s %s", f->name, f->variants[cc->cand.variant]);
   memcpy(info->local_size, cc->cand.lws, sizeof info->local_size);
   p.route = !strcmp(f->name, "dw") ? LC_ROUTE_DEPTHWISE : !strcmp(f->name, "gemv") ? LC_ROUTE_GEMM1X1

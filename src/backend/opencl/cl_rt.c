@@ -305,3 +305,30 @@ lc_status lc_cl_event_ms(lc_cl_rt *rt, cl_event first, cl_event last, double *ms
   *ms = t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
   return LC_OK;
 }
+
+lc_status lc_cl_enumerate(void (*cb)(void *u, int p, int d, const lc_cl_dev_info *info), void *u) {
+  const lc_cl_api *cl = lc_cl_api_get();
+  if (!cl) return LC_ERR_UNSUPPORTED;
+  cl_platform_id plats[LC_CL_MAX_PLATFORMS];
+  cl_uint np = 0;
+  cl_int e = cl->GetPlatformIDs(LC_CL_MAX_PLATFORMS, plats, &np);
+  if (e == CL_PLATFORM_NOT_FOUND_KHR || (e == CL_SUCCESS && np == 0))
+    return lc_error(LC_ERR_UNSUPPORTED, "opencl: no OpenCL platform found (no vendor ICD registered in "
+                    "/etc/OpenCL/vendors or $OCL_ICD_VENDORS)");
+  if (e) return lc_cl_fail(NULL, e, "clGetPlatformIDs");
+  if (np > LC_CL_MAX_PLATFORMS) np = LC_CL_MAX_PLATFORMS;
+  lc_cl_dev_info *info = lc_malloc(sizeof *info);
+  if (!info) return lc_error(LC_ERR_NO_MEMORY, "opencl: out of memory");
+  for (cl_uint pi = 0; pi < np; pi++) {
+    cl_device_id devs[LC_CL_MAX_DEVICES];
+    cl_uint nd = 0;
+    if (cl->GetDeviceIDs(plats[pi], CL_DEVICE_TYPE_ALL, LC_CL_MAX_DEVICES, devs, &nd) != CL_SUCCESS) nd = 0;
+    if (nd > LC_CL_MAX_DEVICES) nd = LC_CL_MAX_DEVICES;
+    for (cl_uint di = 0; di < nd; di++) {
+      read_info(cl, plats[pi], devs[di], info);
+      cb(u, (int)pi, (int)di, info);
+    }
+  }
+  lc_free(info);
+  return LC_OK;
+}

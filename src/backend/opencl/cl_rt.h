@@ -48,6 +48,9 @@ typedef struct lc_cl_rt {
 lc_status lc_cl_rt_create(int platform, int device, const char *cache_dir, lc_cl_rt **out);
 void lc_cl_rt_destroy(lc_cl_rt *rt);
 
+/* Calls cb for every device of every platform. */
+lc_status lc_cl_enumerate(void (*cb)(void *u, int p, int d, const lc_cl_dev_info *info), void *u);
+
 /* A kernel of an embedded program ("conv_direct", ...) built with these options (-D...), cached.
  * The kernel object is shared: set its arguments and enqueue under rt->lock. */
 lc_status lc_cl_kernel(lc_cl_rt *rt, const char *program, const char *options, const char *name,
