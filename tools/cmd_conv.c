@@ -108,6 +108,7 @@ typedef struct result {
   size_t workspace_bytes, weight_bytes;
   int checked;
   int on_device;
+  double setup_ms;          /* create + prepare, wall clock (weights packing, compile, tuning) */
   conv_device_result dev;
 } result;
 
@@ -284,6 +285,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
   fill_desc(&d, c, o);
   d.weights = w;
   d.bias = bias;
+  double t_setup = now_s();
   if ((s = lc_conv_create(ctx, &d, &conv))) {
     set_error(r, s, "create");
     goto done;
@@ -298,6 +300,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
              (long long)shape.out_h, (long long)shape.out_w, (long long)c->oh, (long long)c->ow);
     goto done;
   }
+  r->setup_ms = (now_s() - t_setup) * 1e3;
   r->route = shape.route;
   r->workspace_bytes = shape.workspace_bytes;
   r->weight_bytes = lc_conv_weight_bytes(conv);
@@ -394,9 +397,9 @@ static void print_json(const opts *o, lc_context *ctx, const bd_conv *c, const c
     printf(",\"variant\":");
     json_string(stdout, di->kernel);
     printf(",\"local_size\":[%zu,%zu,%zu],\"compile_ms\":%.3f,\"tune_ms\":%.3f,\"tune_cached\":%d,"
-           "\"candidates\":%d,\"wall_ms\":%.5f",
+           "\"candidates\":%d,\"wall_ms\":%.5f,\"setup_ms\":%.3f",
            di->local_size[0], di->local_size[1], di->local_size[2], di->compile_ms, di->tune_ms, di->from_cache,
-           di->candidates, r->dev.wall_ms);
+           di->candidates, r->dev.wall_ms, r->setup_ms);
   }
   if (r->status) {
     printf(",\"error\":");
@@ -631,7 +634,9 @@ int cmd_conv(int argc, char **argv) {
   p.tune = o.tune;
   if (o.device) lc_device_parse(o.device, &p); /* validated while parsing */
   lc_context *ctx = NULL;
+  double t_ctx = now_s();
   lc_status s = lc_context_create(&p, &ctx);
+  t_ctx = (now_s() - t_ctx) * 1e3;
   if (s) {
     fprintf(stderr, "lowconv conv: context: %s: %s\n", lc_status_name(s), lc_last_error());
     free(cs), free(counts);
@@ -645,7 +650,7 @@ int cmd_conv(int argc, char **argv) {
            "%peak", "workspace", o.check ? "  max_rel_err" : "");
   }
   if (o.json_array) printf("[\n");
-  double total_ms = 0.0, total_flop = 0.0;
+  double total_ms = 0.0, total_flop = 0.0, total_setup_ms = t_ctx, dev_peak = 0.0;
   int failed = 0, bad = 0;
   for (int i = 0; i < n; i++) {
     result r;
@@ -663,6 +668,8 @@ int cmd_conv(int argc, char **argv) {
       if (!expected) bad++;
     } else {
       total_ms += r.median_ms * cnt;
+      total_setup_ms += r.setup_ms;
+      if (r.on_device) dev_peak = r.dev.peak_gflops;
       total_flop += bd_flops(&cs[i]) * cnt;
       if (r.checked && !(r.max_rel_err <= o.tol)) bad++;
     }
@@ -686,10 +693,11 @@ int cmd_conv(int argc, char **argv) {
   }
   if (o.json_array) printf("]\n");
   if (table) {
-    double peak = o.peak_per_core * lc_context_threads(ctx);
+    double peak = dev_peak > 0 ? dev_peak : o.peak_per_core * lc_context_threads(ctx);
     double gf = total_ms > 0 ? total_flop / (total_ms * 1e-3) * 1e-9 : 0.0;
     printf("total %.3f ms (sum of median x count), %.3f GFLOP, %.2f GFLOP/s, %.1f%% of peak%s\n", total_ms,
            total_flop * 1e-9, gf, 100.0 * gf / peak, failed ? " (failed shapes excluded)" : "");
+    printf("setup %.1f ms (context %.1f ms + create and prepare of every shape)\n", total_setup_ms, t_ctx);
   }
   lc_context_destroy(ctx);
   free(cs);
