@@ -38,6 +38,7 @@ typedef struct lc_cl_rt {
   lc_cl_program_entry *programs;
   lc_cl_kernel_entry *kernels;
   double compile_ms;       /* time spent building / loading programs so far */
+  int programs_built, programs_loaded; /* from source / from the program cache */
   int warned_cache;        /* a cache problem is warned about once */
 } lc_cl_rt;
 
