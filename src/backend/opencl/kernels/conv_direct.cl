@@ -38,6 +38,7 @@ __kernel void conv_c4h1w1(LC_KERNEL_ARGS) {
       }
     }
   }
+  #pragma unroll
   for (int lane = 0; lane < 4; lane++) {
     int oc = b * 4 + lane;
     if (oc < p.cout_g) lc_store(out, bias, res, &p, n, g * p.cout_g + oc, oy, ox, lcd_lane(acc, lane));
@@ -61,19 +62,26 @@ inline void lcd_direct(__global const float *restrict in, __global const wtype *
   int b0 = (z % nob) * CB, g = (z / nob) % p.groups, n = z / nob / p.groups;
   int wb[LCD_MC];
   /* A second block past the group's last reads the last one again and is not stored. */
+  #pragma unroll
   for (int cb = 0; cb < CB; cb++) wb[cb] = g * p.ob + min(b0 + cb, p.ob - 1);
   float4 acc[LCD_MC][LCD_MH][LCD_MW];
+  #pragma unroll
   for (int cb = 0; cb < CB; cb++)
+    #pragma unroll
     for (int h = 0; h < HT; h++)
+      #pragma unroll
       for (int x = 0; x < WT; x++) acc[cb][h][x] = (float4)(0.0f);
   const int inb = n * p.in_sn + g * p.cin_g * p.in_sc;
   const int bs = lcd_blk_rows(&p);
   for (int ky = 0; ky < p.kh; ky++) {
     int iy[LCD_MH];
+    #pragma unroll
     for (int h = 0; h < HT; h++) iy[h] = (oy0 + h) * p.sh - p.pt + ky * p.dh;
     for (int kx = 0; kx < p.kw; kx++) {
       int off[LCD_MH][LCD_MW], ok[LCD_MH][LCD_MW];
+      #pragma unroll
       for (int h = 0; h < HT; h++)
+        #pragma unroll
         for (int x = 0; x < WT; x++) {
           int ix = (ox0 + x) * p.sw - p.pl + kx * p.dw;
           ok[h][x] = iy[h] >= 0 && iy[h] < p.ih && ix >= 0 && ix < p.iw;
@@ -87,29 +95,38 @@ inline void lcd_direct(__global const float *restrict in, __global const wtype *
         int blk = lc_blk(&p, tap, ic0);
 #endif
         float4 s[LCD_MC], o[LCD_MC];
+        #pragma unroll
         for (int cb = 0; cb < CB; cb++) lcd_scales(sc, of, &p, wb[cb], blk, &s[cb], &o[cb]);
         const int ic1 = min(ic0 + bs, p.cin_g);
         for (int ic = ic0; ic < ic1; ic++) {
           float4 wv[LCD_MC];
+          #pragma unroll
           for (int cb = 0; cb < CB; cb++) wv[cb] = lcd_deq(lcd_codes(w, p.K, wb[cb], kb + ic), s[cb], o[cb]);
           const int co = ic * p.in_sc;
+          #pragma unroll
           for (int h = 0; h < HT; h++)
+            #pragma unroll
             for (int x = 0; x < WT; x++) {
               float xv = in[off[h][x] + co];
               xv = ok[h][x] ? xv : 0.0f;
+              #pragma unroll
               for (int cb = 0; cb < CB; cb++) acc[cb][h][x] = mad((float4)(xv), wv[cb], acc[cb][h][x]);
             }
         }
       }
     }
   }
+  #pragma unroll
   for (int cb = 0; cb < CB; cb++) {
     if (b0 + cb >= p.ob) break;
+    #pragma unroll
     for (int lane = 0; lane < 4; lane++) {
       int oc = (b0 + cb) * 4 + lane;
       if (oc >= p.cout_g) break;
+      #pragma unroll
       for (int h = 0; h < HT; h++) {
         if (oy0 + h >= p.oh) break;
+        #pragma unroll
         for (int x = 0; x < WT; x++) {
           if (ox0 + x >= p.ow) break;
           lc_store(out, bias, res, &p, n, g * p.cout_g + oc, oy0 + h, ox0 + x, lcd_lane(acc[cb][h][x], lane));

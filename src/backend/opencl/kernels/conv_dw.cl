@@ -18,6 +18,7 @@ inline void lcdw(__global const float *restrict in, __global const wtype *restri
   if (ox0 >= p.ow || oy >= p.oh) return;
   int c = z % p.groups, n = z / p.groups;
   float acc[LCDW_MW];
+  #pragma unroll
   for (int x = 0; x < WT; x++) acc[x] = 0.0f;
   const int inb = n * p.in_sn + c * p.in_sc;
   for (int ky = 0; ky < p.kh; ky++) {
@@ -31,6 +32,7 @@ inline void lcdw(__global const float *restrict in, __global const wtype *restri
       int blk = lc_blk(&p, tap, 0);
 #endif
       float wv = lc_w1(w, sc, of, &p, c, 0, tap, blk);
+      #pragma unroll
       for (int x = 0; x < WT; x++) {
         int ix = (ox0 + x) * p.sw - p.pl + kx * p.dw;
         int ok = ix >= 0 && ix < p.iw;
@@ -39,6 +41,7 @@ inline void lcdw(__global const float *restrict in, __global const wtype *restri
       }
     }
   }
+  #pragma unroll
   for (int x = 0; x < WT; x++) {
     if (ox0 + x >= p.ow) break;
     lc_store(out, bias, res, &p, n, c, oy, ox0 + x, acc[x]);

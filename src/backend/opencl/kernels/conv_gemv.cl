@@ -91,6 +91,7 @@ inline float4 lcg_reduce(__local float4 *red, float4 v, int t, int L) {
 inline void lcg_store(__global float *out, __global const float *bias, __global const float *res,
                       const lc_cl_conv_args *p, int wb, int pi, float4 v) {
   int g = wb / p->ob, b = wb % p->ob, ohw = p->oh * p->ow, n = pi / ohw, r = pi % ohw;
+  #pragma unroll
   for (int lane = 0; lane < 4; lane++)
     if (b * 4 + lane < p->cout_g)
       lc_store(out, bias, res, p, n, g * p->cout_g + b * 4 + lane, r / p->ow, r % p->ow, lcd_lane(v, lane));
@@ -106,6 +107,7 @@ inline void lcg_fast(__global const float *restrict in, __global const wtype *re
   const int wg0 = (int)get_group_id(0) * BW, npix = p.n * p.oh * p.ow, nch = p.cin_g / LCG_R;
   const int g = min(wg0, nbt - 1) / p.ob;
   int wb[LCG_MB];
+  #pragma unroll
   for (int bw = 0; bw < BW; bw++) wb[bw] = min(wg0 + bw, nbt - 1);
 #if WFMT == 2
   const float4 ls = (float4)(1.0f, 1.0f / 16, 1.0f / 256, 1.0f / 4096);
@@ -117,29 +119,39 @@ inline void lcg_fast(__global const float *restrict in, __global const wtype *re
   for (int p0 = 0; p0 < npix; p0 += PP) {
     int xb[LCG_MP];
     int vx = p.in_sc == 1;
+    #pragma unroll
     for (int q = 0; q < PP; q++) {
       xb[q] = lcg_xbase(&p, min(p0 + q, npix - 1), g);
       vx = vx && (xb[q] & 3) == 0;
     }
     float4 acc[LCG_MB][LCG_MP];
+    #pragma unroll
     for (int bw = 0; bw < BW; bw++)
+      #pragma unroll
       for (int q = 0; q < PP; q++) acc[bw][q] = (float4)(0.0f);
     for (int j0 = t; j0 < nch; j0 += LCG_U * L) {
       lcg_raw raw[LCG_U][LCG_MB];
+      #pragma unroll
       for (int u = 0; u < LCG_U; u++) {
         int jj = min(j0 + u * L, nch - 1);
+        #pragma unroll
         for (int bw = 0; bw < BW; bw++) raw[u][bw] = ((__global const lcg_raw *)w)[wb[bw] * nch + jj];
       }
+      #pragma unroll
       for (int u = 0; u < LCG_U; u++) {
         int j = j0 + u * L;
         if (j >= nch) break;
         lcg_xt x[LCG_MP];
+        #pragma unroll
         for (int q = 0; q < PP; q++) x[q] = lcg_x(in, xb[q], j, p.in_sc, vx);
 #if WFMT == 0
+        #pragma unroll
         for (int bw = 0; bw < BW; bw++)
+          #pragma unroll
           for (int q = 0; q < PP; q++) acc[bw][q] = mad((float4)(x[q]), raw[u][bw], acc[bw][q]);
 #else
         float xs[LCG_MP];
+        #pragma unroll
         for (int q = 0; q < PP; q++) {
 #if WFMT == 2
           float4 h = x[q].lo + x[q].hi;
@@ -149,12 +161,14 @@ inline void lcg_fast(__global const float *restrict in, __global const wtype *re
           xs[q] = (h.x + h.y) + (h.z + h.w);
         }
         const int blk = lc_blk(&p, 0, j * LCG_R);
+        #pragma unroll
         for (int bw = 0; bw < BW; bw++) {
           float4 s, o;
           lcd_scales(sc, of, &p, wb[bw], blk, &s, &o);
           const uint4 r = raw[u][bw];
           float4 c = o - cz * s;
           s *= ls;
+          #pragma unroll
           for (int q = 0; q < PP; q++) {
 #if WFMT == 2
             float4 d = (float4)(x[q].s0) * lcg_nib(r.x);
@@ -177,7 +191,9 @@ inline void lcg_fast(__global const float *restrict in, __global const wtype *re
 #endif
       }
     }
+    #pragma unroll
     for (int bw = 0; bw < BW; bw++)
+      #pragma unroll
       for (int q = 0; q < PP; q++) {
         float4 v = lcg_reduce(red, acc[bw][q], t, L);
         if (t == 0 && wg0 + bw < nbt && p0 + q < npix) lcg_store(out, bias, res, &p, wb[bw], p0 + q, v);
@@ -196,6 +212,7 @@ inline void lcg_rows(__global const float *restrict in, __global const wtype *re
   for (int p0 = 0; p0 < npix; p0 += PP) {
     int xb[LCG_MP];
     float4 acc[LCG_MP];
+    #pragma unroll
     for (int q = 0; q < PP; q++) {
       xb[q] = lcg_xbase(&p, min(p0 + q, npix - 1), g);
       acc[q] = (float4)(0.0f);
@@ -207,8 +224,10 @@ inline void lcg_rows(__global const float *restrict in, __global const wtype *re
       int blk = lc_blk(&p, 0, k);
 #endif
       float4 wv = lc_w4(w, sc, of, &p, wb, k, blk);
+      #pragma unroll
       for (int q = 0; q < PP; q++) acc[q] = mad((float4)(in[xb[q] + k * p.in_sc]), wv, acc[q]);
     }
+    #pragma unroll
     for (int q = 0; q < PP; q++) {
       float4 v = lcg_reduce(red, acc[q], t, L);
       if (t == 0 && p0 + q < npix) lcg_store(out, bias, res, &p, wb, p0 + q, v);
