@@ -12,12 +12,19 @@ __kernel void bench_fma(__global float *out, float a, float b) {
   if (s.x + s.y + s.z + s.w == 1234.5f) out[0] = s.x; /* keeps the chains alive, never true */
 }
 
-/* Reads n float4s (grid-stride), one store per item that never happens. */
+/* Reads n float4s (n a multiple of 4 * global size), four loads in flight per item per step,
+ * consecutive items on consecutive addresses; one store per item that never happens. */
 __kernel void bench_read(__global const float4 *in, int n, __global float *out) {
-  float4 s = (float4)(0.0f);
-  for (int i = get_global_id(0); i < n; i += get_global_size(0)) s += in[i];
+  int g = get_global_size(0);
+  float4 s0 = (float4)(0.0f), s1 = s0, s2 = s0, s3 = s0;
+  for (int i = get_global_id(0); i < n; i += 4 * g) {
+    s0 += in[i], s1 += in[i + g], s2 += in[i + 2 * g], s3 += in[i + 3 * g];
+  }
+  float4 s = s0 + s1 + s2 + s3;
   if (s.x + s.y + s.z + s.w == 1234.5f) out[0] = s.x;
 }
+
+__kernel void bench_fill(__global float4 *buf) { buf[get_global_id(0)] = (float4)(1e-3f); }
 
 __kernel void bench_empty(__global float *out) {
   if (get_global_id(0) == 0x7fffffff) out[0] = 0.0f;
