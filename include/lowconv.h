@@ -92,16 +92,17 @@ const char *lc_context_fingerprint(const lc_context *ctx);
 /* Waits until everything enqueued on the context's device is done. */
 lc_status lc_context_sync(lc_context *ctx);
 
-/* ---------------------------------------------------------------- tensors */
+/* ---------------------------------------------------------------- device buffers */
 
-/* Memory of the context's device (host memory for the CPU). Convs read and write it with
- * lc_conv_run_tensors; nothing is copied between layers. */
-typedef struct lc_tensor lc_tensor;
-lc_status lc_tensor_create(lc_context *ctx, size_t bytes, lc_tensor **out);
-lc_status lc_tensor_upload(lc_tensor *t, const void *src, size_t bytes);
-lc_status lc_tensor_download(const lc_tensor *t, void *dst, size_t bytes);
-size_t lc_tensor_bytes(const lc_tensor *t);
-void lc_tensor_destroy(lc_tensor *t);
+/* Tensors in the memory of the context's device (host memory for the CPU), as plain bytes (float
+ * NCHW or NHWC, as the conv says). Convs read and write them with
+ * lc_conv_run_buffers; nothing is copied between layers. */
+typedef struct lc_buffer lc_buffer;
+lc_status lc_buffer_create(lc_context *ctx, size_t bytes, lc_buffer **out);
+lc_status lc_buffer_upload(lc_buffer *t, const void *src, size_t bytes);
+lc_status lc_buffer_download(const lc_buffer *t, void *dst, size_t bytes);
+size_t lc_buffer_bytes(const lc_buffer *t);
+void lc_buffer_destroy(lc_buffer *t);
 
 /* ---------------------------------------------------------------- conv */
 
@@ -195,10 +196,10 @@ lc_status lc_conv_prepare(lc_conv *conv, int64_t batch, int64_t in_h, int64_t in
  * 64-byte alignment recommended. */
 lc_status lc_conv_run(lc_conv *conv, const float *input, float *output, void *workspace, size_t workspace_size);
 void lc_conv_destroy(lc_conv *conv);
-/* Runs on tensors of the conv's context: output = act(conv(input) + bias + residual). residual
+/* Runs on buffers of the conv's context: output = act(conv(input) + bias + residual). residual
  * (NULL = none) has the output's shape. On the CPU a residual needs LC_ACT_NONE. No workspace
  * argument: device workspace is allocated at prepare, within the budget. */
-lc_status lc_conv_run_tensors(lc_conv *conv, const lc_tensor *input, lc_tensor *output, const lc_tensor *residual);
+lc_status lc_conv_run_buffers(lc_conv *conv, const lc_buffer *input, lc_buffer *output, const lc_buffer *residual);
 
 /* What a device backend chose at prepare (kernel family and tile variant, local size, where the
  * choice came from) and what it cost. CPU convs report the route as the kernel. */

@@ -108,13 +108,13 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
     ref[i] = (float)act_ref((double)ref[i] + (use_res ? r[i] : 0.0), &d);
     mx = fmax(mx, fabs(ref[i]));
   }
-  lc_tensor *tin = NULL, *tout = NULL, *tres = NULL;
-  TU_CHECK(!lc_tensor_create(ctx, nin * 4, &tin) && !lc_tensor_create(ctx, nout * 4, &tout) &&
-               !lc_tensor_create(ctx, nout * 4, &tres),
+  lc_buffer *tin = NULL, *tout = NULL, *tres = NULL;
+  TU_CHECK(!lc_buffer_create(ctx, nin * 4, &tin) && !lc_buffer_create(ctx, nout * 4, &tout) &&
+               !lc_buffer_create(ctx, nout * 4, &tres),
            "tensors: %s", lc_last_error());
   if (!tin || !tout || !tres) goto out;
-  lc_tensor_upload(tin, x, nin * 4);
-  lc_tensor_upload(tres, r, nout * 4);
+  lc_buffer_upload(tin, x, nin * 4);
+  lc_buffer_upload(tres, r, nout * 4);
   const char *only_f = getenv("LOWCONV_CL_FAMILY"), *only_v = getenv("LOWCONV_CL_VARIANT");
   for (int f = 0; f < lc_cl_nfamilies; f++) {
     const lc_cl_family *fam = lc_cl_families[f];
@@ -132,10 +132,10 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
       TU_CHECK(st == LC_OK, "shape %d %s %s prepare: %s", idx, fam->name, fam->variants[v], lc_last_error());
       if (st) continue;
       for (size_t i = 0; i < nout; i++) got[i] = NAN;
-      lc_tensor_upload(tout, got, nout * 4); /* poisoned: every element must be written */
-      st = lc_conv_run_tensors(conv, tin, tout, use_res ? tres : NULL);
+      lc_buffer_upload(tout, got, nout * 4); /* poisoned: every element must be written */
+      st = lc_conv_run_buffers(conv, tin, tout, use_res ? tres : NULL);
       TU_CHECK(st == LC_OK, "shape %d %s %s run: %s", idx, fam->name, fam->variants[v], lc_last_error());
-      TU_CHECK(lc_tensor_download(tout, got, nout * 4) == LC_OK, "download: %s", lc_last_error());
+      TU_CHECK(lc_buffer_download(tout, got, nout * 4) == LC_OK, "download: %s", lc_last_error());
       double err = 0;
       for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - ref[i]) : INFINITY);
       tested_runs++;
@@ -150,9 +150,9 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
   if (only_f) setenv("LOWCONV_CL_FAMILY", only_f, 1); else unsetenv("LOWCONV_CL_FAMILY");
   if (only_v) setenv("LOWCONV_CL_VARIANT", only_v, 1); else unsetenv("LOWCONV_CL_VARIANT");
 out:
-  lc_tensor_destroy(tin);
-  lc_tensor_destroy(tout);
-  lc_tensor_destroy(tres);
+  lc_buffer_destroy(tin);
+  lc_buffer_destroy(tout);
+  lc_buffer_destroy(tres);
   lc_conv_destroy(conv);
   free(x), free(r), free(ref), free(got), free(wq);
 out_w:

@@ -25,13 +25,13 @@ static double now_ms(void) {
 lc_status conv_device_time(lc_context *ctx, lc_conv *conv, const float *in, size_t n_in, float *out, size_t n_out,
                            int warmup, int repeat, conv_device_result *r) {
 #if LC_HAVE_OPENCL
-  lc_tensor *ti = NULL, *to = NULL;
+  lc_buffer *ti = NULL, *to = NULL;
   double *t = NULL;
   int reps = repeat > 0 ? repeat : 50;
-  lc_status s = lc_tensor_create(ctx, n_in * sizeof(float), &ti);
-  if (!s) s = lc_tensor_create(ctx, n_out * sizeof(float), &to);
-  if (!s) s = lc_tensor_upload(ti, in, n_in * sizeof(float));
-  for (int i = 0; !s && i < (warmup > 0 ? warmup : 1); i++) s = lc_conv_run_tensors(conv, ti, to, NULL);
+  lc_status s = lc_buffer_create(ctx, n_in * sizeof(float), &ti);
+  if (!s) s = lc_buffer_create(ctx, n_out * sizeof(float), &to);
+  if (!s) s = lc_buffer_upload(ti, in, n_in * sizeof(float));
+  for (int i = 0; !s && i < (warmup > 0 ? warmup : 1); i++) s = lc_conv_run_buffers(conv, ti, to, NULL);
   if (!s && !(t = malloc(sizeof(double) * (size_t)reps))) s = LC_ERR_NO_MEMORY;
   if (!s) s = lc_context_sync(ctx);
   if (!s) s = lc_cl_conv_time(conv, ti, to, reps, t);
@@ -40,17 +40,17 @@ lc_status conv_device_time(lc_context *ctx, lc_conv *conv, const float *in, size
     r->device_ms = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
     r->min_ms = t[0];
     double t0 = now_ms();
-    for (int i = 0; !s && i < reps; i++) s = lc_conv_run_tensors(conv, ti, to, NULL);
+    for (int i = 0; !s && i < reps; i++) s = lc_conv_run_buffers(conv, ti, to, NULL);
     if (!s) s = lc_context_sync(ctx);
     r->wall_ms = (now_ms() - t0) / reps;
   }
-  if (!s) s = lc_tensor_download(to, out, n_out * sizeof(float));
+  if (!s) s = lc_buffer_download(to, out, n_out * sizeof(float));
   lc_cl_limits lim;
   if (!s && !lc_cl_limits_get(ctx, &lim)) r->peak_gflops = lim.fma_gflops;
   if (!s) s = lc_conv_device_info_get(conv, &r->info);
   free(t);
-  lc_tensor_destroy(ti);
-  lc_tensor_destroy(to);
+  lc_buffer_destroy(ti);
+  lc_buffer_destroy(to);
   return s;
 #else
   (void)ctx, (void)conv, (void)in, (void)n_in, (void)out, (void)n_out, (void)warmup, (void)repeat, (void)r;

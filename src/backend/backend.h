@@ -8,7 +8,7 @@
 
 struct lc_conv;
 
-struct lc_tensor {
+struct lc_buffer {
   lc_context *ctx;
   size_t bytes;
   void *data;          /* CPU: host memory; OpenCL: a cl_mem */
@@ -23,17 +23,17 @@ typedef struct lc_backend_ops {
   const char *(*fingerprint)(const lc_context *ctx);
   lc_status (*sync)(lc_context *ctx);
   /* Tensors: t->ctx and t->bytes are set; alloc sets t->data. */
-  lc_status (*tensor_alloc)(lc_tensor *t);
-  void (*tensor_free)(lc_tensor *t);
-  lc_status (*upload)(lc_tensor *t, size_t offset, const void *src, size_t bytes);
-  lc_status (*download)(const lc_tensor *t, size_t offset, void *dst, size_t bytes);
+  lc_status (*buffer_alloc)(lc_buffer *t);
+  void (*buffer_free)(lc_buffer *t);
+  lc_status (*upload)(lc_buffer *t, size_t offset, const void *src, size_t bytes);
+  lc_status (*download)(const lc_buffer *t, size_t offset, void *dst, size_t bytes);
   /* Convs: create fills a zeroed lc_conv whose ctx, d (copy, pointers cleared), cin_g, cout_g,
    * taps, K and depthwise are set; the weights and bias come from desc. */
   lc_status (*conv_create)(struct lc_conv *c, const lc_conv_desc *desc);
   void (*conv_free)(struct lc_conv *c);
   lc_status (*conv_prepare)(struct lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape);
   /* in/out/res (res may be NULL) are tensors of this backend, sized for the prepared shape. */
-  lc_status (*conv_run)(struct lc_conv *c, const lc_tensor *in, lc_tensor *out, const lc_tensor *res);
+  lc_status (*conv_run)(struct lc_conv *c, const lc_buffer *in, lc_buffer *out, const lc_buffer *res);
   /* lc_conv_run on host pointers: the device backend uploads, runs and downloads. */
   lc_status (*conv_run_host)(struct lc_conv *c, const float *in, float *out);
   /* The weights as computed with, OIHW fp32 (lc_conv_get_weights). */

@@ -21,22 +21,22 @@ static lc_status cpu_sync(lc_context *ctx) {
   return LC_OK;
 }
 
-static lc_status cpu_tensor_alloc(lc_tensor *t) {
+static lc_status cpu_buffer_alloc(lc_buffer *t) {
   t->data = lc_malloc(t->bytes ? t->bytes : 1);
   return t->data ? LC_OK : lc_error(LC_ERR_NO_MEMORY, "tensor: cannot allocate %zu bytes", t->bytes);
 }
-static void cpu_tensor_free(lc_tensor *t) { lc_free(t->data); }
-static lc_status cpu_upload(lc_tensor *t, size_t off, const void *src, size_t n) {
+static void cpu_buffer_free(lc_buffer *t) { lc_free(t->data); }
+static lc_status cpu_upload(lc_buffer *t, size_t off, const void *src, size_t n) {
   memcpy((char *)t->data + off, src, n);
   return LC_OK;
 }
-static lc_status cpu_download(const lc_tensor *t, size_t off, void *dst, size_t n) {
+static lc_status cpu_download(const lc_buffer *t, size_t off, void *dst, size_t n) {
   memcpy(dst, (const char *)t->data + off, n);
   return LC_OK;
 }
 
 /* A residual after the fused activation would be wrong, so the CPU adds it only without one. */
-static lc_status cpu_conv_run(lc_conv *c, const lc_tensor *in, lc_tensor *out, const lc_tensor *res) {
+static lc_status cpu_conv_run(lc_conv *c, const lc_buffer *in, lc_buffer *out, const lc_buffer *res) {
   if (res && c->d.activation != LC_ACT_NONE)
     return lc_error(LC_ERR_UNSUPPORTED, "conv: a residual on the CPU needs LC_ACT_NONE (activation would precede it)");
   lc_status s = lc_conv_run(c, in->data, out->data, NULL, 0);
@@ -54,8 +54,8 @@ const lc_backend_ops lc_backend_cpu = {
     .device_name = cpu_name,
     .fingerprint = cpu_fingerprint,
     .sync = cpu_sync,
-    .tensor_alloc = cpu_tensor_alloc,
-    .tensor_free = cpu_tensor_free,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
     .upload = cpu_upload,
     .download = cpu_download,
     .conv_create = NULL, /* src/conv/op.c is the CPU's conv */

@@ -41,23 +41,23 @@ static const char *cl_name(const lc_context *ctx) { return ((lc_cl_ctx *)ctx->de
 static const char *cl_fingerprint(const lc_context *ctx) { return ((lc_cl_ctx *)ctx->dev)->rt->info.fingerprint; }
 static lc_status cl_sync(lc_context *ctx) { return lc_cl_finish(((lc_cl_ctx *)ctx->dev)->rt); }
 
-static lc_status cl_tensor_alloc(lc_tensor *t) {
+static lc_status cl_buffer_alloc(lc_buffer *t) {
   cl_mem m;
   lc_status s = lc_cl_buffer(((lc_cl_ctx *)t->ctx->dev)->rt, t->bytes, NULL, &m);
   t->data = s ? NULL : m;
   return s;
 }
-static void cl_tensor_free(lc_tensor *t) {
+static void cl_buffer_free(lc_buffer *t) {
   cl_mem m = t->data;
   lc_cl_release_mem(((lc_cl_ctx *)t->ctx->dev)->rt, &m);
 }
-static lc_status cl_upload(lc_tensor *t, size_t off, const void *src, size_t n) {
+static lc_status cl_upload(lc_buffer *t, size_t off, const void *src, size_t n) {
   return lc_cl_write(((lc_cl_ctx *)t->ctx->dev)->rt, t->data, off, n, src);
 }
-static lc_status cl_download(const lc_tensor *t, size_t off, void *dst, size_t n) {
+static lc_status cl_download(const lc_buffer *t, size_t off, void *dst, size_t n) {
   return lc_cl_read(((lc_cl_ctx *)t->ctx->dev)->rt, t->data, off, n, dst);
 }
-static lc_status cl_conv_run(lc_conv *c, const lc_tensor *in, lc_tensor *out, const lc_tensor *res) {
+static lc_status cl_conv_run(lc_conv *c, const lc_buffer *in, lc_buffer *out, const lc_buffer *res) {
   return lc_cl_conv_enqueue(c, in->data, out->data, res ? res->data : NULL);
 }
 
@@ -68,8 +68,8 @@ const lc_backend_ops lc_backend_opencl = {
     .device_name = cl_name,
     .fingerprint = cl_fingerprint,
     .sync = cl_sync,
-    .tensor_alloc = cl_tensor_alloc,
-    .tensor_free = cl_tensor_free,
+    .buffer_alloc = cl_buffer_alloc,
+    .buffer_free = cl_buffer_free,
     .upload = cl_upload,
     .download = cl_download,
     .conv_create = lc_cl_conv_create,
@@ -80,7 +80,7 @@ const lc_backend_ops lc_backend_opencl = {
     .conv_weights = lc_cl_conv_weights,
 };
 
-lc_status lc_cl_conv_time(lc_conv *c, const lc_tensor *in, lc_tensor *out, int reps, double *ms) {
+lc_status lc_cl_conv_time(lc_conv *c, const lc_buffer *in, lc_buffer *out, int reps, double *ms) {
   lc_cl_conv *cc = c->dev;
   const lc_cl_family *f = lc_cl_families[cc->cand.family];
   cc->a.has_res = 0;

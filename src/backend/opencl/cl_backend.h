@@ -24,7 +24,7 @@ lc_status lc_cl_conv_weights(const struct lc_conv *c, float *oihw);
 lc_status lc_cl_conv_enqueue(struct lc_conv *c, cl_mem in, cl_mem out, cl_mem res);
 
 /* Device time of each of reps runs (profiling events, ms), one at a time. */
-lc_status lc_cl_conv_time(struct lc_conv *c, const lc_tensor *in, lc_tensor *out, int reps, double *ms);
+lc_status lc_cl_conv_time(struct lc_conv *c, const lc_buffer *in, lc_buffer *out, int reps, double *ms);
 
 /* Measured limits of the device: fp32 FMA rate, read bandwidth, back-to-back launch latency
  * (cl_limits.c; cached in the tuning cache, so measured once per device and driver). */

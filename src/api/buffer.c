@@ -7,15 +7,15 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
-lc_status lc_tensor_create(lc_context *ctx, size_t bytes, lc_tensor **out) {
+lc_status lc_buffer_create(lc_context *ctx, size_t bytes, lc_buffer **out) {
   if (!out) return lc_error(LC_ERR_INVALID_ARG, "tensor: out is NULL");
   *out = NULL;
   if (!ctx) return lc_error(LC_ERR_INVALID_ARG, "tensor: context is NULL");
-  lc_tensor *t = lc_calloc(1, sizeof *t);
+  lc_buffer *t = lc_calloc(1, sizeof *t);
   if (!t) return lc_error(LC_ERR_NO_MEMORY, "tensor: out of memory");
   t->ctx = ctx;
   t->bytes = bytes;
-  lc_status s = ctx->be->tensor_alloc(t);
+  lc_status s = ctx->be->buffer_alloc(t);
   if (s) {
     lc_free(t);
     return s;
@@ -24,21 +24,21 @@ lc_status lc_tensor_create(lc_context *ctx, size_t bytes, lc_tensor **out) {
   return LC_OK;
 }
 
-void lc_tensor_destroy(lc_tensor *t) {
+void lc_buffer_destroy(lc_buffer *t) {
   if (!t) return;
-  t->ctx->be->tensor_free(t);
+  t->ctx->be->buffer_free(t);
   lc_free(t);
 }
 
-size_t lc_tensor_bytes(const lc_tensor *t) { return t ? t->bytes : 0; }
+size_t lc_buffer_bytes(const lc_buffer *t) { return t ? t->bytes : 0; }
 
-lc_status lc_tensor_upload(lc_tensor *t, const void *src, size_t bytes) {
+lc_status lc_buffer_upload(lc_buffer *t, const void *src, size_t bytes) {
   if (!t || (!src && bytes)) return lc_error(LC_ERR_INVALID_ARG, "tensor upload: tensor or source is NULL");
   if (bytes > t->bytes) return lc_error(LC_ERR_INVALID_ARG, "tensor upload: %zu bytes into a tensor of %zu", bytes, t->bytes);
   return bytes ? t->ctx->be->upload(t, 0, src, bytes) : LC_OK;
 }
 
-lc_status lc_tensor_download(const lc_tensor *t, void *dst, size_t bytes) {
+lc_status lc_buffer_download(const lc_buffer *t, void *dst, size_t bytes) {
   if (!t || (!dst && bytes)) return lc_error(LC_ERR_INVALID_ARG, "tensor download: tensor or destination is NULL");
   if (bytes > t->bytes) return lc_error(LC_ERR_INVALID_ARG, "tensor download: %zu bytes from a tensor of %zu", bytes, t->bytes);
   return bytes ? t->ctx->be->download(t, 0, dst, bytes) : LC_OK;
@@ -51,7 +51,7 @@ static void io_bytes(const lc_conv *c, size_t *in, size_t *out) {
   *out = (size_t)(p->n * c->d.out_channels) * p->ohw * sizeof(float);
 }
 
-lc_status lc_conv_run_tensors(lc_conv *c, const lc_tensor *in, lc_tensor *out, const lc_tensor *res) {
+lc_status lc_conv_run_buffers(lc_conv *c, const lc_buffer *in, lc_buffer *out, const lc_buffer *res) {
   if (!c || !in || !out) return lc_error(LC_ERR_INVALID_ARG, "conv: operator, input or output tensor is NULL");
   if (!c->prepared) return lc_error(LC_ERR_STATE, "conv: run called before a successful prepare");
   if (in->ctx != c->ctx || out->ctx != c->ctx || (res && res->ctx != c->ctx))
