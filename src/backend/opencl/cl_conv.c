@@ -163,11 +163,13 @@ lc_status lc_cl_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in
   lc_conv_device_info *info = &c->dev_info;
   memset(info, 0, sizeof *info);
   double c0 = cc->rt->compile_ms;
+  int built0 = cc->rt->programs_built;
   if ((s = lc_cl_tune(c, cc, &cc->cand, info))) return s;
   const lc_cl_family *f = lc_cl_families[cc->cand.family];
   cl_program prog; /* built now, so the first run pays no compile and compile_ms is complete */
   if ((s = lc_cl_program(cc->rt, f->program, cc->options, &prog))) return s;
   info->compile_ms = cc->rt->compile_ms - c0;
+  info->programs_built = cc->rt->programs_built - built0;
   info->device_bytes = cc->weight_bytes + cc->ws_bytes;
   snprintf(info->kernel, sizeof info->kernel, "%s %s", f->name, f->variants[cc->cand.variant]);
   memcpy(info->local_size, cc->cand.lws, sizeof info->local_size);
