@@ -85,6 +85,32 @@ static lc_cache_reason blob_why(const char *path, const char *key) {
   return why;
 }
 
+/* Every truncation of the file image must be rejected as truncated, every single-byte change
+ * (several bit patterns at each offset) as something other than ok or missing. */
+static void each_damage(const unsigned char *img, size_t n, lc_cache_reason (*reject)(const unsigned char *, size_t)) {
+  static unsigned char bad[4096];
+  for (size_t len = 0; len < n; len++) {
+    lc_cache_reason why = reject(img, len);
+    TU_CHECK(why == LC_CACHE_TRUNCATED, "length %zu: %s", len, lc_cache_reason_name(why));
+  }
+  static const int flips[] = {0x01, 0x20, 0x80, 0xff};
+  for (size_t i = 0; i < n; i++) {
+    for (int f = 0; f < 4; f++) {
+      memcpy(bad, img, n);
+      bad[i] ^= (unsigned char)flips[f];
+      lc_cache_reason why = reject(bad, n);
+      TU_CHECK(why != LC_CACHE_OK && why != LC_CACHE_MISSING, "byte %zu ^ %#x: %s", i, flips[f],
+               lc_cache_reason_name(why));
+    }
+  }
+}
+
+static lc_cache_reason blob_reject(const unsigned char *b, size_t n) {
+  char p[512];
+  put_file(at(p, "c.bin"), b, n);
+  return blob_why(p, "k1");
+}
+
 static void test_blob(void) {
   char p[512], q[512];
   static unsigned char buf[200000], img[512], bad[512];
@@ -105,22 +131,7 @@ static void test_blob(void) {
   TU_CHECK(lc_blob_write(at(p, "s.bin"), MAGIC, "k1", "0123456789abcdefghij", 20) == LC_OK, "%s", lc_last_error());
   size_t n = get_file(p, img, sizeof img);
   TU_CHECK(n == LC_BLOB_HEADER_SIZE + 2 + 20, "size %zu", n);
-  for (size_t len = 0; len < n; len++) {
-    put_file(at(q, "t.bin"), img, len);
-    lc_cache_reason why = blob_why(q, "k1");
-    TU_CHECK(why == LC_CACHE_TRUNCATED, "length %zu: %s", len, lc_cache_reason_name(why));
-  }
-  int flips[] = {0x01, 0x80, 0xff};
-  for (size_t i = 0; i < n; i++) {
-    for (int f = 0; f < 3; f++) {
-      memcpy(bad, img, n);
-      bad[i] ^= (unsigned char)flips[f];
-      put_file(at(q, "c.bin"), bad, n);
-      lc_cache_reason why = blob_why(q, "k1");
-      TU_CHECK(why == LC_CACHE_CORRUPT || why == LC_CACHE_STALE || why == LC_CACHE_TRUNCATED, "byte %zu: %s", i,
-               lc_cache_reason_name(why));
-    }
-  }
+  each_damage(img, n, blob_reject);
   memcpy(bad, img, n);
   bad[n] = 'x';
   put_file(q, bad, n + 1);
@@ -177,7 +188,7 @@ static lc_tune_cache *open_tc(const char *dir, const char *fp, int want_warnings
 
 /* Opens the file image as the tuning cache of FP: it must be rejected with one warning. */
 static lc_cache_reason tc_reject(const char *dir, const unsigned char *b, size_t n) {
-  char path[512], hex[LC_HASH64_HEX_SIZE];
+  char path[600], hex[LC_HASH64_HEX_SIZE];
   snprintf(path, sizeof path, "%s/tune-%s.txt", dir, lc_hash64_hex(lc_hash64_str(FP), hex));
   put_file(path, b, n);
   lc_tune_cache *tc = open_tc(dir, FP, 1);
@@ -188,6 +199,9 @@ static lc_cache_reason tc_reject(const char *dir, const unsigned char *b, size_t
   lc_tune_cache_close(tc);
   return why;
 }
+
+static char small_dir[512];
+static lc_cache_reason tc_reject_small(const unsigned char *b, size_t n) { return tc_reject(small_dir, b, n); }
 
 static void test_tune_basic(void) {
   char d[512], p[512];
@@ -241,23 +255,12 @@ static void test_tune_basic(void) {
   }
   lc_tune_cache_save(tc);
   lc_tune_cache_close(tc);
-  char sd[512];
+  char *sd = small_dir;
   at(sd, "small");
   lc_mkdir_p(sd, 0700);
   size_t n = get_file(p, img, sizeof img);
   TU_CHECK(n > 0 && !memcmp(img, "lowconv-tune-cache 1 ", 21), "header");
-  for (size_t len = 0; len < n; len++) {
-    lc_cache_reason why = tc_reject(sd, img, len);
-    TU_CHECK(why == LC_CACHE_TRUNCATED, "length %zu: %s", len, lc_cache_reason_name(why));
-  }
-  int flips[] = {0x01, 0x20, 0xff};
-  for (size_t i = 0; i < n; i++) {
-    for (int f = 0; f < 3; f++) {
-      memcpy(bad, img, n);
-      bad[i] ^= (unsigned char)flips[f];
-      tc_reject(sd, bad, n);
-    }
-  }
+  each_damage(img, n, tc_reject_small);
   memcpy(bad, img, n);
   memcpy(bad + n, "x\tv\n", 4);
   tc_reject(sd, bad, n + 4);

@@ -32,9 +32,11 @@ const char *lc_errno_str(int err, char *buf, size_t n) {
   return buf;
 }
 
+/* The message carries the reason's name, so a caller's warning can just print it. */
 static lc_status read_fail(lc_cache_reason *why, lc_cache_reason r, const char *path, const char *what) {
   *why = r;
-  return lc_error(LC_ERR_IO, "cache file %s %s", path, what);
+  if (r == LC_CACHE_MISSING) return lc_error(LC_ERR_IO, "cache file %s missing", path);
+  return lc_error(LC_ERR_IO, "cache file %s %s (%s)", path, lc_cache_reason_name(r), what);
 }
 
 lc_status lc_file_read_all(const char *path, size_t max, void **data, size_t *len, lc_cache_reason *why) {
@@ -44,17 +46,17 @@ lc_status lc_file_read_all(const char *path, size_t max, void **data, size_t *le
   *why = LC_CACHE_UNREADABLE;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return read_fail(why, LC_CACHE_MISSING, path, "missing");
+    if (errno == ENOENT || errno == ENOTDIR) return read_fail(why, LC_CACHE_MISSING, path, "");
     return read_fail(why, LC_CACHE_UNREADABLE, path, lc_errno_str(errno, eb, sizeof eb));
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    return read_fail(why, LC_CACHE_UNREADABLE, path, "is not a regular file");
+    return read_fail(why, LC_CACHE_UNREADABLE, path, "not a regular file");
   }
   if (st.st_size < 0 || (uint64_t)st.st_size > max) {
     close(fd);
-    return read_fail(why, LC_CACHE_CORRUPT, path, "is larger than any valid cache file");
+    return read_fail(why, LC_CACHE_CORRUPT, path, "larger than any valid cache file");
   }
   size_t n = (size_t)st.st_size;
   unsigned char *buf = lc_malloc(lc_max_sz(n, 1));

@@ -233,7 +233,11 @@ static lc_status write_file(lc_tune_cache *tc) {
   char hdr[LC_TUNE_MAX_FINGERPRINT + 64];
   size_t hl = header(hdr, sizeof hdr, tc->fingerprint), total = hl + 1 + TC_TRAILER_LEN;
   for (size_t i = 0; i < tc->n; i++)
-    total += strlen(tc->e[i].key) + strlen(tc->e[i].value) + 2; /* bounded by the record limits */
+    if (!lc_add_sz(total, strlen(tc->e[i].key) + strlen(tc->e[i].value) + 2, &total)) total = SIZE_MAX;
+  /* A bigger file would be rejected by the next open. */
+  if (total > LC_TUNE_MAX_FILE)
+    return lc_error(LC_ERR_IO, "tuning cache %s not saved: %zu records exceed %zu bytes", tc->path, tc->n,
+                    LC_TUNE_MAX_FILE);
   char *b = lc_malloc(total), *p = b;
   if (!b) return lc_error(LC_ERR_NO_MEMORY, "no memory to write tuning cache %s", tc->path);
   memcpy(p, hdr, hl);
