@@ -137,7 +137,7 @@ static void test_blob(void) {
   each_damage(img, n, blob_reject);
   memcpy(bad, img, n);
   bad[n] = 'x';
-  put_file(q, bad, n + 1);
+  put_file(at(q, "c.bin"), bad, n + 1);
   TU_CHECK(blob_why(q, "k1") == LC_CACHE_CORRUPT, "trailing byte");
   /* Foreign key, other magic, old versions (checksum made valid, so only the version differs). */
   TU_CHECK(blob_why(at(p, "s.bin"), "k2") == LC_CACHE_FOREIGN && strstr(lc_last_error(), "foreign"), "foreign");
