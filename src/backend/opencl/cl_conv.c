@@ -164,10 +164,14 @@ lc_status lc_cl_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in
   memset(info, 0, sizeof *info);
   double c0 = cc->rt->compile_ms;
   int built0 = cc->rt->programs_built;
-  if ((s = lc_cl_tune(c, cc, &cc->cand, info))) return s;
+  /* The tuner, the caches and the program list are shared by the context's convs. */
+  pthread_mutex_lock(&cc->rt->lock);
+  s = lc_cl_tune(c, cc, &cc->cand, info);
   const lc_cl_family *f = lc_cl_families[cc->cand.family];
   cl_program prog; /* built now, so the first run pays no compile and compile_ms is complete */
-  if ((s = lc_cl_program(cc->rt, f->program, cc->options, &prog))) return s;
+  if (!s) s = lc_cl_program(cc->rt, f->program, cc->options, &prog);
+  pthread_mutex_unlock(&cc->rt->lock);
+  if (s) return s;
   info->compile_ms = cc->rt->compile_ms - c0;
   info->programs_built = cc->rt->programs_built - built0;
   info->device_bytes = cc->weight_bytes + cc->ws_bytes;
