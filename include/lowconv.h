@@ -52,10 +52,24 @@ enum {
 /* Kernel tables a context may use. AUTO = best the CPU supports. */
 typedef enum lc_isa { LC_ISA_AUTO = 0, LC_ISA_SCALAR = 1, LC_ISA_AVX2 = 2, LC_ISA_AVX512 = 3 } lc_isa;
 
+/* Where a context computes. OPENCL: an OpenCL 1.2 device (GPU, or PoCL on the CPU); tensors and
+ * packed weights live in device memory (docs/opencl.md). */
+typedef enum lc_backend { LC_BACKEND_CPU = 0, LC_BACKEND_OPENCL = 1 } lc_backend;
+
+/* How much a device backend times kernel candidates at prepare (results persist in the tuning
+ * cache, so a warm start times nothing). NONE: the heuristic's choice only. */
+typedef enum lc_tune_level { LC_TUNE_NONE = 0, LC_TUNE_FAST = 1, LC_TUNE_NORMAL = 2, LC_TUNE_HEAVY = 3 } lc_tune_level;
+
 typedef struct lc_context_params {
   int threads;              /* 0 = 1 thread; the pool holds threads-1 workers */
   size_t workspace_budget;  /* bytes of scratch any one conv may use; 0 = unlimited */
   lc_isa isa;               /* force a kernel table (tests, benchmarks) */
+  lc_backend backend;       /* default LC_BACKEND_CPU */
+  int cl_platform, cl_device; /* OpenCL indices; -1 = $LOWCONV_OPENCL_DEVICE ("P:D"), else the first
+                                 GPU, else the first device */
+  const char *cache_dir;    /* program and tuning caches; NULL = $LOWCONV_CACHE_DIR, else
+                               $XDG_CACHE_HOME/lowconv, else ~/.cache/lowconv; "" = no disk cache */
+  lc_tune_level tune;       /* default LC_TUNE_FAST */
 } lc_context_params;
 
 typedef struct lc_context lc_context;
@@ -67,6 +81,27 @@ unsigned lc_context_cpu_features(const lc_context *ctx);
 /* Name of the kernel table in use: "scalar", "avx2", "avx512". */
 const char *lc_context_isa_name(const lc_context *ctx);
 int lc_context_threads(const lc_context *ctx);
+/* Parses a device name into the params: "cpu", "opencl", "opencl:P" or "opencl:P:D". */
+lc_status lc_device_parse(const char *spec, lc_context_params *p);
+lc_backend lc_context_backend(const lc_context *ctx);
+/* "cpu", or the OpenCL device's name. */
+const char *lc_context_device_name(const lc_context *ctx);
+/* What identifies the device for caches: platform, device, driver and OpenCL C versions, compute
+ * units and a hash of the extensions (OpenCL), or the CPU's ISA (CPU). */
+const char *lc_context_fingerprint(const lc_context *ctx);
+/* Waits until everything enqueued on the context's device is done. */
+lc_status lc_context_sync(lc_context *ctx);
+
+/* ---------------------------------------------------------------- tensors */
+
+/* Memory of the context's device (host memory for the CPU). Convs read and write it with
+ * lc_conv_run_tensors; nothing is copied between layers. */
+typedef struct lc_tensor lc_tensor;
+lc_status lc_tensor_create(lc_context *ctx, size_t bytes, lc_tensor **out);
+lc_status lc_tensor_upload(lc_tensor *t, const void *src, size_t bytes);
+lc_status lc_tensor_download(const lc_tensor *t, void *dst, size_t bytes);
+size_t lc_tensor_bytes(const lc_tensor *t);
+void lc_tensor_destroy(lc_tensor *t);
 
 /* ---------------------------------------------------------------- conv */
 
@@ -160,6 +195,24 @@ lc_status lc_conv_prepare(lc_conv *conv, int64_t batch, int64_t in_h, int64_t in
  * 64-byte alignment recommended. */
 lc_status lc_conv_run(lc_conv *conv, const float *input, float *output, void *workspace, size_t workspace_size);
 void lc_conv_destroy(lc_conv *conv);
+/* Runs on tensors of the conv's context: output = act(conv(input) + bias + residual). residual
+ * (NULL = none) has the output's shape. On the CPU a residual needs LC_ACT_NONE. No workspace
+ * argument: device workspace is allocated at prepare, within the budget. */
+lc_status lc_conv_run_tensors(lc_conv *conv, const lc_tensor *input, lc_tensor *output, const lc_tensor *residual);
+
+/* What a device backend chose at prepare (kernel family and tile variant, local size, where the
+ * choice came from) and what it cost. CPU convs report the route as the kernel. */
+typedef struct lc_conv_device_info {
+  char kernel[64];          /* "gemm 64x64", "direct c4h1w2", ... */
+  size_t local_size[3];     /* 0 = the driver's choice */
+  int from_cache;           /* 1: the tuning cache gave the choice (no timing done) */
+  int candidates;           /* candidates timed at prepare */
+  double tune_ms;           /* time spent timing candidates at prepare */
+  double compile_ms;        /* program builds / loads at create and prepare */
+  double kernel_ms;         /* device time of the chosen candidate when timed (0 if not) */
+  size_t device_bytes;      /* weights on the device + the conv's device workspace */
+} lc_conv_device_info;
+lc_status lc_conv_device_info_get(const lc_conv *conv, lc_conv_device_info *info);
 /* After a prepare, frees the weight representations the chosen route doesn't read (e.g. the
  * im2col panels of a conv that runs Winograd, or the Winograd weights of one that doesn't), for
  * callers that prepare once (model runners). A later prepare that needs them fails with

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "benchdnn.h"
+#include "conv_device.h"
 #include "commands.h"
 #include "json.h"
 #include "lowconv.h"
@@ -62,6 +63,10 @@ static const char help_text[] =
     "  --asym           q8/q4 with scale and offset per block (default symmetric)\n"
     "  --int8-act       q8/q4 GEMV path: int8 activations and integer dot products\n"
     "  --mb N           override the descriptor's batch (like benchdnn's --mb)\n"
+    "  --device D       cpu (default), opencl, opencl:P or opencl:P:D (lowconv devices lists them);\n"
+    "                   on a device the time is the kernels' device time from profiling events\n"
+    "  --tune L         device kernel choice: none (heuristic), fast (default), normal, heavy;\n"
+    "                   results persist in the tuning cache, so a second run times nothing\n"
     "  --repeat N       timed runs (default: enough for ~0.3 s, at least 3 when a run is < 1 s)\n"
     "  --warmup N       untimed runs first (default 1)\n"
     "  --lib-workspace  let the library allocate the workspace in each run (default: the CLI\n"
@@ -91,6 +96,8 @@ typedef struct opts {
   lc_activation act;
   double tol, peak_per_core;
   const char *suite;
+  const char *device;       /* --device: cpu | opencl[:P[:D]] */
+  lc_tune_level tune;       /* --tune (device kernel choice) */
 } opts;
 
 typedef struct result {
@@ -100,6 +107,9 @@ typedef struct result {
   double median_ms, min_ms, gflops, peak_fraction, max_rel_err;
   size_t workspace_bytes, weight_bytes;
   int checked;
+  int on_device;
+  double setup_ms;          /* create + prepare, wall clock (weights packing, compile, tuning) */
+  conv_device_result dev;
 } result;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -275,6 +285,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
   fill_desc(&d, c, o);
   d.weights = w;
   d.bias = bias;
+  double t_setup = now_s();
   if ((s = lc_conv_create(ctx, &d, &conv))) {
     set_error(r, s, "create");
     goto done;
@@ -289,6 +300,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
              (long long)shape.out_h, (long long)shape.out_w, (long long)c->oh, (long long)c->ow);
     goto done;
   }
+  r->setup_ms = (now_s() - t_setup) * 1e3;
   r->route = shape.route;
   r->workspace_bytes = shape.workspace_bytes;
   r->weight_bytes = lc_conv_weight_bytes(conv);
@@ -301,9 +313,21 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
       goto done;
     }
   }
-  time_runs(conv, in, out, ws, wsz, o, r, bd_flops(c));
-  if (r->status) goto done;
-  r->peak_fraction = r->gflops / (o->peak_per_core * lc_context_threads(ctx));
+  if (lc_context_backend(ctx) != LC_BACKEND_CPU) {
+    r->on_device = 1;
+    if ((s = conv_device_time(ctx, conv, in, n_in, out, n_out, o->warmup, o->repeat, &r->dev))) {
+      set_error(r, s, "run");
+      goto done;
+    }
+    r->median_ms = r->dev.device_ms, r->min_ms = r->dev.min_ms;
+    r->gflops = bd_flops(c) / (r->median_ms * 1e-3) * 1e-9;
+    r->peak_fraction = r->dev.peak_gflops > 0 ? r->gflops / r->dev.peak_gflops : NAN;
+    r->workspace_bytes = r->dev.info.device_bytes - r->weight_bytes;
+  } else {
+    time_runs(conv, in, out, ws, wsz, o, r, bd_flops(c));
+    if (r->status) goto done;
+    r->peak_fraction = r->gflops / (o->peak_per_core * lc_context_threads(ctx));
+  }
   if (o->check) {
     if (!(ref = alloc_floats(n_out, 0))) {
       set_error(r, LC_ERR_NO_MEMORY, "reference buffer");
@@ -366,6 +390,17 @@ static void print_json(const opts *o, lc_context *ctx, const bd_conv *c, const c
   /* a non-finite error is reported as a huge one, not as null (= not checked) */
   if (r->checked) json_number(stdout, isfinite(r->max_rel_err) ? r->max_rel_err : 1e300);
   else printf("null");
+  if (r->on_device && !r->status) {
+    const lc_conv_device_info *di = &r->dev.info;
+    printf(",\"device\":");
+    json_string(stdout, lc_context_device_name(ctx));
+    printf(",\"variant\":");
+    json_string(stdout, di->kernel);
+    printf(",\"local_size\":[%zu,%zu,%zu],\"compile_ms\":%.3f,\"tune_ms\":%.3f,\"tune_cached\":%d,"
+           "\"candidates\":%d,\"wall_ms\":%.5f,\"setup_ms\":%.3f",
+           di->local_size[0], di->local_size[1], di->local_size[2], di->compile_ms, di->tune_ms, di->from_cache,
+           di->candidates, r->dev.wall_ms, r->setup_ms);
+  }
   if (r->status) {
     printf(",\"error\":");
     json_string(stdout, r->error);
@@ -376,11 +411,19 @@ static void print_json(const opts *o, lc_context *ctx, const bd_conv *c, const c
 static void print_text(const opts *o, lc_context *ctx, const char *canon, const result *r) {
   printf("conv %s\n", canon);
   if (r->status) return; /* the message went to stderr */
-  printf("  route        %s (threads %d, layout %s, isa %s)\n", lc_route_name(r->route), lc_context_threads(ctx),
-         layout_name(o->layout), lc_context_isa_name(ctx));
+  if (r->on_device) {
+    const lc_conv_device_info *di = &r->dev.info;
+    printf("  device       %s: %s, local %zux%zux%zu (%s; compile %.1f ms, tune %.1f ms)\n", lc_context_device_name(ctx),
+           di->kernel, di->local_size[0], di->local_size[1], di->local_size[2],
+           di->from_cache ? "from the tuning cache" : "tuned now", di->compile_ms, di->tune_ms);
+    printf("  wall         %.4f ms per run, back to back\n", r->dev.wall_ms);
+  } else {
+    printf("  route        %s (threads %d, layout %s, isa %s)\n", lc_route_name(r->route), lc_context_threads(ctx),
+           layout_name(o->layout), lc_context_isa_name(ctx));
+  }
   printf("  median       %.4f ms (min %.4f ms)\n", r->median_ms, r->min_ms);
   printf("  GFLOP/s      %.2f (%.1f%% of %.0f GFLOP/s peak)\n", r->gflops, 100.0 * r->peak_fraction,
-         o->peak_per_core * lc_context_threads(ctx));
+         r->on_device ? r->dev.peak_gflops : o->peak_per_core * lc_context_threads(ctx));
   printf("  workspace    %zu bytes\n", r->workspace_bytes);
   printf("  weights      %zu bytes\n", r->weight_bytes);
   if (r->checked) printf("  max_rel_err  %.3g\n", r->max_rel_err);
@@ -392,6 +435,7 @@ static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *
   o->layout = LC_NCHW, o->isa = LC_ISA_AUTO, o->act = LC_ACT_NONE, o->route = LC_ROUTE_AUTO;
   o->peak_per_core = DEFAULT_PEAK_GFLOPS_PER_CORE;
   o->block = 32;
+  o->tune = LC_TUNE_FAST;
   const char *env = getenv("LOWCONV_PEAK_GFLOPS");
   if (env && *env) {
     char *end;
@@ -428,7 +472,7 @@ static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *
     key[kl] = '\0';
     static const char *const valued[] = {"--route", "--threads", "--budget", "--layout", "--isa", "--act",
                                          "--mb",    "--repeat",  "--warmup", "--tol",    "--suite",
-                                         "--weights", "--block"};
+                                         "--weights", "--block", "--device", "--tune"};
     int known = 0;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(key, valued[k]);
     if (!known) return usage_error("unknown option '%s'", a);
@@ -474,6 +518,17 @@ static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *
       if (!parse_i64(val, 0, 256, &v) || (v && v != 16 && v != 32 && v != 64 && v != 128 && v != 256))
         return usage_error("--block needs 0, 16, 32, 64, 128 or 256, got '%s'", val);
       o->block = (int)v;
+    } else if (!strcmp(key, "--device")) {
+      lc_context_params tmp;
+      if (lc_device_parse(val, &tmp)) return usage_error("%s", lc_last_error());
+      o->device = val;
+    } else if (!strcmp(key, "--tune")) {
+      static const char *const names[] = {"none", "fast", "normal", "heavy"};
+      int found = -1;
+      for (int k = 0; k < 4; k++)
+        if (!strcmp(val, names[k])) found = k;
+      if (found < 0) return usage_error("unknown tune level '%s' (none|fast|normal|heavy)", val);
+      o->tune = (lc_tune_level)found;
     } else if (!strcmp(key, "--mb")) {
       if (!parse_i64(val, 1, 1000000, &v)) return usage_error("--mb needs a positive count, got '%s'", val);
       o->mb = v;
@@ -576,8 +631,12 @@ int cmd_conv(int argc, char **argv) {
   p.threads = o.threads;
   p.workspace_budget = o.budget;
   p.isa = o.isa;
+  p.tune = o.tune;
+  if (o.device) lc_device_parse(o.device, &p); /* validated while parsing */
   lc_context *ctx = NULL;
+  double t_ctx = now_s();
   lc_status s = lc_context_create(&p, &ctx);
+  t_ctx = (now_s() - t_ctx) * 1e3;
   if (s) {
     fprintf(stderr, "lowconv conv: context: %s: %s\n", lc_status_name(s), lc_last_error());
     free(cs), free(counts);
@@ -591,7 +650,7 @@ int cmd_conv(int argc, char **argv) {
            "%peak", "workspace", o.check ? "  max_rel_err" : "");
   }
   if (o.json_array) printf("[\n");
-  double total_ms = 0.0, total_flop = 0.0;
+  double total_ms = 0.0, total_flop = 0.0, total_setup_ms = t_ctx, dev_peak = 0.0;
   int failed = 0, bad = 0;
   for (int i = 0; i < n; i++) {
     result r;
@@ -609,6 +668,8 @@ int cmd_conv(int argc, char **argv) {
       if (!expected) bad++;
     } else {
       total_ms += r.median_ms * cnt;
+      total_setup_ms += r.setup_ms;
+      if (r.on_device) dev_peak = r.dev.peak_gflops;
       total_flop += bd_flops(&cs[i]) * cnt;
       if (r.checked && !(r.max_rel_err <= o.tol)) bad++;
     }
@@ -616,7 +677,8 @@ int cmd_conv(int argc, char **argv) {
       print_json(&o, ctx, &cs[i], canon, counts[i], &r);
       printf(o.json_array && i + 1 < n ? ",\n" : "\n");
     } else if (table) {
-      printf("%-24s %-36s %5d %-9s", cs[i].name, canon, cnt, r.status ? "-" : lc_route_name(r.route));
+      printf("%-24s %-36s %5d %-9s", cs[i].name, canon, cnt,
+             r.status ? "-" : r.on_device ? r.dev.info.kernel : lc_route_name(r.route));
       if (r.status)
         printf(" %10s %9s %6s %11s  (%s)\n", "-", "-", "-", "-", lc_status_name(r.status));
       else {
@@ -631,10 +693,11 @@ int cmd_conv(int argc, char **argv) {
   }
   if (o.json_array) printf("]\n");
   if (table) {
-    double peak = o.peak_per_core * lc_context_threads(ctx);
+    double peak = dev_peak > 0 ? dev_peak : o.peak_per_core * lc_context_threads(ctx);
     double gf = total_ms > 0 ? total_flop / (total_ms * 1e-3) * 1e-9 : 0.0;
     printf("total %.3f ms (sum of median x count), %.3f GFLOP, %.2f GFLOP/s, %.1f%% of peak%s\n", total_ms,
            total_flop * 1e-9, gf, 100.0 * gf / peak, failed ? " (failed shapes excluded)" : "");
+    printf("setup %.1f ms (context %.1f ms + create and prepare of every shape)\n", total_setup_ms, t_ctx);
   }
   lc_context_destroy(ctx);
   free(cs);

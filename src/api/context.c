@@ -1,6 +1,10 @@
 #include "api/context.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "api/cpu.h"
+#include "backend/backend.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -9,6 +13,45 @@ void lc_context_params_init(lc_context_params *p) {
   p->threads = 1;
   p->workspace_budget = 0;
   p->isa = LC_ISA_AUTO;
+  p->backend = LC_BACKEND_CPU;
+  p->cl_platform = p->cl_device = -1;
+  p->cache_dir = NULL;
+  p->tune = LC_TUNE_FAST;
+}
+
+lc_status lc_device_parse(const char *spec, lc_context_params *p) {
+  if (!spec || !p) return lc_error(LC_ERR_INVALID_ARG, "device: name or params is NULL");
+  if (!strcmp(spec, "cpu")) {
+    p->backend = LC_BACKEND_CPU;
+    return LC_OK;
+  }
+  if (strncmp(spec, "opencl", 6) || (spec[6] && spec[6] != ':'))
+    return lc_error(LC_ERR_INVALID_ARG, "device '%s' unknown: use cpu, opencl, opencl:P or opencl:P:D", spec);
+  long v[2] = {-1, -1};
+  const char *s = spec + 6;
+  for (int i = 0; i < 2 && *s == ':'; i++) {
+    char *end;
+    v[i] = strtol(s + 1, &end, 10);
+    if (end == s + 1 || v[i] < 0 || v[i] > 1000)
+      return lc_error(LC_ERR_INVALID_ARG, "device '%s': platform and device are indices (opencl:0:1)", spec);
+    s = end;
+  }
+  if (*s) return lc_error(LC_ERR_INVALID_ARG, "device '%s': expected opencl, opencl:P or opencl:P:D", spec);
+  p->backend = LC_BACKEND_OPENCL;
+  p->cl_platform = (int)v[0];
+  p->cl_device = (int)v[1];
+  return LC_OK;
+}
+
+const lc_backend_ops *lc_context_backend_ops(const lc_context *ctx) { return ctx->be; }
+lc_backend lc_context_backend(const lc_context *ctx) {
+  return ctx && ctx->be != &lc_backend_cpu ? LC_BACKEND_OPENCL : LC_BACKEND_CPU;
+}
+const char *lc_context_device_name(const lc_context *ctx) { return ctx ? ctx->be->device_name(ctx) : ""; }
+const char *lc_context_fingerprint(const lc_context *ctx) { return ctx ? ctx->be->fingerprint(ctx) : ""; }
+lc_status lc_context_sync(lc_context *ctx) {
+  if (!ctx) return lc_error(LC_ERR_INVALID_ARG, "context is NULL");
+  return ctx->be->sync(ctx);
 }
 
 static const lc_kernels *lc_pick_kernels(lc_isa isa, unsigned cpu, lc_status *st) {
@@ -56,12 +99,32 @@ lc_status lc_context_create(const lc_context_params *p, lc_context **out) {
     lc_free(c);
     return lc_error(LC_ERR_NO_MEMORY, "context: cannot start %d threads", p->threads);
   }
+  c->tune = p->tune;
+  if ((unsigned)p->tune > LC_TUNE_HEAVY) st = lc_error(LC_ERR_INVALID_ARG, "context: unknown tune level %d", (int)p->tune);
+  c->be = &lc_backend_cpu;
+  if (!st && p->backend == LC_BACKEND_OPENCL) {
+#if LC_HAVE_OPENCL
+    c->be = &lc_backend_opencl;
+#else
+    st = lc_error(LC_ERR_UNSUPPORTED, "context: this lowconv was built without the OpenCL backend (no CL/cl.h "
+                  "at build time; Debian: opencl-c-headers)");
+#endif
+  } else if (!st && p->backend != LC_BACKEND_CPU) {
+    st = lc_error(LC_ERR_INVALID_ARG, "context: unknown backend %d", (int)p->backend);
+  }
+  if (!st) st = c->be->open(c, p);
+  if (st) {
+    c->be = &lc_backend_cpu;
+    lc_context_destroy(c);
+    return st;
+  }
   *out = c;
   return LC_OK;
 }
 
 void lc_context_destroy(lc_context *ctx) {
   if (!ctx) return;
+  if (ctx->be) ctx->be->close(ctx);
   lc_pool_destroy(ctx->pool);
   lc_free(ctx);
 }

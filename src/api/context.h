@@ -18,6 +18,9 @@ struct lc_context {
   const lc_kernels *k;      /* chosen once */
   lc_isa isa;               /* as asked (LC_ISA_AUTO or a forced table) */
   lc_pool *pool;
+  const struct lc_backend_ops *be; /* backend/backend.h; CPU unless asked */
+  void *dev;                /* the backend's device state (OpenCL: cl_backend.c) */
+  lc_tune_level tune;
 };
 
 #endif

@@ -46,6 +46,8 @@ struct lc_conv {
   int depthwise;        /* groups == in == out channels */
   int prepared;
   lc_plan plan;
+  void *dev;            /* device backend's conv (backend/backend.h); NULL on the CPU */
+  lc_conv_device_info dev_info;
 };
 
 /* Where task t of a GEMM-like route lies: tasks are image x group x tile x weight-panel split
@@ -110,6 +112,8 @@ lc_status lc_winograd_pack(lc_conv *c, const float *w);
 int lc_winograd_auto(const lc_conv *c);
 
 lc_status lc_conv_desc_check(const lc_conv_desc *d);
+/* A device conv run on host pointers: upload, run, download (backend/opencl). */
+lc_status lc_conv_run_host(lc_conv *c, const float *in, float *out);
 
 /* 1 if the weights route r reads are held (not released by lc_conv_release_unused). */
 int lc_conv_has_weights_for(const lc_conv *c, lc_route r);

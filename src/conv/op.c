@@ -1,6 +1,7 @@
 /* Operator life cycle: create packs the weights, prepare plans, run computes. */
 #include <string.h>
 
+#include "backend/backend.h"
 #include "conv/conv.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -60,6 +61,14 @@ lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **ou
   c->pw = desc->layout == LC_NCHW ? ctx->k->mr : ctx->k->nr;
   c->npanels = lc_div_up((size_t)c->cout_g, c->pw);
   c->depthwise = c->cin_g == 1 && c->cout_g == 1;
+  if (ctx->be->conv_create) { /* a device backend packs the weights for its device */
+    if ((st = ctx->be->conv_create(c, desc))) {
+      lc_conv_destroy(c);
+      return st;
+    }
+    *out = c;
+    return LC_OK;
+  }
   size_t dwbytes = (size_t)(desc->out_channels * c->taps) * sizeof(float);
   if (desc->weight_format != LC_WEIGHTS_F32) {
     st = lc_conv_quantize(c, desc);
@@ -111,6 +120,7 @@ lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **ou
 
 void lc_conv_destroy(lc_conv *c) {
   if (!c) return;
+  if (c->dev) c->ctx->be->conv_free(c);
   lc_free(c->wpack);
   lc_free(c->wdw);
   lc_free(c->bias);
@@ -140,6 +150,7 @@ int lc_conv_has_weights_for(const lc_conv *c, lc_route r) {
 lc_status lc_conv_release_unused(lc_conv *c) {
   if (!c) return lc_error(LC_ERR_INVALID_ARG, "conv: operator is NULL");
   if (!c->prepared) return lc_error(LC_ERR_STATE, "conv: release_unused needs a successful prepare first");
+  if (c->dev) return LC_OK; /* a device conv holds one representation */
   lc_route r = c->plan.route;
   size_t freed = 0;
   if (r != LC_ROUTE_WINOGRAD && c->wwino) {
@@ -192,6 +203,7 @@ lc_status lc_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w,
   if (batch <= 0) return lc_error(LC_ERR_INVALID_ARG, "conv: batch %lld must be >= 1", (long long)batch);
   if (batch > ((int64_t)1 << 30))
     return lc_error(LC_ERR_OVERFLOW, "conv: batch %lld is larger than 2^30", (long long)batch);
+  if (c->dev) return c->ctx->be->conv_prepare(c, batch, in_h, in_w, shape);
   lc_plan p;
   memset(&p, 0, sizeof p);
   int64_t pads[4];
@@ -237,6 +249,7 @@ lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t 
   if (!c) return lc_error(LC_ERR_INVALID_ARG, "conv: operator is NULL");
   if (!c->prepared) return lc_error(LC_ERR_STATE, "conv: run called before a successful prepare");
   if (!in || !out) return lc_error(LC_ERR_INVALID_ARG, "conv: input or output pointer is NULL");
+  if (c->dev) return lc_conv_run_host(c, in, out);
   const lc_plan *p = &c->plan;
   void *own = NULL;
   if (p->ws_total) {

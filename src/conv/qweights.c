@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "conv/conv.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -107,6 +108,7 @@ void lc_conv_qrow(const lc_conv *c, int64_t oc, float *row) { lc_dequant_rows(c-
 
 lc_status lc_conv_get_weights(const lc_conv *c, float *oihw) {
   if (!c || !oihw) return lc_error(LC_ERR_INVALID_ARG, "conv: NULL argument to get_weights");
+  if (c->dev) return c->ctx->be->conv_weights(c, oihw);
   if (!c->wpack && !c->qw)
     return lc_error(LC_ERR_STATE, "conv: the packed weights were released by lc_conv_release_unused");
   size_t K = c->K, taps = (size_t)c->taps, cin = (size_t)c->cin_g, OC = (size_t)c->d.out_channels;

@@ -8,6 +8,12 @@
 #include "backend/opencl/cl_conv_args.h"
 #include "backend/opencl/cl_rt.h"
 
+/* One way to run a conv: a family's variant with a local size. */
+typedef struct lc_cl_cand {
+  int family, variant;
+  size_t lws[3];              /* lws[0] == 0: the driver's choice */
+} lc_cl_cand;
+
 typedef struct lc_cl_conv {
   lc_cl_rt *rt;
   lc_weight_format wfmt;
@@ -20,13 +26,10 @@ typedef struct lc_cl_conv {
   size_t weight_bytes;        /* device bytes of w + sc + of + bias */
   char options[64];           /* program build options: "-DWFMT=2 -DASYM=1" */
   lc_cl_conv_args a;          /* filled at create (weights, act) and prepare (sizes, strides) */
+  lc_cl_cand cand;            /* chosen at prepare */
+  cl_mem stage_in, stage_out; /* lc_conv_run on host pointers: staging buffers, grown as needed */
+  size_t stage_in_bytes, stage_out_bytes;
 } lc_cl_conv;
-
-/* One way to run a conv: a family's variant with a local size. */
-typedef struct lc_cl_cand {
-  int family, variant;
-  size_t lws[3];              /* lws[0] == 0: the driver's choice */
-} lc_cl_cand;
 
 #define LC_CL_MAX_LWS 16
 
@@ -48,12 +51,13 @@ typedef struct lc_cl_family {
                        cl_event *first, cl_event *last);
 } lc_cl_family;
 
+extern const lc_cl_family lc_cl_family_ref;    /* cl_fam_ref.c: the baseline, one output per item */
 extern const lc_cl_family lc_cl_family_direct; /* cl_fam_direct.c: c4h1w1 ... c8h1w4 */
 extern const lc_cl_family lc_cl_family_dw;     /* cl_fam_direct.c: depthwise */
 extern const lc_cl_family lc_cl_family_gemv;   /* cl_fam_direct.c: 1x1 on few pixels */
 extern const lc_cl_family lc_cl_family_gemm;   /* cl_fam_gemm.c: local-memory implicit GEMM */
 
-/* Families in the order the heuristic prefers them is decided in cl_tune.c. */
+/* Every family, in the order the heuristic tries them (cl_families.c); the baseline is last. */
 extern const lc_cl_family *const lc_cl_families[];
 extern const int lc_cl_nfamilies;
 

@@ -11,7 +11,7 @@
  *   q8:  char   w[((g*ob + b)*K + k)*4 + lane]          signed code
  *   q4:  uchar  w[((g*ob + b)*K + k)*2 + lane/2]        nibble u = code + 8; even lane LOW nibble
  *   scale/offset (q8, q4): float s[((g*ob + b)*nblk + blk)*4 + lane], weight = code*scale + offset
- *   blk(k) = (k / cin_g) * bpt + (k % cin_g) / bsz   (block 0 = whole row: bpt = 0, bsz = 1)
+ *   blk(k) = (k / cin_g) * bpt + (k % cin_g) / bsz   (one block per row: bpt = 0, bsz = 2^30)
  * Epilogue: v = acc + bias[o] (has_bias) + residual (has_res); then the activation (lc_activation
  *   values: 0 none, 1 relu, 2 clip to [act_min, act_max], 3 leaky relu act_alpha, 4 hard swish). */
 #ifndef LC_CL_CONV_ARGS_H

@@ -38,6 +38,7 @@ typedef struct lc_cl_rt {
   lc_cl_program_entry *programs;
   lc_cl_kernel_entry *kernels;
   double compile_ms;       /* time spent building / loading programs so far */
+  int programs_built, programs_loaded; /* from source / from the program cache */
   int warned_cache;        /* a cache problem is warned about once */
 } lc_cl_rt;
 
@@ -46,6 +47,9 @@ typedef struct lc_cl_rt {
  * "" = no on-disk cache. */
 lc_status lc_cl_rt_create(int platform, int device, const char *cache_dir, lc_cl_rt **out);
 void lc_cl_rt_destroy(lc_cl_rt *rt);
+
+/* Calls cb for every device of every platform. */
+lc_status lc_cl_enumerate(void (*cb)(void *u, int p, int d, const lc_cl_dev_info *info), void *u);
 
 /* A kernel of an embedded program ("conv_direct", ...) built with these options (-D...), cached.
  * The kernel object is shared: set its arguments and enqueue under rt->lock. */

@@ -83,3 +83,57 @@ inline void lc_store(__global float *out, __global const float *bias, __global c
   if (p->has_res) acc += res[i];
   out[i] = lc_act(acc, p);
 }
+
+/* ---- direct / dw / gemv families (cl_fam_direct.c) ---- */
+
+/* Lane i of v (OpenCL C 1.2 has no vector subscript). */
+inline float lcd_lane(float4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
+/* Raw codes of the 4 lanes of oc4 block wb at row k, as floats (q4: code + 8 is in 0..15). */
+inline float4 lcd_codes(__global const wtype *w, int K, int wb, int k) {
+#if WFMT == 0
+  return vload4(wb * K + k, w);
+#elif WFMT == 1
+  return convert_float4(vload4(wb * K + k, w));
+#else
+  uchar2 b = vload2(wb * K + k, w);
+  return (float4)((float)(b.x & 15), (float)(b.x >> 4), (float)(b.y & 15), (float)(b.y >> 4)) - 8.0f;
+#endif
+}
+
+/* Scale (s) and offset (o) of block blk of oc4 block wb, so that weight = code * s + o. */
+inline void lcd_scales(__global const float *sc, __global const float *of, const lc_cl_conv_args *p, int wb,
+                       int blk, float4 *s, float4 *o) {
+#if WFMT == 0
+  *s = (float4)(1.0f);
+  *o = (float4)(0.0f);
+#else
+  int si = wb * p->nblk + blk;
+  *s = vload4(si, sc);
+#if ASYM
+  *o = vload4(si, of);
+#else
+  *o = (float4)(0.0f);
+#endif
+#endif
+}
+
+/* Rows of one quantization block walked at once: the whole tap for f32 (no scales). */
+inline int lcd_blk_rows(const lc_cl_conv_args *p) {
+#if WFMT == 0
+  return p->cin_g;
+#else
+  return min(p->bsz, p->cin_g);
+#endif
+}
+
+/* Dequantized weights from codes q and the block's s, o (f32: q itself). */
+inline float4 lcd_deq(float4 q, float4 s, float4 o) {
+#if WFMT == 0
+  return q;
+#elif ASYM
+  return mad(q, s, o);
+#else
+  return q * s;
+#endif
+}

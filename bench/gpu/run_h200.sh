@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Every GPU figure of docs/benchmarks.md in one call on the lent NVIDIA machine (no registry there):
+# the OpenCL ICD loader and headers come as .deb files in .cl-debs/ (apt-get download
+# ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers), unpacked with dpkg -x; NVIDIA's
+# OpenCL driver is registered through a vendors folder. Results go to $OUT (or ./out-gpu).
+# Usage: bench/gpu/run_h200.sh [quick]   (quick: correctness + one batch-1 suite)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+final=${OUT:-out-gpu}
+out=/tmp/lc-results
+mkdir -p "$out" "$final"
+trap 'tar czf "$final/results.tgz" -C "$out" . ; cp "$out/summary.txt" "$final/" 2>/dev/null' EXIT
+mode=${1:-full}
+ocl=/tmp/lc-ocl
+mkdir -p $ocl/vendors
+for f in .cl-debs/*.deb; do dpkg -x "$f" $ocl; done
+echo libnvidia-opencl.so.1 > $ocl/vendors/nvidia.icd
+export OCL_ICD_VENDORS=$ocl/vendors
+export LOWCONV_OPENCL_LIBRARY=$ocl/usr/lib/x86_64-linux-gnu/libOpenCL.so.1
+export LOWCONV_CACHE_DIR=/tmp/lc-cache
+b=/tmp/lc-build
+cmake -S . -B $b -DCMAKE_BUILD_TYPE=Release -DLC_OPENCL_INCLUDE=$ocl/usr/include -DLOWCONV_BENCH=OFF >/dev/null
+cmake --build $b -j"$(nproc)" 2>&1 | grep -E "error|warning" | head -20
+lc=$b/lowconv
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+$lc devices | tee "$out/devices.txt"
+
+echo "== correctness on the GPU (test_cl_conv, quick)"
+LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 300 $b/tests/test_cl_conv 2>&1 | tail -5 | tee "$out/test_cl_conv.txt"
+
+suite() { # suite mb weights tune -> lowconv JSON lines
+  $lc conv --suite "$1" --mb "$2" --device opencl --weights "$3" --tune "$4" --json --repeat 50 --warmup 3 \
+    ${5:-} 2>&1
+}
+echo "== cold start: empty caches, driver JIT cache off, tuning fast"
+rm -rf $LOWCONV_CACHE_DIR
+( time CUDA_CACHE_DISABLE=1 suite resnet34-112 1 f32 fast > "$out/r34_b1_cold.jsonl" ) 2>&1 | tail -3
+echo "== warm start"
+( time suite resnet34-112 1 f32 fast > "$out/r34_b1_warm.jsonl" ) 2>&1 | tail -3
+
+if [ "$mode" = quick ]; then
+  python3 bench/gpu/torch_conv.py --lowconv $lc --suite resnet34-112 --mb 1 > "$out/cudnn_r34_b1.jsonl"
+  python3 bench/gpu/summarize.py "$out" | tee "$out/summary.txt"
+  exit 0
+fi
+for round in 1 2; do
+  for s in resnet34-112 ocr-det; do
+    for mb in 1 32; do
+      suite $s $mb f32 fast > "$out/${s}_b${mb}_f32_r$round.jsonl"
+      python3 bench/gpu/torch_conv.py --lowconv $lc --suite $s --mb $mb > "$out/${s}_b${mb}_cudnn_r$round.jsonl"
+      [ $round = 1 ] && for w in q8 q4; do suite $s $mb $w fast > "$out/${s}_b${mb}_${w}.jsonl"; done
+    done
+  done
+done
+echo "== GEMV K=4096 N=14336 (1x1 conv on one pixel)"
+for w in q4 q8 f32; do
+  $lc conv mb1ic4096ih1oc14336kh1 --device opencl --weights $w --block 32 --json --repeat 100 --check \
+    > "$out/gemv_$w.jsonl"
+done
+python3 bench/gpu/summarize.py "$out" | tee "$out/summary.txt"

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Summary of a bench/gpu/run_h200.sh results folder: per suite and batch, lowconv OpenCL against
+cuDNN layer by layer (median over rounds), geomean time ratio (batch 1) and throughput ratio
+(batch 32), q8/q4 against f32, GEMV bandwidth, cold and warm start."""
+import glob
+import json
+import math
+import os
+import statistics
+import sys
+
+
+def load(path):
+    rows = []
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                pass
+    return rows
+
+
+def by_desc(paths, key):
+    acc = {}
+    for p in paths:
+        for r in load(p):
+            v = r.get(key)
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                continue
+            acc.setdefault(r["desc"], []).append((v, r))
+    return {d: (statistics.median(v for v, _ in xs), xs[0][1]) for d, xs in acc.items()}
+
+
+def geomean(xs):
+    xs = [x for x in xs if x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def main(d):
+    devices = open(os.path.join(d, "devices.txt")).read() if os.path.exists(os.path.join(d, "devices.txt")) else ""
+    print(devices.strip())
+    for suite in ("resnet34-112", "ocr-det"):
+        for mb in (1, 32):
+            lc = by_desc(glob.glob(f"{d}/{suite}_b{mb}_f32_r*.jsonl"), "median_ms")
+            cu = by_desc(glob.glob(f"{d}/{suite}_b{mb}_cudnn_r*.jsonl"), "device_ms")
+            if not lc or not cu:
+                continue
+            print(f"\n{suite} batch {mb}: lowconv OpenCL fp32 vs cuDNN fp32 (TF32 off), device ms per layer")
+            print(f"{'layer':28} {'lowconv':>9} {'kernel':>18} {'cudnn':>9} {'ratio':>6} {'TFLOP/s':>8}")
+            ratios = []
+            for desc, (ms, r) in lc.items():
+                if desc not in cu:
+                    continue
+                c = cu[desc][0]
+                ratios.append(ms / c)
+                tf = r.get("gflops", 0) / 1e3
+                print(f"{(r.get('name') or desc)[:28]:28} {ms:9.4f} {r.get('variant', '')[:18]:>18} {c:9.4f} "
+                      f"{ms / c:6.2f} {tf:8.2f}")
+            print(f"geomean time ratio lowconv/cuDNN: {geomean(ratios):.3f} "
+                  f"(throughput ratio {1 / geomean(ratios):.3f}) over {len(ratios)} layers")
+            for w in ("q8", "q4"):
+                q = by_desc(glob.glob(f"{d}/{suite}_b{mb}_{w}.jsonl"), "median_ms")
+                rr = [q[k][0] / lc[k][0] for k in q if k in lc]
+                if rr:
+                    print(f"  {w} / f32 time, geomean: {geomean(rr):.3f} (max {max(rr):.2f})")
+    bw = None
+    m = [l for l in devices.splitlines() if "read" in l and "GB/s" in l]
+    if m:
+        try:
+            bw = float(m[0].split("read")[1].split("GB/s")[0])
+        except ValueError:
+            bw = None
+    for w in ("q4", "q8", "f32"):
+        p = f"{d}/gemv_{w}.jsonl"
+        if os.path.exists(p):
+            for r in load(p):
+                ms = r.get("median_ms")
+                gbs = r.get("weight_bytes", 0) / (ms * 1e-3) / 1e9 if ms else 0
+                print(f"GEMV {w} K=4096 N=14336: {ms:.4f} ms, weights {r.get('weight_bytes')} B -> {gbs:.0f} GB/s"
+                      + (f" = {100 * gbs / bw:.0f}% of the measured {bw:.0f} GB/s read" if bw else "")
+                      + f", {r.get('variant')}, max_rel_err {r.get('max_rel_err')}")
+    for tag in ("cold", "warm"):
+        p = f"{d}/r34_b1_{tag}.jsonl"
+        if os.path.exists(p):
+            rows = load(p)
+            setup = sum(r.get("setup_ms", 0) for r in rows)
+            comp = sum(r.get("compile_ms", 0) for r in rows)
+            tune = sum(r.get("tune_ms", 0) for r in rows)
+            print(f"resnet34-112 {tag} start: create+prepare of {len(rows)} convs {setup:.0f} ms "
+                  f"(compile {comp:.0f} ms, tune {tune:.0f} ms)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "out-gpu")

@@ -1,0 +1,67 @@
+/* The CPU backend: tensors are host memory; convs run through src/conv. */
+#include <string.h>
+
+#include "backend/backend.h"
+#include "conv/conv.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+static lc_status cpu_open(lc_context *ctx, const lc_context_params *p) {
+  (void)ctx, (void)p;
+  return LC_OK;
+}
+static void cpu_close(lc_context *ctx) { (void)ctx; }
+static const char *cpu_name(const lc_context *ctx) {
+  (void)ctx;
+  return "cpu";
+}
+static const char *cpu_fingerprint(const lc_context *ctx) { return ctx->k->name; }
+static lc_status cpu_sync(lc_context *ctx) {
+  (void)ctx;
+  return LC_OK;
+}
+
+static lc_status cpu_tensor_alloc(lc_tensor *t) {
+  t->data = lc_malloc(t->bytes ? t->bytes : 1);
+  return t->data ? LC_OK : lc_error(LC_ERR_NO_MEMORY, "tensor: cannot allocate %zu bytes", t->bytes);
+}
+static void cpu_tensor_free(lc_tensor *t) { lc_free(t->data); }
+static lc_status cpu_upload(lc_tensor *t, size_t off, const void *src, size_t n) {
+  memcpy((char *)t->data + off, src, n);
+  return LC_OK;
+}
+static lc_status cpu_download(const lc_tensor *t, size_t off, void *dst, size_t n) {
+  memcpy(dst, (const char *)t->data + off, n);
+  return LC_OK;
+}
+
+/* A residual after the fused activation would be wrong, so the CPU adds it only without one. */
+static lc_status cpu_conv_run(lc_conv *c, const lc_tensor *in, lc_tensor *out, const lc_tensor *res) {
+  if (res && c->d.activation != LC_ACT_NONE)
+    return lc_error(LC_ERR_UNSUPPORTED, "conv: a residual on the CPU needs LC_ACT_NONE (activation would precede it)");
+  lc_status s = lc_conv_run(c, in->data, out->data, NULL, 0);
+  if (s || !res) return s;
+  float *y = out->data;
+  const float *r = res->data;
+  for (size_t i = 0, n = out->bytes / sizeof(float); i < n; i++) y[i] += r[i];
+  return LC_OK;
+}
+
+const lc_backend_ops lc_backend_cpu = {
+    .name = "cpu",
+    .open = cpu_open,
+    .close = cpu_close,
+    .device_name = cpu_name,
+    .fingerprint = cpu_fingerprint,
+    .sync = cpu_sync,
+    .tensor_alloc = cpu_tensor_alloc,
+    .tensor_free = cpu_tensor_free,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .conv_create = NULL, /* src/conv/op.c is the CPU's conv */
+    .conv_free = NULL,
+    .conv_prepare = NULL,
+    .conv_run = cpu_conv_run,
+    .conv_run_host = NULL,
+    .conv_weights = NULL,
+};

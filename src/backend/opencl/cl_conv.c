@@ -1,0 +1,271 @@
+/* Conv on the OpenCL device: the weights repacked once into the layout every kernel family reads
+ * (cl_conv_args.h), q8/q4 codes kept as codes; prepare fills the kernel arguments and lets the
+ * tuner choose; run enqueues the choice with no host synchronisation. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/opencl/cl_backend.h"
+#include "backend/opencl/cl_program.h"
+#include "conv/conv.h"
+#include "quant/quant.h"
+#include "util/alloc.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+/* Signed code of weight (row oc, column k) of a block-quantized matrix (quant/quant.h layout). */
+static int qcode(const lc_qmatrix *m, size_t oc, size_t k) {
+  size_t tap = k / m->kc, ic = k % m->kc, bb = ic / m->block, j = ic % m->block;
+  size_t tap_bytes = (m->bpt - 1) * m->block_bytes + m->tail_bytes;
+  const uint8_t *b = m->codes + oc * m->row_bytes + tap * tap_bytes + bb * m->block_bytes;
+  if (m->format == LC_WEIGHTS_Q8) return (int8_t)b[j];
+  uint8_t v = b[j / 2];
+  return (int)((j & 1) ? v >> 4 : v & 15) - 8;
+}
+
+/* Device weights, scales and offsets from the CPU's representation (c->qw, or OIHW fp32). */
+static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
+  const lc_qmatrix *m = c->qw;
+  size_t G = (size_t)c->d.groups, ob = (size_t)cc->a.ob, K = c->K, cout_g = (size_t)c->cout_g;
+  size_t cin = (size_t)c->cin_g, taps = (size_t)c->taps, nblk = m ? m->nb : 1, blocks = G * ob, wbytes, sbytes;
+  size_t per = cc->wfmt == LC_WEIGHTS_F32 ? 16 : cc->wfmt == LC_WEIGHTS_Q8 ? 4 : 2;
+  if (!lc_mul_sz(blocks, K, &wbytes) || !lc_mul_sz(wbytes, per, &wbytes) || !lc_mul_sz(blocks, nblk, &sbytes) ||
+      !lc_mul_sz(sbytes, 16, &sbytes))
+    return lc_error(LC_ERR_OVERFLOW, "conv (opencl): weight size overflows");
+  unsigned char *w = lc_calloc(1, wbytes);
+  float *sc = m ? lc_calloc(1, sbytes) : NULL, *of = m && m->asym ? lc_calloc(1, sbytes) : NULL;
+  lc_status s = LC_OK;
+  if (!w || (m && !sc) || (m && m->asym && !of)) {
+    s = lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking %zu bytes of weights", wbytes);
+    goto done;
+  }
+  for (size_t g = 0; g < G; g++)
+    for (size_t b = 0; b < ob; b++)
+      for (size_t lane = 0; lane < 4; lane++) {
+        size_t ocg = b * 4 + lane, oc = g * cout_g + ocg, wb = g * ob + b;
+        if (ocg >= cout_g) continue; /* zero weights, zero scales */
+        for (size_t k = 0; k < K; k++) {
+          size_t i = (wb * K + k) * 4 + lane;
+          if (!m) {
+            size_t t = k / cin, ic = k % cin;
+            ((float *)w)[i] = oihw[(oc * cin + ic) * taps + t];
+          } else if (cc->wfmt == LC_WEIGHTS_Q8) {
+            ((int8_t *)w)[i] = (int8_t)qcode(m, oc, k);
+          } else {
+            unsigned u = (unsigned)(qcode(m, oc, k) + 8);
+            w[(wb * K + k) * 2 + lane / 2] |= (unsigned char)(lane & 1 ? u << 4 : u);
+          }
+        }
+        for (size_t bl = 0; m && bl < nblk; bl++) {
+          sc[(wb * nblk + bl) * 4 + lane] = m->scales[oc * nblk + bl];
+          if (of) of[(wb * nblk + bl) * 4 + lane] = m->offsets[oc * nblk + bl];
+        }
+      }
+  lc_cl_rt *rt = cc->rt;
+  if ((s = lc_cl_buffer(rt, wbytes, w, &cc->w))) goto done;
+  if ((s = lc_cl_buffer(rt, sc ? sbytes : 4, sc, &cc->sc))) goto done;
+  if ((s = lc_cl_buffer(rt, of ? sbytes : 4, of, &cc->of))) goto done;
+  cc->weight_bytes = wbytes + (sc ? sbytes : 0) + (of ? sbytes : 0);
+done:
+  lc_free(w);
+  lc_free(sc);
+  lc_free(of);
+  return s;
+}
+
+lc_status lc_cl_conv_create(lc_conv *c, const lc_conv_desc *d) {
+  lc_cl_ctx *x = c->ctx->dev;
+  lc_cl_conv *cc = lc_calloc(1, sizeof *cc);
+  if (!cc) return lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory");
+  c->dev = cc;
+  cc->rt = x->rt;
+  cc->wfmt = d->weight_format;
+  cc->asym = d->weight_format != LC_WEIGHTS_F32 && d->asym;
+  cc->depthwise = c->depthwise && c->d.groups > 1;
+  cc->is1x1 = d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1;
+  snprintf(cc->options, sizeof cc->options, "-DWFMT=%d -DASYM=%d", (int)cc->wfmt, cc->asym);
+  lc_cl_conv_args *a = &cc->a;
+  if (c->K > (size_t)INT_MAX / 16 || d->out_channels > INT_MAX / 4)
+    return lc_error(LC_ERR_UNSUPPORTED, "conv (opencl): %zu weights per output channel is too many", c->K);
+  a->groups = (int)d->groups, a->cin_g = (int)c->cin_g, a->cout_g = (int)c->cout_g;
+  a->kh = (int)d->kernel_h, a->kw = (int)d->kernel_w, a->sh = (int)d->stride_h, a->sw = (int)d->stride_w;
+  a->dh = (int)d->dilation_h, a->dw = (int)d->dilation_w;
+  a->K = (int)c->K, a->ob = (int)lc_div_up((size_t)c->cout_g, 4);
+  a->act = (int)d->activation, a->act_min = d->act_min, a->act_max = d->act_max, a->act_alpha = d->act_alpha;
+  a->has_bias = d->bias != NULL;
+  a->nblk = 1, a->bpt = 0, a->bsz = 1 << 30, a->ksplit = 1, a->kchunk = a->K;
+  lc_status s = LC_OK;
+  if (d->weight_format != LC_WEIGHTS_F32) {
+    if ((s = lc_conv_quantize(c, d))) return s;
+    const lc_qmatrix *m = c->qw;
+    a->nblk = (int)m->nb;
+    if (m->kc == (size_t)c->cin_g) a->bpt = (int)m->bpt, a->bsz = (int)m->block;
+  }
+  if ((s = repack(c, cc, d->weights))) return s;
+  if (c->qw) { /* the device holds the codes now */
+    lc_qmatrix_free(c->qw);
+    lc_free(c->qw);
+    c->qw = NULL;
+  }
+  size_t bbytes = (size_t)d->out_channels * sizeof(float);
+  if ((s = lc_cl_buffer(cc->rt, d->bias ? bbytes : 4, d->bias, &cc->bias))) return s;
+  if (d->bias) cc->weight_bytes += bbytes;
+  c->weight_bytes = cc->weight_bytes;
+  return LC_OK;
+}
+
+void lc_cl_conv_free(lc_conv *c) {
+  lc_cl_conv *cc = c->dev;
+  if (!cc) return;
+  lc_cl_release_mem(cc->rt, &cc->w);
+  lc_cl_release_mem(cc->rt, &cc->sc);
+  lc_cl_release_mem(cc->rt, &cc->of);
+  lc_cl_release_mem(cc->rt, &cc->bias);
+  lc_cl_release_mem(cc->rt, &cc->ws);
+  lc_cl_release_mem(cc->rt, &cc->stage_in);
+  lc_cl_release_mem(cc->rt, &cc->stage_out);
+  lc_free(cc);
+  c->dev = NULL;
+}
+
+static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+lc_status lc_cl_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape) {
+  lc_cl_conv *cc = c->dev;
+  lc_plan p;
+  memset(&p, 0, sizeof p);
+  int64_t pads[4];
+  lc_status s = lc_conv_resolve_pads(&c->d, in_h, in_w, pads, &p.oh, &p.ow);
+  if (s) return s;
+  int64_t fin[4] = {batch, c->d.in_channels, in_h, in_w}, fout[4] = {batch, c->d.out_channels, p.oh, p.ow};
+  size_t nin, nout;
+  if (!lc_mul_n(&nin, 4, fin) || !lc_mul_n(&nout, 4, fout) || nin > INT_MAX || nout > INT_MAX)
+    return lc_error(LC_ERR_UNSUPPORTED, "conv (opencl): tensors of 2^31 elements or more are not supported "
+                    "(input %lld x %lld x %lld x %lld)", (long long)batch, (long long)c->d.in_channels,
+                    (long long)in_h, (long long)in_w);
+  if (!fits_int(pads[0]) || !fits_int(pads[1]))
+    return lc_error(LC_ERR_UNSUPPORTED, "conv (opencl): pads too large");
+  lc_cl_conv_args *a = &cc->a;
+  a->n = (int)batch, a->ih = (int)in_h, a->iw = (int)in_w, a->oh = (int)p.oh, a->ow = (int)p.ow;
+  a->pt = (int)pads[0], a->pl = (int)pads[1];
+  int C = (int)c->d.in_channels, O = (int)c->d.out_channels, H = a->ih, W = a->iw, OH = a->oh, OW = a->ow;
+  if (c->d.layout == LC_NCHW) {
+    a->in_sn = C * H * W, a->in_sc = H * W, a->in_sh = W, a->in_sw = 1;
+    a->out_sn = O * OH * OW, a->out_sc = OH * OW, a->out_sh = OW, a->out_sw = 1;
+  } else {
+    a->in_sn = H * W * C, a->in_sc = 1, a->in_sh = W * C, a->in_sw = C;
+    a->out_sn = OH * OW * O, a->out_sc = 1, a->out_sh = OW * O, a->out_sw = O;
+  }
+  p.n = batch, p.ih = in_h, p.iw = in_w, p.pt = pads[0], p.pl = pads[1], p.pb = pads[2], p.pr = pads[3];
+  p.ihw = (size_t)(in_h * in_w), p.ohw = (size_t)(p.oh * p.ow), p.threads = 1;
+  c->prepared = 0;
+  lc_conv_device_info *info = &c->dev_info;
+  memset(info, 0, sizeof *info);
+  double c0 = cc->rt->compile_ms;
+  if ((s = lc_cl_tune(c, cc, &cc->cand, info))) return s;
+  const lc_cl_family *f = lc_cl_families[cc->cand.family];
+  cl_program prog; /* built now, so the first run pays no compile and compile_ms is complete */
+  if ((s = lc_cl_program(cc->rt, f->program, cc->options, &prog))) return s;
+  info->compile_ms = cc->rt->compile_ms - c0;
+  info->device_bytes = cc->weight_bytes + cc->ws_bytes;
+  snprintf(info->kernel, sizeof info->kernel, "%s %s", f->name, f->variants[cc->cand.variant]);
+  memcpy(info->local_size, cc->cand.lws, sizeof info->local_size);
+  p.route = !strcmp(f->name, "dw") ? LC_ROUTE_DEPTHWISE : !strcmp(f->name, "gemv") ? LC_ROUTE_GEMM1X1
+            : !strcmp(f->name, "gemm") ? (cc->is1x1 ? LC_ROUTE_GEMM1X1 : LC_ROUTE_IGEMM) : LC_ROUTE_DIRECT;
+  c->plan = p;
+  c->prepared = 1;
+  if (shape) {
+    shape->batch = batch, shape->in_h = in_h, shape->in_w = in_w, shape->out_h = p.oh, shape->out_w = p.ow;
+    shape->route = p.route;
+    shape->workspace_bytes = 0; /* device workspace is the conv's (device_info.device_bytes) */
+  }
+  return LC_OK;
+}
+
+lc_status lc_cl_conv_enqueue(lc_conv *c, cl_mem in, cl_mem out, cl_mem res) {
+  lc_cl_conv *cc = c->dev;
+  cc->a.has_res = res != NULL;
+  const lc_cl_family *f = lc_cl_families[cc->cand.family];
+  pthread_mutex_lock(&cc->rt->lock);
+  lc_status s = f->enqueue(cc, &cc->cand, in, out, res, NULL, NULL);
+  pthread_mutex_unlock(&cc->rt->lock);
+  return s;
+}
+
+lc_status lc_cl_conv_run_host(lc_conv *c, const float *in, float *out) {
+  lc_cl_conv *cc = c->dev;
+  size_t ib = (size_t)cc->a.n * (size_t)cc->a.in_sn * sizeof(float);
+  size_t ob = (size_t)cc->a.n * (size_t)cc->a.out_sn * sizeof(float);
+  lc_status s;
+  if (cc->stage_in_bytes < ib) {
+    lc_cl_release_mem(cc->rt, &cc->stage_in);
+    cc->stage_in_bytes = 0;
+    if ((s = lc_cl_buffer(cc->rt, ib, NULL, &cc->stage_in))) return s;
+    cc->stage_in_bytes = ib;
+  }
+  if (cc->stage_out_bytes < ob) {
+    lc_cl_release_mem(cc->rt, &cc->stage_out);
+    cc->stage_out_bytes = 0;
+    if ((s = lc_cl_buffer(cc->rt, ob, NULL, &cc->stage_out))) return s;
+    cc->stage_out_bytes = ob;
+  }
+  if ((s = lc_cl_write(cc->rt, cc->stage_in, 0, ib, in))) return s;
+  if ((s = lc_cl_conv_enqueue(c, cc->stage_in, cc->stage_out, NULL))) return s;
+  return lc_cl_read(cc->rt, cc->stage_out, 0, ob, out);
+}
+
+/* Decodes the device weights back to OIHW fp32 (what the kernels compute with). */
+lc_status lc_cl_conv_weights(const lc_conv *c, float *oihw) {
+  const lc_cl_conv *cc = c->dev;
+  const lc_cl_conv_args *a = &cc->a;
+  size_t blocks = (size_t)a->groups * (size_t)a->ob, K = (size_t)a->K, nblk = (size_t)a->nblk;
+  size_t per = cc->wfmt == LC_WEIGHTS_F32 ? 16 : cc->wfmt == LC_WEIGHTS_Q8 ? 4 : 2;
+  size_t wbytes = blocks * K * per, sbytes = blocks * nblk * 16;
+  unsigned char *w = lc_malloc(wbytes);
+  float *sc = cc->wfmt != LC_WEIGHTS_F32 ? lc_malloc(sbytes) : NULL, *of = cc->asym ? lc_malloc(sbytes) : NULL;
+  lc_status s = LC_OK;
+  if (!w || (cc->wfmt != LC_WEIGHTS_F32 && !sc) || (cc->asym && !of)) {
+    s = lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory reading the weights back");
+    goto done;
+  }
+  if ((s = lc_cl_read(cc->rt, cc->w, 0, wbytes, w))) goto done;
+  if (sc && (s = lc_cl_read(cc->rt, cc->sc, 0, sbytes, sc))) goto done;
+  if (of && (s = lc_cl_read(cc->rt, cc->of, 0, sbytes, of))) goto done;
+  size_t cin = (size_t)a->cin_g, taps = (size_t)(a->kh * a->kw);
+  for (size_t oc = 0, O = (size_t)(a->groups * a->cout_g); oc < O; oc++) {
+    size_t g = oc / (size_t)a->cout_g, ocg = oc % (size_t)a->cout_g, wb = g * (size_t)a->ob + ocg / 4, lane = ocg % 4;
+    for (size_t k = 0; k < K; k++) {
+      size_t t = k / cin, ic = k % cin, i = (wb * K + k) * 4 + lane;
+      float v;
+      if (cc->wfmt == LC_WEIGHTS_F32) {
+        v = ((const float *)w)[i];
+      } else {
+        int q = cc->wfmt == LC_WEIGHTS_Q8 ? ((const int8_t *)w)[i]
+                                          : (int)((lane & 1 ? w[(wb * K + k) * 2 + lane / 2] >> 4
+                                                             : w[(wb * K + k) * 2 + lane / 2] & 15)) - 8;
+        size_t blk = t * (size_t)a->bpt + ic / (size_t)a->bsz, si = (wb * nblk + blk) * 4 + lane;
+        v = of ? fmaf((float)q, sc[si], of[si]) : (float)q * sc[si];
+      }
+      oihw[(oc * cin + ic) * taps + t] = v;
+    }
+  }
+done:
+  lc_free(w);
+  lc_free(sc);
+  lc_free(of);
+  return s;
+}
+
+lc_status lc_cl_conv_set_std_args(const lc_cl_conv *c, cl_kernel k, const char *name, cl_mem in, cl_mem out,
+                                  cl_mem res) {
+  cl_mem r = res ? res : c->bias; /* never read when has_res is 0 */
+  const size_t sz[8] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
+                        sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof c->a};
+  const void *v[8] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &c->a};
+  return lc_cl_set_args(c->rt, k, name, 8, sz, v);
+}
+
+lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char *name, cl_kernel *k) {
+  return lc_cl_kernel(c->rt, program, c->options, name, k);
+}

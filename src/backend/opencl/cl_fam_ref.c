@@ -1,0 +1,44 @@
+/* The baseline family: one work item per output element (kernels/conv_ref.cl). The tuner checks
+ * every candidate's output against it; it runs any conv, so it is also the last resort. */
+#include "backend/opencl/cl_conv.h"
+
+static const char *const ref_variants[] = {"plain"};
+
+static int ref_eligible(const lc_cl_conv *c, int v) {
+  (void)c;
+  return v == 0;
+}
+
+static int ref_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
+  (void)v, (void)level;
+  if (max < 1) return 0;
+  size_t x = c->rt->info.max_wg >= 64 ? 64 : c->rt->info.max_wg;
+  if (x > c->rt->info.max_wi[0]) x = c->rt->info.max_wi[0];
+  lws[0][0] = x, lws[0][1] = 1, lws[0][2] = 1;
+  return 1;
+}
+
+static size_t ref_ws(const lc_cl_conv *c, int v) {
+  (void)c, (void)v;
+  return 0;
+}
+
+static lc_status ref_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
+                             cl_event *first, cl_event *last) {
+  cl_kernel k;
+  lc_status s = lc_cl_conv_kernel(c, "conv_ref", "conv_ref", &k);
+  if (!s) s = lc_cl_conv_set_std_args(c, k, "conv_ref", in, out, res);
+  if (s) return s;
+  const lc_cl_conv_args *a = &c->a;
+  size_t gws[3] = {(size_t)a->ow, (size_t)a->oh, (size_t)a->n * (size_t)a->groups * (size_t)a->cout_g};
+  cl_event ev = NULL;
+  s = lc_cl_enqueue(c->rt, k, "conv_ref", 3, gws, cand->lws, first || last ? &ev : NULL);
+  if (s || !ev) return s;
+  if (first && last) c->rt->cl->RetainEvent(ev);
+  if (first) *first = ev;
+  if (last) *last = ev;
+  return LC_OK;
+}
+
+const lc_cl_family lc_cl_family_ref = {"ref", "conv_ref", 1, ref_variants, ref_eligible, ref_local_sizes, ref_ws,
+                                       ref_enqueue};

@@ -1,0 +1,28 @@
+/* Programs of the OpenCL backend: built from the sources embedded at build time (kernels/NAME.cl,
+ * generated into cl_sources.c by cmake/embed_cl.cmake), through an on-disk program cache keyed by
+ * device fingerprint + source hash + build options + lowconv version (docs/caches.md). */
+#ifndef LC_CL_PROGRAM_H
+#define LC_CL_PROGRAM_H
+
+#include "backend/opencl/cl_rt.h"
+
+typedef struct lc_cl_source {
+  const char *name;            /* file name without .cl ("common", "conv_direct", ...) */
+  const char *text;
+  size_t len;
+} lc_cl_source;
+extern const lc_cl_source lc_cl_sources[];
+extern const size_t lc_cl_nsources;
+
+/* Resolves the cache directory (NULL = default, "" = none) and creates it; never fails for an
+ * unusable directory (that only costs speed: warned once, caching off). */
+lc_status lc_cl_programs_init(lc_cl_rt *rt, const char *cache_dir);
+void lc_cl_programs_free(lc_cl_rt *rt);
+/* The program `name` built with `options`; the build log is in the message when it fails. */
+lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_program *out);
+/* Counters for tests and reports: programs built from source / loaded from the cache. */
+void lc_cl_program_counts(const lc_cl_rt *rt, int *built, int *loaded);
+/* Prints "lowconv: warning: ..." once per runtime (cache problems). */
+void lc_cl_warn_once(lc_cl_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

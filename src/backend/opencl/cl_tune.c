@@ -1,0 +1,252 @@
+/* Choosing how a conv runs on the device: the tuning cache if it knows the shape (no timing),
+ * else every candidate the families offer at the context's level, each timed with profiling
+ * events (one warm-up, median of several) and kept only if its output matches the baseline's;
+ * at level none, the heuristic's candidate. Tests force a family with LOWCONV_CL_FAMILY /
+ * LOWCONV_CL_VARIANT. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/opencl/cl_backend.h"
+#include "conv/conv.h"
+#include "tune/tune_cache.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define MAX_CANDS 256
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int find_family(const char *name) {
+  for (int i = 0; i < lc_cl_nfamilies; i++)
+    if (!strcmp(lc_cl_families[i]->name, name)) return i;
+  return -1;
+}
+
+static int find_variant(const lc_cl_family *f, const char *name) {
+  for (int v = 0; v < f->nvariants; v++)
+    if (!strcmp(f->variants[v], name)) return v;
+  return -1;
+}
+
+/* What determines the choice: the problem's sizes, weight format and layout (activation, bias
+ * and residual don't change which kernel is fastest). */
+static void shape_key(const lc_conv *c, const lc_cl_conv *cc, char *buf, size_t n) {
+  const lc_cl_conv_args *a = &cc->a;
+  snprintf(buf, n, "conv n%d g%d ic%d oc%d %dx%d k%dx%d s%dx%d d%dx%d p%d,%d,%lld,%lld %s w%d%s b%d", a->n, a->groups,
+           a->cin_g * a->groups, a->cout_g * a->groups, a->ih, a->iw, a->kh, a->kw, a->sh, a->sw, a->dh, a->dw,
+           a->pt, a->pl, (long long)c->plan.pb, (long long)c->plan.pr, c->d.layout == LC_NCHW ? "nchw" : "nhwc",
+           (int)cc->wfmt, cc->asym ? "a" : "s", c->d.block_size);
+}
+
+/* Candidates at `level`, the heuristic's first. A forced family/variant restricts the list. */
+static int enumerate(const lc_cl_conv *cc, int level, lc_cl_cand *out, int max, lc_status *st) {
+  const char *ff = getenv("LOWCONV_CL_FAMILY"), *fv = getenv("LOWCONV_CL_VARIANT");
+  int force_f = -1, n = 0;
+  *st = LC_OK;
+  if (ff && *ff) {
+    force_f = find_family(ff);
+    if (force_f < 0) {
+      *st = lc_error(LC_ERR_INVALID_ARG, "LOWCONV_CL_FAMILY='%s' is not a kernel family of this build", ff);
+      return 0;
+    }
+  }
+  for (int fi = 0; fi < lc_cl_nfamilies; fi++) {
+    const lc_cl_family *f = lc_cl_families[fi];
+    if (force_f >= 0 && fi != force_f) continue;
+    if (force_f < 0 && fi == lc_cl_nfamilies - 1 && n) break; /* the baseline only if nothing else runs */
+    for (int v = 0; v < f->nvariants; v++) {
+      if (force_f >= 0 && fv && *fv && strcmp(f->variants[v], fv)) continue;
+      if (!f->eligible(cc, v)) continue;
+      size_t lws[LC_CL_MAX_LWS][3];
+      int nl = f->local_sizes(cc, v, level, lws, LC_CL_MAX_LWS);
+      for (int i = 0; i < nl && n < max; i++) {
+        out[n].family = fi, out[n].variant = v;
+        memcpy(out[n].lws, lws[i], sizeof out[n].lws);
+        n++;
+      }
+      if (level == LC_TUNE_NONE && n) return n;
+    }
+    if (level == LC_TUNE_NONE && n) return n;
+  }
+  if (!n)
+    *st = lc_error(LC_ERR_UNSUPPORTED, "conv (opencl): no kernel%s%s%s can run this conv", ff ? " of family " : "",
+                   ff ? ff : "", fv && *fv ? " with that variant" : "");
+  return n;
+}
+
+/* Device workspace for candidate x (grows cc->ws); LC_ERR_BUDGET past the context's budget. */
+static lc_status ensure_ws(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *x) {
+  size_t need = lc_cl_families[x->family]->ws_bytes(cc, x->variant);
+  if (need <= cc->ws_bytes) return LC_OK;
+  if (c->ctx->budget && need > c->ctx->budget)
+    return lc_error(LC_ERR_BUDGET, "conv (opencl): %s needs %zu bytes of device workspace, budget %zu",
+                    lc_cl_families[x->family]->name, need, c->ctx->budget);
+  lc_cl_release_mem(cc->rt, &cc->ws);
+  cc->ws_bytes = 0;
+  lc_status s = lc_cl_buffer(cc->rt, need, NULL, &cc->ws);
+  if (!s) cc->ws_bytes = need;
+  return s;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median device time of `reps` runs after one warm-up. */
+static lc_status time_cand(lc_cl_conv *cc, const lc_cl_cand *x, cl_mem in, cl_mem out, int reps, double *ms) {
+  const lc_cl_family *f = lc_cl_families[x->family];
+  double t[16];
+  lc_status s = f->enqueue(cc, x, in, out, NULL, NULL, NULL);
+  for (int r = 0; !s && r < reps; r++) {
+    cl_event e0 = NULL, e1 = NULL;
+    s = f->enqueue(cc, x, in, out, NULL, &e0, &e1);
+    if (!s) s = lc_cl_event_ms(cc->rt, e0, e1, &t[r]);
+  }
+  if (s) return s;
+  qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+  *ms = t[reps / 2];
+  return LC_OK;
+}
+
+/* max |a - b| <= 1e-3 * max|ref|: any indexing error is O(max|ref|); fp32 order differences over
+ * K terms stay orders of magnitude below that. */
+static int outputs_match(const float *ref, const float *got, size_t n) {
+  float mx = 0.0f, err = 0.0f;
+  for (size_t i = 0; i < n; i++) {
+    if (!isfinite(got[i])) return 0;
+    mx = fmaxf(mx, fabsf(ref[i]));
+    err = fmaxf(err, fabsf(ref[i] - got[i]));
+  }
+  return err <= 1e-3f * fmaxf(mx, 1e-20f);
+}
+
+typedef struct tune_bufs {
+  cl_mem in, out;
+  float *ref, *got;
+  size_t nin, nout;
+} tune_bufs;
+
+static void bufs_free(lc_cl_rt *rt, tune_bufs *b) {
+  lc_cl_release_mem(rt, &b->in);
+  lc_cl_release_mem(rt, &b->out);
+  lc_free(b->ref);
+  lc_free(b->got);
+}
+
+static lc_status bufs_init(lc_cl_conv *cc, tune_bufs *b) {
+  const lc_cl_conv_args *a = &cc->a;
+  b->nin = (size_t)a->n * (size_t)a->in_sn, b->nout = (size_t)a->n * (size_t)a->out_sn;
+  float *x = lc_malloc(b->nin * sizeof(float));
+  b->ref = lc_malloc(b->nout * sizeof(float));
+  b->got = lc_malloc(b->nout * sizeof(float));
+  if (!x || !b->ref || !b->got) {
+    lc_free(x);
+    return lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory for tuning buffers");
+  }
+  uint32_t r = 12345u;
+  for (size_t i = 0; i < b->nin; i++) { /* never zeros: they hide unwritten or misindexed outputs */
+    r = r * 1664525u + 1013904223u;
+    x[i] = (float)(r >> 8) * (2.0f / 16777216.0f) - 1.0f;
+  }
+  lc_status s = lc_cl_buffer(cc->rt, b->nin * sizeof(float), x, &b->in);
+  lc_free(x);
+  if (!s) s = lc_cl_buffer(cc->rt, b->nout * sizeof(float), NULL, &b->out);
+  return s;
+}
+
+/* Times every candidate and keeps the fastest that matches the baseline. */
+static lc_status measure(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *cands, int n, int level, lc_cl_cand *best,
+                         lc_conv_device_info *info) {
+  tune_bufs b;
+  memset(&b, 0, sizeof b);
+  lc_status s = bufs_init(cc, &b);
+  int reps = level >= LC_TUNE_HEAVY ? 9 : level >= LC_TUNE_NORMAL ? 5 : 3, found = 0;
+  double best_ms = 0.0;
+  lc_cl_cand base = {lc_cl_nfamilies - 1, 0, {0, 0, 0}};
+  lc_cl_families[base.family]->local_sizes(cc, 0, 0, &base.lws, 1);
+  if (!s) s = lc_cl_families[base.family]->enqueue(cc, &base, b.in, b.out, NULL, NULL, NULL);
+  if (!s) s = lc_cl_read(cc->rt, b.out, 0, b.nout * sizeof(float), b.ref);
+  for (int i = 0; !s && i < n; i++) {
+    double ms;
+    if (ensure_ws(c, cc, &cands[i])) continue; /* over the budget: not a candidate */
+    lc_status e = time_cand(cc, &cands[i], b.in, b.out, reps, &ms);
+    if (!e) e = lc_cl_read(cc->rt, b.out, 0, b.nout * sizeof(float), b.got);
+    if (e == LC_ERR_NO_MEMORY) {
+      s = e;
+      break;
+    }
+    info->candidates++;
+    if (e || !outputs_match(b.ref, b.got, b.nout)) {
+      if (getenv("LOWCONV_CL_DEBUG"))
+        fprintf(stderr, "lowconv: tune: %s %s lws %zux%zux%zu %s\n", lc_cl_families[cands[i].family]->name,
+                lc_cl_families[cands[i].family]->variants[cands[i].variant], cands[i].lws[0], cands[i].lws[1],
+                cands[i].lws[2], e ? lc_last_error() : "does not match the baseline");
+      continue;
+    }
+    if (!found || ms < best_ms) *best = cands[i], best_ms = ms, found = 1;
+  }
+  bufs_free(cc->rt, &b);
+  if (s) return s;
+  if (!found) return lc_error(LC_ERR_INTERNAL, "conv (opencl): no candidate of %d matched the baseline", n);
+  info->kernel_ms = best_ms;
+  return LC_OK;
+}
+
+/* "family variant l0 l1 l2 ms" from the cache, if it still names a candidate that can run. */
+static int from_cache(const lc_cl_conv *cc, const char *val, lc_cl_cand *x, double *ms) {
+  char fam[32], var[32];
+  unsigned long long l[3];
+  if (sscanf(val, "%31s %31s %llu %llu %llu %lf", fam, var, &l[0], &l[1], &l[2], ms) != 6) return 0;
+  int f = find_family(fam), v = f < 0 ? -1 : find_variant(lc_cl_families[f], var);
+  if (v < 0 || !lc_cl_families[f]->eligible(cc, v)) return 0;
+  size_t prod = 1;
+  for (int i = 0; i < 3; i++) prod *= l[i] ? (size_t)l[i] : 1;
+  if (prod > cc->rt->info.max_wg) return 0;
+  x->family = f, x->variant = v;
+  for (int i = 0; i < 3; i++) x->lws[i] = (size_t)l[i];
+  return 1;
+}
+
+lc_status lc_cl_tune(lc_conv *c, lc_cl_conv *cc, lc_cl_cand *out, lc_conv_device_info *info) {
+  lc_cl_ctx *x = c->ctx->dev;
+  char key[256], val[160];
+  shape_key(c, cc, key, sizeof key);
+  const char *forced = getenv("LOWCONV_CL_FAMILY");
+  int level = forced && *forced ? LC_TUNE_NONE : (int)x->tune;
+  const char *cached = x->tc && !(forced && *forced) ? lc_tune_cache_get(x->tc, key) : NULL;
+  double ms = 0.0;
+  if (cached && from_cache(cc, cached, out, &ms)) {
+    info->from_cache = 1;
+    info->kernel_ms = ms;
+    return ensure_ws(c, cc, out);
+  }
+  lc_cl_cand *cands = lc_malloc(MAX_CANDS * sizeof *cands);
+  if (!cands) return lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory");
+  lc_status s;
+  int n = enumerate(cc, level, cands, MAX_CANDS, &s);
+  if (!s && (level == LC_TUNE_NONE || n == 1)) {
+    *out = cands[0];
+    s = ensure_ws(c, cc, out);
+  } else if (!s) {
+    double t0 = now_ms();
+    s = measure(c, cc, cands, n, level, out, info);
+    info->tune_ms = now_ms() - t0;
+    if (!s) s = ensure_ws(c, cc, out);
+    if (!s && x->tc) {
+      const lc_cl_family *f = lc_cl_families[out->family];
+      snprintf(val, sizeof val, "%s %s %zu %zu %zu %.6f", f->name, f->variants[out->variant], out->lws[0],
+               out->lws[1], out->lws[2], info->kernel_ms);
+      if (!lc_tune_cache_put(x->tc, key, val)) x->tuned_since_save++;
+    }
+  }
+  lc_free(cands);
+  return s;
+}

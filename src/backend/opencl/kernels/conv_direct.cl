@@ -1,0 +1,147 @@
+/* General convolution (any stride, pad, dilation, groups, batch). A work item computes a tile of
+ * output channels x rows x columns: c4 or c8 (1 or 2 oc4 weight blocks of one group) x h1/h2/h4
+ * x w1/w2/w4, looping over the taps and the input channels of its group; the accumulators stay in
+ * registers (float4 per output pixel and oc4 block, the 4 lanes being 4 output channels).
+ *
+ * Global size (ceil(ow / W), ceil(oh / H), n * groups * ceil(ob / (C / 4))), dims 0 and 1 rounded
+ * up to the local size (lx, ly, 1); items past the output return. Dim 0 runs along the output
+ * columns, so in NCHW (in_sw == 1) neighbouring items read neighbouring input addresses and
+ * write neighbouring outputs; every item of a work-group has the same oc blocks, so the weight
+ * loads are broadcasts. Positions in the padding read a valid address and are zeroed by a select.
+ *
+ * conv_c4h1w1 is the baseline every other candidate is verified against: written plainly with
+ * lc_w4 / lc_blk for each row. The other variants share lcd_direct, which reads a block's
+ * scales once per quantization block and dequantizes each weight once per tile. */
+
+__kernel void conv_c4h1w1(LC_KERNEL_ARGS) {
+  int ox = get_global_id(0), oy = get_global_id(1), z = get_global_id(2);
+  if (ox >= p.ow || oy >= p.oh) return;
+  int b = z % p.ob, g = (z / p.ob) % p.groups, n = z / p.ob / p.groups;
+  int wb = g * p.ob + b;
+  float4 acc = (float4)(0.0f);
+  for (int ky = 0; ky < p.kh; ky++) {
+    int iy = oy * p.sh - p.pt + ky * p.dh;
+    if (iy < 0 || iy >= p.ih) continue;
+    for (int kx = 0; kx < p.kw; kx++) {
+      int ix = ox * p.sw - p.pl + kx * p.dw;
+      if (ix < 0 || ix >= p.iw) continue;
+      int tap = ky * p.kw + kx;
+      int base = n * p.in_sn + g * p.cin_g * p.in_sc + iy * p.in_sh + ix * p.in_sw;
+      for (int ic = 0; ic < p.cin_g; ic++) {
+#if WFMT == 0
+        int blk = 0;
+#else
+        int blk = lc_blk(&p, tap, ic);
+#endif
+        float4 wv = lc_w4(w, sc, of, &p, wb, tap * p.cin_g + ic, blk);
+        acc = mad((float4)(in[base + ic * p.in_sc]), wv, acc);
+      }
+    }
+  }
+  #pragma unroll
+  for (int lane = 0; lane < 4; lane++) {
+    int oc = b * 4 + lane;
+    if (oc < p.cout_g) lc_store(out, bias, res, &p, n, g * p.cout_g + oc, oy, ox, lcd_lane(acc, lane));
+  }
+}
+
+#define LCD_MC 2
+#define LCD_MH 4
+#define LCD_MW 4
+
+/* CB oc4 blocks x HT rows x WT columns per item (compile-time constants once inlined). */
+inline void lcd_direct(__global const float *restrict in, __global const wtype *restrict w,
+                       __global const float *restrict sc, __global const float *restrict of,
+                       __global const float *restrict bias, __global const float *restrict res,
+                       __global float *restrict out, const lc_cl_conv_args *pa, const int CB, const int HT,
+                       const int WT) {
+  const lc_cl_conv_args p = *pa;
+  int ox0 = (int)get_global_id(0) * WT, oy0 = (int)get_global_id(1) * HT, z = get_global_id(2);
+  if (ox0 >= p.ow || oy0 >= p.oh) return;
+  int nob = (p.ob + CB - 1) / CB;
+  int b0 = (z % nob) * CB, g = (z / nob) % p.groups, n = z / nob / p.groups;
+  int wb[LCD_MC];
+  /* A second block past the group's last reads the last one again and is not stored. */
+  #pragma unroll
+  for (int cb = 0; cb < CB; cb++) wb[cb] = g * p.ob + min(b0 + cb, p.ob - 1);
+  float4 acc[LCD_MC][LCD_MH][LCD_MW];
+  #pragma unroll
+  for (int cb = 0; cb < CB; cb++)
+    #pragma unroll
+    for (int h = 0; h < HT; h++)
+      #pragma unroll
+      for (int x = 0; x < WT; x++) acc[cb][h][x] = (float4)(0.0f);
+  const int inb = n * p.in_sn + g * p.cin_g * p.in_sc;
+  const int bs = lcd_blk_rows(&p);
+  for (int ky = 0; ky < p.kh; ky++) {
+    int iy[LCD_MH];
+    #pragma unroll
+    for (int h = 0; h < HT; h++) iy[h] = (oy0 + h) * p.sh - p.pt + ky * p.dh;
+    for (int kx = 0; kx < p.kw; kx++) {
+      int off[LCD_MH][LCD_MW], ok[LCD_MH][LCD_MW];
+      #pragma unroll
+      for (int h = 0; h < HT; h++)
+        #pragma unroll
+        for (int x = 0; x < WT; x++) {
+          int ix = (ox0 + x) * p.sw - p.pl + kx * p.dw;
+          ok[h][x] = iy[h] >= 0 && iy[h] < p.ih && ix >= 0 && ix < p.iw;
+          off[h][x] = ok[h][x] ? inb + iy[h] * p.in_sh + ix * p.in_sw : inb;
+        }
+      const int tap = ky * p.kw + kx, kb = tap * p.cin_g;
+      for (int ic0 = 0; ic0 < p.cin_g; ic0 += bs) {
+#if WFMT == 0
+        int blk = 0;
+#else
+        int blk = lc_blk(&p, tap, ic0);
+#endif
+        float4 s[LCD_MC], o[LCD_MC];
+        #pragma unroll
+        for (int cb = 0; cb < CB; cb++) lcd_scales(sc, of, &p, wb[cb], blk, &s[cb], &o[cb]);
+        const int ic1 = min(ic0 + bs, p.cin_g);
+        for (int ic = ic0; ic < ic1; ic++) {
+          float4 wv[LCD_MC];
+          #pragma unroll
+          for (int cb = 0; cb < CB; cb++) wv[cb] = lcd_deq(lcd_codes(w, p.K, wb[cb], kb + ic), s[cb], o[cb]);
+          const int co = ic * p.in_sc;
+          #pragma unroll
+          for (int h = 0; h < HT; h++)
+            #pragma unroll
+            for (int x = 0; x < WT; x++) {
+              float xv = in[off[h][x] + co];
+              xv = ok[h][x] ? xv : 0.0f;
+              #pragma unroll
+              for (int cb = 0; cb < CB; cb++) acc[cb][h][x] = mad((float4)(xv), wv[cb], acc[cb][h][x]);
+            }
+        }
+      }
+    }
+  }
+  #pragma unroll
+  for (int cb = 0; cb < CB; cb++) {
+    if (b0 + cb >= p.ob) break;
+    #pragma unroll
+    for (int lane = 0; lane < 4; lane++) {
+      int oc = (b0 + cb) * 4 + lane;
+      if (oc >= p.cout_g) break;
+      #pragma unroll
+      for (int h = 0; h < HT; h++) {
+        if (oy0 + h >= p.oh) break;
+        #pragma unroll
+        for (int x = 0; x < WT; x++) {
+          if (ox0 + x >= p.ow) break;
+          lc_store(out, bias, res, &p, n, g * p.cout_g + oc, oy0 + h, ox0 + x, lcd_lane(acc[cb][h][x], lane));
+        }
+      }
+    }
+  }
+}
+
+#define LCD_DIRECT(NAME, CB, HT, WT) \
+  __kernel void NAME(LC_KERNEL_ARGS) { lcd_direct(in, w, sc, of, bias, res, out, &p, CB, HT, WT); }
+
+LCD_DIRECT(conv_c4h1w2, 1, 1, 2)
+LCD_DIRECT(conv_c4h4w1, 1, 4, 1)
+LCD_DIRECT(conv_c8h2w1, 2, 2, 1)
+LCD_DIRECT(conv_c8h4w1, 2, 4, 1)
+LCD_DIRECT(conv_c4h1w4, 1, 1, 4)
+LCD_DIRECT(conv_c8h1w4, 2, 1, 4)

@@ -1,0 +1,219 @@
+/* OpenCL conv: every kernel family x variant against lc_conv_reference (fp64) on randomized shapes
+ * (odd channels, every remainder, strides 1-3, dilation, groups, depthwise, batch 1-3), every
+ * weight format x symmetry, activations, bias and residual, both layouts.
+ *
+ * Tolerance: max |got - ref| <= 1e-4 * max |ref| over the output. The reference runs on the
+ * weights the device computes with (lc_conv_get_weights: the dequantized codes), so the only
+ * difference is fp32 accumulation order: for K <= a few hundred terms of values in [-1, 1] that
+ * is ~sqrt(K) * 2^-24 * rms, three orders below the bound, while any indexing error moves an
+ * output by one term, ~1e-2 of max |ref| or more.
+ *
+ * Env: LOWCONV_CL_FAMILY / LOWCONV_CL_VARIANT restrict the families tested (as in the tuner);
+ * LC_TEST_QUICK=1 fewer shapes; LC_REQUIRE_OPENCL=1 makes a missing device a failure (CI). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/opencl/cl_conv.h"
+#include "lowconv.h"
+#include "testutil.h"
+
+typedef struct shape {
+  int n, g, cin_g, cout_g, ih, iw, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+} shape;
+
+static void random_shape(shape *s, int i) {
+  memset(s, 0, sizeof *s);
+  s->n = tu_rand_int(1, 3);
+  int kind = i % 5; /* 0 plain, 1 grouped, 2 depthwise, 3 1x1 (GEMV/GEMM), 4 wide channels */
+  s->g = kind == 1 ? tu_rand_int(2, 3) : 1;
+  s->cin_g = tu_rand_int(1, 13), s->cout_g = tu_rand_int(1, 19);
+  if (kind == 2) s->g = tu_rand_int(2, 21), s->cin_g = 1, s->cout_g = 1;
+  if (kind == 4) s->cin_g = tu_rand_int(16, 70), s->cout_g = tu_rand_int(9, 70);
+  static const int ks[] = {1, 2, 3, 3, 5};
+  s->kh = ks[tu_rand_int(0, 4)], s->kw = ks[tu_rand_int(0, 4)];
+  s->sh = tu_rand_int(1, 3), s->sw = tu_rand_int(1, 3);
+  s->dh = tu_rand_int(0, 3) ? 1 : 2, s->dw = tu_rand_int(0, 3) ? 1 : 2;
+  s->pt = tu_rand_int(0, 2), s->pl = tu_rand_int(0, 2), s->pb = tu_rand_int(0, 2), s->pr = tu_rand_int(0, 2);
+  if (kind == 3) {
+    s->kh = s->kw = 1, s->dh = s->dw = 1, s->pt = s->pl = s->pb = s->pr = 0;
+    s->sh = s->sw = tu_rand_int(0, 2) ? 1 : 2;
+    s->cin_g = tu_rand_int(1, 90);
+    if (tu_rand_int(0, 1)) s->n = 1, s->ih = s->iw = 1; /* fully connected */
+  }
+  if (!s->ih) {
+    int kmin_h = (s->kh - 1) * s->dh + 1, kmin_w = (s->kw - 1) * s->dw + 1;
+    s->ih = tu_rand_int(kmin_h > s->pt + s->pb ? kmin_h - s->pt - s->pb : 1, 17);
+    s->iw = tu_rand_int(kmin_w > s->pl + s->pr ? kmin_w - s->pl - s->pr : 1, 19);
+  }
+}
+
+static double act_ref(double v, const lc_conv_desc *d) {
+  switch (d->activation) {
+    case LC_ACT_RELU: return v > 0 ? v : 0;
+    case LC_ACT_CLIP: return v < d->act_min ? d->act_min : v > d->act_max ? d->act_max : v;
+    case LC_ACT_LEAKY_RELU: return v < 0 ? v * d->act_alpha : v;
+    case LC_ACT_HARD_SWISH: {
+      double t = v / 6.0 + 0.5;
+      return v * (t < 0 ? 0 : t > 1 ? 1 : t);
+    }
+    default: return v;
+  }
+}
+
+static int tested_runs, skipped_runs;
+
+/* One conv: every eligible family x variant, checked against the reference. */
+static void check_shape(lc_context *ctx, const shape *s, int idx) {
+  lc_conv_desc d;
+  lc_conv_desc_init(&d);
+  d.in_channels = s->g * s->cin_g, d.out_channels = s->g * s->cout_g, d.groups = s->g;
+  d.kernel_h = s->kh, d.kernel_w = s->kw, d.stride_h = s->sh, d.stride_w = s->sw;
+  d.dilation_h = s->dh, d.dilation_w = s->dw;
+  d.pad_top = s->pt, d.pad_left = s->pl, d.pad_bottom = s->pb, d.pad_right = s->pr;
+  d.layout = idx % 7 == 6 ? LC_NHWC : LC_NCHW;
+  static const lc_weight_format fmts[] = {LC_WEIGHTS_F32, LC_WEIGHTS_Q8, LC_WEIGHTS_Q4};
+  d.weight_format = fmts[idx % 3];
+  d.asym = (idx / 3) % 2;
+  static const int blocks[] = {0, 16, 32, 64};
+  d.block_size = blocks[(idx / 6) % 4];
+  d.activation = (lc_activation)(idx % 5);
+  d.act_min = -0.5f, d.act_max = 0.7f, d.act_alpha = 0.1f;
+  int use_res = idx % 4 == 1, use_bias = idx % 3 != 2;
+  size_t nw = (size_t)(d.out_channels * s->cin_g * s->kh * s->kw);
+  float *w = malloc(nw * sizeof(float)), *b = malloc((size_t)d.out_channels * sizeof(float));
+  tu_fill(w, nw, -1.0f, 1.0f);
+  tu_fill(b, (size_t)d.out_channels, -1.0f, 1.0f);
+  d.weights = w;
+  d.bias = use_bias ? b : NULL;
+  lc_conv *conv = NULL;
+  lc_status st = lc_conv_create(ctx, &d, &conv);
+  TU_CHECK(st == LC_OK, "shape %d create: %s", idx, lc_last_error());
+  if (st) goto out_w;
+  int64_t oh = lc_conv_out_size(s->ih, s->kh, s->sh, s->dh, s->pt, s->pb);
+  int64_t ow = lc_conv_out_size(s->iw, s->kw, s->sw, s->dw, s->pl, s->pr);
+  size_t nin = (size_t)(s->n * d.in_channels * s->ih * s->iw), nout = (size_t)(s->n * d.out_channels * oh * ow);
+  float *x = malloc(nin * sizeof(float)), *r = malloc(nout * sizeof(float)), *ref = malloc(nout * sizeof(float));
+  float *got = malloc(nout * sizeof(float)), *wq = malloc(nw * sizeof(float));
+  tu_fill(x, nin, -1.0f, 1.0f);
+  tu_fill(r, nout, -1.0f, 1.0f);
+  TU_CHECK(lc_conv_get_weights(conv, wq) == LC_OK, "get_weights: %s", lc_last_error());
+  /* Reference: the same conv on the device's weights, no activation, then + residual, act. */
+  lc_conv_desc rd = d;
+  rd.weights = wq, rd.weight_format = LC_WEIGHTS_F32, rd.activation = LC_ACT_NONE;
+  TU_CHECK(lc_conv_reference(&rd, s->n, s->ih, s->iw, x, ref) == LC_OK, "reference: %s", lc_last_error());
+  double mx = 0;
+  for (size_t i = 0; i < nout; i++) {
+    ref[i] = (float)act_ref((double)ref[i] + (use_res ? r[i] : 0.0), &d);
+    mx = fmax(mx, fabs(ref[i]));
+  }
+  lc_tensor *tin = NULL, *tout = NULL, *tres = NULL;
+  TU_CHECK(!lc_tensor_create(ctx, nin * 4, &tin) && !lc_tensor_create(ctx, nout * 4, &tout) &&
+               !lc_tensor_create(ctx, nout * 4, &tres),
+           "tensors: %s", lc_last_error());
+  if (!tin || !tout || !tres) goto out;
+  lc_tensor_upload(tin, x, nin * 4);
+  lc_tensor_upload(tres, r, nout * 4);
+  const char *only_f = getenv("LOWCONV_CL_FAMILY"), *only_v = getenv("LOWCONV_CL_VARIANT");
+  for (int f = 0; f < lc_cl_nfamilies; f++) {
+    const lc_cl_family *fam = lc_cl_families[f];
+    if (only_f && *only_f && strcmp(only_f, fam->name)) continue;
+    for (int v = 0; v < fam->nvariants; v++) {
+      if (only_v && *only_v && strcmp(only_v, fam->variants[v])) continue;
+      setenv("LOWCONV_CL_FAMILY", fam->name, 1);
+      setenv("LOWCONV_CL_VARIANT", fam->variants[v], 1);
+      lc_conv_shape sh;
+      st = lc_conv_prepare(conv, s->n, s->ih, s->iw, &sh);
+      if (st == LC_ERR_UNSUPPORTED) { /* not eligible for this shape */
+        skipped_runs++;
+        continue;
+      }
+      TU_CHECK(st == LC_OK, "shape %d %s %s prepare: %s", idx, fam->name, fam->variants[v], lc_last_error());
+      if (st) continue;
+      for (size_t i = 0; i < nout; i++) got[i] = NAN;
+      lc_tensor_upload(tout, got, nout * 4); /* poisoned: every element must be written */
+      st = lc_conv_run_tensors(conv, tin, tout, use_res ? tres : NULL);
+      TU_CHECK(st == LC_OK, "shape %d %s %s run: %s", idx, fam->name, fam->variants[v], lc_last_error());
+      TU_CHECK(lc_tensor_download(tout, got, nout * 4) == LC_OK, "download: %s", lc_last_error());
+      double err = 0;
+      for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - ref[i]) : INFINITY);
+      tested_runs++;
+      TU_CHECK(err <= 1e-4 * fmax(mx, 1e-30),
+               "shape %d %s %s: err %.3g, max|ref| %.3g (n%d g%d cin_g%d cout_g%d %dx%d k%dx%d s%dx%d d%dx%d p%d%d%d%d "
+               "fmt%d asym%d block%d act%d res%d %s)",
+               idx, fam->name, fam->variants[v], err, mx, s->n, s->g, s->cin_g, s->cout_g, s->ih, s->iw, s->kh, s->kw,
+               s->sh, s->sw, s->dh, s->dw, s->pt, s->pl, s->pb, s->pr, (int)d.weight_format, d.asym, d.block_size,
+               (int)d.activation, use_res, d.layout == LC_NCHW ? "nchw" : "nhwc");
+    }
+  }
+  if (only_f) setenv("LOWCONV_CL_FAMILY", only_f, 1); else unsetenv("LOWCONV_CL_FAMILY");
+  if (only_v) setenv("LOWCONV_CL_VARIANT", only_v, 1); else unsetenv("LOWCONV_CL_VARIANT");
+out:
+  lc_tensor_destroy(tin);
+  lc_tensor_destroy(tout);
+  lc_tensor_destroy(tres);
+  lc_conv_destroy(conv);
+  free(x), free(r), free(ref), free(got), free(wq);
+out_w:
+  free(w), free(b);
+}
+
+/* Host-pointer run and the tuner's own choice (level fast) on a few shapes. */
+static void check_tuned(lc_context *ctx) {
+  lc_conv_desc d;
+  lc_conv_desc_init(&d);
+  d.in_channels = 24, d.out_channels = 20, d.kernel_h = d.kernel_w = 3, d.pad_top = d.pad_left = 1;
+  d.pad_bottom = d.pad_right = 1;
+  size_t nw = 20 * 24 * 9, nin = 24 * 15 * 13, nout = 20 * 15 * 13;
+  float *w = malloc(nw * 4), *x = malloc(nin * 4), *y = malloc(nout * 4), *ref = malloc(nout * 4);
+  tu_fill(w, nw, -1, 1);
+  tu_fill(x, nin, -1, 1);
+  d.weights = w;
+  lc_conv *c;
+  lc_conv_shape sh;
+  TU_CHECK(lc_conv_create(ctx, &d, &c) == LC_OK, "create: %s", lc_last_error());
+  TU_CHECK(lc_conv_prepare(c, 1, 15, 13, &sh) == LC_OK, "prepare: %s", lc_last_error());
+  TU_CHECK(lc_conv_run(c, x, y, NULL, 0) == LC_OK, "run: %s", lc_last_error());
+  lc_conv_reference(&d, 1, 15, 13, x, ref);
+  double err = 0, mx = 0;
+  for (size_t i = 0; i < nout; i++) err = fmax(err, fabs(y[i] - ref[i])), mx = fmax(mx, fabs(ref[i]));
+  TU_CHECK(err <= 1e-4 * mx, "tuned run: err %.3g of %.3g", err, mx);
+  lc_conv_device_info info;
+  TU_CHECK(lc_conv_device_info_get(c, &info) == LC_OK && info.kernel[0], "device info");
+  printf("tuned 24->20 3x3 15x13: %s, %d candidates, %.1f ms tuning\n", info.kernel, info.candidates, info.tune_ms);
+  lc_conv_destroy(c);
+  free(w), free(x), free(y), free(ref);
+}
+
+int main(void) {
+  tu_seed_from_env(20261201);
+  lc_context_params p;
+  lc_context_params_init(&p);
+  p.backend = LC_BACKEND_OPENCL;
+  p.tune = LC_TUNE_NONE;
+  char dir[] = "/tmp/lc_cl_test_XXXXXX";
+  p.cache_dir = mkdtemp(dir) ? dir : "";
+  lc_context *ctx;
+  if (lc_context_create(&p, &ctx)) {
+    int req = getenv("LC_REQUIRE_OPENCL") && atoi(getenv("LC_REQUIRE_OPENCL"));
+    printf("no OpenCL device: %s%s\n", lc_last_error(), req ? "" : " (skipped)");
+    TU_CHECK(!req, "LC_REQUIRE_OPENCL is set but no device opened");
+    return tu_finish("test_cl_conv");
+  }
+  printf("device: %s\n", lc_context_device_name(ctx));
+  int nshapes = getenv("LC_TEST_QUICK") && *getenv("LC_TEST_QUICK") == '1' ? 40 : 120;
+  for (int i = 0; i < nshapes; i++) {
+    shape s;
+    random_shape(&s, i);
+    check_shape(ctx, &s, i);
+  }
+  printf("%d family x variant runs checked, %d not eligible\n", tested_runs, skipped_runs);
+  lc_context_destroy(ctx);
+  p.tune = LC_TUNE_FAST;
+  if (!lc_context_create(&p, &ctx)) {
+    check_tuned(ctx);
+    lc_context_destroy(ctx);
+  }
+  return tu_finish("test_cl_conv");
+}

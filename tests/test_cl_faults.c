@@ -1,0 +1,93 @@
+/* OpenCL failure paths: the n-th fallible OpenCL call fails (lc_cl_inject_fault) for every n
+ * through context create, conv create (weights upload, program build), prepare (tuning), run and
+ * tensor transfers; each must return a status with a message, and nothing may leak (the
+ * sanitizer suite runs this under LeakSanitizer). Also: no OpenCL library, bad device indices. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/opencl/cl_api.h"
+#include "lowconv.h"
+#include "testutil.h"
+
+static lc_status one_pass(const char *cache_dir, int tune) {
+  lc_context_params p;
+  lc_context_params_init(&p);
+  p.backend = LC_BACKEND_OPENCL;
+  p.cache_dir = cache_dir;
+  p.tune = (lc_tune_level)tune;
+  lc_context *ctx = NULL;
+  lc_conv *c = NULL;
+  lc_tensor *ti = NULL, *to = NULL;
+  float w[8 * 6 * 9], b[8], x[6 * 7 * 5], y[8 * 7 * 5];
+  tu_fill(w, sizeof w / 4, -1, 1);
+  tu_fill(b, 8, -1, 1);
+  tu_fill(x, sizeof x / 4, -1, 1);
+  lc_status s = lc_context_create(&p, &ctx);
+  if (s) return s;
+  lc_conv_desc d;
+  lc_conv_desc_init(&d);
+  d.in_channels = 6, d.out_channels = 8, d.kernel_h = d.kernel_w = 3;
+  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+  d.weights = w, d.bias = b, d.weight_format = LC_WEIGHTS_Q4, d.block_size = 0, d.asym = 1;
+  lc_conv_shape sh;
+  if (!s) s = lc_conv_create(ctx, &d, &c);
+  if (!s) s = lc_conv_prepare(c, 1, 7, 5, &sh);
+  if (!s) s = lc_conv_run(c, x, y, NULL, 0);
+  if (!s) s = lc_tensor_create(ctx, sizeof x, &ti);
+  if (!s) s = lc_tensor_create(ctx, sizeof y, &to);
+  if (!s) s = lc_tensor_upload(ti, x, sizeof x);
+  if (!s) s = lc_conv_run_tensors(c, ti, to, NULL);
+  if (!s) s = lc_tensor_download(to, y, sizeof y);
+  if (!s) s = lc_context_sync(ctx);
+  lc_tensor_destroy(ti);
+  lc_tensor_destroy(to);
+  lc_conv_destroy(c);
+  lc_context_destroy(ctx);
+  return s;
+}
+
+int main(void) {
+  tu_seed_from_env(7);
+  lc_context_params p;
+  lc_context_params_init(&p);
+  p.backend = LC_BACKEND_OPENCL;
+  lc_context *ctx;
+  if (lc_context_create(&p, &ctx)) {
+    int req = getenv("LC_REQUIRE_OPENCL") && atoi(getenv("LC_REQUIRE_OPENCL"));
+    printf("no OpenCL device: %s%s\n", lc_last_error(), req ? "" : " (skipped)");
+    TU_CHECK(!req, "LC_REQUIRE_OPENCL is set but no device opened");
+    return tu_finish("test_cl_faults");
+  }
+  lc_context_destroy(ctx);
+
+  /* Bad indices name what exists. */
+  p.cl_platform = 99;
+  TU_CHECK(lc_context_create(&p, &ctx) == LC_ERR_INVALID_ARG && strstr(lc_last_error(), "platform 99"),
+           "platform 99: %s", lc_last_error());
+  p.cl_platform = 0, p.cl_device = 99;
+  TU_CHECK(lc_context_create(&p, &ctx) == LC_ERR_INVALID_ARG && strstr(lc_last_error(), "device 99"),
+           "device 99: %s", lc_last_error());
+  TU_CHECK(lc_device_parse("opencl:x", &p) == LC_ERR_INVALID_ARG, "opencl:x parses");
+  TU_CHECK(lc_device_parse("cuda", &p) == LC_ERR_INVALID_ARG, "cuda parses");
+
+  /* Every fallible call fails once, in turn, with tuning on and off (no disk cache: the faults
+   * hit the builds). Each pass must fail cleanly until n passes the number of calls made. */
+  for (int tune = 0; tune <= 1; tune++) {
+    int n, clean = 0;
+    for (n = 1; n < 400; n++) {
+      lc_cl_inject_fault(n);
+      lc_status s = one_pass("", tune);
+      lc_cl_inject_fault(0);
+      if (s == LC_OK) {
+        clean = 1;
+        break;
+      }
+      TU_CHECK(lc_last_error()[0] != 0, "fault %d: status %s without a message", n, lc_status_name(s));
+      TU_CHECK(strstr(lc_last_error(), "opencl") || strstr(lc_last_error(), "conv"), "fault %d: message '%s'", n,
+               lc_last_error());
+    }
+    TU_CHECK(clean, "tune %d: still failing after %d injected faults", tune, n);
+    printf("tune %d: %d fallible OpenCL calls, each failure handled\n", tune, n - 1);
+  }
+  return tu_finish("test_cl_faults");
+}

@@ -1,0 +1,19 @@
+#ifndef LC_TOOLS_CONV_DEVICE_H
+#define LC_TOOLS_CONV_DEVICE_H
+
+#include <stddef.h>
+
+#include "lowconv.h"
+
+typedef struct conv_device_result {
+  double device_ms, min_ms;   /* per run, from profiling events: median and min */
+  double wall_ms;             /* per run of back-to-back runs, host clock */
+  double peak_gflops;         /* the device's measured fp32 FMA rate (0 if unknown) */
+  lc_conv_device_info info;   /* kernel, local size, compile and tune time */
+} conv_device_result;
+
+/* Times a prepared conv of a device context on `in`; leaves the output in `out`. */
+lc_status conv_device_time(lc_context *ctx, lc_conv *conv, const float *in, size_t n_in, float *out, size_t n_out,
+                           int warmup, int repeat, conv_device_result *r);
+
+#endif
