@@ -6,8 +6,9 @@
  * RM x RN register tile from float4 reads. The next tile's global loads are issued into registers
  * before the current tile is computed, so their latency hides behind the FMAs.
  * Split-K kernels (gemms*) write partial sums of a K chunk to the workspace; gemm_reduce adds them
- * and applies the epilogue. Kernels named gemm1* / gemms1* are the 1x1 path: B rows are contiguous
- * input planes (1x1, stride 1, no pad, NCHW-contiguous planes), so the gather needs no index math. */
+ * and applies the epilogue. 1x1 convs with stride 1, no pad and NCHW-contiguous planes take a path
+ * where B rows are the input planes themselves (no index math, no bounds tests); the choice is one
+ * uniform branch per K tile, so one kernel per tile serves both (half the kernels to compile). */
 
 /* Local row strides. A: +4 floats so that the 8 work items storing one float4 each to 8 successive
  * rows hit distinct banks. B: rows staged by fewer than 32 work items are shifted by that count
@@ -26,7 +27,7 @@ static inline __attribute__((always_inline)) void lc_gemm_tile(__global const fl
                          __global const float *restrict bias, __global const float *restrict res,
                          __global float *restrict out, __global float *restrict ws, const lc_cl_conv_args *p,
                          __local float4 *As, __local float4 *Bs4, const int TM, const int TN, const int TK,
-                         const int RM, const int RN, const int ONE, const int SPLIT) {
+                         const int RM, const int RN, const int SPLIT) {
   const int T = (TM / RM) * (TN / RN);
   const int TPR = T / TK, CPT = TN / TPR; /* B staging: work items per row, columns per work item */
   const int NA = TM * TK / 4, APT = (NA + T - 1) / T;
@@ -41,6 +42,8 @@ static inline __attribute__((always_inline)) void lc_gemm_tile(__global const fl
   const int kbeg = SPLIT ? s * p->kchunk : 0;
   const int kend = SPLIT ? min(p->K, kbeg + p->kchunk) : p->K;
   const int cin_g = p->cin_g;
+  const bool one = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 &&
+                   p->oh == p->ih && p->ow == p->iw && p->in_sw == 1 && p->in_sh == p->iw;
 
   /* B staging: this work item's row within the tile and its columns (output pixels). Invalid
    * columns get cy far out of range so every bounds test fails. */
@@ -55,7 +58,7 @@ static inline __attribute__((always_inline)) void lc_gemm_tile(__global const fl
     if (n < N) {
       int img = n / P, q = n - img * P;
       int base = img * p->in_sn + g * cin_g * p->in_sc;
-      if (ONE) {
+      if (one) {
         coff[j] = base + q;
         cy[j] = 0;
       } else {
@@ -119,7 +122,7 @@ static inline __attribute__((always_inline)) void lc_gemm_tile(__global const fl
     }
     if (t < ntiles) {
       bool rv = bk < kend;
-      if (ONE) {
+      if (one) {
         int roff = bk * p->in_sc;
 #pragma unroll
         for (int j = 0; j < CPT; j++) bv[j] = (rv && cy[j] == 0) ? in[coff[j] + roff] : 0.0f;
@@ -205,36 +208,30 @@ static inline __attribute__((always_inline)) void lc_gemm_tile(__global const fl
   }
 }
 
-#define LC_GEMM_KERNEL(NAME, TM, TN, TK, RM, RN, ONE)                                                        \
+#define LC_GEMM_KERNEL(NAME, TM, TN, TK, RM, RN)                                                        \
   __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(LC_KERNEL_ARGS) {     \
     __local float4 As[TK * LC_LDA(TM) / 4];                                                                  \
     __local float4 Bs[TK * LC_LDB(TN, (TM / RM) * (TN / RN) / TK) / 4];                                      \
-    lc_gemm_tile(in, w, sc, of, bias, res, out, 0, &p, As, Bs, TM, TN, TK, RM, RN, ONE, 0);                  \
+    lc_gemm_tile(in, w, sc, of, bias, res, out, 0, &p, As, Bs, TM, TN, TK, RM, RN, 0);                  \
   }
 
-#define LC_GEMMS_KERNEL(NAME, TM, TN, TK, RM, RN, ONE)                                                       \
+#define LC_GEMMS_KERNEL(NAME, TM, TN, TK, RM, RN)                                                       \
   __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(                     \
       LC_KERNEL_ARGS, __global float *restrict ws) {                                                         \
     __local float4 As[TK * LC_LDA(TM) / 4];                                                                  \
     __local float4 Bs[TK * LC_LDB(TN, (TM / RM) * (TN / RN) / TK) / 4];                                      \
-    lc_gemm_tile(in, w, sc, of, bias, res, out, ws, &p, As, Bs, TM, TN, TK, RM, RN, ONE, 1);                 \
+    lc_gemm_tile(in, w, sc, of, bias, res, out, ws, &p, As, Bs, TM, TN, TK, RM, RN, 1);                 \
   }
 
 /* Tiles (cl_fam_gemm.c holds the same table): name, TM, TN, TK, RM, RN. */
-LC_GEMM_KERNEL(gemm_128x128, 128, 128, 8, 8, 8, 0)
-LC_GEMM_KERNEL(gemm1_128x128, 128, 128, 8, 8, 8, 1)
-LC_GEMM_KERNEL(gemm_128x128k16, 128, 128, 16, 8, 8, 0)
-LC_GEMM_KERNEL(gemm1_128x128k16, 128, 128, 16, 8, 8, 1)
-LC_GEMM_KERNEL(gemm_128x64, 128, 64, 8, 8, 8, 0)
-LC_GEMM_KERNEL(gemm1_128x64, 128, 64, 8, 8, 8, 1)
-LC_GEMM_KERNEL(gemm_64x64, 64, 64, 8, 8, 4, 0)
-LC_GEMM_KERNEL(gemm1_64x64, 64, 64, 8, 8, 4, 1)
-LC_GEMM_KERNEL(gemm_32x32, 32, 32, 8, 4, 4, 0)
-LC_GEMM_KERNEL(gemm1_32x32, 32, 32, 8, 4, 4, 1)
-LC_GEMMS_KERNEL(gemms_64x64, 64, 64, 8, 8, 4, 0)
-LC_GEMMS_KERNEL(gemms1_64x64, 64, 64, 8, 8, 4, 1)
-LC_GEMMS_KERNEL(gemms_32x32, 32, 32, 8, 4, 4, 0)
-LC_GEMMS_KERNEL(gemms1_32x32, 32, 32, 8, 4, 4, 1)
+LC_GEMM_KERNEL(gemm_128x128, 128, 128, 8, 8, 8)
+LC_GEMM_KERNEL(gemm_128x128k16, 128, 128, 16, 8, 8)
+LC_GEMM_KERNEL(gemm_128x64, 128, 64, 8, 8, 8)
+LC_GEMM_KERNEL(gemm_64x128, 64, 128, 8, 8, 8)
+LC_GEMM_KERNEL(gemm_64x64, 64, 64, 8, 8, 4)
+LC_GEMM_KERNEL(gemm_32x32, 32, 32, 8, 4, 4)
+LC_GEMMS_KERNEL(gemms_64x64, 64, 64, 8, 8, 4)
+LC_GEMMS_KERNEL(gemms_32x32, 32, 32, 8, 4, 4)
 
 /* Split-K epilogue: one work item per output element, columns fastest (coalesced for NCHW). */
 __kernel void gemm_reduce(LC_KERNEL_ARGS, __global const float *restrict ws) {
