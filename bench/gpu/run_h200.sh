@@ -9,7 +9,8 @@ cd "$(dirname "$0")/../.."
 final=${OUT:-out-gpu}
 out=/tmp/lc-results
 mkdir -p "$out" "$final"
-trap 'tar czf "$final/results.tgz" -C "$out" . ; cp "$out/summary.txt" "$final/" 2>/dev/null' EXIT
+snap() { tar czf "$final/results.tgz" -C "$out" . 2>/dev/null; cp "$out/summary.txt" "$final/" 2>/dev/null; }
+trap snap EXIT
 mode=${1:-full}
 ocl=/tmp/lc-ocl
 mkdir -p $ocl/vendors
@@ -49,6 +50,7 @@ for round in 1 2; do
       suite $s $mb f32 fast > "$out/${s}_b${mb}_f32_r$round.jsonl"
       python3 bench/gpu/torch_conv.py --lowconv $lc --suite $s --mb $mb > "$out/${s}_b${mb}_cudnn_r$round.jsonl"
       [ $round = 1 ] && for w in q8 q4; do suite $s $mb $w fast > "$out/${s}_b${mb}_${w}.jsonl"; done
+      snap; echo "done $s b$mb round $round: $(date +%T)"
     done
   done
 done
