@@ -116,15 +116,26 @@ static int gemm_pick(const lc_cl_conv *c) {
   return best;
 }
 
+/* Tuning level fast times the GEMM_FAST variants the model ranks best (each is a kernel to
+ * compile on a cold start: about 1 s each on the H200 with the driver's JIT cache off). */
+#define GEMM_FAST 3
+static int gemm_rank(const lc_cl_conv *c, int v) {
+  double us = gemm_model_us(c, v);
+  int r = 0;
+  for (int u = 0; u < GEMM_NV; u++)
+    if (u != v && gemm_eligible(c, u) && gemm_model_us(c, u) < us) r++;
+  return r;
+}
+
 /* The work-group size is fixed by the tile. At level none only the modelled best variant offers
  * it, so the tuner's first-eligible rule runs that one; a variant forced by LOWCONV_CL_VARIANT
  * (tests, the CLI) is offered anyway. */
 static int gemm_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
   if (max < 1 || v < 0 || v >= GEMM_NV) return 0;
-  if (level <= 0) {
-    const char *fv = getenv("LOWCONV_CL_VARIANT");
-    if (!(fv && !strcmp(fv, gemm_names[v])) && gemm_pick(c) != v) return 0;
-  }
+  const char *fv = getenv("LOWCONV_CL_VARIANT");
+  int forced = fv && !strcmp(fv, gemm_names[v]);
+  if (level <= 0 && !forced && gemm_pick(c) != v) return 0;
+  if (level == 1 && !forced && gemm_rank(c, v) >= GEMM_FAST) return 0;
   lws[0][0] = (size_t)gemm_tiles[v].t, lws[0][1] = 1, lws[0][2] = 1;
   return 1;
 }

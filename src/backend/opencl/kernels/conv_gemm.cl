@@ -224,16 +224,33 @@ static inline __attribute__((always_inline)) void lc_gemm_tile(__global const fl
   }
 
 /* Tiles (cl_fam_gemm.c holds the same table): name, TM, TN, TK, RM, RN. */
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_128x128)
 LC_GEMM_KERNEL(gemm_128x128, 128, 128, 8, 8, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_128x128k16)
 LC_GEMM_KERNEL(gemm_128x128k16, 128, 128, 16, 8, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_128x64)
 LC_GEMM_KERNEL(gemm_128x64, 128, 64, 8, 8, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_64x128)
 LC_GEMM_KERNEL(gemm_64x128, 64, 128, 8, 8, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_64x64)
 LC_GEMM_KERNEL(gemm_64x64, 64, 64, 8, 8, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_32x32)
 LC_GEMM_KERNEL(gemm_32x32, 32, 32, 8, 4, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemms_64x64)
 LC_GEMMS_KERNEL(gemms_64x64, 64, 64, 8, 8, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemms_32x32)
 LC_GEMMS_KERNEL(gemms_32x32, 32, 32, 8, 4, 4)
+#endif
 
 /* Split-K epilogue: one work item per output element, columns fastest (coalesced for NCHW). */
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_reduce)
 __kernel void gemm_reduce(LC_KERNEL_ARGS, __global const float *restrict ws) {
   const int P = p.oh * p.ow, N = p.n * P, M = p.cout_g;
   const int i = get_global_id(0);
@@ -251,3 +268,4 @@ __kernel void gemm_reduce(LC_KERNEL_ARGS, __global const float *restrict ws) {
   (void)sc;
   (void)of;
 }
+#endif
