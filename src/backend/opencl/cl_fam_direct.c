@@ -2,6 +2,7 @@
  * (1x1 on few pixels): which convs each runs, the local sizes it offers per tuning level, and
  * how it is enqueued. Global sizes are documented in the kernels' headers (kernels/conv_*.cl). */
 #include "backend/opencl/cl_conv.h"
+#include "util/error.h"
 
 #include <stdlib.h>
 
@@ -232,6 +233,8 @@ static lc_status lcd_gemv_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, c
   /* The kernels need a power-of-two local size of at most 256 (their reduction). */
   lc_cl_cand k = *cand;
   if (k.lws[0] == 0) k.lws[0] = 128;
+  if (k.lws[0] > 256 || (k.lws[0] & (k.lws[0] - 1)))
+    return lc_error(LC_ERR_UNSUPPORTED, "opencl gemv: local size %zu is not a power of two up to 256", k.lws[0]);
   k.lws[1] = k.lws[2] = 1;
   size_t gws[3] = {lcd_div_up((size_t)c->a.groups * (size_t)c->a.ob, (size_t)lcd_gemv_shape[k.variant][1]) * k.lws[0],
                    1, 1};

@@ -96,19 +96,47 @@ inline void lc_store(__global float *out, __global const float *bias, __global c
 /* Lane i of v (OpenCL C 1.2 has no vector subscript). */
 inline float lcd_lane(float4 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
-/* Raw codes of the 4 lanes of oc4 block wb at row k, as floats (q4: code + 8 is in 0..15). */
+/* Codes become floats without int-to-float conversions (a quarter-rate instruction on NVIDIA): a
+ * code left in place at bit 4 * lane (q4) or 8 * (lane & 1) (q8), OR-ed into the mantissa of
+ * 2^23, gives 2^23 + u * 2^bit exactly, u = code + 8 (q4) or code + 128 (q8). lcd_fold moves the
+ * powers of two and the +8 / +128 into the block's scale and offset: weight = value * s + o. */
+#define LCD_M23 8388608.0f
+
+/* q4 row (4 nibbles in the low 16 bits of v): lane l is u * 16^l. */
+inline float4 lcd_nib4(uint v) {
+  return as_float4(((uint4)(v) & (uint4)(0xF, 0xF0, 0xF00, 0xF000)) | (uint4)(0x4B000000)) - LCD_M23;
+}
+
+/* q8 row (4 signed bytes): lane l is u * 256^(l & 1). */
+inline float4 lcd_byte4(uint v) {
+  v ^= 0x80808080u;
+  uint h = v >> 16;
+  return as_float4(((uint4)(v, v, h, h) & (uint4)(0xFF, 0xFF00, 0xFF, 0xFF00)) | (uint4)(0x4B000000)) - LCD_M23;
+}
+
+/* A block's scale and offset (offset 0 when symmetric) adjusted to lcd_nib4 / lcd_byte4 values. */
+inline void lcd_fold(float4 *s, float4 *o) {
+#if WFMT == 2
+  *o -= 8.0f * *s;
+  *s *= (float4)(1.0f, 1.0f / 16, 1.0f / 256, 1.0f / 4096);
+#elif WFMT == 1
+  *o -= 128.0f * *s;
+  *s *= (float4)(1.0f, 1.0f / 256, 1.0f, 1.0f / 256);
+#endif
+}
+
+/* The 4 lanes of oc4 block wb at row k: f32 weights, or lcd_nib4 / lcd_byte4 values. */
 inline float4 lcd_codes(__global const wtype *w, int K, int wb, int k) {
 #if WFMT == 0
   return vload4(wb * K + k, w);
 #elif WFMT == 1
-  return convert_float4(vload4(wb * K + k, w));
+  return lcd_byte4(((__global const uint *)w)[wb * K + k]);
 #else
-  uchar2 b = vload2(wb * K + k, w);
-  return (float4)((float)(b.x & 15), (float)(b.x >> 4), (float)(b.y & 15), (float)(b.y >> 4)) - 8.0f;
+  return lcd_nib4(((__global const ushort *)w)[wb * K + k]);
 #endif
 }
 
-/* Scale (s) and offset (o) of block blk of oc4 block wb, so that weight = code * s + o. */
+/* Scale (s) and offset (o) of block blk of oc4 block wb, folded for lcd_codes' values. */
 inline void lcd_scales(__global const float *sc, __global const float *of, const lc_cl_conv_args *p, int wb,
                        int blk, float4 *s, float4 *o) {
 #if WFMT == 0
@@ -122,6 +150,7 @@ inline void lcd_scales(__global const float *sc, __global const float *of, const
 #else
   *o = (float4)(0.0f);
 #endif
+  lcd_fold(s, o);
 #endif
 }
 
@@ -134,13 +163,11 @@ inline int lcd_blk_rows(const lc_cl_conv_args *p) {
 #endif
 }
 
-/* Dequantized weights from codes q and the block's s, o (f32: q itself). */
+/* Weights from lcd_codes' values q and the block's folded s, o (f32: q itself). */
 inline float4 lcd_deq(float4 q, float4 s, float4 o) {
 #if WFMT == 0
   return q;
-#elif ASYM
-  return mad(q, s, o);
 #else
-  return q * s;
+  return mad(q, s, o);
 #endif
 }

@@ -51,8 +51,9 @@ __kernel void conv_c4h1w1(LC_KERNEL_ARGS) {
 #define LCD_MH 4
 #define LCD_MW 4
 
-/* CB oc4 blocks x HT rows x WT columns per item (compile-time constants once inlined). */
-inline void lcd_direct(__global const float *restrict in, __global const wtype *restrict w,
+/* CB oc4 blocks x HT rows x WT columns per item. Forced inline so that CB, HT, WT are constants
+ * where the tile arrays are indexed: the unrolled loops then keep them in registers. */
+__attribute__((always_inline)) static inline void lcd_direct(__global const float *restrict in, __global const wtype *restrict w,
                        __global const float *restrict sc, __global const float *restrict of,
                        __global const float *restrict bias, __global const float *restrict res,
                        __global float *restrict out, const lc_cl_conv_args *pa, const int CB, const int HT,
@@ -62,32 +63,21 @@ inline void lcd_direct(__global const float *restrict in, __global const wtype *
   if (ox0 >= p.ow || oy0 >= p.oh) return;
   int nob = (p.ob + CB - 1) / CB;
   int b0 = (z % nob) * CB, g = (z / nob) % p.groups, n = z / nob / p.groups;
-  int wb[LCD_MC];
   /* A second block past the group's last reads the last one again and is not stored. */
-  #pragma unroll
-  for (int cb = 0; cb < CB; cb++) wb[cb] = g * p.ob + min(b0 + cb, p.ob - 1);
-  float4 acc[LCD_MC][LCD_MH][LCD_MW];
-  #pragma unroll
-  for (int cb = 0; cb < CB; cb++)
-    #pragma unroll
-    for (int h = 0; h < HT; h++)
-      #pragma unroll
-      for (int x = 0; x < WT; x++) acc[cb][h][x] = (float4)(0.0f);
+#define LCD_WB(cb) (g * p.ob + min(b0 + (cb), p.ob - 1))
+  float4 acc[LCD_MC][LCD_MH][LCD_MW] = {{{(float4)(0.0f)}}};
   const int inb = n * p.in_sn + g * p.cin_g * p.in_sc;
   const int bs = lcd_blk_rows(&p);
   for (int ky = 0; ky < p.kh; ky++) {
-    int iy[LCD_MH];
-    #pragma unroll
-    for (int h = 0; h < HT; h++) iy[h] = (oy0 + h) * p.sh - p.pt + ky * p.dh;
     for (int kx = 0; kx < p.kw; kx++) {
       int off[LCD_MH][LCD_MW], ok[LCD_MH][LCD_MW];
       #pragma unroll
       for (int h = 0; h < HT; h++)
         #pragma unroll
         for (int x = 0; x < WT; x++) {
-          int ix = (ox0 + x) * p.sw - p.pl + kx * p.dw;
-          ok[h][x] = iy[h] >= 0 && iy[h] < p.ih && ix >= 0 && ix < p.iw;
-          off[h][x] = ok[h][x] ? inb + iy[h] * p.in_sh + ix * p.in_sw : inb;
+          int iy = (oy0 + h) * p.sh - p.pt + ky * p.dh, ix = (ox0 + x) * p.sw - p.pl + kx * p.dw;
+          ok[h][x] = iy >= 0 && iy < p.ih && ix >= 0 && ix < p.iw;
+          off[h][x] = ok[h][x] ? inb + iy * p.in_sh + ix * p.in_sw : inb;
         }
       const int tap = ky * p.kw + kx, kb = tap * p.cin_g;
       for (int ic0 = 0; ic0 < p.cin_g; ic0 += bs) {
@@ -98,12 +88,12 @@ inline void lcd_direct(__global const float *restrict in, __global const wtype *
 #endif
         float4 s[LCD_MC], o[LCD_MC];
         #pragma unroll
-        for (int cb = 0; cb < CB; cb++) lcd_scales(sc, of, &p, wb[cb], blk, &s[cb], &o[cb]);
+        for (int cb = 0; cb < CB; cb++) lcd_scales(sc, of, &p, LCD_WB(cb), blk, &s[cb], &o[cb]);
         const int ic1 = min(ic0 + bs, p.cin_g);
         for (int ic = ic0; ic < ic1; ic++) {
           float4 wv[LCD_MC];
           #pragma unroll
-          for (int cb = 0; cb < CB; cb++) wv[cb] = lcd_deq(lcd_codes(w, p.K, wb[cb], kb + ic), s[cb], o[cb]);
+          for (int cb = 0; cb < CB; cb++) wv[cb] = lcd_deq(lcd_codes(w, p.K, LCD_WB(cb), kb + ic), s[cb], o[cb]);
           const int co = ic * p.in_sc;
           #pragma unroll
           for (int h = 0; h < HT; h++)
@@ -119,23 +109,17 @@ inline void lcd_direct(__global const float *restrict in, __global const wtype *
     }
   }
   #pragma unroll
-  for (int cb = 0; cb < CB; cb++) {
-    if (b0 + cb >= p.ob) break;
+  for (int cb = 0; cb < CB; cb++)
     #pragma unroll
     for (int lane = 0; lane < 4; lane++) {
       int oc = (b0 + cb) * 4 + lane;
-      if (oc >= p.cout_g) break;
       #pragma unroll
-      for (int h = 0; h < HT; h++) {
-        if (oy0 + h >= p.oh) break;
+      for (int h = 0; h < HT; h++)
         #pragma unroll
-        for (int x = 0; x < WT; x++) {
-          if (ox0 + x >= p.ow) break;
-          lc_store(out, bias, res, &p, n, g * p.cout_g + oc, oy0 + h, ox0 + x, lcd_lane(acc[cb][h][x], lane));
-        }
-      }
+        for (int x = 0; x < WT; x++)
+          if (b0 + cb < p.ob && oc < p.cout_g && oy0 + h < p.oh && ox0 + x < p.ow)
+            lc_store(out, bias, res, &p, n, g * p.cout_g + oc, oy0 + h, ox0 + x, lcd_lane(acc[cb][h][x], lane));
     }
-  }
 }
 
 #define LCD_DIRECT(NAME, CB, HT, WT) \

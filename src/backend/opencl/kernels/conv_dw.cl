@@ -9,7 +9,7 @@
 
 #define LCDW_MW 8
 
-inline void lcdw(__global const float *restrict in, __global const wtype *restrict w,
+__attribute__((always_inline)) static inline void lcdw(__global const float *restrict in, __global const wtype *restrict w,
                  __global const float *restrict sc, __global const float *restrict of,
                  __global const float *restrict bias, __global const float *restrict res,
                  __global float *restrict out, const lc_cl_conv_args *pa, const int WT) {
@@ -17,9 +17,7 @@ inline void lcdw(__global const float *restrict in, __global const wtype *restri
   int ox0 = (int)get_global_id(0) * WT, oy = get_global_id(1), z = get_global_id(2);
   if (ox0 >= p.ow || oy >= p.oh) return;
   int c = z % p.groups, n = z / p.groups;
-  float acc[LCDW_MW];
-  #pragma unroll
-  for (int x = 0; x < WT; x++) acc[x] = 0.0f;
+  float acc[LCDW_MW] = {0.0f};
   const int inb = n * p.in_sn + c * p.in_sc;
   for (int ky = 0; ky < p.kh; ky++) {
     int iy = oy * p.sh - p.pt + ky * p.dh;

@@ -7,9 +7,8 @@
  * the scale and offset are applied once per chunk, which lies in one quantization block), then
  * one tree reduction in local memory per (block, pixel).
  *
- * Nibbles and bytes become floats without int-to-float conversions (a quarter-rate instruction
- * on NVIDIA): OR-ing a code, left in place at bit 4 * lane, into the mantissa of 2^23 gives
- * 2^23 + code * 2^(4 lane) exactly; the lane's power of two is folded into its scale.
+ * Codes become floats with lcd_nib4 / lcd_byte4 (common.cl: no int-to-float conversions); the
+ * folded offset multiplies the chunk's input sum.
  *
  * Global size (ceil(groups * ob / BW) * L), local size (L). Variants pPP[bBW]; r1 / r1p4 read
  * one row at a time with lc_w4 and run any K and block size (the fast ones need cin_g a multiple
@@ -34,7 +33,6 @@ typedef float4 lcg_xt;
 typedef uint4 lcg_raw;
 typedef float8 lcg_xt;
 #endif
-#define LCG_M23 8388608.0f
 
 /* Input element offsets of pixel pi at channel 0 of group g. */
 inline int lcg_xbase(const lc_cl_conv_args *p, int pi, int g) {
@@ -61,20 +59,6 @@ inline lcg_xt lcg_x(__global const float *in, int xb, int j, int sc, int vx) {
 #endif
 }
 
-#if WFMT == 2
-/* Row of 4 nibbles in the low 16 bits of v: 2^(4 lane) * u, u = code + 8. */
-inline float4 lcg_nib(uint v) {
-  return as_float4(((uint4)(v) & (uint4)(0xF, 0xF0, 0xF00, 0xF000)) | (uint4)(0x4B000000)) - LCG_M23;
-}
-#elif WFMT == 1
-/* Row of 4 signed bytes: 2^(8 (lane & 1)) * u, u = code + 128. */
-inline float4 lcg_byte(uint v) {
-  v ^= 0x80808080u;
-  uint h = v >> 16;
-  return as_float4(((uint4)(v, v, h, h) & (uint4)(0xFF, 0xFF00, 0xFF, 0xFF00)) | (uint4)(0x4B000000)) - LCG_M23;
-}
-#endif
-
 /* Tree sum of v over the work-group (L a power of two); the total is returned to item 0. */
 inline float4 lcg_reduce(__local float4 *red, float4 v, int t, int L) {
   red[t] = v;
@@ -97,7 +81,7 @@ inline void lcg_store(__global float *out, __global const float *bias, __global 
       lc_store(out, bias, res, p, n, g * p->cout_g + b * 4 + lane, r / p->ow, r % p->ow, lcd_lane(v, lane));
 }
 
-inline void lcg_fast(__global const float *restrict in, __global const wtype *restrict w,
+__attribute__((always_inline)) static inline void lcg_fast(__global const float *restrict in, __global const wtype *restrict w,
                      __global const float *restrict sc, __global const float *restrict of,
                      __global const float *restrict bias, __global const float *restrict res,
                      __global float *restrict out, const lc_cl_conv_args *pa, __local float4 *red, const int PP,
@@ -106,15 +90,10 @@ inline void lcg_fast(__global const float *restrict in, __global const wtype *re
   const int t = get_local_id(0), L = get_local_size(0), nbt = p.groups * p.ob;
   const int wg0 = (int)get_group_id(0) * BW, npix = p.n * p.oh * p.ow, nch = p.cin_g / LCG_R;
   const int g = min(wg0, nbt - 1) / p.ob;
-  int wb[LCG_MB];
-  #pragma unroll
-  for (int bw = 0; bw < BW; bw++) wb[bw] = min(wg0 + bw, nbt - 1);
-#if WFMT == 2
-  const float4 ls = (float4)(1.0f, 1.0f / 16, 1.0f / 256, 1.0f / 4096);
-  const float cz = 8.0f;
-#elif WFMT == 1
-  const float4 ls = (float4)(1.0f, 1.0f / 256, 1.0f, 1.0f / 256);
-  const float cz = 128.0f;
+#define LCG_WB(bw) min(wg0 + (bw), nbt - 1)
+#if WFMT != 0
+  /* Chunk j's block is j / cpb (1x1: tap 0); block sizes are powers of two but for one block per row. */
+  const int cpb = max(min(p.bsz, p.cin_g) / LCG_R, 1), cpb_lg = 31 - clz(cpb), cpb_pow2 = (cpb & (cpb - 1)) == 0;
 #endif
   for (int p0 = 0; p0 < npix; p0 += PP) {
     int xb[LCG_MP];
@@ -124,71 +103,59 @@ inline void lcg_fast(__global const float *restrict in, __global const wtype *re
       xb[q] = lcg_xbase(&p, min(p0 + q, npix - 1), g);
       vx = vx && (xb[q] & 3) == 0;
     }
-    float4 acc[LCG_MB][LCG_MP];
-    #pragma unroll
-    for (int bw = 0; bw < BW; bw++)
-      #pragma unroll
-      for (int q = 0; q < PP; q++) acc[bw][q] = (float4)(0.0f);
+    float4 acc[LCG_MB][LCG_MP] = {{(float4)(0.0f)}};
     for (int j0 = t; j0 < nch; j0 += LCG_U * L) {
       lcg_raw raw[LCG_U][LCG_MB];
       #pragma unroll
       for (int u = 0; u < LCG_U; u++) {
         int jj = min(j0 + u * L, nch - 1);
         #pragma unroll
-        for (int bw = 0; bw < BW; bw++) raw[u][bw] = ((__global const lcg_raw *)w)[wb[bw] * nch + jj];
+        for (int bw = 0; bw < BW; bw++) raw[u][bw] = ((__global const lcg_raw *)w)[LCG_WB(bw) * nch + jj];
       }
       #pragma unroll
       for (int u = 0; u < LCG_U; u++) {
         int j = j0 + u * L;
         if (j >= nch) break;
-        lcg_xt x[LCG_MP];
-        #pragma unroll
-        for (int q = 0; q < PP; q++) x[q] = lcg_x(in, xb[q], j, p.in_sc, vx);
-#if WFMT == 0
-        #pragma unroll
-        for (int bw = 0; bw < BW; bw++)
-          #pragma unroll
-          for (int q = 0; q < PP; q++) acc[bw][q] = mad((float4)(x[q]), raw[u][bw], acc[bw][q]);
-#else
-        float xs[LCG_MP];
+#if WFMT != 0
+        const int blk = cpb_pow2 ? j >> cpb_lg : j / cpb;
+#endif
         #pragma unroll
         for (int q = 0; q < PP; q++) {
-#if WFMT == 2
-          float4 h = x[q].lo + x[q].hi;
-#else
-          float4 h = x[q];
-#endif
-          xs[q] = (h.x + h.y) + (h.z + h.w);
-        }
-        const int blk = lc_blk(&p, 0, j * LCG_R);
-        #pragma unroll
-        for (int bw = 0; bw < BW; bw++) {
-          float4 s, o;
-          lcd_scales(sc, of, &p, wb[bw], blk, &s, &o);
-          const uint4 r = raw[u][bw];
-          float4 c = o - cz * s;
-          s *= ls;
+          const lcg_xt x = lcg_x(in, xb[q], j, p.in_sc, vx);
+#if WFMT == 0
           #pragma unroll
-          for (int q = 0; q < PP; q++) {
-#if WFMT == 2
-            float4 d = (float4)(x[q].s0) * lcg_nib(r.x);
-            d = mad((float4)(x[q].s1), lcg_nib(r.x >> 16), d);
-            d = mad((float4)(x[q].s2), lcg_nib(r.y), d);
-            d = mad((float4)(x[q].s3), lcg_nib(r.y >> 16), d);
-            d = mad((float4)(x[q].s4), lcg_nib(r.z), d);
-            d = mad((float4)(x[q].s5), lcg_nib(r.z >> 16), d);
-            d = mad((float4)(x[q].s6), lcg_nib(r.w), d);
-            d = mad((float4)(x[q].s7), lcg_nib(r.w >> 16), d);
+          for (int bw = 0; bw < BW; bw++) acc[bw][q] = mad((float4)(x), raw[u][bw], acc[bw][q]);
 #else
-            float4 d = (float4)(x[q].s0) * lcg_byte(r.x);
-            d = mad((float4)(x[q].s1), lcg_byte(r.y), d);
-            d = mad((float4)(x[q].s2), lcg_byte(r.z), d);
-            d = mad((float4)(x[q].s3), lcg_byte(r.w), d);
+#if WFMT == 2
+          const float4 h = x.lo + x.hi;
+#else
+          const float4 h = x;
 #endif
-            acc[bw][q] = mad(s, d, mad(c, (float4)(xs[q]), acc[bw][q]));
+          const float xs = (h.x + h.y) + (h.z + h.w);
+          #pragma unroll
+          for (int bw = 0; bw < BW; bw++) {
+            float4 s, o;
+            lcd_scales(sc, of, &p, LCG_WB(bw), blk, &s, &o);
+            const uint4 r = raw[u][bw];
+#if WFMT == 2
+            float4 d = (float4)(x.s0) * lcd_nib4(r.x);
+            d = mad((float4)(x.s1), lcd_nib4(r.x >> 16), d);
+            d = mad((float4)(x.s2), lcd_nib4(r.y), d);
+            d = mad((float4)(x.s3), lcd_nib4(r.y >> 16), d);
+            d = mad((float4)(x.s4), lcd_nib4(r.z), d);
+            d = mad((float4)(x.s5), lcd_nib4(r.z >> 16), d);
+            d = mad((float4)(x.s6), lcd_nib4(r.w), d);
+            d = mad((float4)(x.s7), lcd_nib4(r.w >> 16), d);
+#else
+            float4 d = (float4)(x.s0) * lcd_byte4(r.x);
+            d = mad((float4)(x.s1), lcd_byte4(r.y), d);
+            d = mad((float4)(x.s2), lcd_byte4(r.z), d);
+            d = mad((float4)(x.s3), lcd_byte4(r.w), d);
+#endif
+            acc[bw][q] = mad(s, d, mad(o, (float4)(xs), acc[bw][q]));
           }
-        }
 #endif
+        }
       }
     }
     #pragma unroll
@@ -196,13 +163,13 @@ inline void lcg_fast(__global const float *restrict in, __global const wtype *re
       #pragma unroll
       for (int q = 0; q < PP; q++) {
         float4 v = lcg_reduce(red, acc[bw][q], t, L);
-        if (t == 0 && wg0 + bw < nbt && p0 + q < npix) lcg_store(out, bias, res, &p, wb[bw], p0 + q, v);
+        if (t == 0 && wg0 + bw < nbt && p0 + q < npix) lcg_store(out, bias, res, &p, LCG_WB(bw), p0 + q, v);
       }
   }
 }
 
 /* Any K and block size: one row per step, lc_w4 dequantizing it. */
-inline void lcg_rows(__global const float *restrict in, __global const wtype *restrict w,
+__attribute__((always_inline)) static inline void lcg_rows(__global const float *restrict in, __global const wtype *restrict w,
                      __global const float *restrict sc, __global const float *restrict of,
                      __global const float *restrict bias, __global const float *restrict res,
                      __global float *restrict out, const lc_cl_conv_args *pa, __local float4 *red, const int PP) {
