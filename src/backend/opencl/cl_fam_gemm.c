@@ -149,58 +149,43 @@ static lc_status gemm_launch(const lc_cl_conv *c, const char *name, int nargs, c
   return s;
 }
 
+/* The tile's kernel (split-K: then gemm_reduce) with the standard arguments plus, for split-K,
+ * the workspace; the arguments' ksplit and kchunk are this candidate's. */
 static lc_status gemm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
                               cl_event *first, cl_event *last) {
   const gemm_tile *t = &gemm_tiles[cand->variant];
-  const lc_cl_conv_args *a = &c->a;
-  int ks = 1, kc = a->K;
-  if (t->split) gemm_split(c, t, &ks, &kc);
-  char name[48];
-  snprintf(name, sizeof name, "gemm%s_%s", t->split ? "s" : "", t->kernel);
-  size_t gws[3] = {(size_t)t->t * gemm_div_up(gemm_cols(c), (size_t)t->tn), gemm_div_up((size_t)a->cout_g, (size_t)t->tm),
-                   (size_t)a->groups * (size_t)ks};
-  size_t lws[3] = {(size_t)t->t, 1, 1};
-  cl_event e0 = NULL, e1 = NULL;
-  cl_event *want0 = first || last ? &e0 : NULL;
-  lc_status s;
-  if (!t->split) {
-    cl_kernel k;
-    s = lc_cl_conv_kernel(c, "conv_gemm", name, &k);
-    if (!s) s = lc_cl_conv_set_std_args(c, k, name, in, out, res);
-    if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, want0);
-    if (s || !e0) return s;
-    if (first && last) {
-      cl_int err = c->rt->cl->RetainEvent(e0);
-      if (err != CL_SUCCESS) {
-        c->rt->cl->ReleaseEvent(e0);
-        return lc_cl_fail(c->rt, err, "clRetainEvent (%s)", name);
-      }
-    }
-    if (first) *first = e0;
-    if (last) *last = e0;
-    return LC_OK;
-  }
+  lc_cl_conv_args sa = c->a;
+  sa.ksplit = 1, sa.kchunk = sa.K;
+  if (t->split) gemm_split(c, t, &sa.ksplit, &sa.kchunk);
   size_t need = gemm_ws_need(c, cand->variant);
-  if (!c->ws || c->ws_bytes < need)
+  if (need && (!c->ws || c->ws_bytes < need))
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): gemm %s needs %zu bytes of workspace, has %zu",
                     gemm_names[cand->variant], need, c->ws_bytes);
-  lc_cl_conv_args sa = *a;
-  sa.ksplit = ks, sa.kchunk = kc;
+  char name[48];
+  snprintf(name, sizeof name, "gemm%s_%s", t->split ? "s" : "", t->kernel);
+  size_t gws[3] = {(size_t)t->t * gemm_div_up(gemm_cols(c), (size_t)t->tn),
+                   gemm_div_up((size_t)sa.cout_g, (size_t)t->tm), (size_t)sa.groups * (size_t)sa.ksplit};
+  size_t lws[3] = {(size_t)t->t, 1, 1};
+  size_t total = (size_t)sa.groups * (size_t)sa.cout_g * gemm_cols(c);
+  size_t rg[3] = {gemm_div_up(total, lws[0]) * lws[0], 1, 1};
   cl_mem r = res ? res : c->bias; /* never read when has_res is 0 */
   const size_t sz[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
-                        sizeof(cl_mem), sizeof(cl_mem), sizeof sa, sizeof(cl_mem)};
+                        sizeof(cl_mem), sizeof(cl_mem), sizeof sa,        sizeof(cl_mem)};
   const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &sa, &c->ws};
-  s = gemm_launch(c, name, 9, sz, val, gws, lws, first ? &e0 : NULL);
-  if (s) return s;
-  size_t total = (size_t)a->groups * (size_t)a->cout_g * gemm_cols(c);
-  size_t rl[3] = {(size_t)t->t, 1, 1}, rg[3] = {gemm_div_up(total, rl[0]) * rl[0], 1, 1};
-  s = gemm_launch(c, "gemm_reduce", 9, sz, val, rg, rl, last ? &e1 : NULL);
+  cl_event e0 = NULL, e1 = NULL;
+  lc_status s = gemm_launch(c, name, t->split ? 9 : 8, sz, val, gws, lws, first || (last && !t->split) ? &e0 : NULL);
+  if (!s && t->split) s = gemm_launch(c, "gemm_reduce", 9, sz, val, rg, lws, last ? &e1 : NULL);
+  if (!s && !t->split && first && last && e0) {
+    cl_int err = c->rt->cl->RetainEvent(e0);
+    if (err != CL_SUCCESS) s = lc_cl_fail(c->rt, err, "clRetainEvent (%s)", name);
+  }
   if (s) {
     if (e0) c->rt->cl->ReleaseEvent(e0);
+    if (e1) c->rt->cl->ReleaseEvent(e1);
     return s;
   }
   if (first) *first = e0;
-  if (last) *last = e1;
+  if (last) *last = t->split ? e1 : e0;
   return LC_OK;
 }
 
