@@ -1,0 +1,96 @@
+/* OpenCL gemv family on long rows (test_cl_conv's 1x1 shapes have K <= 90, so each work item
+ * there reads at most one round of chunks): fully connected and few-pixel 1x1 convs with K up to
+ * 4096, every format, symmetry and block size, each gemv variant forced (LOWCONV_CL_VARIANT)
+ * and checked against lc_conv_reference on the dequantized weights (1e-4 of max |ref|).
+ * The fast variants must be eligible where the chunk fits the blocks (K % 8 == 0 for q4). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lowconv.h"
+#include "testutil.h"
+
+static const char *const variants[] = {"p1", "p1b2", "p1b4", "p2", "p4", "p8", "r1", "r1p4"};
+
+typedef struct fc {
+  int n, cin, cout, ih, iw, stride;
+  lc_weight_format fmt;
+  int asym, block, fast; /* fast: the chunked variants must accept it */
+} fc;
+
+static void check_fc(lc_context *ctx, const fc *s, int idx) {
+  lc_conv_desc d;
+  lc_conv_desc_init(&d);
+  d.in_channels = s->cin, d.out_channels = s->cout, d.kernel_h = d.kernel_w = 1;
+  d.stride_h = d.stride_w = s->stride;
+  d.weight_format = s->fmt, d.asym = s->asym, d.block_size = s->block;
+  d.activation = (lc_activation)(idx % 5), d.act_min = -0.5f, d.act_max = 0.7f, d.act_alpha = 0.1f;
+  size_t nw = (size_t)s->cin * s->cout;
+  int64_t oh = (s->ih - 1) / s->stride + 1, ow = (s->iw - 1) / s->stride + 1;
+  size_t nin = (size_t)s->n * s->cin * s->ih * s->iw, nout = (size_t)(s->n * s->cout * oh * ow);
+  float *w = malloc(nw * 4), *wq = malloc(nw * 4), *b = malloc((size_t)s->cout * 4), *x = malloc(nin * 4);
+  float *ref = malloc(nout * 4), *got = malloc(nout * 4);
+  tu_fill(w, nw, -1, 1), tu_fill(b, (size_t)s->cout, -1, 1), tu_fill(x, nin, -1, 1);
+  d.weights = w, d.bias = b;
+  lc_conv *c = NULL;
+  TU_CHECK(lc_conv_create(ctx, &d, &c) == LC_OK, "fc %d create: %s", idx, lc_last_error());
+  if (!c) goto out;
+  TU_CHECK(lc_conv_get_weights(c, wq) == LC_OK, "get_weights: %s", lc_last_error());
+  lc_conv_desc rd = d;
+  rd.weights = wq, rd.weight_format = LC_WEIGHTS_F32;
+  TU_CHECK(lc_conv_reference(&rd, s->n, s->ih, s->iw, x, ref) == LC_OK, "reference: %s", lc_last_error());
+  double mx = 0;
+  for (size_t i = 0; i < nout; i++) mx = fmax(mx, fabs(ref[i]));
+  int ran = 0;
+  for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+    setenv("LOWCONV_CL_VARIANT", variants[v], 1);
+    lc_conv_shape sh;
+    lc_status st = lc_conv_prepare(c, s->n, s->ih, s->iw, &sh);
+    if (st == LC_ERR_UNSUPPORTED) {
+      TU_CHECK(!(s->fast && v == 0), "fc %d: gemv p1 not eligible", idx);
+      continue;
+    }
+    TU_CHECK(st == LC_OK, "fc %d %s prepare: %s", idx, variants[v], lc_last_error());
+    if (st) continue;
+    lc_conv_device_info info;
+    TU_CHECK(lc_conv_device_info_get(c, &info) == LC_OK && !strncmp(info.kernel, "gemv ", 5),
+             "fc %d %s: ran %s", idx, variants[v], info.kernel);
+    for (size_t i = 0; i < nout; i++) got[i] = NAN;
+    TU_CHECK(lc_conv_run(c, x, got, NULL, 0) == LC_OK, "fc %d %s run: %s", idx, variants[v], lc_last_error());
+    double err = 0;
+    for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - ref[i]) : INFINITY);
+    TU_CHECK(err <= 1e-4 * fmax(mx, 1e-30), "fc %d %s: err %.3g of %.3g (n%d K%d N%d %dx%d s%d fmt%d asym%d block%d)",
+             idx, variants[v], err, mx, s->n, s->cin, s->cout, s->ih, s->iw, s->stride, (int)s->fmt, s->asym, s->block);
+    ran++;
+  }
+  TU_CHECK(ran > 0, "fc %d: no gemv variant ran", idx);
+out:
+  lc_conv_destroy(c);
+  free(w), free(wq), free(b), free(x), free(ref), free(got);
+}
+
+int main(void) {
+  tu_seed_from_env(20261202);
+  lc_context_params p;
+  lc_context_params_init(&p);
+  p.backend = LC_BACKEND_OPENCL, p.tune = LC_TUNE_NONE, p.cache_dir = ""; /* no on-disk caches */
+  lc_context *ctx = NULL;
+  if (lc_context_create(&p, &ctx) != LC_OK) {
+    const char *req = getenv("LC_REQUIRE_OPENCL");
+    TU_CHECK(!(req && atoi(req)), "LC_REQUIRE_OPENCL is set but no device opened: %s", lc_last_error());
+    printf("test_cl_gemv skipped: %s\n", lc_last_error());
+    return tu_finish("test_cl_gemv");
+  }
+  setenv("LOWCONV_CL_FAMILY", "gemv", 1);
+  static const fc shapes[] = {
+      {1, 4096, 37, 1, 1, 1, LC_WEIGHTS_Q4, 1, 32, 1},  {1, 4096, 21, 1, 1, 1, LC_WEIGHTS_Q8, 0, 64, 1},
+      {1, 2048, 13, 1, 1, 1, LC_WEIGHTS_F32, 0, 0, 1},  {2, 1024, 9, 2, 2, 1, LC_WEIGHTS_Q4, 0, 0, 1},
+      {3, 512, 8, 1, 1, 1, LC_WEIGHTS_Q8, 1, 128, 1},   {1, 1000, 13, 1, 3, 1, LC_WEIGHTS_Q4, 1, 16, 0},
+      {1, 3000, 7, 3, 3, 2, LC_WEIGHTS_Q4, 1, 256, 1},  {1, 1536, 30, 1, 1, 1, LC_WEIGHTS_Q4, 0, 16, 1},
+  };
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) check_fc(ctx, &shapes[i], (int)i);
+  unsetenv("LOWCONV_CL_FAMILY");
+  unsetenv("LOWCONV_CL_VARIANT");
+  lc_context_destroy(ctx);
+  return tu_finish("test_cl_gemv");
+}
