@@ -211,6 +211,8 @@ int main(void) {
   printf("%d family x variant runs checked, %d not eligible\n", tested_runs, skipped_runs);
   lc_context_destroy(ctx);
   p.tune = LC_TUNE_FAST;
+  unsetenv("LOWCONV_CL_FAMILY"); /* the tuner's own choice among every family */
+  unsetenv("LOWCONV_CL_VARIANT");
   if (!lc_context_create(&p, &ctx)) {
     check_tuned(ctx);
     lc_context_destroy(ctx);
