@@ -129,17 +129,7 @@ static void garbage(const char *path, int i) {
 }
 
 int main(void) {
-  lc_context_params p;
-  lc_context_params_init(&p);
-  p.backend = LC_BACKEND_OPENCL;
-  lc_context *probe;
-  if (lc_context_create(&p, &probe)) {
-    int req = getenv("LC_REQUIRE_OPENCL") && atoi(getenv("LC_REQUIRE_OPENCL"));
-    printf("no OpenCL device: %s%s\n", lc_last_error(), req ? "" : " (skipped)");
-    TU_CHECK(!req, "LC_REQUIRE_OPENCL is set but no device opened");
-    return tu_finish("test_cl_cache");
-  }
-  lc_context_destroy(probe);
+  if (tu_no_opencl()) return tu_finish("test_cl_cache");
   char dir[] = "/tmp/lc_cl_cache_XXXXXX";
   TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
   start s;

@@ -195,12 +195,8 @@ int main(void) {
   char dir[] = "/tmp/lc_cl_test_XXXXXX";
   p.cache_dir = mkdtemp(dir) ? dir : "";
   lc_context *ctx;
-  if (lc_context_create(&p, &ctx)) {
-    int req = getenv("LC_REQUIRE_OPENCL") && atoi(getenv("LC_REQUIRE_OPENCL"));
-    printf("no OpenCL device: %s%s\n", lc_last_error(), req ? "" : " (skipped)");
-    TU_CHECK(!req, "LC_REQUIRE_OPENCL is set but no device opened");
-    return tu_finish("test_cl_conv");
-  }
+  if (tu_no_opencl()) return tu_finish("test_cl_conv");
+  TU_CHECK(lc_context_create(&p, &ctx) == LC_OK, "context: %s", lc_last_error());
   printf("device: %s\n", lc_context_device_name(ctx));
   int nshapes = getenv("LC_TEST_QUICK") && *getenv("LC_TEST_QUICK") == '1' ? 40 : 120;
   for (int i = 0; i < nshapes; i++) {

@@ -75,12 +75,9 @@ int main(void) {
   lc_context_params_init(&p);
   p.backend = LC_BACKEND_OPENCL, p.tune = LC_TUNE_NONE, p.cache_dir = ""; /* no on-disk caches */
   lc_context *ctx = NULL;
-  if (lc_context_create(&p, &ctx) != LC_OK) {
-    const char *req = getenv("LC_REQUIRE_OPENCL");
-    TU_CHECK(!(req && atoi(req)), "LC_REQUIRE_OPENCL is set but no device opened: %s", lc_last_error());
-    printf("test_cl_gemv skipped: %s\n", lc_last_error());
-    return tu_finish("test_cl_gemv");
-  }
+  if (tu_no_opencl()) return tu_finish("test_cl_gemv");
+  TU_CHECK(lc_context_create(&p, &ctx) == LC_OK, "context: %s", lc_last_error());
+  if (!ctx) return tu_finish("test_cl_gemv");
   setenv("LOWCONV_CL_FAMILY", "gemv", 1);
   static const fc shapes[] = {
       {1, 4096, 37, 1, 1, 1, LC_WEIGHTS_Q4, 1, 32, 1},  {1, 4096, 21, 1, 1, 1, LC_WEIGHTS_Q8, 0, 64, 1},

@@ -1,7 +1,9 @@
 #include "testutil.h"
 
-#include <stdlib.h>
 #include <math.h>
+#include <stdlib.h>
+
+#include "lowconv.h"
 
 int tu_failures = 0;
 int tu_checks = 0;
@@ -44,4 +46,21 @@ int tu_finish(const char *name) {
   int passed = tu_checks - tu_failures;
   printf("%s: %d passed, %d failed\n", name, passed, tu_failures);
   return tu_failures ? 1 : 0;
+}
+
+int tu_no_opencl(void) {
+  lc_context_params p;
+  lc_context_params_init(&p);
+  p.backend = LC_BACKEND_OPENCL;
+  p.cache_dir = "";
+  lc_context *ctx;
+  if (!lc_context_create(&p, &ctx)) {
+    lc_context_destroy(ctx);
+    return 0;
+  }
+  const char *r = getenv("LC_REQUIRE_OPENCL");
+  int req = r && atoi(r);
+  printf("no OpenCL device: %s%s\n", lc_last_error(), req ? "" : " (skipped)");
+  TU_CHECK(!req, "LC_REQUIRE_OPENCL is set but no device opened");
+  return 1;
 }

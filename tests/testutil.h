@@ -28,6 +28,10 @@ void tu_fill(float *x, size_t n, float lo, float hi);
     }                                                                              \
   } while (0)
 
+/* The OpenCL tests' common start: 1 if no OpenCL context opens (printed with the reason; a
+ * failure when LC_REQUIRE_OPENCL=1, as in CI where PoCL is installed), else 0. */
+int tu_no_opencl(void);
+
 /* Prints "N passed, N failed" and returns the process exit code. */
 int tu_finish(const char *name);
 
