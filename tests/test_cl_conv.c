@@ -26,11 +26,13 @@ typedef struct shape {
 static void random_shape(shape *s, int i) {
   memset(s, 0, sizeof *s);
   s->n = tu_rand_int(1, 3);
-  int kind = i % 5; /* 0 plain, 1 grouped, 2 depthwise, 3 1x1 (GEMV/GEMM), 4 wide channels */
+  int kind = i % 5; /* 0 plain, 1 grouped, 2 depthwise, 3 1x1 (GEMV/GEMM), 4 wide channels; every 20th
+                       is wider still, so the GEMM's 128-row tiles and split-K run */
   s->g = kind == 1 ? tu_rand_int(2, 3) : 1;
   s->cin_g = tu_rand_int(1, 13), s->cout_g = tu_rand_int(1, 19);
   if (kind == 2) s->g = tu_rand_int(2, 21), s->cin_g = 1, s->cout_g = 1;
   if (kind == 4) s->cin_g = tu_rand_int(16, 70), s->cout_g = tu_rand_int(9, 70);
+  if (i % 20 == 19) s->g = 1, s->cin_g = tu_rand_int(100, 130), s->cout_g = tu_rand_int(129, 150); /* 128-row tiles */
   static const int ks[] = {1, 2, 3, 3, 5};
   s->kh = ks[tu_rand_int(0, 4)], s->kw = ks[tu_rand_int(0, 4)];
   s->sh = tu_rand_int(1, 3), s->sw = tu_rand_int(1, 3);
