@@ -38,5 +38,11 @@ if [ "$san" = ON ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
-cd "$build"
-ctest --output-on-failure -j1
+(cd "$build" && ctest --output-on-failure -j1)
+if [ "$san" = OFF ]; then
+  # The threading contract under ThreadSanitizer: one test, in its own build (TSan excludes ASan).
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWCONV_WERROR=ON -DLOWCONV_TSAN=ON \
+    -DLOWCONV_BENCH=OFF >/dev/null
+  cmake --build build-tsan -j"$(nproc)" --target test_context_shared >/dev/null
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 LC_TEST_QUICK=1 build-tsan/tests/test_context_shared
+fi

@@ -56,8 +56,9 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   lc_context_params_init(&cp);
   cp.threads = m->opt.threads;
   cp.workspace_budget = m->opt.workspace_budget;
-  lc_status s = lc_context_create(&cp, &m->ctx);
-  if (s) return s;
+  lc_status s = LC_OK;
+  if (m->opt.context) m->ctx = m->opt.context; /* the caller's: lc_model_free leaves it */
+  else if ((s = lc_context_create(&cp, &m->ctx))) return s;
   m->x.lc = m->ctx;
   m->x.weight_format = m->opt.weight_format;
   m->x.weight_block = m->opt.weight_block;

@@ -285,7 +285,7 @@ void lc_model_free(lc_model *m) {
   for (int i = 0; i < m->n_values; i++) lc_free(m->values[i].lazy_scale);
   lc_free(m->arena_buf);
   lc_free(m->x.scratch);
-  if (m->ctx) lc_context_destroy(m->ctx);
+  if (m->ctx && m->ctx != m->opt.context) lc_context_destroy(m->ctx);
   lc_free(m->values);
   lc_free(m->ht);
   lc_onnx_free(m->onnx);

@@ -12,7 +12,9 @@
 typedef struct lc_model lc_model;
 
 typedef struct lc_model_options {
-  int threads;                 /* 0 = 1 */
+  int threads;                 /* 0 = 1; ignored when context is given */
+  lc_context *context;         /* run on this context (may be shared: include/lowconv.h); NULL = the
+                                  model makes its own from threads and workspace_budget */
   int weight_format;           /* lc_weight_format for Conv weights */
   int weight_block;            /* q8/q4 block size, 0 = per output channel */
   int q4_policy;               /* lc_q4_policy (model/ops.h): 0 = every layer q4 */
