@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/context.h"
 #include "model/graph.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -52,6 +53,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   m->planned = 1; /* a failed plan leaves the graph half rewritten: no second try */
   if (o) m->opt = *o;
   else lc_model_options_init(&m->opt);
+  m->st.memory_cap = m->opt.max_memory_bytes ? m->opt.max_memory_bytes : lc_model_default_memory_cap();
   lc_context_params cp;
   lc_context_params_init(&cp);
   cp.threads = m->opt.threads;
@@ -75,8 +77,16 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   if (m->opt.no_fusion) lc_plan_count_uses(m);
   else if ((s = lc_fuse(m))) return s;
   if ((s = lc_plan_memory(m))) return s;
+  /* Conv scratch of our own context: at most what the cap leaves after the arena. */
+  if (m->ctx != m->opt.context && !m->opt.workspace_budget && m->st.memory_cap != SIZE_MAX)
+    m->ctx->budget = m->st.memory_cap - lc_model_memory_used(m);
+  m->layers = lc_arena_alloc(m->arena, ((size_t)m->n_nodes + 1) * sizeof(int));
+  if (!m->layers) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   for (int p = 0; p < m->n_nodes; p++)
-    if (!m->nodes[p].dead) m->nodes[p].flops = node_flops(m, &m->nodes[p]);
+    if (!m->nodes[p].dead) {
+      m->nodes[p].flops = node_flops(m, &m->nodes[p]);
+      m->layers[m->n_layers++] = p;
+    }
   if (m->opt.dry_run) return LC_OK;
   if (m->st.peak_activation_bytes) {
     m->arena_buf = lc_malloc(m->st.peak_activation_bytes);
@@ -141,6 +151,7 @@ lc_status lc_model_run(lc_model *m) {
 }
 
 int lc_model_n_layers(const lc_model *m) {
+  if (m->layers) return m->n_layers;
   int n = 0;
   for (int p = 0; p < m->n_nodes; p++) n += !m->nodes[p].dead;
   return n;
@@ -148,9 +159,11 @@ int lc_model_n_layers(const lc_model *m) {
 
 void lc_model_layer(const lc_model *m, int i, lc_layer_info *info) {
   memset(info, 0, sizeof(*info));
-  for (int p = 0; p < m->n_nodes; p++) {
+  if (i < 0 || i >= lc_model_n_layers(m)) return;
+  int from = m->layers ? m->layers[i] : 0;
+  for (int p = from; p < m->n_nodes; p++) {
     const lc_gnode *g = &m->nodes[p];
-    if (g->dead || i-- > 0) continue;
+    if (g->dead || (!m->layers && i-- > 0)) continue;
     info->name = g->n.name;
     info->op_type = g->n.op_type;
     if (g->n.n_outputs > 0 && g->out[0] >= 0) {

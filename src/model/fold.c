@@ -146,11 +146,10 @@ lc_status lc_fold_and_infer(lc_model *m) {
                      g->n.op_type, k);
         break;
       }
-      if (m->opt.max_activation_bytes && tmp[k].nbytes > m->opt.max_activation_bytes) {
-        s = lc_error(LC_ERR_BUDGET, "model: node '%s' (%s): output of %zu bytes exceeds the limit", g->n.name,
-                     g->n.op_type, tmp[k].nbytes);
+      /* before anything is allocated for it: folded now, or a buffer of the arena later */
+      if ((s = lc_model_charge(m, g, all_const ? "folded output" : "output", tmp[k].nbytes,
+                               all_const ? &m->st.folded_bytes : NULL)))
         break;
-      }
       ot->dtype = tmp[k].dtype;
       ot->ndim = tmp[k].ndim;
       memcpy(ot->dims, tmp[k].dims, sizeof(tmp[k].dims));

@@ -172,6 +172,8 @@ static lc_status build(lc_model *m) {
   m->st.ir_version = o->ir_version;
   m->st.opset = o->opset;
   m->st.nodes_loaded = o->n_nodes;
+  lc_status s = lc_model_check_opsets(o);
+  if (s) return s;
   for (int i = 0; i < o->n_inits; i++) {
     if (lc_graph_find(m, o->inits[i].name) >= 0)
       return lc_error(LC_ERR_INVALID_ARG, "model: initializer '%s' appears twice", o->inits[i].name);

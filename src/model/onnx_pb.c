@@ -709,6 +709,9 @@ static lc_status dec_model(loader *L, const uint8_t *p, size_t len) {
         else if (g.num == 2) s = get_int(&op, &g, &ver);
       }
       if (r < 0) return LC_ERR_IO;
+      lc_onnx_opset *e = s ? NULL : lc_arena_alloc(&L->m->arena, sizeof(*e));
+      if (!s && !e) return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
+      if (e) *e = (lc_onnx_opset){dom, ver, L->m->opsets}, L->m->opsets = e;
       if (!s && (!dom[0] || !strcmp(dom, "ai.onnx"))) L->m->opset = ver;
     } else if (f.num == 7) {
       if (f.wt != WT_LEN) return bad_wt(&msg, &f);

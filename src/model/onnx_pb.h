@@ -35,9 +35,17 @@ typedef struct lc_onnx_value_info {
 
 typedef struct lc_onnx_mapping lc_onnx_mapping;
 
+/* One opset_import entry (domain "" is the default domain). */
+typedef struct lc_onnx_opset {
+  const char *domain;
+  int64_t version;
+  struct lc_onnx_opset *next;
+} lc_onnx_opset;
+
 typedef struct lc_onnx_model {
   int64_t ir_version;
   int64_t opset;           /* version of the default ("" / "ai.onnx") domain, 0 if absent */
+  lc_onnx_opset *opsets;   /* every opset_import entry, last first */
   int n_nodes, n_inits, n_inputs, n_outputs, n_value_info;
   lc_node *nodes;
   lc_tensor *inits;        /* data always set (zero-copy into the file where aligned) */
