@@ -97,7 +97,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   for (int i = 0; i < m->n_values; i++) {
     lc_value *v = &m->values[i];
     int live = v->is_input || (v->producer >= 0 && !m->nodes[v->producer].dead);
-    if (!v->is_const && live) v->t.data = (char *)m->arena_buf + v->offset;
+    if (!v->is_const && live && m->arena_buf) v->t.data = (char *)m->arena_buf + v->offset;
   }
   if ((s = lc_plan_init_ops(m))) return s;
   if (m->st.scratch_bytes) { /* sized by the ops' workspace, known once they are initialized */

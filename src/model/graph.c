@@ -212,9 +212,17 @@ static lc_status build(lc_model *m) {
     g->in = lc_arena_alloc(m->arena, ((size_t)g->n.n_inputs + 1) * sizeof(int));
     g->out = lc_arena_alloc(m->arena, ((size_t)g->n.n_outputs + 1) * sizeof(int));
     if (!g->in || !g->out) return oom();
+    int last = -1; /* an absent output before a present one gets a hidden value: ops write all n_out */
+    for (int k = 0; k < g->n.n_outputs; k++)
+      if (g->n.outputs[k][0]) last = k;
     for (int k = 0; k < g->n.n_outputs; k++) {
       const char *nm = g->n.outputs[k];
+      char hidden[32];
       g->out[k] = -1;
+      if (k < last && !nm[0]) {
+        snprintf(hidden, sizeof hidden, "\001absent.%d.%d", i, k);
+        nm = hidden;
+      }
       if (!nm[0]) continue;
       if (lc_graph_find(m, nm) >= 0)
         return lc_error(LC_ERR_INVALID_ARG, "model: node '%s' (%s) writes '%s', which already has a value",
