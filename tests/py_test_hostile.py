@@ -10,17 +10,15 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-VENV_PY = os.path.join(os.path.dirname(HERE), ".venv", "bin", "python")
+sys.path.insert(0, HERE)
+from py_test_onnx_node import ensure_onnx  # noqa: E402  (re-execs with the repository's venv)
 
-try:
-    import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-except ImportError:
-    if os.path.exists(VENV_PY) and os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(VENV_PY))):
-        os.execv(VENV_PY, [VENV_PY] + sys.argv)
+if not ensure_onnx():
     print("onnx/numpy not available: 0 passed, 0 failed, 1 skipped")
     sys.exit(0)
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 FAILS = []
 PASSES = [0]
