@@ -4,7 +4,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "api/context.h"
 #include "model/graph.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -73,13 +72,11 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   m->io_in = lc_arena_alloc(m->arena, (size_t)(maxio + 4) * sizeof(*m->io_in));
   m->io_out = lc_arena_alloc(m->arena, (size_t)(maxio + 4) * sizeof(*m->io_out));
   if (!m->io_in || !m->io_out) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  if (m->st.memory_cap != SIZE_MAX) m->x.scratch_limit = m->st.memory_cap; /* ops run while folding */
   if ((s = lc_fold_and_infer(m))) return s;
   if (m->opt.no_fusion) lc_plan_count_uses(m);
   else if ((s = lc_fuse(m))) return s;
   if ((s = lc_plan_memory(m))) return s;
-  /* Conv scratch of our own context: at most what the cap leaves after the arena. */
-  if (m->ctx != m->opt.context && !m->opt.workspace_budget && m->st.memory_cap != SIZE_MAX)
-    m->ctx->budget = m->st.memory_cap - lc_model_memory_used(m);
   m->layers = lc_arena_alloc(m->arena, ((size_t)m->n_nodes + 1) * sizeof(int));
   if (!m->layers) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   for (int p = 0; p < m->n_nodes; p++)
@@ -105,6 +102,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
     if (!m->x.scratch) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory for %zu bytes of scratch", m->st.scratch_bytes);
     m->x.scratch_bytes = m->st.scratch_bytes;
   }
+  if (m->st.memory_cap != SIZE_MAX) m->x.scratch_limit = m->st.memory_cap - lc_model_memory_used(m);
   return LC_OK;
 }
 

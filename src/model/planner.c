@@ -225,7 +225,7 @@ static lc_status init_node(lc_model *m, lc_gnode *g) {
   g->route = info.route;
   g->ws = info.workspace_bytes;
   /* Packed copies are charged once made (an op's init packs at most a few times its weights);
-   * the scratch is within the context's budget, which the plan set to what the cap leaves. */
+   * the shared scratch before it is allocated, after this loop. */
   if ((s = lc_model_charge(m, g, "packed weights", info.packed_bytes, &m->st.packed_weight_bytes)) ||
       (info.workspace_bytes > m->st.scratch_bytes &&
        (s = lc_model_charge(m, g, "scratch", info.workspace_bytes - m->st.scratch_bytes, &m->st.scratch_bytes))))

@@ -47,8 +47,7 @@ lc_status lcop_axis(const lc_node *n, int64_t axis, int rank, int *out);
 
 /* Optional per-node opset hint set by the graph layer (attribute "_opset"); 0 if unknown. */
 int64_t lcop_opset(const lc_node *n);
-/* The context's per-op workspace budget (0 = none): what an op's own scratch must fit in (a
- * model plan sets it to what its memory cap leaves). */
+/* What an op's own run-time scratch must fit in (lc_exec_ctx.scratch_limit; 0 = no limit). */
 size_t lcop_budget(const lc_exec_ctx *x);
 
 /* Copies in -> out unless they share a buffer (in-place reshape-like ops). */
