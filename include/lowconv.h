@@ -72,7 +72,8 @@ typedef struct lc_context_params {
   lc_tune_level tune;       /* default LC_TUNE_FAST */
 } lc_context_params;
 
-/* Threading contract.
+/* Threading contract (CPU backend; an OpenCL context makes no such promise yet: use each one from
+ * one thread at a time).
  * - A context may be shared by any number of caller threads. Its pool runs one caller's parallel
  *   region at a time: the others wait for it (a mutex), so sharing never corrupts results, but
  *   callers take turns on the pool's threads. For callers that must run at the same time, give each
