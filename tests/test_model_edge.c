@@ -10,12 +10,15 @@
 #include "testutil.h"
 
 /* Loads, plans and runs (inputs zeroed); the first failing status. */
+static int threads = 1;
+
 static lc_status load_plan_run(const buf *b, size_t cap) {
   lc_model *m = NULL;
   lc_status s = lc_model_load_buffer(b->p, b->n, &m);
   lc_model_options o;
   lc_model_options_init(&o);
   o.max_memory_bytes = cap;
+  o.threads = threads;
   if (!s) s = lc_model_plan(m, &o);
   for (int i = 0; !s && i < lc_model_n_inputs(m); i++) {
     lc_tensor t = *lc_model_input(m, i);
@@ -148,7 +151,8 @@ static void test_alloc_failures(void) {
     failed++;
     TU_CHECK(s == LC_ERR_NO_MEMORY, "allocation %ld failed: status %s, '%s'", k, lc_status_name(s), lc_last_error());
   }
-  printf("  load + plan + run: each of %ld allocations failed in turn, all refused cleanly\n", failed);
+  printf("  load + plan + run, %d thread(s): each of %ld allocations failed in turn, all refused cleanly\n", threads,
+         failed);
   TU_CHECK(failed > 20, "only %ld allocations seen", failed);
   free(b.p);
 }
@@ -156,6 +160,8 @@ static void test_alloc_failures(void) {
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   test_zero_elements();
+  test_alloc_failures();
+  threads = 2; /* the pool's allocations too */
   test_alloc_failures();
   return tu_finish("test_model_edge");
 }
