@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (lc_model_load_buffer(data, size, &g) == LC_OK) {
     lc_model_options o;
     lc_model_options_init(&o);
-    o.max_activation_bytes = 64u << 20; /* keep hostile shapes from planning huge arenas */
+    o.max_memory_bytes = 16u << 20; /* hostile shapes: refused, not folded slowly */
     o.dry_run = 1;
     (void)lc_model_plan(g, &o);
     lc_model_free(g);

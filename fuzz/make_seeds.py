@@ -1,5 +1,7 @@
-"""Writes a seed corpus of small ONNX models for fuzz_onnx_loader, with only the standard library
-(hand-encoded protobuf), so seeding needs neither onnx nor network. Usage: make_seeds.py DIR"""
+"""Writes a seed corpus of small ONNX models for the fuzz targets: a few hand-encoded ones (standard
+library only), and, when the onnx package is importable, ONNX's backend node-test models (the
+ones that use lowconv's ops and fit max_len), each as it is and with its inputs turned into
+initializers so that planning folds it. Usage: make_seeds.py DIR [MAX_BYTES]"""
 import os
 import struct
 import sys
@@ -88,6 +90,73 @@ def main():
     for k, v in seeds.items():
         with open(os.path.join(d, k + ".onnx"), "wb") as f:
             f.write(v)
+    n = node_seeds(d, int(sys.argv[2]) if len(sys.argv) > 2 else 65536)
+    print("seeds: %d hand-made, %d from ONNX node tests" % (len(seeds), n))
+
+
+def node_cases():
+    """(name, model, first input set) of ONNX's node tests: shipped data files or generated."""
+    import onnx
+    from onnx import numpy_helper
+    data = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")
+    if os.path.isdir(data) and os.listdir(data):
+        for name in sorted(os.listdir(data)):
+            mp = os.path.join(data, name, "model.onnx")
+            if not os.path.exists(mp):
+                continue
+            ins, sd = [], os.path.join(data, name, "test_data_set_0")
+            for k in range(64):
+                f = os.path.join(sd, "input_%d.pb" % k)
+                if not os.path.exists(f):
+                    break
+                t = onnx.TensorProto()
+                with open(f, "rb") as fh:
+                    t.ParseFromString(fh.read())
+                ins.append(numpy_helper.to_array(t))
+            yield name, onnx.load(mp), ins
+        return
+    import warnings
+    from onnx.backend.test.case import node as cases
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for c in sorted(cases.collect_testcases(None), key=lambda c: c.name):
+            if c.kind == "node" and c.model is not None:
+                yield c.name, c.model, list(c.data_sets[0][0]) if c.data_sets else []
+
+
+def node_seeds(d, max_bytes):
+    try:
+        import onnx  # noqa: F401
+        from onnx import numpy_helper
+    except ImportError:
+        return 0
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(os.path.dirname(here), "tests"))
+    from py_test_onnx_node import SUPPORTED
+    n = 0
+    for name, model, ins in node_cases():
+        if any(x.domain not in ("", "ai.onnx") or x.op_type not in SUPPORTED for x in model.graph.node):
+            continue
+        variants = [("", model)]
+        inits = {t.name for t in model.graph.initializer}
+        names = [x.name for x in model.graph.input if x.name not in inits]
+        if ins and len(ins) == len(names):
+            folded = type(model)()
+            folded.CopyFrom(model)
+            for nm, a in zip(names, ins):
+                if getattr(a, "dtype", object) == object:
+                    break
+                folded.graph.initializer.append(numpy_helper.from_array(a, nm))
+            else:
+                del folded.graph.input[:]
+                variants.append(("_folded", folded))
+        for suffix, m in variants:
+            b = m.SerializeToString()
+            if len(b) <= max_bytes:
+                with open(os.path.join(d, name + suffix + ".onnx"), "wb") as f:
+                    f.write(b)
+                n += 1
+    return n
 
 
 if __name__ == "__main__":

@@ -72,6 +72,18 @@ typedef struct lc_context_params {
   lc_tune_level tune;       /* default LC_TUNE_FAST */
 } lc_context_params;
 
+/* Threading contract (CPU backend; an OpenCL context makes no such promise yet: use each one from
+ * one thread at a time).
+ * - A context may be shared by any number of caller threads. Its pool runs one caller's parallel
+ *   region at a time: the others wait for it (a mutex), so sharing never corrupts results, but
+ *   callers take turns on the pool's threads. For callers that must run at the same time, give each
+ *   its own context. A task that calls back into the same pool runs its work inline.
+ * - An lc_conv belongs to its creator's context and may be run by several threads at once (run only
+ *   reads the operator; workspace NULL allocates per call, or pass one workspace per thread).
+ *   create, prepare, release_unused and destroy of one operator must not overlap any other call
+ *   on that operator.
+ * - lc_context_destroy only after every operator of the context is destroyed and no call on it
+ *   is in flight. lc_last_error() is per thread. */
 typedef struct lc_context lc_context;
 
 void lc_context_params_init(lc_context_params *p);

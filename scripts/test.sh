@@ -9,7 +9,8 @@ sudo_if() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 need_pkgs=()
 # PoCL: the OpenCL backend's tests run on the CPU through it (and the ICD loader + headers).
-for p in build-essential cmake python3-venv python3-pip libdnnl-dev pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers; do
+# clang: the libFuzzer targets (fuzz/run_short.sh).
+for p in build-essential cmake python3-venv python3-pip libdnnl-dev pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clang; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
@@ -38,5 +39,13 @@ if [ "$san" = ON ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
-cd "$build"
-ctest --output-on-failure -j1
+(cd "$build" && ctest --output-on-failure -j1)
+if [ "$san" = OFF ]; then
+  # The threading contract under ThreadSanitizer: one test, in its own build (TSan excludes ASan).
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWCONV_WERROR=ON -DLOWCONV_TSAN=ON \
+    -DLOWCONV_BENCH=OFF >/dev/null
+  cmake --build build-tsan -j"$(nproc)" --target test_context_shared >/dev/null
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 LC_TEST_QUICK=1 build-tsan/tests/test_context_shared
+  # Both libFuzzer targets briefly (skipped where clang has no libFuzzer); docs/fuzzing.md.
+  FUZZ_SECONDS=${FUZZ_SECONDS:-30} fuzz/run_short.sh
+fi

@@ -24,6 +24,7 @@ typedef struct margs {
   const char *shape[MAX_ARGS], *input[MAX_ARGS];
   int n_shape, n_input;
   int json, per_layer, repeat, threads, weights, block, no_fusion, q4_policy;
+  size_t max_memory; /* --max-memory, 0 = the library's default cap */
 } margs;
 
 static int usage(const char *cmd, const char *fmt, ...) {
@@ -32,7 +33,7 @@ static int usage(const char *cmd, const char *fmt, ...) {
   fprintf(stderr, "lowconv %s: ", cmd);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\nusage: lowconv %s MODEL.onnx [--shape NAME=DxDx..]... [--threads T] [--json]%s\n", cmd,
+  fprintf(stderr, "\nusage: lowconv %s MODEL.onnx [--shape NAME=DxDx..]... [--threads T] [--max-memory BYTES] [--json]%s\n", cmd,
           !strcmp(cmd, "run") ? " --input NAME=FILE.npy... --output-dir DIR [--weights f32|q8|q4 --block N --q4-policy all|mixed]"
           : !strcmp(cmd, "bench") ? " [--per-layer] [--repeat N] [--input NAME=FILE.npy]... [--weights f32|q8|q4]"
                                   : "");
@@ -49,6 +50,19 @@ static int parse_int(const char *s, int lo, int hi, int *v) {
   long x = strtol(s, &e, 10);
   if (!*s || *e || x < lo || x > hi) return 0;
   *v = (int)x;
+  return 1;
+}
+
+/* BYTES with an optional K, M, G or T suffix (powers of 1024): 512M, 2G. */
+static int parse_bytes(const char *s, size_t *v) {
+  char *e;
+  unsigned long long x = strtoull(s, &e, 10);
+  int shift = 0;
+  if (e == s || *s == '-') return 0;
+  if (*e) shift = *e == 'K' || *e == 'k' ? 10 : *e == 'M' || *e == 'm' ? 20 : *e == 'G' || *e == 'g' ? 30 : *e == 'T' || *e == 't' ? 40 : -1;
+  if (shift < 0 || (*e && e[1] && strcmp(e + 1, "B") && strcmp(e + 1, "iB"))) return 0;
+  if (x > (SIZE_MAX >> shift)) return 0;
+  *v = (size_t)x << shift;
   return 1;
 }
 
@@ -80,6 +94,7 @@ static int parse_args(const char *cmd, int argc, char **argv, margs *a) {
     else if (!strcmp(key, "--output-dir")) a->out_dir = val;
     else if (!strcmp(key, "--repeat")) { if (!parse_int(val, 1, 100000, &a->repeat)) return usage(cmd, "bad --repeat '%s'", val); }
     else if (!strcmp(key, "--threads")) { if (!parse_int(val, 1, 1024, &a->threads)) return usage(cmd, "bad --threads '%s'", val); }
+    else if (!strcmp(key, "--max-memory")) { if (!parse_bytes(val, &a->max_memory)) return usage(cmd, "bad --max-memory '%s' (bytes, or with K/M/G/T: 512M)", val); }
     else if (!strcmp(key, "--block")) { if (!parse_int(val, 0, 4096, &a->block)) return usage(cmd, "bad --block '%s'", val); }
     else if (!strcmp(key, "--q4-policy")) {
       if (!strcmp(val, "all")) a->q4_policy = LC_Q4_ALL;
@@ -132,6 +147,7 @@ static int open_model(const margs *a, int dry, lc_model **m) {
   o.q4_policy = a->q4_policy;
   o.no_fusion = a->no_fusion;
   o.dry_run = dry;
+  o.max_memory_bytes = a->max_memory;
   if (lc_model_plan(*m, &o)) return fail(a->model);
   return 0;
 }

@@ -52,12 +52,14 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   m->planned = 1; /* a failed plan leaves the graph half rewritten: no second try */
   if (o) m->opt = *o;
   else lc_model_options_init(&m->opt);
+  m->st.memory_cap = m->opt.max_memory_bytes ? m->opt.max_memory_bytes : lc_model_default_memory_cap();
   lc_context_params cp;
   lc_context_params_init(&cp);
   cp.threads = m->opt.threads;
   cp.workspace_budget = m->opt.workspace_budget;
-  lc_status s = lc_context_create(&cp, &m->ctx);
-  if (s) return s;
+  lc_status s = LC_OK;
+  if (m->opt.context) m->ctx = m->opt.context; /* the caller's: lc_model_free leaves it */
+  else if ((s = lc_context_create(&cp, &m->ctx))) return s;
   m->x.lc = m->ctx;
   m->x.weight_format = m->opt.weight_format;
   m->x.weight_block = m->opt.weight_block;
@@ -70,12 +72,18 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   m->io_in = lc_arena_alloc(m->arena, (size_t)(maxio + 4) * sizeof(*m->io_in));
   m->io_out = lc_arena_alloc(m->arena, (size_t)(maxio + 4) * sizeof(*m->io_out));
   if (!m->io_in || !m->io_out) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  if (m->st.memory_cap != SIZE_MAX) m->x.scratch_limit = m->st.memory_cap; /* ops run while folding */
   if ((s = lc_fold_and_infer(m))) return s;
   if (m->opt.no_fusion) lc_plan_count_uses(m);
   else if ((s = lc_fuse(m))) return s;
   if ((s = lc_plan_memory(m))) return s;
+  m->layers = lc_arena_alloc(m->arena, ((size_t)m->n_nodes + 1) * sizeof(int));
+  if (!m->layers) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   for (int p = 0; p < m->n_nodes; p++)
-    if (!m->nodes[p].dead) m->nodes[p].flops = node_flops(m, &m->nodes[p]);
+    if (!m->nodes[p].dead) {
+      m->nodes[p].flops = node_flops(m, &m->nodes[p]);
+      m->layers[m->n_layers++] = p;
+    }
   if (m->opt.dry_run) return LC_OK;
   if (m->st.peak_activation_bytes) {
     m->arena_buf = lc_malloc(m->st.peak_activation_bytes);
@@ -86,7 +94,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   for (int i = 0; i < m->n_values; i++) {
     lc_value *v = &m->values[i];
     int live = v->is_input || (v->producer >= 0 && !m->nodes[v->producer].dead);
-    if (!v->is_const && live) v->t.data = (char *)m->arena_buf + v->offset;
+    if (!v->is_const && live && m->arena_buf) v->t.data = (char *)m->arena_buf + v->offset;
   }
   if ((s = lc_plan_init_ops(m))) return s;
   if (m->st.scratch_bytes) { /* sized by the ops' workspace, known once they are initialized */
@@ -94,6 +102,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
     if (!m->x.scratch) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory for %zu bytes of scratch", m->st.scratch_bytes);
     m->x.scratch_bytes = m->st.scratch_bytes;
   }
+  if (m->st.memory_cap != SIZE_MAX) m->x.scratch_limit = m->st.memory_cap - lc_model_memory_used(m);
   return LC_OK;
 }
 
@@ -140,6 +149,7 @@ lc_status lc_model_run(lc_model *m) {
 }
 
 int lc_model_n_layers(const lc_model *m) {
+  if (m->layers) return m->n_layers;
   int n = 0;
   for (int p = 0; p < m->n_nodes; p++) n += !m->nodes[p].dead;
   return n;
@@ -147,9 +157,11 @@ int lc_model_n_layers(const lc_model *m) {
 
 void lc_model_layer(const lc_model *m, int i, lc_layer_info *info) {
   memset(info, 0, sizeof(*info));
-  for (int p = 0; p < m->n_nodes; p++) {
+  if (i < 0 || i >= lc_model_n_layers(m)) return;
+  int from = m->layers ? m->layers[i] : 0;
+  for (int p = from; p < m->n_nodes; p++) {
     const lc_gnode *g = &m->nodes[p];
-    if (g->dead || i-- > 0) continue;
+    if (g->dead || (!m->layers && i-- > 0)) continue;
     info->name = g->n.name;
     info->op_type = g->n.op_type;
     if (g->n.n_outputs > 0 && g->out[0] >= 0) {

@@ -109,7 +109,12 @@ lc_status lc_fold_and_infer(lc_model *m) {
                    g->n.domain[0] ? "." : "", g->n.op_type, g->n.name);
       break;
     }
-    int all_const = 1;
+    int all_const = 1, any_out = 0;
+    for (int k = 0; k < g->n.n_outputs; k++) any_out |= g->out[k] >= 0;
+    if (!any_out) { /* nothing reads what it would compute */
+      g->dead = 1;
+      continue;
+    }
     for (int k = 0; k < g->n.n_inputs; k++)
       if (g->in[k] >= 0 && !m->values[g->in[k]].is_const) all_const = 0;
     /* Weight-bearing ops' infer reads only dims: their big weights stay uncopied until packing. */
@@ -146,11 +151,10 @@ lc_status lc_fold_and_infer(lc_model *m) {
                      g->n.op_type, k);
         break;
       }
-      if (m->opt.max_activation_bytes && tmp[k].nbytes > m->opt.max_activation_bytes) {
-        s = lc_error(LC_ERR_BUDGET, "model: node '%s' (%s): output of %zu bytes exceeds the limit", g->n.name,
-                     g->n.op_type, tmp[k].nbytes);
+      /* before anything is allocated for it: folded now, or a buffer of the arena later */
+      if ((s = lc_model_charge(m, g, all_const ? "folded output" : "output", tmp[k].nbytes,
+                               all_const ? &m->st.folded_bytes : NULL)))
         break;
-      }
       ot->dtype = tmp[k].dtype;
       ot->ndim = tmp[k].ndim;
       memcpy(ot->dims, tmp[k].dims, sizeof(tmp[k].dims));

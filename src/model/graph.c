@@ -172,6 +172,8 @@ static lc_status build(lc_model *m) {
   m->st.ir_version = o->ir_version;
   m->st.opset = o->opset;
   m->st.nodes_loaded = o->n_nodes;
+  lc_status s = lc_model_check_opsets(o);
+  if (s) return s;
   for (int i = 0; i < o->n_inits; i++) {
     if (lc_graph_find(m, o->inits[i].name) >= 0)
       return lc_error(LC_ERR_INVALID_ARG, "model: initializer '%s' appears twice", o->inits[i].name);
@@ -210,9 +212,17 @@ static lc_status build(lc_model *m) {
     g->in = lc_arena_alloc(m->arena, ((size_t)g->n.n_inputs + 1) * sizeof(int));
     g->out = lc_arena_alloc(m->arena, ((size_t)g->n.n_outputs + 1) * sizeof(int));
     if (!g->in || !g->out) return oom();
+    int last = -1; /* an absent output before a present one gets a hidden value: ops write all n_out */
+    for (int k = 0; k < g->n.n_outputs; k++)
+      if (g->n.outputs[k][0]) last = k;
     for (int k = 0; k < g->n.n_outputs; k++) {
       const char *nm = g->n.outputs[k];
+      char hidden[32];
       g->out[k] = -1;
+      if (k < last && !nm[0]) {
+        snprintf(hidden, sizeof hidden, "\001absent.%d.%d", i, k);
+        nm = hidden;
+      }
       if (!nm[0]) continue;
       if (lc_graph_find(m, nm) >= 0)
         return lc_error(LC_ERR_INVALID_ARG, "model: node '%s' (%s) writes '%s', which already has a value",
@@ -285,7 +295,7 @@ void lc_model_free(lc_model *m) {
   for (int i = 0; i < m->n_values; i++) lc_free(m->values[i].lazy_scale);
   lc_free(m->arena_buf);
   lc_free(m->x.scratch);
-  if (m->ctx) lc_context_destroy(m->ctx);
+  if (m->ctx && m->ctx != m->opt.context) lc_context_destroy(m->ctx);
   lc_free(m->values);
   lc_free(m->ht);
   lc_onnx_free(m->onnx);

@@ -58,6 +58,7 @@ struct lc_model {
   const lc_tensor **io_in; /* per-node call arrays, sized for the widest node */
   lc_tensor *io_out;
   lc_model_stats st;
+  int *layers, n_layers; /* positions of the live nodes once planned (lc_model_layer in O(1)) */
 };
 
 int lc_graph_find(const lc_model *m, const char *name);
@@ -78,5 +79,10 @@ lc_status lc_plan_memory(lc_model *m);      /* planner.c */
 /* planner.c: the init loop: folded weights made on demand, consumed constants released. */
 lc_status lc_plan_init_ops(lc_model *m);
 void lc_plan_count_uses(lc_model *m);       /* planner.c */
+/* limits.c: total charged so far; charges bytes for `what` of node g (NULL: none) against the cap,
+ * adding them to *field (NULL: check only); the opset ranges. */
+size_t lc_model_memory_used(const lc_model *m);
+lc_status lc_model_charge(lc_model *m, const lc_gnode *g, const char *what, size_t bytes, size_t *field);
+lc_status lc_model_check_opsets(const lc_onnx_model *o);
 
 #endif

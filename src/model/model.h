@@ -12,17 +12,31 @@
 typedef struct lc_model lc_model;
 
 typedef struct lc_model_options {
-  int threads;                 /* 0 = 1 */
+  int threads;                 /* 0 = 1; ignored when context is given */
+  lc_context *context;         /* run on this context (may be shared: include/lowconv.h); NULL = the
+                                  model makes its own from threads and workspace_budget */
   int weight_format;           /* lc_weight_format for Conv weights */
   int weight_block;            /* q8/q4 block size, 0 = per output channel */
   int q4_policy;               /* lc_q4_policy (model/ops.h): 0 = every layer q4 */
   size_t workspace_budget;     /* per-conv scratch limit, 0 = unlimited */
-  size_t max_activation_bytes; /* refuse plans whose arena or any folded constant is larger; 0 = no limit */
+  size_t max_memory_bytes;     /* memory cap of the plan: folded constants, activation arena, shared
+                                  scratch and packed weights together; 0 = the default cap
+                                  (lc_model_default_memory_cap), SIZE_MAX = no cap */
   int no_fusion;               /* keep BatchNormalization / activations / Add as separate nodes */
   int dry_run;                 /* shapes, folding, fusion and memory plan only: no op init, no arena */
 } lc_model_options;
 
 void lc_model_options_init(lc_model_options *o);
+
+/* Default memory cap: physical memory / LC_MODEL_MEMORY_DIVISOR (sysconf), or the fallback when
+ * the OS does not say. Sizes are charged when they become known, before they are allocated;
+ * a plan that would pass the cap fails with LC_ERR_BUDGET naming the node and the bytes. */
+#define LC_MODEL_MEMORY_DIVISOR 4
+#define LC_MODEL_MEMORY_FALLBACK ((size_t)4 << 30)
+size_t lc_model_default_memory_cap(void);
+/* Opsets of the default domain a model may declare (docs/operators.md); others are refused. */
+#define LC_OPSET_MIN 7
+#define LC_OPSET_MAX 28
 
 lc_status lc_model_load(const char *path, lc_model **out);
 lc_status lc_model_load_buffer(const void *buf, size_t len, lc_model **out);
@@ -66,6 +80,8 @@ typedef struct lc_model_stats {
   size_t packed_weight_bytes;   /* packed conv weights, as lc_conv_weight_bytes reports */
   size_t peak_activation_bytes; /* the one activation arena */
   size_t scratch_bytes;         /* shared conv workspace */
+  size_t folded_bytes;          /* constants computed by folding (charged before each is made) */
+  size_t memory_cap;            /* the cap the plan ran under */
 } lc_model_stats;
 
 void lc_model_get_stats(const lc_model *m, lc_model_stats *s);

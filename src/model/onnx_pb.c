@@ -1,60 +1,15 @@
 /* Protobuf wire decoder for ONNX. Each message is walked with pb_next; repeated fields are
  * counted in a first pass and filled in a second, so every array is allocated once at its size.
  * All reads are bounds-checked against the enclosing message; errors name offset and field. */
-#define _DEFAULT_SOURCE /* madvise */
 #include "model/onnx_pb.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "model/onnx_map.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
-
-/* ------------------------------------------------------------------ arena */
-
-struct lc_arena_chunk {
-  lc_arena_chunk *next;
-  size_t used, cap;
-  _Alignas(16) unsigned char data[];
-};
-
-void *lc_arena_alloc(lc_arena *a, size_t n) {
-  n = lc_round_up(n ? n : 1, 16);
-  if (n > SIZE_MAX / 2) return NULL;
-  lc_arena_chunk *c = a->head;
-  if (!c || c->cap - c->used < n) {
-    size_t cap = lc_max_sz(n, 64u << 10);
-    c = lc_malloc(sizeof(*c) + cap);
-    if (!c) return NULL;
-    c->next = a->head;
-    c->used = 0;
-    c->cap = cap;
-    a->head = c;
-  }
-  void *p = c->data + c->used;
-  c->used += n;
-  memset(p, 0, n);
-  return p;
-}
-
-char *lc_arena_strndup(lc_arena *a, const char *s, size_t n) {
-  char *p = lc_arena_alloc(a, n + 1);
-  if (p && n) memcpy(p, s, n);
-  return p;
-}
-
-void lc_arena_free(lc_arena *a) {
-  while (a->head) {
-    lc_arena_chunk *n = a->head->next;
-    lc_free(a->head);
-    a->head = n;
-  }
-}
 
 /* ------------------------------------------------------------------ wire */
 
@@ -242,146 +197,6 @@ static lc_status rep_alloc(loader *L, const pb_msg *msg, uint32_t num, int kind,
   return rep_scalars(L, msg, num, kind, *out, &n2);
 }
 
-/* ------------------------------------------------------------------ external data */
-
-struct lc_onnx_mapping {
-  lc_onnx_mapping *next;
-  void *addr;
-  size_t len;
-  int heap;        /* 1: an lc_malloc copy of misaligned raw_data, 0: an mmap of external data */
-  const void *src; /* heap: bytes not copied yet (lc_onnx_ensure copies them), else NULL */
-};
-
-static void drop_pages(const void *p, size_t n) {
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  uintptr_t a = ((uintptr_t)p + page - 1) / page * page, e = ((uintptr_t)p + n) / page * page;
-  /* Private file pages not written since mapping: dropping them only discards cached copies of
-   * the file, and a later read would fault the same bytes back in. */
-  if (e > a) (void)madvise((void *)a, e - a, MADV_DONTNEED);
-}
-
-static int in_file_map(const lc_onnx_model *m, uintptr_t a, size_t n) {
-  return m->file_map && !m->file_owned && a >= (uintptr_t)m->file_map && n <= m->file_len &&
-         a - (uintptr_t)m->file_map <= m->file_len - n;
-}
-
-/* Copy of misaligned tensor bytes. Small ones are copied into the arena now. Large ones get their
- * own block, filled only when first needed (lc_onnx_ensure: most are conv weights read once at
- * packing), so the copies never all exist at once; lc_onnx_release frees them. */
-static void *copy_bytes(lc_onnx_model *m, const void *src, size_t n) {
-  if (n < 4096) {
-    void *c = lc_arena_alloc(&m->arena, n);
-    if (c) memcpy(c, src, n);
-    return c;
-  }
-  lc_onnx_mapping *mp = lc_arena_alloc(&m->arena, sizeof(*mp));
-  void *c = mp ? lc_malloc(n) : NULL;
-  if (!c) return NULL;
-  mp->addr = c;
-  mp->len = n;
-  mp->heap = 1;
-  mp->src = src;
-  mp->next = m->maps;
-  m->maps = mp;
-  return c;
-}
-
-static lc_onnx_mapping *heap_copy(const lc_onnx_model *m, const void *p) {
-  for (lc_onnx_mapping *mp = m->maps; mp; mp = mp->next)
-    if (mp->heap && mp->addr == p) return mp;
-  return NULL;
-}
-
-void lc_onnx_ensure(lc_onnx_model *m, const void *p) {
-  lc_onnx_mapping *mp = m && p ? heap_copy(m, p) : NULL;
-  if (!mp || !mp->src) return;
-  /* In 1 MiB steps, dropping the file's pages behind the copy: never both copies resident. */
-  int mapped = in_file_map(m, (uintptr_t)mp->src, mp->len);
-  for (size_t off = 0, step = (size_t)1 << 20; off < mp->len; off += step) {
-    size_t n = mp->len - off < step ? mp->len - off : step;
-    memcpy((char *)mp->addr + off, (const char *)mp->src + off, n);
-    if (mapped) drop_pages((const char *)mp->src + off, n);
-  }
-  mp->src = NULL;
-}
-
-void lc_onnx_release(lc_onnx_model *m, const void *p, size_t n) {
-  if (!m || !p || !n) return;
-  uintptr_t a = (uintptr_t)p;
-  if (in_file_map(m, a, n)) {
-    drop_pages(p, n);
-    return;
-  }
-  lc_onnx_mapping *hc = heap_copy(m, p);
-  if (hc) {
-    lc_free(hc->addr);
-    hc->addr = NULL;
-    hc->src = NULL;
-    return;
-  }
-  for (lc_onnx_mapping *mp = m->maps; mp; mp = mp->next)
-    if (!mp->heap && a >= (uintptr_t)mp->addr && n <= mp->len && a - (uintptr_t)mp->addr <= mp->len - n) {
-      drop_pages(p, n);
-      return;
-    }
-}
-
-static int safe_location(const char *loc) {
-  if (!loc[0] || loc[0] == '/') return 0;
-  for (const char *p = loc; *p; p++) {
-    if (p[0] == '.' && p[1] == '.' && (p == loc || p[-1] == '/') && (p[2] == '/' || p[2] == 0)) return 0;
-  }
-  return 1;
-}
-
-static lc_status map_external(loader *L, lc_tensor *t, const char *loc, int64_t offset, int64_t length) {
-  if (!L->dir) return lc_error(LC_ERR_IO, "onnx: tensor '%s' uses external data, which needs a model path", t->name);
-  if (!loc || !safe_location(loc))
-    return lc_error(LC_ERR_IO, "onnx: tensor '%s': external data location '%s' must be a relative path inside the "
-                    "model's directory", t->name, loc ? loc : "");
-  if (offset < 0 || (length >= 0 && (uint64_t)length != t->nbytes))
-    return lc_error(LC_ERR_IO, "onnx: tensor '%s': external data offset %lld / length %lld do not match %zu bytes",
-                    t->name, (long long)offset, (long long)length, t->nbytes);
-  size_t plen = strlen(L->dir) + strlen(loc) + 2;
-  char *path = lc_arena_alloc(&L->m->arena, plen);
-  if (!path) return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
-  strcpy(path, L->dir);
-  strcat(path, "/");
-  strcat(path, loc);
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return lc_error(LC_ERR_IO, "onnx: tensor '%s': cannot open external data '%s'", t->name, loc);
-  struct stat st;
-  size_t end;
-  if (fstat(fd, &st) != 0 || st.st_size < 0 || !lc_add_sz((size_t)offset, t->nbytes, &end) ||
-      end > (uint64_t)st.st_size) {
-    close(fd);
-    return lc_error(LC_ERR_IO, "onnx: tensor '%s': external data '%s' is shorter than offset %lld + %zu bytes",
-                    t->name, loc, (long long)offset, t->nbytes);
-  }
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t start = (size_t)offset / page * page, mlen = end - start;
-  void *a = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, (off_t)start);
-  close(fd);
-  if (a == MAP_FAILED) return lc_error(LC_ERR_IO, "onnx: tensor '%s': cannot map external data '%s'", t->name, loc);
-  lc_onnx_mapping *mp = lc_arena_alloc(&L->m->arena, sizeof(*mp));
-  if (!mp) {
-    munmap(a, mlen);
-    return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
-  }
-  mp->addr = a;
-  mp->len = mlen;
-  mp->heap = 0;
-  mp->next = L->m->maps;
-  L->m->maps = mp;
-  t->data = (char *)a + ((size_t)offset - start);
-  if (((uintptr_t)t->data % lc_dtype_size(t->dtype)) != 0) {
-    void *c = copy_bytes(L->m, t->data, t->nbytes);
-    if (!c) return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
-    t->data = c;
-  }
-  return LC_OK;
-}
-
 /* ------------------------------------------------------------------ messages */
 
 static lc_status dec_tensor(loader *L, const uint8_t *p, size_t len, lc_tensor *t) {
@@ -450,7 +265,7 @@ static lc_status dec_tensor(loader *L, const uint8_t *p, size_t len, lc_tensor *
       t->data = lc_arena_alloc(&L->m->arena, 16);
       return t->data ? LC_OK : lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
     }
-    return map_external(L, t, ext_loc, ext_off, ext_len);
+    return lc_onnx_map_external(L->m, L->dir, t, ext_loc, ext_off, ext_len);
   }
   if (has_raw) {
     if (raw_len != t->nbytes)
@@ -460,7 +275,7 @@ static lc_status dec_tensor(loader *L, const uint8_t *p, size_t len, lc_tensor *
       t->data = (void *)(uintptr_t)raw; /* zero-copy: the file buffer is private and writable */
       return LC_OK;
     }
-    t->data = copy_bytes(L->m, raw, t->nbytes);
+    t->data = lc_onnx_copy_bytes(L->m, raw, t->nbytes);
     return t->data ? LC_OK : lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
   }
   /* Typed fields: float_data (4), int32_data (5) for every type of 32 bits or less, int64_data (7),
@@ -709,6 +524,9 @@ static lc_status dec_model(loader *L, const uint8_t *p, size_t len) {
         else if (g.num == 2) s = get_int(&op, &g, &ver);
       }
       if (r < 0) return LC_ERR_IO;
+      lc_onnx_opset *e = s ? NULL : lc_arena_alloc(&L->m->arena, sizeof(*e));
+      if (!s && !e) return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
+      if (e) *e = (lc_onnx_opset){dom, ver, L->m->opsets}, L->m->opsets = e;
       if (!s && (!dom[0] || !strcmp(dom, "ai.onnx"))) L->m->opset = ver;
     } else if (f.num == 7) {
       if (f.wt != WT_LEN) return bad_wt(&msg, &f);
@@ -753,52 +571,12 @@ lc_status lc_onnx_load_buffer(const void *buf, size_t len, lc_onnx_model **out) 
   return load(m, NULL, out);
 }
 
+
 lc_status lc_onnx_load_file(const char *path, lc_onnx_model **out) {
   if (!out || !path) return lc_error(LC_ERR_INVALID_ARG, "onnx: null argument");
   *out = NULL;
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return lc_error(LC_ERR_IO, "onnx: cannot open '%s'", path);
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return lc_error(LC_ERR_IO, "onnx: '%s' is not a regular file", path);
-  }
-  lc_onnx_model *m = lc_calloc(1, sizeof(*m));
-  if (!m) {
-    close(fd);
-    return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
-  }
-  m->file_len = (size_t)st.st_size;
-  if (m->file_len) {
-    /* Private writable mapping: tensors point into it, and a stray write never reaches the file. */
-    m->file_map = mmap(NULL, m->file_len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    if (m->file_map == MAP_FAILED) {
-      close(fd);
-      lc_free(m);
-      return lc_error(LC_ERR_IO, "onnx: cannot map '%s'", path);
-    }
-  }
-  close(fd);
-  const char *slash = strrchr(path, '/');
-  const char *dir = lc_arena_strndup(&m->arena, slash ? path : ".", slash ? (size_t)(slash - path) : 1);
-  if (!dir) {
-    lc_onnx_free(m);
-    return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
-  }
-  if (slash == path) dir = "/";
-  return load(m, dir, out);
-}
-
-void lc_onnx_free(lc_onnx_model *m) {
-  if (!m) return;
-  for (lc_onnx_mapping *p = m->maps; p; p = p->next) {
-    if (p->heap) lc_free(p->addr);
-    else munmap(p->addr, p->len);
-  }
-  if (m->file_map) {
-    if (m->file_owned) lc_free(m->file_map);
-    else munmap(m->file_map, m->file_len);
-  }
-  lc_arena_free(&m->arena);
-  lc_free(m);
+  lc_onnx_model *m;
+  const char *dir;
+  lc_status s = lc_onnx_map_file(path, &m, &dir);
+  return s ? s : load(m, dir, out);
 }

@@ -9,20 +9,13 @@
 #include <stdint.h>
 
 #include "model/tensor.h"
+#include "util/arena.h"
 
 /* Limits that bound what a hostile file can make us allocate or walk. Every count is also
  * bounded by the bytes it occupies, so allocation stays O(file size). */
 #define LC_ONNX_MAX_STRING (1u << 16)
 #define LC_ONNX_MAX_COUNT (1 << 24)
 
-/* Bump allocator: every string and array of a loaded model lives here, freed at once. */
-typedef struct lc_arena_chunk lc_arena_chunk;
-typedef struct lc_arena {
-  lc_arena_chunk *head;
-} lc_arena;
-void *lc_arena_alloc(lc_arena *a, size_t n); /* zeroed, 16-byte aligned; NULL on failure */
-char *lc_arena_strndup(lc_arena *a, const char *s, size_t n);
-void lc_arena_free(lc_arena *a);
 
 typedef struct lc_onnx_value_info {
   const char *name;
@@ -35,9 +28,17 @@ typedef struct lc_onnx_value_info {
 
 typedef struct lc_onnx_mapping lc_onnx_mapping;
 
+/* One opset_import entry (domain "" is the default domain). */
+typedef struct lc_onnx_opset {
+  const char *domain;
+  int64_t version;
+  struct lc_onnx_opset *next;
+} lc_onnx_opset;
+
 typedef struct lc_onnx_model {
   int64_t ir_version;
   int64_t opset;           /* version of the default ("" / "ai.onnx") domain, 0 if absent */
+  lc_onnx_opset *opsets;   /* every opset_import entry, last first */
   int n_nodes, n_inits, n_inputs, n_outputs, n_value_info;
   lc_node *nodes;
   lc_tensor *inits;        /* data always set (zero-copy into the file where aligned) */

@@ -14,6 +14,8 @@ typedef struct lc_exec_ctx {
   unsigned const_inputs;     /* set before each init: bit i = input i is a constant (weights to pack) */
   void *scratch;             /* shared workspace for this run, scratch_bytes long (may be NULL) */
   size_t scratch_bytes;
+  size_t scratch_limit;      /* bytes an op may allocate for itself at run time, 0 = no limit (the
+                                plan sets what its memory cap leaves) */
 } lc_exec_ctx;
 
 /* What an initialized node holds, for the plan report and for freeing the weights it copied. */

@@ -107,6 +107,7 @@ lc_status lc_plan_memory(lc_model *m) {
   qsort(sp, (size_t)nb, sizeof(span), by_size_desc);
   size_t total = 0;
   lc_status s = LC_OK;
+  m->st.peak_activation_bytes = 0; /* grows with total, charged against the cap */
   for (int b = 0; b < nb; b++) {
     lc_value *v = &m->values[sp[b].v];
     int np = 0;
@@ -127,17 +128,19 @@ lc_status lc_plan_memory(lc_model *m) {
       break;
     }
     v->offset = off;
-    if (end > total) total = end;
+    if (end > total) {
+      const lc_gnode *g = v->producer >= 0 ? &m->nodes[v->producer] : NULL;
+      if ((s = lc_model_charge(m, g, g ? "activation arena" : "activation arena (graph input)", end - total,
+                               &m->st.peak_activation_bytes)))
+        break;
+      total = end;
+    }
   }
   lc_free(sp);
   lc_free(placed);
   if (s) return s;
   for (int i = 0; i < m->n_values; i++)
     if (m->values[i].alias >= 0) m->values[i].offset = m->values[root_of(m, i)].offset;
-  m->st.peak_activation_bytes = total;
-  if (m->opt.max_activation_bytes && total > m->opt.max_activation_bytes)
-    return lc_error(LC_ERR_BUDGET, "planner: activations need %zu bytes, over the limit of %zu", total,
-                    m->opt.max_activation_bytes);
   /* weight bytes: constants that planned nodes read, each once */
   m->st.weight_bytes = 0;
   m->st.nodes_planned = 0;
@@ -221,8 +224,12 @@ static lc_status init_node(lc_model *m, lc_gnode *g) {
   g->op->describe(g->state, &info);
   g->route = info.route;
   g->ws = info.workspace_bytes;
-  m->st.packed_weight_bytes += info.packed_bytes;
-  if (info.workspace_bytes > m->st.scratch_bytes) m->st.scratch_bytes = info.workspace_bytes;
+  /* Packed copies are charged once made (an op's init packs at most a few times its weights);
+   * the shared scratch before it is allocated, after this loop. */
+  if ((s = lc_model_charge(m, g, "packed weights", info.packed_bytes, &m->st.packed_weight_bytes)) ||
+      (info.workspace_bytes > m->st.scratch_bytes &&
+       (s = lc_model_charge(m, g, "scratch", info.workspace_bytes - m->st.scratch_bytes, &m->st.scratch_bytes))))
+    return s;
   for (int k = 0; k < g->n.n_inputs && k < 32; k++)
     if (g->in[k] >= 0 && (info.packed_inputs >> k & 1u)) unref(m, g->in[k]);
   return LC_OK;

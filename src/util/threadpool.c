@@ -28,19 +28,25 @@ struct lc_pool {
   pthread_t *workers;
   worker_arg *args;         /* one per worker, owned by the pool */
   pthread_mutex_t mu;
+  pthread_mutex_t run_mu;   /* held by the one caller whose job the pool runs (include/lowconv.h:
+                               a context may be shared by threads; their jobs take turns) */
   pthread_cond_t start_cv, done_cv;
   atomic_ulong generation;  /* bumped per job */
   atomic_int stop;
   atomic_int sleeping;      /* workers blocked on start_cv */
   atomic_int pending;       /* workers that have not finished the current job (all workers ack
                                every job, so none can lag behind into the next one) */
-  /* current job: written before generation is bumped */
+  /* current job: written under run_mu before generation is bumped */
   int active;               /* threads taking part */
   lc_task_fn fn;
   void *arg;
   size_t n;
   atomic_size_t next;
 };
+
+/* The pool whose job this thread is taking part in: a task that calls lc_pool_run on it again
+ * runs its tasks inline instead of waiting on run_mu, which its own caller holds. */
+static _Thread_local const lc_pool *lc_pool_inside;
 
 static void run_tasks(lc_pool *p, int thread) {
   for (;;) {
@@ -72,6 +78,7 @@ static void *worker_main(void *v) {
   worker_arg wa = *(worker_arg *)v;
   lc_pool *p = wa.p;
   unsigned long seen = 0;
+  lc_pool_inside = p;
   for (;;) {
     seen = wait_job(p, seen);
     if (atomic_load(&p->stop)) break;
@@ -91,6 +98,7 @@ lc_pool *lc_pool_create(int threads) {
   if (!p) return NULL;
   p->threads = threads;
   pthread_mutex_init(&p->mu, NULL);
+  pthread_mutex_init(&p->run_mu, NULL);
   pthread_cond_init(&p->start_cv, NULL);
   pthread_cond_init(&p->done_cv, NULL);
   if (threads > 1) {
@@ -123,6 +131,7 @@ void lc_pool_destroy(lc_pool *p) {
   pthread_mutex_unlock(&p->mu);
   for (int i = 1; i < p->threads; i++) pthread_join(p->workers[i - 1], NULL);
   pthread_mutex_destroy(&p->mu);
+  pthread_mutex_destroy(&p->run_mu);
   pthread_cond_destroy(&p->start_cv);
   pthread_cond_destroy(&p->done_cv);
   lc_free(p->workers);
@@ -137,10 +146,13 @@ void lc_pool_run(lc_pool *p, size_t n, int max_threads, lc_task_fn fn, void *arg
   int use = p ? p->threads : 1;
   if (max_threads > 0 && max_threads < use) use = max_threads;
   if ((size_t)use > n) use = (int)n;
-  if (use <= 1) {
+  if (use <= 1 || lc_pool_inside == p) {
     for (size_t t = 0; t < n; t++) fn(arg, t, 0);
     return;
   }
+  pthread_mutex_lock(&p->run_mu);
+  const lc_pool *outer = lc_pool_inside; /* a task of another pool may call us */
+  lc_pool_inside = p;
   p->fn = fn;
   p->arg = arg;
   p->n = n;
@@ -162,4 +174,6 @@ void lc_pool_run(lc_pool *p, size_t n, int max_threads, lc_task_fn fn, void *arg
     pthread_mutex_unlock(&p->mu);
     break;
   }
+  lc_pool_inside = outer;
+  pthread_mutex_unlock(&p->run_mu);
 }

@@ -481,6 +481,9 @@ static lc_status convt_run(const lc_node *n, void *state, const lc_tensor *const
   int64_t f[3] = {j.blk * g.KH * g.KW, g.W, threads};
   if (!lc_mul_n(&j.col_per_thread, 2, f) || !lc_mul_n(&total, 3, f) || total > ((size_t)1 << 36))
     return lcop_fail(n, LC_ERR_OVERFLOW, "scratch size overflows");
+  if (lcop_budget(x) && total > lcop_budget(x) / sizeof(float))
+    return lcop_fail(n, LC_ERR_BUDGET, "column buffer of %zu bytes exceeds the %zu bytes the memory cap leaves",
+                     total * sizeof(float), lcop_budget(x));
   float *col = lc_malloc((total ? total : 1) * sizeof(float));
   int64_t *rng = lc_malloc((size_t)(2 * g.KW) * sizeof(int64_t));
   if (!col || !rng) {

@@ -83,6 +83,7 @@ static inline float clamp01(float v) {
 
 /* Applies y = f(x) over n floats; y may equal x. Split per kind so each loop vectorizes. */
 static void unary_apply(un_kind k, float a, float b, float *y, const float *x, size_t n) {
+  if (!n) return; /* a zero-element tensor may have no buffer: no arithmetic on NULL */
   switch (k) {
   case UN_RELU:
     for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;

@@ -47,6 +47,8 @@ lc_status lcop_axis(const lc_node *n, int64_t axis, int rank, int *out);
 
 /* Optional per-node opset hint set by the graph layer (attribute "_opset"); 0 if unknown. */
 int64_t lcop_opset(const lc_node *n);
+/* What an op's own run-time scratch must fit in (lc_exec_ctx.scratch_limit; 0 = no limit). */
+size_t lcop_budget(const lc_exec_ctx *x);
 
 /* Copies in -> out unless they share a buffer (in-place reshape-like ops). */
 void lcop_copy(void *dst, const void *src, size_t nbytes);

@@ -100,6 +100,8 @@ void lcop_copy(void *dst, const void *src, size_t nbytes) {
   if (dst != src && nbytes) memmove(dst, src, nbytes);
 }
 
+size_t lcop_budget(const lc_exec_ctx *x) { return x ? x->scratch_limit : 0; }
+
 int lcop_threads(const lc_exec_ctx *x) { return x && x->lc && x->lc->pool ? lc_pool_threads(x->lc->pool) : 1; }
 
 void lcop_parallel(lc_exec_ctx *x, size_t n, void (*fn)(void *arg, size_t task, int thread), void *arg) {
