@@ -235,7 +235,7 @@ def expect_error_with_input(cli, tmp, model):
     f = os.path.join(tmp, "wrong.npy")
     np.save(f, np.zeros((1, 3, 8, 8), np.float32))
     return expect_error(cli, tmp, "rb3", model, ["run", "MODEL", "--output-dir", tmp, "--input", "X=" + f],
-                        "input 'X' expects dtype 1 shape [1x3x16x16], got dtype 1 shape [1x3x8x8]")
+                        "input 'X' expects float32 [1x3x16x16], got float32 [1x3x8x8]")
 
 
 if __name__ == "__main__":
