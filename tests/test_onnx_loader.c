@@ -5,53 +5,8 @@
 
 #include "lowconv.h"
 #include "model/onnx_pb.h"
+#include "pbwrite.h"
 #include "testutil.h"
-
-/* ---- a tiny protobuf writer */
-typedef struct buf {
-  unsigned char *p;
-  size_t n, cap;
-} buf;
-
-static void put(buf *b, const void *d, size_t n) {
-  if (b->n + n > b->cap) {
-    b->cap = (b->n + n) * 2 + 64;
-    b->p = realloc(b->p, b->cap);
-  }
-  memcpy(b->p + b->n, d, n);
-  b->n += n;
-}
-static void varint(buf *b, uint64_t v) {
-  unsigned char c;
-  do {
-    c = (unsigned char)(v & 0x7f);
-    v >>= 7;
-    if (v) c |= 0x80;
-    put(b, &c, 1);
-  } while (v);
-}
-static void tag(buf *b, unsigned num, int wt) { varint(b, (uint64_t)num << 3 | (unsigned)wt); }
-static void f_int(buf *b, unsigned num, int64_t v) { tag(b, num, 0); varint(b, (uint64_t)v); }
-static void f_bytes(buf *b, unsigned num, const void *d, size_t n) { tag(b, num, 2); varint(b, n); put(b, d, n); }
-static void f_str(buf *b, unsigned num, const char *s) { f_bytes(b, num, s, strlen(s)); }
-static void f_msg(buf *b, unsigned num, buf *m) { f_bytes(b, num, m->p, m->n); free(m->p); memset(m, 0, sizeof *m); }
-static void f_float(buf *b, unsigned num, float f) { tag(b, num, 5); put(b, &f, 4); }
-
-static void value_info(buf *g, unsigned num, const char *name, int elem, int nd, const int64_t *dims, const char *sym) {
-  buf vi = {0}, ty = {0}, tt = {0}, sh = {0};
-  for (int i = 0; i < nd; i++) {
-    buf d = {0};
-    if (dims[i] >= 0) f_int(&d, 1, dims[i]);
-    else f_str(&d, 2, sym);
-    f_msg(&sh, 1, &d);
-  }
-  f_int(&tt, 1, elem);
-  f_msg(&tt, 2, &sh);
-  f_msg(&ty, 1, &tt);
-  f_str(&vi, 1, name);
-  f_msg(&vi, 2, &ty);
-  f_msg(g, num, &vi);
-}
 
 /* A model exercising most fields: Conv(X, W, B) -> Y with attributes, W as raw_data,
  * B as packed float_data, S as unpacked int64_data. */
