@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds lowconv (Release: the libraries and the CLI, everything `cmake --install build` installs) and runs the main job: the conv benchmark on the arcface-like ResNet34
-# suite, every layer checked against the reference. Extra arguments go to `lowconv conv`.
+# Builds lowconv (Release: the libraries and the CLI, all that `cmake --install build` installs) and
+# runs the main job: the conv benchmark on the arcface-like ResNet34 suite, every layer checked
+# against the reference. Extra arguments go to `lowconv conv`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v cmake >/dev/null || ! command -v cc >/dev/null; then
