@@ -55,7 +55,7 @@ def test_usage_errors():
         (["conv", "ic3ih8oc4kh3", "--isa", "neon"], "unknown isa"),
         (["conv", "ic3ih8oc4kh3", "--threads", "0"], "--threads"),
         (["conv", "ic3ih8oc4kh3", "--repeat"], "needs a value"),
-        (["conv", "ic3ih8oc4kh3", "--act", "gelu"], "unknown activation"),
+        (["conv", "ic3ih8oc4kh3", "--act", "gelu"], "unknown act 'gelu' for --act (none|relu"),
         (["conv", "--suite", "vgg"], "unknown suite"),
     ]
     for args, needle in cases:

@@ -94,7 +94,7 @@ static int store(const opt_cmd *c, const opt_def *o, const char *val, void *out)
       {
         char list[256];
         choice_list(list, sizeof list, o->choices);
-        return opts_usage(c->name, "unknown %s '%s' (%s)", o->name, val, list);
+        return opts_usage(c->name, "unknown %s '%s' for %s (%s)", o->name + 2, val, o->name, list);
       }
     case OPT_STRING: *(const char **)(void *)field = val; return 0;
     case OPT_LIST: {
