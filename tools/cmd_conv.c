@@ -145,6 +145,12 @@ static void set_error(result *r, lc_status s, const char *what) {
   snprintf(r->error, sizeof r->error, "%s: %s: %s", what, lc_status_name(s), lc_last_error());
 }
 
+/* The CLI's own allocations: no library message to add. */
+static void set_oom(result *r, const char *what, size_t bytes) {
+  r->status = LC_ERR_NO_MEMORY;
+  snprintf(r->error, sizeof r->error, "%s: out of memory (%zu bytes)", what, bytes);
+}
+
 static void fill_desc(lc_conv_desc *d, const bd_conv *c, const opts *o) {
   lc_conv_desc_init(d);
   d->in_channels = c->ic, d->out_channels = c->oc, d->groups = c->g;

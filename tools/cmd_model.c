@@ -88,7 +88,9 @@ static void json_io(FILE *f, const char *key, const lc_model *m, int outputs, in
     const lc_tensor *t = outputs ? lc_model_output(m, i) : lc_model_input(m, i);
     fprintf(f, "%s{\"name\": ", i ? ", " : "");
     json_string(f, t->name);
-    fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", lc_dtype_name(t->dtype));
+    fprintf(f, ", \"dtype\": ");
+    json_string(f, t->dtype ? lc_dtype_name(t->dtype) : NULL);
+    fprintf(f, ", \"shape\": ");
     if (outputs && !planned) fprintf(f, "null");
     else json_dims(f, t->ndim, t->dims);
     if (!outputs) {
@@ -152,7 +154,8 @@ static void print_io(const lc_model *m, int planned) {
   for (int i = 0; i < lc_model_n_outputs(m); i++) {
     const lc_tensor *t = lc_model_output(m, i);
     if (planned) model_dims_text(m, -1, t, dims, sizeof dims);
-    printf("  output %-20s %-8s %s\n", t->name, lc_dtype_name(t->dtype), planned ? dims : "(shape after planning)");
+    printf("  output %-20s %-8s %s\n", t->name, t->dtype ? lc_dtype_name(t->dtype) : "?",
+           planned ? dims : "(shape after planning)");
   }
 }
 

@@ -168,26 +168,28 @@ static void output_path(const lc_tensor *t, const char *dir, char *path, size_t 
 }
 
 int model_write_outputs(const char *cmd, const lc_model *m, const char *dir, int print) {
-  int n = lc_model_n_outputs(m), r = 0, written = 0;
+  int n = lc_model_n_outputs(m), r = 0, written = 0, renamed = 0;
   char path[4200], tmp[4200];
   for (; written < n && !r; written++) {
     output_path(lc_model_output(m, written), dir, tmp, sizeof tmp, 1);
     lc_status s = lc_npy_write(tmp, lc_model_output(m, written));
     if (s) r = model_fail(cmd, tmp, s);
   }
-  for (int i = 0; i < written; i++) {
+  for (; !r && renamed < written; renamed++) {
+    output_path(lc_model_output(m, renamed), dir, tmp, sizeof tmp, 1);
+    output_path(lc_model_output(m, renamed), dir, path, sizeof path, 0);
+    if (rename(tmp, path)) {
+      fprintf(stderr, "lowconv %s: cannot rename %s to %s: %s\n", cmd, tmp, path, strerror(errno));
+      r = 1;
+      break;
+    }
+  }
+  for (int i = 0; i < written; i++) { /* on a failure: neither temporaries nor some outputs only */
     const lc_tensor *t = lc_model_output(m, i);
     output_path(t, dir, tmp, sizeof tmp, 1);
     output_path(t, dir, path, sizeof path, 0);
-    if (r) {
-      remove(tmp);
-    } else if (rename(tmp, path)) {
-      fprintf(stderr, "lowconv %s: cannot rename %s to %s: %s\n", cmd, tmp, path, strerror(errno));
-      remove(tmp);
-      r = 1;
-    } else if (print) {
-      printf("%s -> %s\n", t->name, path);
-    }
+    if (r) remove(i < renamed ? path : tmp);
+    else if (print) printf("%s -> %s\n", t->name, path);
   }
   return r;
 }
