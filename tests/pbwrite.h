@@ -35,6 +35,15 @@ static inline void f_str(buf *b, unsigned num, const char *s) { f_bytes(b, num, 
 static inline void f_msg(buf *b, unsigned num, buf *m) { f_bytes(b, num, m->p, m->n); free(m->p); memset(m, 0, sizeof *m); }
 static inline void f_float(buf *b, unsigned num, float f) { tag(b, num, 5); put(b, &f, 4); }
 
+/* ModelProto's ir_version and the default-domain opset import. */
+static inline void pb_model_header(buf *m, int64_t ir_version, int64_t opset) {
+  buf op = {0};
+  f_int(m, 1, ir_version);
+  f_str(&op, 1, "");
+  f_int(&op, 2, opset);
+  f_msg(m, 8, &op);
+}
+
 /* ValueInfoProto field `num` of a graph: dims[i] < 0 are symbolic, named syms[i]. */
 static inline void value_info_syms(buf *g, unsigned num, const char *name, int elem, int nd, const int64_t *dims,
                                    const char *const *syms) {

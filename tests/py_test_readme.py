@@ -11,15 +11,12 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-passed = failed = 0
+results = []  # (ok, what)
 
 
 def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
+    results.append((bool(cond), what))
+    if not cond:
         print(f"FAIL: {what}", file=sys.stderr)
 
 
@@ -75,8 +72,9 @@ def main():
                 check("conv0" in r.stdout and "y: 4 dims, 65536 bytes" in r.stdout, f"model snippet output {r.stdout!r}")
             else:
                 check("output 56x56" in r.stdout, f"conv snippet output {r.stdout!r}")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    bad = sum(1 for ok, _ in results if not ok)
+    print(f"{len(results) - bad} passed, {bad} failed")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

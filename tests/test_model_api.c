@@ -15,11 +15,8 @@ static float g_w[COUT * 9], g_b[COUT] = {0.25f, -0.5f};
 
 /* X[N,1,H,W] -> Conv(W, B, pads 1) -> Relu -> Y[N,2,H,W] */
 static buf make_model(void) {
-  buf m = {0}, g = {0}, n = {0}, a = {0}, t = {0}, op = {0};
-  f_int(&m, 1, 8);
-  f_str(&op, 1, "");
-  f_int(&op, 2, 13);
-  f_msg(&m, 8, &op);
+  buf m = {0}, g = {0}, n = {0}, a = {0}, t = {0};
+  pb_model_header(&m, 8, 13);
   f_str(&n, 1, "X");
   f_str(&n, 1, "W");
   f_str(&n, 1, "B");
