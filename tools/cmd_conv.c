@@ -69,21 +69,27 @@ static const char *route_names[LC_ROUTE_COUNT + 1]; /* from lc_route_name, so ev
 static const opt_def conv_opts[] = {
     {"--route", "R", OPT_CHOICE, O(route), 0, 0, route_names, "route to force"},
     {"--threads", "T", OPT_INT, O(threads), 1, 1024, NULL, "threads of the context"},
-    {"--budget", "B", OPT_BYTES, O(budget), 0, 0, NULL, "workspace budget in bytes, suffix K/M/G = KiB/MiB/GiB\n(default 0 = none)"},
+    {"--budget", "B", OPT_BYTES, O(budget), 0, 0, NULL,
+     "workspace budget in bytes, suffix K/M/G = KiB/MiB/GiB\n(default 0 = none)"},
     {"--layout", "L", OPT_CHOICE, O(layout), 0, 0, layouts, "tensor layout"},
     {"--isa", "I", OPT_CHOICE, O(isa), 0, 0, isas, "kernel table"},
     {"--act", "A", OPT_CHOICE, O(act), 0, 0, acts, "fused activation"},
     {"--bias", NULL, OPT_FLAG, O(bias), 0, 0, NULL, "add a bias"},
     {"--weights", "W", OPT_CHOICE, O(weights), 0, 0, opts_weight_formats,
      "weight storage; --check then compares with the reference\nrun on the dequantized weights"},
-    {"--block", "N", OPT_INT, O(block), 0, 256, NULL, "q8/q4 block of input channels: 16|32|64|128|256,\n0 = per output channel"},
+    {"--block", "N", OPT_INT, O(block), 0, 256, NULL,
+     "q8/q4 block of input channels: 16|32|64|128|256,\n0 = per output channel"},
     {"--asym", NULL, OPT_FLAG, O(asym), 0, 0, NULL, "q8/q4 with scale and offset per block (default symmetric)"},
-    {"--int8-act", NULL, OPT_FLAG, O(int8_act), 0, 0, NULL, "q8/q4 GEMV path: int8 activations and integer dot products"},
-    {"--mb", "N", OPT_INT, O(mb), 1, 1000000, NULL, "override the descriptor's batch (like benchdnn's --mb)\n(default: the descriptor's)"},
-    {"--repeat", "N", OPT_INT, O(repeat), 1, 1000000, NULL, "timed runs (default: enough for ~0.3 s, at least 3\nwhen a run is < 1 s)"},
+    {"--int8-act", NULL, OPT_FLAG, O(int8_act), 0, 0, NULL,
+     "q8/q4 GEMV path: int8 activations and integer dot products"},
+    {"--mb", "N", OPT_INT, O(mb), 1, 1000000, NULL,
+     "override the descriptor's batch (like benchdnn's --mb)\n(default: the descriptor's)"},
+    {"--repeat", "N", OPT_INT, O(repeat), 1, 1000000, NULL,
+     "timed runs (default: enough for ~0.3 s, at least 3\nwhen a run is < 1 s)"},
     {"--warmup", "N", OPT_INT, O(warmup), 0, 1000000, NULL, "untimed runs first"},
     {"--lib-workspace", NULL, OPT_FLAG, O(lib_ws), 0, 0, NULL,
-     "let the library allocate the workspace in each run (default:\nthe CLI allocates shape.workspace_bytes once and passes it)"},
+     "let the library allocate the workspace in each run (default:\n"
+     "the CLI allocates shape.workspace_bytes once and passes it)"},
     {"--check", NULL, OPT_FLAG, O(check), 0, 0, NULL,
      "compare with lc_conv_reference: max_rel_err = max|out-ref| / max|ref|;\nexit 1 if it exceeds --tol"},
     {"--tol", "X", OPT_DOUBLE, O(tol), 0, 0, NULL, "tolerance of --check"},
@@ -91,19 +97,22 @@ static const opt_def conv_opts[] = {
      "one JSON object per conv (keys: desc name route threads layout isa\nmedian_ms min_ms gflops peak_fraction "
      "workspace_bytes weight_bytes\nweights max_rel_err, and count in suites)"},
     {"--json-array", NULL, OPT_FLAG, O(json_array), 0, 0, NULL, "the same objects as one JSON array"},
-    {"--dry-run", NULL, OPT_FLAG, O(dry_run), 0, 0, NULL, "print each resolved problem as JSON (sizes, pads pt/pl/pb/pr), run nothing"},
+    {"--dry-run", NULL, OPT_FLAG, O(dry_run), 0, 0, NULL,
+     "print each resolved problem as JSON (sizes, pads pt/pl/pb/pr), run nothing"},
     {"--suite", "NAME", OPT_STRING, O(suite), 0, 0, NULL,
      "a built-in layer list (--suite list shows them); prints a table whose\ntotal is sum(median x count)"},
     {"--device", "D", OPT_STRING, O(device), 0, 0, NULL,
-     "cpu, opencl, opencl:P or opencl:P:D (lowconv devices lists them);\non a device the time is the kernels' device time from profiling events"},
+     "cpu, opencl, opencl:P or opencl:P:D (lowconv devices lists them);\n"
+     "on a device the time is the kernels' device time from profiling events"},
     {"--tune", "L", OPT_CHOICE, O(tune), 0, 0, opts_tune_levels,
-     "device kernel choice (none = the heuristic's); results persist in the\ntuning cache, so a second run times nothing"},
+     "device kernel choice (none = the heuristic's); results persist in the\n"
+     "tuning cache, so a second run times nothing"},
 };
 #undef O
 
-static const opt_cmd conv_cmd = {"conv", "DESC... [options]\n       lowconv conv --suite NAME [options]     (--suite list: show suites)",
-                                 about, conv_opts, (int)(sizeof conv_opts / sizeof conv_opts[0]), epilog, 1 << 20,
-                                 "descriptor"};
+static const opt_cmd conv_cmd = {
+    "conv", "DESC... [options]\n       lowconv conv --suite NAME [options]     (--suite list: show suites)", about,
+    conv_opts, (int)(sizeof conv_opts / sizeof conv_opts[0]), epilog, 1 << 20, "descriptor"};
 
 typedef struct result {
   lc_status status;

@@ -96,7 +96,8 @@ static const opt_def gemv_opts[] = {
     {"--block", "N", OPT_INT, O(block), 0, 1 << 20, NULL, "quantization block along K, 0 = one per row"},
     {"--asym", NULL, OPT_FLAG, O(asym), 0, 0, NULL, "scale and offset per block (default symmetric)"},
     {"--mode", "MODE", OPT_CHOICE, O(mode), 0, 0, modes,
-     "accurate: fp32 activations, weights dequantized in registers;\nint8: activations quantized per block, integer dot products"},
+     "accurate: fp32 activations, weights dequantized in registers;\n"
+     "int8: activations quantized per block, integer dot products"},
     {"--threads", "T", OPT_INT, O(threads), 1, 64, NULL, "threads (also for the DRAM stream)"},
     {"--repeat", "R", OPT_INT, O(repeat), 1, 100000, NULL, "timed calls"},
     {"--isa", "I", OPT_CHOICE, O(isa), 0, 0, isas, "kernels (avx512 = AVX-512 VNNI)"},
