@@ -37,7 +37,8 @@ def f32(num, v):
 
 
 def value_info(name, dims):
-    shape = b"".join(ln(1, i(1, d) if d >= 0 else ln(2, "N")) for d in dims)
+    """dims: sizes, -1 (symbolic "N") or names of symbolic dims."""
+    shape = b"".join(ln(1, ln(2, d) if isinstance(d, str) else i(1, d) if d >= 0 else ln(2, "N")) for d in dims)
     return ln(1, name) + ln(2, ln(1, i(1, 1) + ln(2, shape)))
 
 

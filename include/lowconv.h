@@ -19,6 +19,15 @@
 extern "C" {
 #endif
 
+/* Marks the public API: the shared library is built with hidden visibility and exports only these. */
+#ifndef LC_API
+#if defined(__GNUC__) || defined(__clang__)
+#define LC_API __attribute__((visibility("default")))
+#else
+#define LC_API
+#endif
+#endif
+
 #define LOWCONV_VERSION_MAJOR 0
 #define LOWCONV_VERSION_MINOR 1
 #define LOWCONV_VERSION_PATCH 0
@@ -36,8 +45,8 @@ typedef enum lc_status {
 } lc_status;
 
 /* Message of the last failing call on this thread ("" if none). Valid until the next call. */
-const char *lc_last_error(void);
-const char *lc_status_name(lc_status s);
+LC_API const char *lc_last_error(void);
+LC_API const char *lc_status_name(lc_status s);
 
 /* ---------------------------------------------------------------- context */
 
@@ -86,23 +95,23 @@ typedef struct lc_context_params {
  *   is in flight. lc_last_error() is per thread. */
 typedef struct lc_context lc_context;
 
-void lc_context_params_init(lc_context_params *p);
-lc_status lc_context_create(const lc_context_params *p, lc_context **out);
-void lc_context_destroy(lc_context *ctx);
-unsigned lc_context_cpu_features(const lc_context *ctx);
+LC_API void lc_context_params_init(lc_context_params *p);
+LC_API lc_status lc_context_create(const lc_context_params *p, lc_context **out);
+LC_API void lc_context_destroy(lc_context *ctx);
+LC_API unsigned lc_context_cpu_features(const lc_context *ctx);
 /* Name of the kernel table in use: "scalar", "avx2", "avx512". */
-const char *lc_context_isa_name(const lc_context *ctx);
-int lc_context_threads(const lc_context *ctx);
+LC_API const char *lc_context_isa_name(const lc_context *ctx);
+LC_API int lc_context_threads(const lc_context *ctx);
 /* Parses a device name into the params: "cpu", "opencl", "opencl:P" or "opencl:P:D". */
-lc_status lc_device_parse(const char *spec, lc_context_params *p);
-lc_backend lc_context_backend(const lc_context *ctx);
+LC_API lc_status lc_device_parse(const char *spec, lc_context_params *p);
+LC_API lc_backend lc_context_backend(const lc_context *ctx);
 /* "cpu", or the OpenCL device's name. */
-const char *lc_context_device_name(const lc_context *ctx);
+LC_API const char *lc_context_device_name(const lc_context *ctx);
 /* What identifies the device for caches: platform, device, driver and OpenCL C versions, compute
  * units and a hash of the extensions (OpenCL), or the CPU's ISA (CPU). */
-const char *lc_context_fingerprint(const lc_context *ctx);
+LC_API const char *lc_context_fingerprint(const lc_context *ctx);
 /* Waits until everything enqueued on the context's device is done. */
-lc_status lc_context_sync(lc_context *ctx);
+LC_API lc_status lc_context_sync(lc_context *ctx);
 
 /* ---------------------------------------------------------------- device buffers */
 
@@ -110,11 +119,11 @@ lc_status lc_context_sync(lc_context *ctx);
  * NCHW or NHWC, as the conv says). Convs read and write them with
  * lc_conv_run_buffers; nothing is copied between layers. */
 typedef struct lc_buffer lc_buffer;
-lc_status lc_buffer_create(lc_context *ctx, size_t bytes, lc_buffer **out);
-lc_status lc_buffer_upload(lc_buffer *t, const void *src, size_t bytes);
-lc_status lc_buffer_download(const lc_buffer *t, void *dst, size_t bytes);
-size_t lc_buffer_bytes(const lc_buffer *t);
-void lc_buffer_destroy(lc_buffer *t);
+LC_API lc_status lc_buffer_create(lc_context *ctx, size_t bytes, lc_buffer **out);
+LC_API lc_status lc_buffer_upload(lc_buffer *t, const void *src, size_t bytes);
+LC_API lc_status lc_buffer_download(const lc_buffer *t, void *dst, size_t bytes);
+LC_API size_t lc_buffer_bytes(const lc_buffer *t);
+LC_API void lc_buffer_destroy(lc_buffer *t);
 
 /* ---------------------------------------------------------------- conv */
 
@@ -148,8 +157,8 @@ typedef enum lc_route {
 #define LC_ROUTE_COUNT 7
 
 /* Route name as used by the CLI ("direct", "gemm1x1", ...); lc_route_from_name returns -1 if unknown. */
-const char *lc_route_name(lc_route r);
-int lc_route_from_name(const char *name);
+LC_API const char *lc_route_name(lc_route r);
+LC_API int lc_route_from_name(const char *name);
 
 /* Weight storage. Q8/Q4 are block-quantized along the input channels (docs/quantization.md). */
 typedef enum lc_weight_format { LC_WEIGHTS_F32 = 0, LC_WEIGHTS_Q8 = 1, LC_WEIGHTS_Q4 = 2 } lc_weight_format;
@@ -186,10 +195,10 @@ typedef struct lc_conv_desc {
 
 /* Quantization blocks per output channel for this descriptor's weight format and block size
  * (blocks of block_size input channels at one kernel tap; docs/quantization.md); 0 if invalid. */
-size_t lc_conv_quant_blocks(const lc_conv_desc *d);
+LC_API size_t lc_conv_quant_blocks(const lc_conv_desc *d);
 
 /* Fills defaults: groups/strides/dilations 1, pads 0, NCHW, no bias, no activation, auto route. */
-void lc_conv_desc_init(lc_conv_desc *d);
+LC_API void lc_conv_desc_init(lc_conv_desc *d);
 
 typedef struct lc_conv lc_conv;
 
@@ -200,18 +209,19 @@ typedef struct lc_conv_shape {
   size_t workspace_bytes;       /* scratch run needs (<= budget) */
 } lc_conv_shape;
 
-lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **out);
+LC_API lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **out);
 /* Computes output size, picks the route and the workspace size for this input size. */
-lc_status lc_conv_prepare(lc_conv *conv, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape);
+LC_API lc_status lc_conv_prepare(lc_conv *conv, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape);
 /* input/output in the descriptor's layout. workspace: NULL lets the library allocate
  * shape.workspace_bytes (within the budget) for this call; otherwise at least that many bytes,
  * 64-byte alignment recommended. */
-lc_status lc_conv_run(lc_conv *conv, const float *input, float *output, void *workspace, size_t workspace_size);
-void lc_conv_destroy(lc_conv *conv);
+LC_API lc_status lc_conv_run(lc_conv *conv, const float *input, float *output, void *workspace, size_t workspace_size);
+LC_API void lc_conv_destroy(lc_conv *conv);
 /* Runs on buffers of the conv's context: output = act(conv(input) + bias + residual). residual
  * (NULL = none) has the output's shape. On the CPU a residual needs LC_ACT_NONE. No workspace
  * argument: device workspace is allocated at prepare, within the budget. */
-lc_status lc_conv_run_buffers(lc_conv *conv, const lc_buffer *input, lc_buffer *output, const lc_buffer *residual);
+LC_API lc_status lc_conv_run_buffers(lc_conv *conv, const lc_buffer *input, lc_buffer *output,
+                                     const lc_buffer *residual);
 
 /* What a device backend chose at prepare (kernel family and tile variant, local size, where the
  * choice came from) and what it cost. CPU convs report the route as the kernel. */
@@ -226,44 +236,44 @@ typedef struct lc_conv_device_info {
   double kernel_ms;         /* device time of the chosen candidate when timed (0 if not) */
   size_t device_bytes;      /* weights on the device + the conv's device workspace */
 } lc_conv_device_info;
-lc_status lc_conv_device_info_get(const lc_conv *conv, lc_conv_device_info *info);
+LC_API lc_status lc_conv_device_info_get(const lc_conv *conv, lc_conv_device_info *info);
 /* After a prepare, frees the weight representations the chosen route doesn't read (e.g. the
  * im2col panels of a conv that runs Winograd, or the Winograd weights of one that doesn't), for
  * callers that prepare once (model runners). A later prepare that needs them fails with
  * LC_ERR_UNSUPPORTED (explicit route) or picks among the routes still possible (AUTO). */
-lc_status lc_conv_release_unused(lc_conv *conv);
+LC_API lc_status lc_conv_release_unused(lc_conv *conv);
 /* Bytes held by the operator for packed weights and bias. */
-size_t lc_conv_weight_bytes(const lc_conv *conv);
+LC_API size_t lc_conv_weight_bytes(const lc_conv *conv);
 /* The weights as the operator computes with them, OIHW fp32 (for Q8/Q4: the dequantized values),
  * so a reference run on them gives the exact expected result. oihw holds out*in/groups*kh*kw floats. */
-lc_status lc_conv_get_weights(const lc_conv *conv, float *oihw);
+LC_API lc_status lc_conv_get_weights(const lc_conv *conv, float *oihw);
 
 /* Output size along one dimension under ONNX rules, or -1 if invalid (pads resolved by auto_pad). */
-int64_t lc_conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin,
-                         int64_t pad_end);
+LC_API int64_t lc_conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin,
+                                int64_t pad_end);
 
 /* ---------------------------------------------------------------- reference */
 
 /* The plain reference convolution (fp64 accumulation, no packing, no threads) that every route is
  * tested against. Same descriptor and layouts as lc_conv; output is out_h x out_w as resolved
  * by the descriptor's pads / auto_pad. */
-lc_status lc_conv_reference(const lc_conv_desc *desc, int64_t batch, int64_t in_h, int64_t in_w,
-                            const float *input, float *output);
+LC_API lc_status lc_conv_reference(const lc_conv_desc *desc, int64_t batch, int64_t in_h, int64_t in_w,
+                                   const float *input, float *output);
 
 /* Resolves auto_pad into explicit pads for this input size (writes pads[4] = top, left, bottom, right)
  * and the output size. */
-lc_status lc_conv_resolve_pads(const lc_conv_desc *desc, int64_t in_h, int64_t in_w, int64_t pads[4],
-                               int64_t *out_h, int64_t *out_w);
+LC_API lc_status lc_conv_resolve_pads(const lc_conv_desc *desc, int64_t in_h, int64_t in_w, int64_t pads[4],
+                                      int64_t *out_h, int64_t *out_w);
 
 /* ---------------------------------------------------------------- allocation accounting */
 
 /* Bytes currently allocated by the library and the high-water mark since the last reset,
  * counted over every allocation lowconv makes (tests use it to check budgets). */
-size_t lc_alloc_current_bytes(void);
-size_t lc_alloc_peak_bytes(void);
-void lc_alloc_reset_peak(void);
+LC_API size_t lc_alloc_current_bytes(void);
+LC_API size_t lc_alloc_peak_bytes(void);
+LC_API void lc_alloc_reset_peak(void);
 /* Fail the n-th allocation from now (1 = next), 0 = off: tests of out-of-memory paths. */
-void lc_alloc_fail_after(long n);
+LC_API void lc_alloc_fail_after(long n);
 
 #ifdef __cplusplus
 }

@@ -39,14 +39,23 @@ static inline void f_str(buf *b, unsigned num, const char *s) { f_bytes(b, num, 
 static inline void f_msg(buf *b, unsigned num, buf *m) { f_bytes(b, num, m->p, m->n); free(m->p); memset(m, 0, sizeof *m); }
 static inline void f_float(buf *b, unsigned num, float f) { tag(b, num, 5); put(b, &f, 4); }
 
-/* ValueInfoProto as field num of g; dims < 0 are the symbol sym. */
-static inline void value_info(buf *g, unsigned num, const char *name, int elem, int nd, const int64_t *dims,
-                              const char *sym) {
+/* ModelProto's ir_version and the default-domain opset import. */
+static inline void pb_model_header(buf *m, int64_t ir_version, int64_t opset) {
+  buf op = {0};
+  f_int(m, 1, ir_version);
+  f_str(&op, 1, "");
+  f_int(&op, 2, opset);
+  f_msg(m, 8, &op);
+}
+
+/* ValueInfoProto field `num` of a graph: dims[i] < 0 are symbolic, named syms[i]. */
+static inline void value_info_syms(buf *g, unsigned num, const char *name, int elem, int nd, const int64_t *dims,
+                                   const char *const *syms) {
   buf vi = {0}, ty = {0}, tt = {0}, sh = {0};
   for (int i = 0; i < nd; i++) {
     buf d = {0};
     if (dims[i] >= 0) f_int(&d, 1, dims[i]);
-    else f_str(&d, 2, sym);
+    else f_str(&d, 2, syms[i]);
     f_msg(&sh, 1, &d);
   }
   f_int(&tt, 1, elem);
@@ -55,6 +64,13 @@ static inline void value_info(buf *g, unsigned num, const char *name, int elem, 
   f_str(&vi, 1, name);
   f_msg(&vi, 2, &ty);
   f_msg(g, num, &vi);
+}
+
+/* The same with one name for every symbolic dim. */
+static inline void value_info(buf *g, unsigned num, const char *name, int elem, int nd, const int64_t *dims,
+                              const char *sym) {
+  const char *syms[8] = {sym, sym, sym, sym, sym, sym, sym, sym};
+  value_info_syms(g, num, name, elem, nd, dims, syms);
 }
 
 /* TensorProto with raw_data (elem: ONNX data type, esz bytes each), as initializer of graph g

@@ -11,11 +11,8 @@
 /* A model exercising most fields: Conv(X, W, B) -> Y with attributes, W as raw_data,
  * B as packed float_data, S as unpacked int64_data. */
 static buf make_model(void) {
-  buf m = {0}, g = {0}, n = {0}, a = {0}, t = {0}, op = {0};
-  f_int(&m, 1, 8);
-  f_str(&op, 1, "");
-  f_int(&op, 2, 13);
-  f_msg(&m, 8, &op);
+  buf m = {0}, g = {0}, n = {0}, a = {0}, t = {0};
+  pb_model_header(&m, 8, 13);
   f_str(&m, 2, "handmade"); /* producer_name: skipped */
 
   f_str(&n, 1, "X");

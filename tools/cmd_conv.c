@@ -1,30 +1,26 @@
 /* `lowconv conv`: times one convolution (or a built-in suite) through the operator API. */
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "benchdnn.h"
+#include "opts.h"
+#include "peak.h"
 #include "conv_device.h"
 #include "commands.h"
 #include "json.h"
 #include "lowconv.h"
 #include "suites.h"
 #include "util/checked.h"
+#include "util/clock.h"
 
-/* Zen4 core: 2 x 256-bit FMA pipes x 8 lanes x 2 flops at ~3.1 GHz all-core. */
-#define DEFAULT_PEAK_GFLOPS_PER_CORE 99.0
 #define DEFAULT_MIN_TIME_S 0.3
 #define DEFAULT_TOL 1e-3
 
-static const char help_text[] =
-    "usage: lowconv conv DESC... [options]\n"
-    "       lowconv conv --suite NAME [options]     (--suite list: show suites)\n"
-    "\n"
+static const char about[] =
     "Times a float convolution through the lowconv operator API (create, prepare, run) on\n"
     "random data (fixed seed) and prints route, median ms, GFLOP/s, % of FMA peak, workspace.\n"
     "\n"
@@ -47,58 +43,76 @@ static const char help_text[] =
     "    the rest (so 'same' padding of even kernels is asymmetric, as in benchdnn).\n"
     "  - oh given: it must be consistent; the bottom pad is (oh-1)sh - ih + (kh-1)(dh+1)+1 - ph\n"
     "    (0 if negative, when the stride skips the last rows) and must reproduce oh.\n"
-    "  g == ic == oc is a depthwise convolution. 3-D descriptors (id, kd, ...) are rejected.\n"
-    "\n"
-    "options (--opt VALUE or --opt=VALUE):\n"
-    "  --route R        auto|direct|gemm1x1|im2col|igemm|depthwise (default auto)\n"
-    "  --threads T      threads of the context (default 1)\n"
-    "  --budget B       workspace budget in bytes, suffix K/M/G = KiB/MiB/GiB (default 0 = none)\n"
-    "  --layout L       nchw|nhwc (default nchw)\n"
-    "  --isa I          auto|scalar|avx2|avx512 (default auto)\n"
-    "  --act A          none|relu|relu6|leaky|hardswish fused activation (default none)\n"
-    "  --bias           add a bias\n"
-    "  --weights W      f32|q8|q4 weight storage (default f32); --check then compares with the\n"
-    "                   reference run on the dequantized weights\n"
-    "  --block N        q8/q4 block of input channels: 16|32|64|128|256, 0 = per output channel (default 32)\n"
-    "  --asym           q8/q4 with scale and offset per block (default symmetric)\n"
-    "  --int8-act       q8/q4 GEMV path: int8 activations and integer dot products\n"
-    "  --mb N           override the descriptor's batch (like benchdnn's --mb)\n"
-    "  --device D       cpu (default), opencl, opencl:P or opencl:P:D (lowconv devices lists them);\n"
-    "                   on a device the time is the kernels' device time from profiling events\n"
-    "  --tune L         device kernel choice: none (heuristic), fast (default), normal, heavy;\n"
-    "                   results persist in the tuning cache, so a second run times nothing\n"
-    "  --repeat N       timed runs (default: enough for ~0.3 s, at least 3 when a run is < 1 s)\n"
-    "  --warmup N       untimed runs first (default 1)\n"
-    "  --lib-workspace  let the library allocate the workspace in each run (default: the CLI\n"
-    "                   allocates shape.workspace_bytes once and passes it)\n"
-    "  --check          compare with lc_conv_reference: max_rel_err = max|out-ref| / max|ref|;\n"
-    "                   exit 1 if it exceeds --tol (default 1e-3)\n"
-    "  --json           one JSON object per conv (keys: desc name route threads layout isa\n"
-    "                   median_ms min_ms gflops peak_fraction workspace_bytes max_rel_err,\n"
-    "                   and count in suites)\n"
-    "  --json-array     the same objects as one JSON array\n"
-    "  --dry-run        print each resolved problem as JSON (sizes, pads pt/pl/pb/pr), run nothing\n"
-    "  --suite NAME     resnet34-112 | resnet50 | mobilenetv2 | ocr-det; prints a table whose\n"
-    "                   total is sum(median x count)\n"
-    "\n"
-    "GFLOP/s = 2*mb*oc*oh*ow*(ic/g)*kh*kw / median time. Peak = 99 GFLOP/s per core (override with\n"
-    "env LOWCONV_PEAK_GFLOPS, per core) x threads.\n"
-    "exit status: 0 ok, 1 a run failed or --check exceeded --tol, 2 bad usage or descriptor.\n";
+    "  g == ic == oc is a depthwise convolution. 3-D descriptors (id, kd, ...) are rejected.\n";
+
+static const char epilog[] =
+    "GFLOP/s = 2*mb*oc*oh*ow*(ic/g)*kh*kw / median time. Peak = this core's FMA rate for the ISA in\n"
+    "use, measured once (a 0.1 s loop of independent FMAs) and cached per CPU model and ISA in\n"
+    "$XDG_CACHE_HOME/lowconv/peak (~/.cache/lowconv/peak), x min(threads, online cores);\n"
+    "env LOWCONV_PEAK_GFLOPS (per core) overrides it. Winograd does 2.25x fewer multiplies for the same\n"
+    "result, so its rate can pass 100% of peak.\n";
 
 typedef struct opts {
-  lc_route route;
-  int threads, repeat, warmup, check, json, json_array, bias, lib_ws, dry_run, asym, int8_act, block;
-  lc_weight_format weights;
-  int64_t mb;
+  int route, threads, repeat, warmup, check, json, json_array, bias, lib_ws, dry_run, asym, int8_act, block;
+  int weights, mb, layout, isa, act, tune;       /* tune: lc_tune_level */
   size_t budget;
-  lc_layout layout;
-  lc_isa isa;
-  lc_activation act;
-  double tol, peak_per_core;
-  const char *suite;
-  const char *device;       /* --device: cpu | opencl[:P[:D]] */
-  lc_tune_level tune;       /* --tune (device kernel choice) */
+  double tol, peak;
+  const char *suite, *device;
 } opts;
+
+static const char *const layouts[] = {"nchw", "nhwc", NULL};
+static const char *const isas[] = {"auto", "scalar", "avx2", "avx512", NULL}; /* lc_isa order */
+static const char *const acts[] = {"none", "relu", "relu6", "leaky", "hardswish", NULL}; /* lc_activation order */
+static const char *route_names[LC_ROUTE_COUNT + 1]; /* from lc_route_name, so every route is listed */
+
+#define O(f) offsetof(opts, f)
+static const opt_def conv_opts[] = {
+    {"--route", "R", OPT_CHOICE, O(route), 0, 0, route_names, "route to force"},
+    {"--threads", "T", OPT_INT, O(threads), 1, 1024, NULL, "threads of the context"},
+    {"--budget", "B", OPT_BYTES, O(budget), 0, 0, NULL,
+     "workspace budget in bytes, suffix K/M/G = KiB/MiB/GiB\n(default 0 = none)"},
+    {"--layout", "L", OPT_CHOICE, O(layout), 0, 0, layouts, "tensor layout"},
+    {"--isa", "I", OPT_CHOICE, O(isa), 0, 0, isas, "kernel table"},
+    {"--act", "A", OPT_CHOICE, O(act), 0, 0, acts, "fused activation"},
+    {"--bias", NULL, OPT_FLAG, O(bias), 0, 0, NULL, "add a bias"},
+    {"--weights", "W", OPT_CHOICE, O(weights), 0, 0, opts_weight_formats,
+     "weight storage; --check then compares with the reference\nrun on the dequantized weights"},
+    {"--block", "N", OPT_INT, O(block), 0, 256, NULL,
+     "q8/q4 block of input channels: 16|32|64|128|256,\n0 = per output channel"},
+    {"--asym", NULL, OPT_FLAG, O(asym), 0, 0, NULL, "q8/q4 with scale and offset per block (default symmetric)"},
+    {"--int8-act", NULL, OPT_FLAG, O(int8_act), 0, 0, NULL,
+     "q8/q4 GEMV path: int8 activations and integer dot products"},
+    {"--mb", "N", OPT_INT, O(mb), 1, 1000000, NULL,
+     "override the descriptor's batch (like benchdnn's --mb)\n(default: the descriptor's)"},
+    {"--repeat", "N", OPT_INT, O(repeat), 1, 1000000, NULL,
+     "timed runs (default: enough for ~0.3 s, at least 3\nwhen a run is < 1 s)"},
+    {"--warmup", "N", OPT_INT, O(warmup), 0, 1000000, NULL, "untimed runs first"},
+    {"--lib-workspace", NULL, OPT_FLAG, O(lib_ws), 0, 0, NULL,
+     "let the library allocate the workspace in each run (default:\n"
+     "the CLI allocates shape.workspace_bytes once and passes it)"},
+    {"--check", NULL, OPT_FLAG, O(check), 0, 0, NULL,
+     "compare with lc_conv_reference: max_rel_err = max|out-ref| / max|ref|;\nexit 1 if it exceeds --tol"},
+    {"--tol", "X", OPT_DOUBLE, O(tol), 0, 0, NULL, "tolerance of --check"},
+    {"--json", NULL, OPT_FLAG, O(json), 0, 0, NULL,
+     "one JSON object per conv (keys: desc name route threads layout isa\nmedian_ms min_ms gflops peak_fraction "
+     "workspace_bytes weight_bytes\nweights max_rel_err, and count in suites)"},
+    {"--json-array", NULL, OPT_FLAG, O(json_array), 0, 0, NULL, "the same objects as one JSON array"},
+    {"--dry-run", NULL, OPT_FLAG, O(dry_run), 0, 0, NULL,
+     "print each resolved problem as JSON (sizes, pads pt/pl/pb/pr), run nothing"},
+    {"--suite", "NAME", OPT_STRING, O(suite), 0, 0, NULL,
+     "a built-in layer list (--suite list shows them); prints a table whose\ntotal is sum(median x count)"},
+    {"--device", "D", OPT_STRING, O(device), 0, 0, NULL,
+     "cpu, opencl, opencl:P or opencl:P:D (lowconv devices lists them);\n"
+     "on a device the time is the kernels' device time from profiling events"},
+    {"--tune", "L", OPT_CHOICE, O(tune), 0, 0, opts_tune_levels,
+     "device kernel choice (none = the heuristic's); results persist in the\n"
+     "tuning cache, so a second run times nothing"},
+};
+#undef O
+
+static const opt_cmd conv_cmd = {
+    "conv", "DESC... [options]\n       lowconv conv --suite NAME [options]     (--suite list: show suites)", about,
+    conv_opts, (int)(sizeof conv_opts / sizeof conv_opts[0]), epilog, 1 << 20, "descriptor"};
 
 typedef struct result {
   lc_status status;
@@ -111,57 +125,6 @@ typedef struct result {
   double setup_ms;          /* create + prepare, wall clock (weights packing, compile, tuning) */
   conv_device_result dev;
 } result;
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "lowconv conv: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n(lowconv conv --help for usage)\n");
-  va_end(ap);
-  return 2;
-}
-
-static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  if (!s || !*s) return 0;
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || *end || v < lo || v > hi) return 0;
-  *out = v;
-  return 1;
-}
-
-/* Bytes with an optional K/M/G (binary) suffix, also written KiB/KB. */
-static int parse_bytes(const char *s, size_t *out) {
-  if (!s || *s < '0' || *s > '9') return 0;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno) return 0;
-  size_t mult = 1;
-  if (*end) {
-    switch (*end) {
-      case 'k': case 'K': mult = (size_t)1 << 10; break;
-      case 'm': case 'M': mult = (size_t)1 << 20; break;
-      case 'g': case 'G': mult = (size_t)1 << 30; break;
-      default: return 0;
-    }
-    end++;
-    if (*end == 'i') end++;
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end) return 0;
-  }
-  if (v > SIZE_MAX) return 0;
-  return lc_mul_sz((size_t)v, mult, out);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t rng_state;
 static float rng_float(void) { /* xorshift64*, uniform in [-1, 1) */
@@ -191,6 +154,12 @@ static void set_error(result *r, lc_status s, const char *what) {
   snprintf(r->error, sizeof r->error, "%s: %s: %s", what, lc_status_name(s), lc_last_error());
 }
 
+/* The CLI's own allocations: no library message to add. */
+static void set_oom(result *r, const char *what, size_t bytes) {
+  r->status = LC_ERR_NO_MEMORY;
+  snprintf(r->error, sizeof r->error, "%s: out of memory (%zu bytes)", what, bytes);
+}
+
 static void fill_desc(lc_conv_desc *d, const bd_conv *c, const opts *o) {
   lc_conv_desc_init(d);
   d->in_channels = c->ic, d->out_channels = c->oc, d->groups = c->g;
@@ -198,12 +167,12 @@ static void fill_desc(lc_conv_desc *d, const bd_conv *c, const opts *o) {
   d->stride_h = c->sh, d->stride_w = c->sw;
   d->dilation_h = c->dh + 1, d->dilation_w = c->dw + 1;
   d->pad_top = c->ph, d->pad_left = c->pw, d->pad_bottom = c->pb, d->pad_right = c->pr;
-  d->layout = o->layout;
-  d->activation = o->act;
+  d->layout = (lc_layout)o->layout;
+  d->activation = (lc_activation)o->act;
   if (o->act == LC_ACT_CLIP) d->act_min = 0.0f, d->act_max = 6.0f;
   if (o->act == LC_ACT_LEAKY_RELU) d->act_alpha = 0.1f;
-  d->route = o->route;
-  d->weight_format = o->weights;
+  d->route = (lc_route)o->route;
+  d->weight_format = (lc_weight_format)o->weights;
   d->block_size = o->block;
   d->asym = o->asym;
   d->int8_activations = o->int8_act;
@@ -226,9 +195,9 @@ static void time_runs(lc_conv *conv, const float *in, float *out, void *ws, size
     lc_status s = lc_conv_run(conv, in, out, ws, wsz);
     if (s) { set_error(r, s, "run"); return; }
   }
-  double t0 = now_s();
+  double t0 = lc_now_s();
   lc_status s = lc_conv_run(conv, in, out, ws, wsz);
-  double t1 = now_s() - t0;
+  double t1 = lc_now_s() - t0;
   if (s) { set_error(r, s, "run"); return; }
   int n = o->repeat;
   if (n <= 0) {
@@ -238,12 +207,12 @@ static void time_runs(lc_conv *conv, const float *in, float *out, void *ws, size
     if (n < 1) n = 1;
   }
   double *t = malloc(sizeof(double) * (size_t)n);
-  if (!t) { set_error(r, LC_ERR_NO_MEMORY, "timing"); return; }
+  if (!t) { set_oom(r, "timing", sizeof(double) * (size_t)n); return; }
   t[0] = t1; /* the calibration run is a timed run too */
   for (int i = 1; i < n; i++) {
-    t0 = now_s();
+    t0 = lc_now_s();
     s = lc_conv_run(conv, in, out, ws, wsz);
-    t[i] = now_s() - t0;
+    t[i] = lc_now_s() - t0;
     if (s) {
       free(t);
       set_error(r, s, "run");
@@ -279,13 +248,13 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
   lc_conv_shape shape;
   lc_status s;
   if (!w || !in || !out || (o->bias && !bias)) {
-    set_error(r, LC_ERR_NO_MEMORY, "buffers");
+    set_oom(r, "input/output/weight buffers", (n_in + n_out + n_w) * sizeof(float));
     goto done;
   }
   fill_desc(&d, c, o);
   d.weights = w;
   d.bias = bias;
-  double t_setup = now_s();
+  double t_setup = lc_now_s();
   if ((s = lc_conv_create(ctx, &d, &conv))) {
     set_error(r, s, "create");
     goto done;
@@ -300,7 +269,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
              (long long)shape.out_h, (long long)shape.out_w, (long long)c->oh, (long long)c->ow);
     goto done;
   }
-  r->setup_ms = (now_s() - t_setup) * 1e3;
+  r->setup_ms = (lc_now_s() - t_setup) * 1e3;
   r->route = shape.route;
   r->workspace_bytes = shape.workspace_bytes;
   r->weight_bytes = lc_conv_weight_bytes(conv);
@@ -309,7 +278,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
     wsz = shape.workspace_bytes;
     ws = aligned_alloc(64, lc_round_up(wsz, 64));
     if (!ws) {
-      set_error(r, LC_ERR_NO_MEMORY, "workspace");
+      set_oom(r, "workspace", wsz);
       goto done;
     }
   }
@@ -326,11 +295,11 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
   } else {
     time_runs(conv, in, out, ws, wsz, o, r, bd_flops(c));
     if (r->status) goto done;
-    r->peak_fraction = r->gflops / (o->peak_per_core * lc_context_threads(ctx));
+    r->peak_fraction = r->gflops / o->peak;
   }
   if (o->check) {
     if (!(ref = alloc_floats(n_out, 0))) {
-      set_error(r, LC_ERR_NO_MEMORY, "reference buffer");
+      set_oom(r, "reference buffer", n_out * sizeof(float));
       goto done;
     }
     /* Quantized weights: the expected result is the conv with the dequantized weights. */
@@ -423,7 +392,7 @@ static void print_text(const opts *o, lc_context *ctx, const char *canon, const 
   }
   printf("  median       %.4f ms (min %.4f ms)\n", r->median_ms, r->min_ms);
   printf("  GFLOP/s      %.2f (%.1f%% of %.0f GFLOP/s peak)\n", r->gflops, 100.0 * r->peak_fraction,
-         r->on_device ? r->dev.peak_gflops : o->peak_per_core * lc_context_threads(ctx));
+         r->on_device ? r->dev.peak_gflops : o->peak);
   printf("  workspace    %zu bytes\n", r->workspace_bytes);
   printf("  weights      %zu bytes\n", r->weight_bytes);
   if (r->checked) printf("  max_rel_err  %.3g\n", r->max_rel_err);
@@ -431,122 +400,16 @@ static void print_text(const opts *o, lc_context *ctx, const char *canon, const 
 
 static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *ndesc) {
   memset(o, 0, sizeof *o);
-  o->threads = 1, o->warmup = 1, o->mb = 0, o->tol = DEFAULT_TOL;
-  o->layout = LC_NCHW, o->isa = LC_ISA_AUTO, o->act = LC_ACT_NONE, o->route = LC_ROUTE_AUTO;
-  o->peak_per_core = DEFAULT_PEAK_GFLOPS_PER_CORE;
-  o->block = 32;
-  o->tune = LC_TUNE_FAST;
-  const char *env = getenv("LOWCONV_PEAK_GFLOPS");
-  if (env && *env) {
-    char *end;
-    double v = strtod(env, &end);
-    if (*end || !(v > 0.0) || !isfinite(v)) return usage_error("LOWCONV_PEAK_GFLOPS='%s' is not a positive number", env);
-    o->peak_per_core = v;
-  }
+  o->threads = 1, o->warmup = 1, o->tol = DEFAULT_TOL, o->block = 32, o->tune = 1, o->device = "cpu";
+  for (int r = 0; r < LC_ROUTE_COUNT; r++) route_names[r] = lc_route_name((lc_route)r);
   *descs = calloc((size_t)argc + 1, sizeof(char *));
-  if (!*descs) return usage_error("out of memory");
-  *ndesc = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(help_text, stdout);
-      return -1;
-    }
-    if (strncmp(a, "--", 2) != 0) {
-      (*descs)[(*ndesc)++] = a;
-      continue;
-    }
-    static const char *const flags[] = {"--check",         "--json",    "--json-array", "--bias",
-                                        "--lib-workspace", "--dry-run", "--asym",       "--int8-act"};
-    int *const flag_ptr[] = {&o->check, &o->json, &o->json_array, &o->bias, &o->lib_ws, &o->dry_run, &o->asym, &o->int8_act};
-    int done = 0;
-    for (int f = 0; f < 8 && !done; f++)
-      if (!strcmp(a, flags[f])) *flag_ptr[f] = 1, done = 1;
-    if (done) continue;
-    /* valued option: --key=value or --key value */
-    char key[32];
-    const char *eq = strchr(a, '='), *val;
-    size_t kl = eq ? (size_t)(eq - a) : strlen(a);
-    if (kl >= sizeof key) return usage_error("unknown option '%s'", a);
-    memcpy(key, a, kl);
-    key[kl] = '\0';
-    static const char *const valued[] = {"--route", "--threads", "--budget", "--layout", "--isa", "--act",
-                                         "--mb",    "--repeat",  "--warmup", "--tol",    "--suite",
-                                         "--weights", "--block", "--device", "--tune"};
-    int known = 0;
-    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(key, valued[k]);
-    if (!known) return usage_error("unknown option '%s'", a);
-    if (eq) val = eq + 1;
-    else if (i + 1 < argc) val = argv[++i];
-    else return usage_error("option %s needs a value", key);
-    int64_t v;
-    if (!strcmp(key, "--route")) {
-      int r = lc_route_from_name(val);
-      if (r < 0) return usage_error("unknown route '%s' (auto|direct|gemm1x1|im2col|igemm|depthwise)", val);
-      o->route = (lc_route)r;
-    } else if (!strcmp(key, "--threads")) {
-      if (!parse_i64(val, 1, 1024, &v)) return usage_error("--threads needs 1..1024, got '%s'", val);
-      o->threads = (int)v;
-    } else if (!strcmp(key, "--budget")) {
-      if (!parse_bytes(val, &o->budget)) return usage_error("--budget needs bytes with optional K/M/G, got '%s'", val);
-    } else if (!strcmp(key, "--layout")) {
-      if (!strcmp(val, "nchw")) o->layout = LC_NCHW;
-      else if (!strcmp(val, "nhwc")) o->layout = LC_NHWC;
-      else return usage_error("unknown layout '%s' (nchw|nhwc)", val);
-    } else if (!strcmp(key, "--isa")) {
-      static const char *const names[] = {"auto", "scalar", "avx2", "avx512"};
-      int found = -1;
-      for (int k = 0; k < 4; k++)
-        if (!strcmp(val, names[k])) found = k;
-      if (found < 0) return usage_error("unknown isa '%s' (auto|scalar|avx2|avx512)", val);
-      o->isa = (lc_isa)found;
-    } else if (!strcmp(key, "--act")) {
-      static const char *const names[] = {"none", "relu", "relu6", "leaky", "hardswish"};
-      static const lc_activation acts[] = {LC_ACT_NONE, LC_ACT_RELU, LC_ACT_CLIP, LC_ACT_LEAKY_RELU,
-                                           LC_ACT_HARD_SWISH};
-      int found = -1;
-      for (int k = 0; k < 5; k++)
-        if (!strcmp(val, names[k])) found = k;
-      if (found < 0) return usage_error("unknown activation '%s' (none|relu|relu6|leaky|hardswish)", val);
-      o->act = acts[found];
-    } else if (!strcmp(key, "--weights")) {
-      if (!strcmp(val, "f32")) o->weights = LC_WEIGHTS_F32;
-      else if (!strcmp(val, "q8")) o->weights = LC_WEIGHTS_Q8;
-      else if (!strcmp(val, "q4")) o->weights = LC_WEIGHTS_Q4;
-      else return usage_error("--weights needs f32|q8|q4, got '%s'", val);
-    } else if (!strcmp(key, "--block")) {
-      if (!parse_i64(val, 0, 256, &v) || (v && v != 16 && v != 32 && v != 64 && v != 128 && v != 256))
-        return usage_error("--block needs 0, 16, 32, 64, 128 or 256, got '%s'", val);
-      o->block = (int)v;
-    } else if (!strcmp(key, "--device")) {
-      lc_context_params tmp;
-      if (lc_device_parse(val, &tmp)) return usage_error("%s", lc_last_error());
-      o->device = val;
-    } else if (!strcmp(key, "--tune")) {
-      static const char *const names[] = {"none", "fast", "normal", "heavy"};
-      int found = -1;
-      for (int k = 0; k < 4; k++)
-        if (!strcmp(val, names[k])) found = k;
-      if (found < 0) return usage_error("unknown tune level '%s' (none|fast|normal|heavy)", val);
-      o->tune = (lc_tune_level)found;
-    } else if (!strcmp(key, "--mb")) {
-      if (!parse_i64(val, 1, 1000000, &v)) return usage_error("--mb needs a positive count, got '%s'", val);
-      o->mb = v;
-    } else if (!strcmp(key, "--repeat")) {
-      if (!parse_i64(val, 1, 1000000, &v)) return usage_error("--repeat needs a positive count, got '%s'", val);
-      o->repeat = (int)v;
-    } else if (!strcmp(key, "--warmup")) {
-      if (!parse_i64(val, 0, 1000000, &v)) return usage_error("--warmup needs a count >= 0, got '%s'", val);
-      o->warmup = (int)v;
-    } else if (!strcmp(key, "--tol")) {
-      char *end;
-      double t = strtod(val, &end);
-      if (*end || !(t >= 0.0)) return usage_error("--tol needs a number >= 0, got '%s'", val);
-      o->tol = t;
-    } else {
-      o->suite = val;
-    }
-  }
+  if (!*descs) return opts_usage("conv", "out of memory");
+  int rc = opts_parse(&conv_cmd, argc, argv, o, *descs, ndesc);
+  if (rc) return rc;
+  if (o->block && o->block != 16 && o->block != 32 && o->block != 64 && o->block != 128 && o->block != 256)
+    return opts_usage("conv", "--block needs 0, 16, 32, 64, 128 or 256, got '%d'", o->block);
+  lc_context_params tmp;
+  if (lc_device_parse(o->device, &tmp)) return opts_usage("conv", "--device: %s", lc_last_error());
   if (o->json_array) o->json = 1;
   return 0;
 }
@@ -599,14 +462,14 @@ int cmd_conv(int argc, char **argv) {
   int n = ndesc + (su ? su->n : 0);
   if (n == 0) {
     free(descs);
-    return usage_error("no descriptor given");
+    return opts_usage("conv", "no descriptor given");
   }
   /* Parse everything first so a typo fails before any timing. */
   bd_conv *cs = calloc((size_t)n, sizeof(bd_conv));
   int *counts = calloc((size_t)n, sizeof(int));
   if (!cs || !counts) {
     free(cs), free(counts), free(descs);
-    return usage_error("out of memory");
+    return opts_usage("conv", "out of memory");
   }
   for (int i = 0; i < n; i++) {
     const char *str = i < ndesc ? descs[i] : su->layers[i - ndesc].desc;
@@ -630,22 +493,35 @@ int cmd_conv(int argc, char **argv) {
   lc_context_params_init(&p);
   p.threads = o.threads;
   p.workspace_budget = o.budget;
-  p.isa = o.isa;
-  p.tune = o.tune;
+  p.isa = (lc_isa)o.isa;
+  p.tune = (lc_tune_level)o.tune;
   if (o.device) lc_device_parse(o.device, &p); /* validated while parsing */
   lc_context *ctx = NULL;
-  double t_ctx = now_s();
+  double t_ctx = lc_now_s();
   lc_status s = lc_context_create(&p, &ctx);
-  t_ctx = (now_s() - t_ctx) * 1e3;
+  t_ctx = (lc_now_s() - t_ctx) * 1e3;
   if (s) {
     fprintf(stderr, "lowconv conv: context: %s: %s\n", lc_status_name(s), lc_last_error());
     free(cs), free(counts);
     return 1;
   }
+  opts_warn_threads("conv", o.threads);
+  const char *peak_src = "device";
+  if (lc_context_backend(ctx) == LC_BACKEND_CPU) {
+    char err[160];
+    if (peak_gflops_per_core(lc_context_isa_name(ctx), &o.peak, &peak_src, err, sizeof err)) {
+      lc_context_destroy(ctx);
+      free(cs), free(counts);
+      return opts_usage("conv", "%s", err);
+    }
+    int cores = opts_online_cores();
+    o.peak *= lc_context_threads(ctx) < cores ? lc_context_threads(ctx) : cores;
+  }
   const int table = su && !o.json;
   if (table) {
-    printf("suite %s (%s): %d shapes, threads %d, layout %s, isa %s, route %s\n", su->name, su->about, su->n,
-           lc_context_threads(ctx), layout_name(o.layout), lc_context_isa_name(ctx), lc_route_name(o.route));
+    printf("suite %s (%s): %d shapes, threads %d, layout %s, isa %s, route %s, peak %.0f GFLOP/s (%s)\n", su->name,
+           su->about, su->n, lc_context_threads(ctx), layout_name(o.layout), lc_context_isa_name(ctx),
+           lc_route_name((lc_route)o.route), o.peak, peak_src);
     printf("%-24s %-36s %5s %-9s %10s %9s %6s %11s%s\n", "name", "desc", "count", "route", "median_ms", "GFLOP/s",
            "%peak", "workspace", o.check ? "  max_rel_err" : "");
   }
@@ -693,7 +569,7 @@ int cmd_conv(int argc, char **argv) {
   }
   if (o.json_array) printf("]\n");
   if (table) {
-    double peak = dev_peak > 0 ? dev_peak : o.peak_per_core * lc_context_threads(ctx);
+    double peak = dev_peak > 0 ? dev_peak : o.peak;
     double gf = total_ms > 0 ? total_flop / (total_ms * 1e-3) * 1e-9 : 0.0;
     printf("total %.3f ms (sum of median x count), %.3f GFLOP, %.2f GFLOP/s, %.1f%% of peak%s\n", total_ms,
            total_flop * 1e-9, gf, 100.0 * gf / peak, failed ? " (failed shapes excluded)" : "");

@@ -3,17 +3,19 @@
 #define _DEFAULT_SOURCE /* madvise */
 #include <immintrin.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
 
 #include "commands.h"
+#include "opts.h"
 #include "quant/quant.h"
+#include "util/clock.h"
 #include "util/threadpool.h"
 
 int cmd_gemv(int argc, char **argv);
@@ -22,12 +24,6 @@ int cmd_gemv(int argc, char **argv);
  * its matrix in cache. */
 #define GEMV_COPY_BYTES ((size_t)192 << 20)
 #define STREAM_BYTES ((size_t)512 << 20)
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -71,7 +67,7 @@ static double stream_pass(const uint8_t *buf, int threads, uint64_t *sink) {
   size_t per = STREAM_BYTES / (size_t)threads / 128 * 128;
   stream_arg args[64];
   pthread_t tid[64];
-  double t0 = now_s();
+  double t0 = lc_now_s();
   for (int i = 0; i < threads; i++) {
     args[i] = (stream_arg){buf + (size_t)i * per, per, 0};
     if (i > 0 && pthread_create(&tid[i], NULL, stream_main, &args[i]) != 0) args[i].bytes = 0;
@@ -79,87 +75,61 @@ static double stream_pass(const uint8_t *buf, int threads, uint64_t *sink) {
   stream_main(&args[0]);
   for (int i = 1; i < threads; i++)
     if (args[i].bytes) pthread_join(tid[i], NULL);
-  double t = now_s() - t0;
+  double t = lc_now_s() - t0;
   for (int i = 0; i < threads; i++) *sink += args[i].sink;
   return t;
 }
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: lowconv gemv --k K --n N [--m M] [--weights q4|q8|f32] [--block 32] [--asym]\n"
-          "                    [--mode accurate|int8] [--threads T] [--repeat R] [--isa scalar|avx2|auto]\n"
-          "                    [--json]\n"
-          "Times y[M][N] = x[M][K] * W[N][K]^T with block-quantized W. The weights are cycled through\n"
-          "copies totalling >= 192 MiB so every call reads them from DRAM; GB/s counts codes + scales\n"
-          "+ offsets once per call; bw_fraction divides by a streaming read of 512 MiB on T threads,\n"
-          "timed between the GEMV calls (one pass per 4 calls, at least 5) so both see the same load\n"
-          "on a shared machine. Medians; best_* are the fastest call and pass.\n");
-}
+typedef struct gargs {
+  int k, n, m, repeat, threads, json, block, asym, weights, mode, isa;
+} gargs;
 
-static int parse_size(const char *s, size_t *out) {
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*s == '-' || *end || v == 0 || v > ((size_t)1 << 40)) return 0;
-  *out = (size_t)v;
-  return 1;
-}
+static const char *const modes[] = {"accurate", "int8", NULL};    /* lc_qgemv_mode order */
+static const char *const isas[] = {"auto", "scalar", "avx2", "avx512", NULL}; /* lc_isa order */
+
+#define O(f) offsetof(gargs, f)
+static const opt_def gemv_opts[] = {
+    {"--k", "K", OPT_INT, O(k), 1, 1 << 30, NULL, "input features (columns of W), required"},
+    {"--n", "N", OPT_INT, O(n), 1, 1 << 30, NULL, "output features (rows of W), required"},
+    {"--m", "M", OPT_INT, O(m), 1, 4096, NULL, "rows of x (batch)"},
+    {"--weights", "W", OPT_CHOICE, O(weights), 0, 0, opts_weight_formats, "weight storage"},
+    {"--block", "N", OPT_INT, O(block), 0, 1 << 20, NULL, "quantization block along K, 0 = one per row"},
+    {"--asym", NULL, OPT_FLAG, O(asym), 0, 0, NULL, "scale and offset per block (default symmetric)"},
+    {"--mode", "MODE", OPT_CHOICE, O(mode), 0, 0, modes,
+     "accurate: fp32 activations, weights dequantized in registers;\n"
+     "int8: activations quantized per block, integer dot products"},
+    {"--threads", "T", OPT_INT, O(threads), 1, 64, NULL, "threads (also for the DRAM stream)"},
+    {"--repeat", "R", OPT_INT, O(repeat), 1, 100000, NULL, "timed calls"},
+    {"--isa", "I", OPT_CHOICE, O(isa), 0, 0, isas, "kernels (avx512 = AVX-512 VNNI)"},
+    {"--json", NULL, OPT_FLAG, O(json), 0, 0, NULL, "one JSON object"},
+};
+#undef O
+
+static const opt_cmd gemv_cmd = {
+    "gemv", "--k K --n N [options]",
+    "Times y[M][N] = x[M][K] * W[N][K]^T with block-quantized W. The weights are cycled through\n"
+    "copies totalling >= 192 MiB so every call reads them from DRAM; GB/s counts codes + scales\n"
+    "+ offsets once per call; bw_fraction divides by a streaming read of 512 MiB on T threads,\n"
+    "timed between the GEMV calls (one pass per 4 calls, at least 5) so both see the same load\n"
+    "on a shared machine. Medians; best_* are the fastest call and pass.\n",
+    gemv_opts, (int)(sizeof gemv_opts / sizeof gemv_opts[0]), NULL, 0, NULL};
 
 int cmd_gemv(int argc, char **argv) {
-  size_t k = 0, n = 0, m = 1, repeat = 20;
-  int threads = 1, json = 0, block = 32;
-  lc_quant_spec spec = {LC_WEIGHTS_Q4, 32, 0, 0, 0};
-  lc_qgemv_opts opts = {LC_QGEMV_ACCURATE, 1, LC_ISA_AUTO, NULL};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    size_t t = 0;
-    int ok = 1;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (!strcmp(a, "--asym")) {
-      spec.asym = 1;
-    } else if (!v) {
-      ok = 0;
-    } else if (!strcmp(a, "--k")) {
-      ok = parse_size(v, &k), i++;
-    } else if (!strcmp(a, "--n")) {
-      ok = parse_size(v, &n), i++;
-    } else if (!strcmp(a, "--m")) {
-      ok = parse_size(v, &m) && m <= 4096, i++;
-    } else if (!strcmp(a, "--repeat")) {
-      ok = parse_size(v, &repeat) && repeat <= 100000, i++;
-    } else if (!strcmp(a, "--threads")) {
-      ok = parse_size(v, &t) && t <= 64, threads = (int)t, i++;
-    } else if (!strcmp(a, "--block")) {
-      char *end;
-      long b = strtol(v, &end, 10);
-      ok = !*end && b >= 0 && b <= 1 << 20, block = (int)b, i++;
-    } else if (!strcmp(a, "--weights")) {
-      ok = !strcmp(v, "q4") || !strcmp(v, "q8") || !strcmp(v, "f32");
-      spec.format = !strcmp(v, "q4") ? LC_WEIGHTS_Q4 : !strcmp(v, "q8") ? LC_WEIGHTS_Q8 : LC_WEIGHTS_F32, i++;
-    } else if (!strcmp(a, "--mode")) {
-      ok = !strcmp(v, "accurate") || !strcmp(v, "int8");
-      opts.mode = !strcmp(v, "int8") ? LC_QGEMV_INT8 : LC_QGEMV_ACCURATE, i++;
-    } else if (!strcmp(a, "--isa")) {
-      ok = !strcmp(v, "scalar") || !strcmp(v, "avx2") || !strcmp(v, "auto");
-      opts.isa = !strcmp(v, "scalar") ? LC_ISA_SCALAR : !strcmp(v, "avx2") ? LC_ISA_AVX2 : LC_ISA_AUTO, i++;
-    } else {
-      ok = 0;
-    }
-    if (!ok) {
-      fprintf(stderr, "lowconv gemv: bad option or value: %s%s%s\n", a, v ? " " : "", v ? v : "");
-      usage(stderr);
-      return 2;
-    }
+  gargs g = {0, 0, 1, 20, 1, 0, 32, 0, LC_WEIGHTS_Q4, LC_QGEMV_ACCURATE, LC_ISA_AUTO};
+  int npos = 0, pr = opts_parse(&gemv_cmd, argc, argv, &g, NULL, &npos);
+  if (pr) return pr < 0 ? 0 : pr;
+  size_t k = (size_t)g.k, n = (size_t)g.n, m = (size_t)g.m, repeat = (size_t)g.repeat;
+  int threads = g.threads, json = g.json, block = g.block;
+  lc_quant_spec spec = {(lc_weight_format)g.weights, block, g.asym, 0, 0};
+  lc_qgemv_opts opts = {(lc_qgemv_mode)g.mode, 1, (lc_isa)g.isa, NULL};
+  if (!k || !n) return opts_usage("gemv", "--k and --n are required");
+  /* a forced ISA the CPU lacks would silently run another one */
+  static const char *const qisa[] = {"", "scalar", "avx2", "avx512vnni"};
+  if (g.isa != LC_ISA_AUTO && strcmp(lc_qgemv_isa_name(&opts), qisa[g.isa])) {
+    fprintf(stderr, "lowconv gemv: --isa %s: this CPU runs at most %s\n", isas[g.isa], lc_qgemv_isa_name(&opts));
+    return 1;
   }
-  if (!k || !n) {
-    fprintf(stderr, "lowconv gemv: --k and --n are required\n");
-    usage(stderr);
-    return 2;
-  }
-  spec.block = block;
+  opts_warn_threads("gemv", threads);
   opts.threads = threads;
   if (k > SIZE_MAX / sizeof(float) / n || k > SIZE_MAX / sizeof(float) / m) {
     fprintf(stderr, "lowconv gemv: %zu x %zu too large\n", n, k);
@@ -223,9 +193,9 @@ int cmd_gemv(int argc, char **argv) {
     memset(buf, 1, STREAM_BYTES);
     s = lc_qgemv(&mats[0], m, x, k, NULL, y, n, &opts); /* warm-up: page faults, thread start */
     for (size_t r = 0; r < repeat && s == LC_OK; r++) {
-      double t0 = now_s();
+      double t0 = lc_now_s();
       s = lc_qgemv(&mats[(r + 1) % copies], m, x, k, NULL, y, n, &opts);
-      times[r] = now_s() - t0;
+      times[r] = lc_now_s() - t0;
       if (r % 4 == 3 && done < npass) passes[done++] = stream_pass(buf, threads, &sink);
     }
     while (done < npass) passes[done++] = stream_pass(buf, threads, &sink);

@@ -1,160 +1,78 @@
 /* `lowconv info | run | bench MODEL.onnx`: ONNX models end to end (docs/onnx.md). */
-#include <math.h>
-#include <stdarg.h>
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
 
+#include "commands.h"
 #include "json.h"
 #include "lowconv.h"
-#include "model/model.h"
-#include "model/ops.h"
-#include "model/npy.h"
-#include "util/alloc.h"
+#include "model_cli.h"
+#include "util/clock.h"
 
-int cmd_info(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
+static const char *const q4_policies[] = {"mixed", "all", NULL}; /* 0 = LC_Q4_MIXED */
 
-#define MAX_ARGS 64
+#define O(f) offsetof(margs, f)
+#define MODEL_OPTS                                                                                                \
+  {"--shape", "NAME=DxDx..", OPT_LIST, O(shape), 0, 0, NULL,                                                     \
+   "fix an input's shape (its symbolic dims); wins over the shape of\nan --input file"},                         \
+      {"--threads", "T", OPT_INT, O(threads), 1, 1024, NULL, "threads"},                                          \
+      {"--budget", "B", OPT_BYTES, O(budget), 0, 0, NULL,                                                         \
+       "workspace budget of each conv in bytes, suffix K/M/G (default 0 = none)"},                               \
+      {"--max-memory", "SIZE", OPT_BYTES, O(max_memory), 0, 0, NULL,                                              \
+       "memory cap of the plan (folded constants, activations, scratch), suffix\nK/M/G (default 0 = a quarter of physical memory)"}, \
+      {"--weights", "W", OPT_CHOICE, O(weights), 0, 0, opts_weight_formats, "Conv/Gemm/MatMul weight storage"},   \
+      {"--block", "N", OPT_INT, O(block), 0, 4096, NULL, "q8/q4 block of input channels, 0 = per output channel"}, \
+      {"--q4-policy", "P", OPT_CHOICE, O(q4_policy), 0, 0, q4_policies,                                          \
+       "with --weights q4: mixed keeps the layers q4 hurts most in q8\n(first conv, small-K and 1x1 convs, Gemm/MatMul)"}, \
+      {"--no-fusion", NULL, OPT_FLAG, O(no_fusion), 0, 0, NULL,                                                   \
+       "keep BatchNormalization / activations / Add as separate nodes"},                                          \
+      {"--device", "NAME", OPT_STRING, O(device), 0, 0, NULL, "backend that runs the model"},                     \
+      {"--json", NULL, OPT_FLAG, O(json), 0, 0, NULL, "machine-readable output"}
+#define INPUT_OPT(what)                                                                                           \
+  {"--input", "NAME=FILE.npy", OPT_LIST, O(input), 0, 0, NULL, what}
+#define TUNE_OPT {"--tune", "LEVEL", OPT_CHOICE, O(tune), 0, 0, opts_tune_levels, "tuning effort (no effect on cpu yet)"}
 
-typedef struct margs {
-  const char *model, *out_dir;
-  const char *shape[MAX_ARGS], *input[MAX_ARGS];
-  int n_shape, n_input;
-  int json, per_layer, repeat, threads, weights, block, no_fusion, q4_policy;
-  size_t max_memory; /* --max-memory, 0 = the library's default cap */
-} margs;
+static const opt_def info_opts[] = {MODEL_OPTS, INPUT_OPT("take an input's shape from a .npy file")};
+static const opt_def run_opts[] = {
+    MODEL_OPTS, INPUT_OPT("an input's value (every input needed); its shape fixes symbolic dims"),
+    {"--output-dir", "DIR", OPT_STRING, O(out_dir), 0, 0, NULL,
+     "where one NAME.npy per output goes, required; created with its parents"},
+    TUNE_OPT};
+static const opt_def bench_opts[] = {
+    MODEL_OPTS, INPUT_OPT("an input's value (others: a fixed pattern); its shape fixes symbolic dims"),
+    {"--per-layer", NULL, OPT_FLAG, O(per_layer), 0, 0, NULL, "a table of every executed node (median ms, %, GFLOP/s)"},
+    {"--repeat", "N", OPT_INT, O(repeat), 1, 100000, NULL, "timed runs after one warm-up run"},
+    TUNE_OPT};
+#undef O
 
-static int usage(const char *cmd, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "lowconv %s: ", cmd);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "\nusage: lowconv %s MODEL.onnx [--shape NAME=DxDx..]... [--threads T] [--max-memory BYTES] [--json]%s\n", cmd,
-          !strcmp(cmd, "run") ? " --input NAME=FILE.npy... --output-dir DIR [--weights f32|q8|q4 --block N --q4-policy all|mixed]"
-          : !strcmp(cmd, "bench") ? " [--per-layer] [--repeat N] [--input NAME=FILE.npy]... [--weights f32|q8|q4]"
-                                  : "");
-  return 2;
-}
+#define N_OPTS(t) (int)(sizeof t / sizeof t[0])
+static const char shapes_note[] =
+    "Symbolic dims (the batch excepted, which defaults to 1) take their size from --shape or from the\n"
+    "--input file given for that input.\n";
+static const opt_cmd info_cmd = {"info", "MODEL.onnx [options]",
+                                 "Describes an ONNX model: inputs (symbolic dims by name), outputs, ops, conv routes\n"
+                                 "and memory. Without shapes for symbolic inputs it lists the inputs and outputs only.\n",
+                                 info_opts, N_OPTS(info_opts), shapes_note, 1, "model"};
+static const opt_cmd run_cmd = {"run", "MODEL.onnx --input NAME=FILE.npy... --output-dir DIR [options]",
+                                "Runs an ONNX model once on .npy inputs and writes one .npy per output; on a failure\n"
+                                "no output file is left.\n",
+                                run_opts, N_OPTS(run_opts), shapes_note, 1, "model"};
+static const opt_cmd bench_cmd = {"bench", "MODEL.onnx [options]",
+                                  "Times an ONNX model end to end: median and min of --repeat runs.\n", bench_opts,
+                                  N_OPTS(bench_opts), shapes_note, 1, "model"};
 
-static int fail(const char *what) {
-  fprintf(stderr, "lowconv: %s: %s\n", what, lc_last_error());
-  return 1;
-}
-
-static int parse_int(const char *s, int lo, int hi, int *v) {
-  char *e;
-  long x = strtol(s, &e, 10);
-  if (!*s || *e || x < lo || x > hi) return 0;
-  *v = (int)x;
-  return 1;
-}
-
-/* BYTES with an optional K, M, G or T suffix (powers of 1024): 512M, 2G. */
-static int parse_bytes(const char *s, size_t *v) {
-  char *e;
-  unsigned long long x = strtoull(s, &e, 10);
-  int shift = 0;
-  if (e == s || *s == '-') return 0;
-  if (*e) shift = *e == 'K' || *e == 'k' ? 10 : *e == 'M' || *e == 'm' ? 20 : *e == 'G' || *e == 'g' ? 30 : *e == 'T' || *e == 't' ? 40 : -1;
-  if (shift < 0 || (*e && e[1] && strcmp(e + 1, "B") && strcmp(e + 1, "iB"))) return 0;
-  if (x > (SIZE_MAX >> shift)) return 0;
-  *v = (size_t)x << shift;
-  return 1;
-}
-
-static int parse_args(const char *cmd, int argc, char **argv, margs *a) {
-  memset(a, 0, sizeof(*a));
-  a->repeat = 10, a->threads = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (strncmp(s, "--", 2)) {
-      if (a->model) return usage(cmd, "more than one model ('%s')", s);
-      a->model = s;
-      continue;
-    }
-    if (!strcmp(s, "--json")) { a->json = 1; continue; }
-    if (!strcmp(s, "--per-layer")) { a->per_layer = 1; continue; }
-    if (!strcmp(s, "--no-fusion")) { a->no_fusion = 1; continue; }
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(cmd, "help");
-    const char *eq = strchr(s, '='), *val;
-    char key[32];
-    size_t kl = eq ? (size_t)(eq - s) : strlen(s);
-    if (kl >= sizeof key) return usage(cmd, "unknown option '%s'", s);
-    memcpy(key, s, kl);
-    key[kl] = 0;
-    if (eq) val = eq + 1;
-    else if (i + 1 < argc) val = argv[++i];
-    else return usage(cmd, "option %s needs a value", key);
-    if (!strcmp(key, "--shape") && a->n_shape < MAX_ARGS) a->shape[a->n_shape++] = val;
-    else if (!strcmp(key, "--input") && a->n_input < MAX_ARGS) a->input[a->n_input++] = val;
-    else if (!strcmp(key, "--output-dir")) a->out_dir = val;
-    else if (!strcmp(key, "--repeat")) { if (!parse_int(val, 1, 100000, &a->repeat)) return usage(cmd, "bad --repeat '%s'", val); }
-    else if (!strcmp(key, "--threads")) { if (!parse_int(val, 1, 1024, &a->threads)) return usage(cmd, "bad --threads '%s'", val); }
-    else if (!strcmp(key, "--max-memory")) { if (!parse_bytes(val, &a->max_memory)) return usage(cmd, "bad --max-memory '%s' (bytes, or with K/M/G/T: 512M)", val); }
-    else if (!strcmp(key, "--block")) { if (!parse_int(val, 0, 4096, &a->block)) return usage(cmd, "bad --block '%s'", val); }
-    else if (!strcmp(key, "--q4-policy")) {
-      if (!strcmp(val, "all")) a->q4_policy = LC_Q4_ALL;
-      else if (!strcmp(val, "mixed")) a->q4_policy = LC_Q4_MIXED;
-      else return usage(cmd, "unknown --q4-policy '%s' (all|mixed)", val);
-    } else if (!strcmp(key, "--weights")) {
-      if (!strcmp(val, "f32")) a->weights = LC_WEIGHTS_F32;
-      else if (!strcmp(val, "q8")) a->weights = LC_WEIGHTS_Q8;
-      else if (!strcmp(val, "q4")) a->weights = LC_WEIGHTS_Q4;
-      else return usage(cmd, "unknown --weights '%s' (f32|q8|q4)", val);
-    } else return usage(cmd, "unknown option '%s'", s);
-  }
-  if (!a->model) return usage(cmd, "no model given");
-  return 0;
-}
-
-/* NAME=1x3x224x224 */
-static int apply_shapes(lc_model *m, const margs *a) {
-  for (int i = 0; i < a->n_shape; i++) {
-    char name[256];
-    const char *eq = strrchr(a->shape[i], '=');
-    if (!eq || (size_t)(eq - a->shape[i]) >= sizeof name) return usage("info", "--shape wants NAME=DIMS, got '%s'", a->shape[i]);
-    memcpy(name, a->shape[i], (size_t)(eq - a->shape[i]));
-    name[eq - a->shape[i]] = 0;
-    int64_t dims[LC_MAX_DIMS];
-    int nd = 0;
-    const char *p = eq + 1;
-    while (*p) {
-      char *e;
-      long long v = strtoll(p, &e, 10);
-      if (e == p || v <= 0 || nd == LC_MAX_DIMS || (*e && *e != 'x' && *e != ','))
-        return usage("info", "bad dims in --shape '%s'", a->shape[i]);
-      dims[nd++] = v;
-      p = *e ? e + 1 : e;
-    }
-    if (lc_model_set_input_shape(m, name, nd, dims)) return fail("--shape");
-  }
-  return 0;
-}
-
-static int open_model(const margs *a, int dry, lc_model **m) {
-  if (lc_model_load(a->model, m)) return fail(a->model);
-  int r = apply_shapes(*m, a);
+static int parse_args(const opt_cmd *c, int argc, char **argv, margs *a) {
+  memset(a, 0, sizeof *a);
+  a->repeat = 10, a->threads = 1, a->device = "cpu", a->tune = 1;
+  int npos = 0, r = opts_parse(c, argc, argv, a, &a->model, &npos);
   if (r) return r;
-  lc_model_options o;
-  lc_model_options_init(&o);
-  o.threads = a->threads;
-  o.weight_format = a->weights;
-  o.weight_block = a->block;
-  o.q4_policy = a->q4_policy;
-  o.no_fusion = a->no_fusion;
-  o.dry_run = dry;
-  o.max_memory_bytes = a->max_memory;
-  if (lc_model_plan(*m, &o)) return fail(a->model);
+  if (!a->model) return opts_usage(c->name, "no model given");
+  if ((r = opts_device(c->name, a->device))) return r;
+  opts_warn_threads(c->name, a->threads);
   return 0;
-}
-
-static void print_dims(FILE *f, const lc_tensor *t) {
-  for (int d = 0; d < t->ndim; d++) fprintf(f, "%s%lld", d ? "x" : "", (long long)t->dims[d]);
-  if (!t->ndim) fprintf(f, "scalar");
 }
 
 static void json_dims(FILE *f, int nd, const int64_t *dims) {
@@ -163,32 +81,32 @@ static void json_dims(FILE *f, int nd, const int64_t *dims) {
   fputc(']', f);
 }
 
-static const char *dtype_name(lc_dtype t) {
-  switch (t) {
-    case LC_DT_FLOAT: return "float32";
-    case LC_DT_INT64: return "int64";
-    case LC_DT_INT32: return "int32";
-    case LC_DT_UINT8: return "uint8";
-    case LC_DT_INT8: return "int8";
-    default: return "other";
-  }
-}
-
-static void json_io(FILE *f, const char *key, lc_model *m, int outputs) {
+static void json_io(FILE *f, const char *key, const lc_model *m, int outputs, int planned) {
   int n = outputs ? lc_model_n_outputs(m) : lc_model_n_inputs(m);
   fprintf(f, "\"%s\": [", key);
   for (int i = 0; i < n; i++) {
     const lc_tensor *t = outputs ? lc_model_output(m, i) : lc_model_input(m, i);
     fprintf(f, "%s{\"name\": ", i ? ", " : "");
     json_string(f, t->name);
-    fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(t->dtype));
-    json_dims(f, t->ndim, t->dims);
+    fprintf(f, ", \"dtype\": ");
+    json_string(f, t->dtype ? lc_dtype_name(t->dtype) : NULL);
+    fprintf(f, ", \"shape\": ");
+    if (outputs && !planned) fprintf(f, "null");
+    else json_dims(f, t->ndim, t->dims);
+    if (!outputs) {
+      fprintf(f, ", \"symbolic\": [");
+      for (int d = 0; d < t->ndim; d++) {
+        fprintf(f, "%s", d ? ", " : "");
+        json_string(f, lc_model_input_dim_name(m, i, d));
+      }
+      fputc(']', f);
+    }
     fputc('}', f);
   }
   fputc(']', f);
 }
 
-static void json_layers(FILE *f, lc_model *m, int timed) {
+static void json_layers(FILE *f, const lc_model *m, const double *ms) {
   int n = lc_model_n_layers(m);
   fprintf(f, "\"layers\": [");
   for (int i = 0; i < n; i++) {
@@ -207,9 +125,11 @@ static void json_layers(FILE *f, lc_model *m, int timed) {
     fprintf(f, ", \"flops\": ");
     json_number(f, li.flops);
     fprintf(f, ", \"workspace_bytes\": %zu, \"inplace\": %s", li.workspace_bytes, li.inplace ? "true" : "false");
-    if (timed) {
+    if (ms) {
       fprintf(f, ", \"ms\": ");
-      json_number(f, li.ms);
+      json_number(f, ms[i]);
+      fprintf(f, ", \"gflops\": ");
+      json_number(f, ms[i] > 0 ? li.flops / ms[i] / 1e6 : 0);
     }
     fputc('}', f);
   }
@@ -224,138 +144,146 @@ static void json_stats(FILE *f, const lc_model_stats *s) {
           s->nodes_planned, s->folded, s->fused_bn, s->fused_add, s->fused_act, s->inplace);
 }
 
+static void print_io(const lc_model *m, int planned) {
+  char dims[256];
+  for (int i = 0; i < lc_model_n_inputs(m); i++) {
+    const lc_tensor *t = lc_model_input(m, i);
+    model_dims_text(m, i, t, dims, sizeof dims);
+    printf("  input  %-20s %-8s %s\n", t->name, lc_dtype_name(t->dtype), dims);
+  }
+  for (int i = 0; i < lc_model_n_outputs(m); i++) {
+    const lc_tensor *t = lc_model_output(m, i);
+    if (planned) model_dims_text(m, -1, t, dims, sizeof dims);
+    printf("  output %-20s %-8s %s\n", t->name, t->dtype ? lc_dtype_name(t->dtype) : "?",
+           planned ? dims : "(shape after planning)");
+  }
+}
+
+/* Inputs with symbolic dims and no shape: list what is known and say how to go on. */
+static void info_unplanned(const margs *a, const lc_model *m) {
+  if (a->json) {
+    printf("{\"model\": ");
+    json_string(stdout, a->model);
+    printf(", \"planned\": false, ");
+    json_io(stdout, "inputs", m, 0, 0);
+    printf(", ");
+    json_io(stdout, "outputs", m, 1, 0);
+    printf("}\n");
+    return;
+  }
+  printf("model %s\n", a->model);
+  print_io(m, 0);
+  const lc_tensor *t = lc_model_input(m, 0);
+  printf("symbolic input shapes: give --shape %s=DxDx.. (or --input %s=FILE.npy) for ops, routes and memory\n",
+         t ? t->name : "NAME", t ? t->name : "NAME");
+}
+
+static void info_text(const margs *a, const lc_model *m, const lc_model_stats *st) {
+  int n = lc_model_n_layers(m);
+  printf("model %s (IR %lld, opset %lld)\n", a->model, (long long)st->ir_version, (long long)st->opset);
+  print_io(m, 1);
+  printf("nodes: %d loaded, %d planned (%d folded; fused: %d bn, %d add, %d act; %d in place)\n", st->nodes_loaded,
+         st->nodes_planned, st->folded, st->fused_bn, st->fused_add, st->fused_act, st->inplace);
+  const char *ops[256];
+  int cnt[256], nops = 0;
+  for (int i = 0; i < n; i++) {
+    lc_layer_info li;
+    lc_model_layer(m, i, &li);
+    int k = 0;
+    while (k < nops && strcmp(ops[k], li.op_type)) k++;
+    if (k == nops && nops < 256) ops[nops] = li.op_type, cnt[nops++] = 0;
+    if (k < nops) cnt[k]++;
+  }
+  printf("ops:");
+  for (int k = 0; k < nops; k++) printf(" %s x%d", ops[k], cnt[k]);
+  printf("\nweights %.3f MB (packed by the ops %.3f MB), peak activations %.3f MB, conv scratch %.3f MB\n",
+         st->weight_bytes / 1e6, st->packed_weight_bytes / 1e6, st->peak_activation_bytes / 1e6,
+         st->scratch_bytes / 1e6);
+  printf("conv routes:\n");
+  for (int i = 0; i < n; i++) {
+    lc_layer_info li;
+    lc_model_layer(m, i, &li);
+    if (strcmp(li.op_type, "Conv")) continue;
+    printf("  %-28s %-10s %-14s ws %zu\n", li.name, li.route[0] ? li.route : "?", li.fused, li.workspace_bytes);
+  }
+}
+
 int cmd_info(int argc, char **argv) {
   margs a;
-  int r = parse_args("info", argc, argv, &a);
-  if (r) return r;
+  int r = parse_args(&info_cmd, argc, argv, &a), symbolic = 0;
+  if (r) return r < 0 ? 0 : r;
   lc_model *m = NULL;
-  if ((r = open_model(&a, 0, &m))) {
-    lc_model_free(m);
-    return r;
-  }
-  lc_model_stats st;
-  lc_model_get_stats(m, &st);
-  int n = lc_model_n_layers(m);
-  if (a.json) {
-    printf("{\"model\": ");
-    json_string(stdout, a.model);
-    printf(", \"ir_version\": %lld, \"opset\": %lld, ", (long long)st.ir_version, (long long)st.opset);
-    json_io(stdout, "inputs", m, 0);
-    printf(", ");
-    json_io(stdout, "outputs", m, 1);
-    printf(", ");
-    json_stats(stdout, &st);
-    printf(", ");
-    json_layers(stdout, m, 0);
-    printf("}\n");
-  } else {
-    printf("model %s (IR %lld, opset %lld)\n", a.model, (long long)st.ir_version, (long long)st.opset);
-    for (int i = 0; i < lc_model_n_inputs(m); i++) {
-      printf("  input  %-20s %-8s ", lc_model_input(m, i)->name, dtype_name(lc_model_input(m, i)->dtype));
-      print_dims(stdout, lc_model_input(m, i));
-      printf("\n");
-    }
-    for (int i = 0; i < lc_model_n_outputs(m); i++) {
-      printf("  output %-20s %-8s ", lc_model_output(m, i)->name, dtype_name(lc_model_output(m, i)->dtype));
-      print_dims(stdout, lc_model_output(m, i));
-      printf("\n");
-    }
-    printf("nodes: %d loaded, %d planned (%d folded; fused: %d bn, %d add, %d act; %d in place)\n", st.nodes_loaded,
-           st.nodes_planned, st.folded, st.fused_bn, st.fused_add, st.fused_act, st.inplace);
-    /* op counts */
-    const char *ops[256];
-    int cnt[256], nops = 0;
-    for (int i = 0; i < n; i++) {
-      lc_layer_info li;
-      lc_model_layer(m, i, &li);
-      int k = 0;
-      while (k < nops && strcmp(ops[k], li.op_type)) k++;
-      if (k == nops && nops < 256) ops[nops] = li.op_type, cnt[nops++] = 0;
-      if (k < nops) cnt[k]++;
-    }
-    printf("ops:");
-    for (int k = 0; k < nops; k++) printf(" %s x%d", ops[k], cnt[k]);
-    printf("\nweights %.3f MB (packed convs %.3f MB), peak activations %.3f MB, conv scratch %.3f MB\n",
-           st.weight_bytes / 1e6, st.packed_weight_bytes / 1e6, st.peak_activation_bytes / 1e6, st.scratch_bytes / 1e6);
-    printf("conv routes:\n");
-    for (int i = 0; i < n; i++) {
-      lc_layer_info li;
-      lc_model_layer(m, i, &li);
-      if (strcmp(li.op_type, "Conv")) continue;
-      printf("  %-28s %-10s %-14s ws %zu\n", li.name, li.route[0] ? li.route : "?", li.fused, li.workspace_bytes);
+  minputs in;
+  r = model_open("info", &a, &m, &in, &symbolic);
+  minputs_free(&in); /* only their shapes were needed */
+  if (!r && symbolic) info_unplanned(&a, m);
+  else if (!r && !(r = model_plan("info", &a, m))) {
+    lc_model_stats st;
+    lc_model_get_stats(m, &st);
+    if (a.json) {
+      printf("{\"model\": ");
+      json_string(stdout, a.model);
+      printf(", \"planned\": true, \"ir_version\": %lld, \"opset\": %lld, ", (long long)st.ir_version,
+             (long long)st.opset);
+      json_io(stdout, "inputs", m, 0, 1);
+      printf(", ");
+      json_io(stdout, "outputs", m, 1, 1);
+      printf(", ");
+      json_stats(stdout, &st);
+      printf(", ");
+      json_layers(stdout, m, NULL);
+      printf("}\n");
+    } else {
+      info_text(&a, m, &st);
     }
   }
   lc_model_free(m);
-  return 0;
+  return r;
 }
 
-/* Binds --input files; inputs not given are filled with a fixed pattern (bench) or refused (run). */
-static int bind_inputs(lc_model *m, const margs *a, int require) {
-  for (int i = 0; i < a->n_input; i++) {
-    char name[256];
-    const char *eq = strchr(a->input[i], '=');
-    if (!eq || (size_t)(eq - a->input[i]) >= sizeof name) {
-      fprintf(stderr, "lowconv: --input wants NAME=FILE.npy, got '%s'\n", a->input[i]);
-      return 2;
+/* Loads, fixes shapes, plans and binds the inputs; 0, 1 or 2. */
+static int prepare(const char *cmd, const margs *a, lc_model **m, int require) {
+  minputs in;
+  int symbolic = 0, r = model_open(cmd, a, m, &in, &symbolic);
+  if (!r && symbolic) {
+    for (int i = 0; i < lc_model_n_inputs(*m) && !r; i++) {
+      const lc_tensor *t = lc_model_input(*m, i);
+      for (int d = 1; d < t->ndim && !r; d++) {
+        if (t->dims[d] >= 0) continue;
+        char dims[256];
+        model_dims_text(*m, i, t, dims, sizeof dims);
+        r = opts_usage(cmd, "input '%s' has symbolic dims (%s): give --shape %s=DxDx.. or --input %s=FILE.npy",
+                       t->name, dims, t->name, t->name);
+      }
     }
-    memcpy(name, a->input[i], (size_t)(eq - a->input[i]));
-    name[eq - a->input[i]] = 0;
-    lc_tensor t = {0};
-    if (lc_npy_read(eq + 1, &t)) return fail("--input");
-    lc_status s = lc_model_set_input(m, name, &t);
-    lc_free(t.data);
-    if (s) return fail("--input");
   }
-  for (int i = 0; i < lc_model_n_inputs(m); i++) {
-    const lc_tensor *t = lc_model_input(m, i);
-    int given = 0;
-    for (int k = 0; k < a->n_input; k++)
-      given |= !strncmp(a->input[k], t->name, strlen(t->name)) && a->input[k][strlen(t->name)] == '=';
-    if (given) continue;
-    if (require) {
-      fprintf(stderr, "lowconv: input '%s' not given (--input %s=FILE.npy)\n", t->name, t->name);
-      return 1;
-    }
-    lc_tensor f = *t;
-    f.data = lc_malloc(t->nbytes ? t->nbytes : 1);
-    if (!f.data) return fail("input");
-    for (size_t k = 0; k < t->nbytes / 4; k++) {
-      if (t->dtype == LC_DT_FLOAT) ((float *)f.data)[k] = (float)((k * 7919u) % 255u) / 255.0f - 0.5f;
-      else ((int32_t *)f.data)[k] = 0;
-    }
-    lc_status s = lc_model_set_input(m, t->name, &f);
-    lc_free(f.data);
-    if (s) return fail("input");
-  }
-  return 0;
+  if (!r) r = model_plan(cmd, a, *m);
+  if (!r) r = model_bind(cmd, *m, &in, require);
+  minputs_free(&in);
+  return r;
 }
 
 int cmd_run(int argc, char **argv) {
   margs a;
-  int r = parse_args("run", argc, argv, &a);
-  if (r) return r;
-  if (!a.out_dir) return usage("run", "--output-dir is required");
+  int r = parse_args(&run_cmd, argc, argv, &a);
+  if (r) return r < 0 ? 0 : r;
+  if (!a.out_dir) return opts_usage("run", "--output-dir is required");
   lc_model *m = NULL;
-  if (!(r = open_model(&a, 0, &m)) && !(r = bind_inputs(m, &a, 1)) && lc_model_run(m)) r = fail("run");
-  for (int i = 0; !r && i < lc_model_n_outputs(m); i++) {
-    const lc_tensor *t = lc_model_output(m, i);
-    char path[4096], safe[256];
-    size_t k = 0;
-    for (const char *p = t->name; *p && k + 1 < sizeof safe; p++) {
-      int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
-               *p == '_' || (*p == '.' && k > 0);
-      safe[k++] = ok ? *p : '_';
+  if (!(r = prepare("run", &a, &m, 1))) {
+    /* the directory is made and checked before the model runs, not after */
+    if (opts_mkdirs(a.out_dir) || access(a.out_dir, W_OK | X_OK)) {
+      fprintf(stderr, "lowconv run: --output-dir '%s': %s\n", a.out_dir, strerror(errno));
+      r = 1;
     }
-    safe[k] = 0;
-    snprintf(path, sizeof path, "%s/%s.npy", a.out_dir, k ? safe : "output");
-    if (lc_npy_write(path, t)) r = fail("output");
-    else if (!a.json) printf("%s -> %s\n", t->name, path);
   }
+  lc_status s;
+  if (!r && (s = lc_model_run(m))) r = model_fail("run", a.model, s);
+  if (!r) r = model_write_outputs("run", m, a.out_dir, !a.json);
   if (!r && a.json) {
     lc_model_stats st;
     lc_model_get_stats(m, &st);
     printf("{");
-    json_io(stdout, "outputs", m, 1);
+    json_io(stdout, "outputs", m, 1, 1);
     printf(", ");
     json_stats(stdout, &st);
     printf("}\n");
@@ -364,112 +292,90 @@ int cmd_run(int argc, char **argv) {
   return r;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 static int cmp_d(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
   return a < b ? -1 : a > b;
 }
 
+static void per_layer_table(const lc_model *m, const double *ms, double sum_med) {
+  printf("%-4s %-28s %-18s %-18s %-10s %9s %6s %8s %10s\n", "#", "node", "op", "output", "route", "ms", "%",
+         "GFLOP/s", "workspace");
+  for (int i = 0; i < lc_model_n_layers(m); i++) {
+    lc_layer_info li;
+    lc_model_layer(m, i, &li);
+    char shape[64] = "", op[96];
+    for (int d = 0; d < li.ndim; d++)
+      snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", d ? "x" : "", (long long)li.dims[d]);
+    snprintf(op, sizeof op, "%s%s%s", li.op_type, li.fused[0] ? "+" : "", li.fused);
+    printf("%-4d %-28.28s %-18.18s %-18s %-10s %9.3f %6.1f %8.2f %10zu\n", i, li.name, op, shape, li.route, ms[i],
+           sum_med > 0 ? 100 * ms[i] / sum_med : 0, ms[i] > 0 ? li.flops / ms[i] / 1e6 : 0, li.workspace_bytes);
+  }
+}
+
 int cmd_bench(int argc, char **argv) {
   margs a;
-  int r = parse_args("bench", argc, argv, &a);
-  if (r) return r;
+  int r = parse_args(&bench_cmd, argc, argv, &a);
+  if (r) return r < 0 ? 0 : r;
   lc_model *m = NULL;
-  if ((r = open_model(&a, 0, &m)) || (r = bind_inputs(m, &a, 0))) {
+  if ((r = prepare("bench", &a, &m, 0))) {
     lc_model_free(m);
     return r;
   }
   int nl = lc_model_n_layers(m);
-  double *tot = calloc((size_t)a.repeat, sizeof(double)), *layer_ms = calloc((size_t)nl + 1, sizeof(double) * (size_t)a.repeat);
-  if (!tot || !layer_ms) {
-    free(tot);
-    free(layer_ms);
-    lc_model_free(m);
-    fprintf(stderr, "lowconv: out of memory\n");
-    return 1;
-  }
-  if (lc_model_run(m)) r = fail("run"); /* warm-up: first-touch of the arena and packed weights */
-  for (int it = 0; !r && it < a.repeat; it++) {
-    double t0 = now_ms();
-    lc_status s = lc_model_run(m);
-    tot[it] = now_ms() - t0;
-    if (s) {
-      r = fail("run");
-      break;
-    }
-    for (int i = 0; i < nl; i++) {
+  size_t rep = (size_t)a.repeat;
+  double *tot = calloc(rep, sizeof(double)), *layer_ms = calloc((size_t)nl + 1, sizeof(double) * rep),
+         *med_ms = calloc((size_t)nl + 1, sizeof(double));
+  lc_status s = LC_OK;
+  if (!tot || !layer_ms || !med_ms) r = model_fail("bench", "timing buffers", LC_ERR_NO_MEMORY);
+  else if ((s = lc_model_run(m))) r = model_fail("bench", a.model, s); /* warm-up: first touch of arena and weights */
+  for (size_t it = 0; !r && it < rep; it++) {
+    double t0 = lc_now_s();
+    s = lc_model_run(m);
+    tot[it] = (lc_now_s() - t0) * 1e3;
+    if (s) r = model_fail("bench", a.model, s);
+    for (int i = 0; !r && i < nl; i++) {
       lc_layer_info li;
       lc_model_layer(m, i, &li);
-      layer_ms[(size_t)i * (size_t)a.repeat + (size_t)it] = li.ms;
+      layer_ms[(size_t)i * rep + it] = li.ms;
     }
   }
   if (!r) {
-    qsort(tot, (size_t)a.repeat, sizeof(double), cmp_d);
-    double med = tot[a.repeat / 2], sum_med = 0;
+    qsort(tot, rep, sizeof(double), cmp_d);
+    double med = tot[rep / 2], sum_med = 0;
     for (int i = 0; i < nl; i++) {
-      qsort(layer_ms + (size_t)i * (size_t)a.repeat, (size_t)a.repeat, sizeof(double), cmp_d);
-      sum_med += layer_ms[(size_t)i * (size_t)a.repeat + (size_t)a.repeat / 2];
+      qsort(layer_ms + (size_t)i * rep, rep, sizeof(double), cmp_d);
+      sum_med += med_ms[i] = layer_ms[(size_t)i * rep + rep / 2];
     }
     lc_model_stats st;
     lc_model_get_stats(m, &st);
+    const char *fmt = opts_weight_formats[a.weights];
     if (a.json) {
       printf("{\"model\": ");
       json_string(stdout, a.model);
-      printf(", \"threads\": %d, \"repeat\": %d, \"median_ms\": ", a.threads, a.repeat);
+      printf(", \"threads\": %d, \"repeat\": %d, \"weights\": \"%s\", \"median_ms\": ", a.threads, a.repeat, fmt);
       json_number(stdout, med);
       printf(", \"min_ms\": ");
       json_number(stdout, tot[0]);
       printf(", ");
       json_stats(stdout, &st);
-      printf(", \"layers\": [");
-      for (int i = 0; i < nl; i++) {
-        lc_layer_info li;
-        lc_model_layer(m, i, &li);
-        double ms = layer_ms[(size_t)i * (size_t)a.repeat + (size_t)a.repeat / 2];
-        printf("%s\n  {\"name\": ", i ? "," : "");
-        json_string(stdout, li.name);
-        printf(", \"op\": ");
-        json_string(stdout, li.op_type);
-        printf(", \"shape\": ");
-        json_dims(stdout, li.ndim, li.dims);
-        printf(", \"route\": ");
-        json_string(stdout, li.route);
-        printf(", \"fused\": ");
-        json_string(stdout, li.fused);
-        printf(", \"ms\": ");
-        json_number(stdout, ms);
-        printf(", \"gflops\": ");
-        json_number(stdout, ms > 0 ? li.flops / ms / 1e6 : 0);
-        printf(", \"workspace_bytes\": %zu}", li.workspace_bytes);
-      }
-      printf("]}\n");
+      printf(", ");
+      json_layers(stdout, m, med_ms);
+      printf("}\n");
     } else {
-      if (a.per_layer) {
-        printf("%-4s %-28s %-18s %-18s %-10s %9s %6s %8s %10s\n", "#", "node", "op", "output", "route", "ms", "%",
-               "GFLOP/s", "workspace");
-        for (int i = 0; i < nl; i++) {
-          lc_layer_info li;
-          lc_model_layer(m, i, &li);
-          double ms = layer_ms[(size_t)i * (size_t)a.repeat + (size_t)a.repeat / 2];
-          char shape[64] = "", op[96];
-          for (int d = 0; d < li.ndim; d++)
-            snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", d ? "x" : "", (long long)li.dims[d]);
-          snprintf(op, sizeof op, "%s%s%s", li.op_type, li.fused[0] ? "+" : "", li.fused);
-          printf("%-4d %-28.28s %-18.18s %-18s %-10s %9.3f %6.1f %8.2f %10zu\n", i, li.name, op, shape, li.route, ms,
-                 sum_med > 0 ? 100 * ms / sum_med : 0, ms > 0 ? li.flops / ms / 1e6 : 0, li.workspace_bytes);
-        }
-      }
-      printf("%s: median %.3f ms, min %.3f ms over %d runs, %d threads; weights %.3f MB, peak activations %.3f MB\n",
-             a.model, med, tot[0], a.repeat, a.threads, st.weight_bytes / 1e6, st.peak_activation_bytes / 1e6);
+      if (a.per_layer) per_layer_table(m, med_ms, sum_med);
+      char wtext[128];
+      if (a.weights) /* what the ops hold, quantized; the file's fp32 size beside it */
+        snprintf(wtext, sizeof wtext, "weights %.3f MB as %s (%.3f MB fp32 in the file)", st.packed_weight_bytes / 1e6,
+                 fmt, st.weight_bytes / 1e6);
+      else
+        snprintf(wtext, sizeof wtext, "weights %.3f MB", st.weight_bytes / 1e6);
+      printf("%s: median %.3f ms, min %.3f ms over %d runs, %d threads; %s, peak activations %.3f MB\n", a.model,
+             med, tot[0], a.repeat, a.threads, wtext, st.peak_activation_bytes / 1e6);
     }
   }
   free(tot);
   free(layer_ms);
+  free(med_ms);
   lc_model_free(m);
   return r;
 }

@@ -123,6 +123,16 @@ lc_status lc_conv_desc_check(const lc_conv_desc *d) {
   if (d->activation == LC_ACT_CLIP && !(d->act_min <= d->act_max))
     return lc_error(LC_ERR_INVALID_ARG, "conv: clip min %g > max %g", (double)d->act_min, (double)d->act_max);
   if ((unsigned)d->route >= LC_ROUTE_COUNT) return lc_error(LC_ERR_INVALID_ARG, "conv: bad route %d", (int)d->route);
+  /* Routes fixed by the descriptor alone fail here, naming what they need (else prepare would
+   * find their weights never packed). */
+  if (d->route == LC_ROUTE_DEPTHWISE && !(d->groups == d->in_channels && d->groups == d->out_channels))
+    return lc_error(LC_ERR_UNSUPPORTED,
+                    "conv: route depthwise needs groups == in_channels == out_channels (got %lld, %lld, %lld)",
+                    (long long)d->groups, (long long)d->in_channels, (long long)d->out_channels);
+  if (d->route == LC_ROUTE_WINOGRAD &&
+      (d->kernel_h != 3 || d->kernel_w != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dilation_h != 1 ||
+       d->dilation_w != 1))
+    return lc_error(LC_ERR_UNSUPPORTED, "conv: route winograd needs a 3x3 kernel, stride 1 and dilation 1");
   if ((unsigned)d->weight_format > LC_WEIGHTS_Q4)
     return lc_error(LC_ERR_INVALID_ARG, "conv: bad weight format %d", (int)d->weight_format);
   return LC_OK;

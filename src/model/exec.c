@@ -111,7 +111,7 @@ static int planned_for_run(const lc_model *m) { return m && m->planned && m->ctx
 lc_status lc_model_set_input(lc_model *m, const char *name, const lc_tensor *src) {
   if (!planned_for_run(m) || !src) return lc_error(LC_ERR_STATE, "model: plan the model before setting inputs");
   int id = lc_graph_find(m, name);
-  if (id < 0 || !m->values[id].is_input) return lc_error(LC_ERR_INVALID_ARG, "model: no input named '%s'", name);
+  if (id < 0 || !m->values[id].is_input) return lc_graph_no_input(m, name);
   lc_value *v = &m->values[id];
   int same = src->dtype == v->t.dtype && src->ndim == v->t.ndim && src->nbytes == v->t.nbytes;
   for (int d = 0; same && d < v->t.ndim; d++) same = src->dims[d] == v->t.dims[d];
@@ -121,8 +121,8 @@ lc_status lc_model_set_input(lc_model *m, const char *name, const lc_tensor *src
       snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", d ? "x" : "", (long long)v->t.dims[d]);
     for (int d = 0; d < src->ndim && d < LC_MAX_DIMS; d++)
       snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", d ? "x" : "", (long long)src->dims[d]);
-    return lc_error(LC_ERR_INVALID_ARG, "model: input '%s' expects dtype %d shape [%s], got dtype %d shape [%s]", name,
-                    (int)v->t.dtype, want, (int)src->dtype, got);
+    return lc_error(LC_ERR_INVALID_ARG, "model: input '%s' expects %s [%s], got %s [%s]", name,
+                    lc_dtype_name(v->t.dtype), want, lc_dtype_name(src->dtype), got);
   }
   if (v->t.nbytes) memcpy(v->t.data, src->data, v->t.nbytes);
   return LC_OK;

@@ -38,8 +38,8 @@ static lc_status resolve_inputs(lc_model *m) {
   for (int i = 0; i < m->n_inputs; i++) {
     lc_value *v = &m->values[m->inputs[i]];
     if (!lc_dtype_size(v->t.dtype))
-      return lc_error(LC_ERR_UNSUPPORTED, "model: input '%s' has unsupported element type %d", v->t.name,
-                      (int)v->t.dtype);
+      return lc_error(LC_ERR_UNSUPPORTED, "model: input '%s' has unsupported element type %s", v->t.name,
+                      lc_dtype_name(v->t.dtype));
     if (!v->shaped) {
       if (!v->has_decl)
         return lc_error(LC_ERR_INVALID_ARG, "model: input '%s' has no declared shape; give one with --shape %s=DIMS",
@@ -50,8 +50,9 @@ static lc_status resolve_inputs(lc_model *m) {
           v->t.dims[0] = 1; /* symbolic batch defaults to 1 */
           continue;
         }
-        return lc_error(LC_ERR_INVALID_ARG, "model: input '%s' dim %d is symbolic ('%s'); give it with --shape %s=DIMS",
-                        v->t.name, d, v->dim_param[d] ? v->dim_param[d] : "?", v->t.name);
+        return lc_error(LC_ERR_INVALID_ARG, "model: input '%s' dim %d is symbolic ('%s'); set the input's shape (CLI: --shape %s=DIMS "
+                        "or --input %s=FILE.npy)",
+                        v->t.name, d, v->dim_param[d] ? v->dim_param[d] : "?", v->t.name, v->t.name);
       }
       v->shaped = 1;
     }

@@ -270,11 +270,38 @@ static lc_status finish_load(lc_onnx_model *o, lc_model **out) {
   return LC_OK;
 }
 
+/* A protobuf starts with a field tag whose low 3 bits are a wire type (0-5) and the model's first
+ * bytes hold small varints, so the start of a text file (all printable) is never a model. */
+static int looks_like_text(const unsigned char *p, size_t n) {
+  if (n > 64) n = 64;
+  for (size_t i = 0; i < n; i++)
+    if (p[i] < 0x20 && p[i] != '\n' && p[i] != '\r' && p[i] != '\t') return 0;
+  return n > 0;
+}
+
+static lc_status not_onnx(lc_status s, const char *what, const unsigned char *head, size_t n) {
+  if (s != LC_ERR_IO || !looks_like_text(head, n)) return s;
+  char start[17];
+  size_t k = 0;
+  for (; k < n && k < 16; k++) start[k] = head[k] < 0x20 ? ' ' : (char)head[k];
+  start[k] = 0;
+  return lc_error(LC_ERR_IO, "%s is not an ONNX file (it starts with text: '%s')", what, start);
+}
+
 lc_status lc_model_load(const char *path, lc_model **out) {
   lc_onnx_model *o;
   if (!out) return lc_error(LC_ERR_INVALID_ARG, "model: null argument");
   *out = NULL;
   lc_status s = lc_onnx_load_file(path, &o);
+  if (s == LC_ERR_IO) {
+    unsigned char head[65] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(head, 1, 64, f) : 0;
+    if (f) fclose(f);
+    char what[300];
+    snprintf(what, sizeof what, "'%s'", path);
+    return not_onnx(s, what, head, n);
+  }
   return s ? s : finish_load(o, out);
 }
 
@@ -283,6 +310,11 @@ lc_status lc_model_load_buffer(const void *buf, size_t len, lc_model **out) {
   if (!out) return lc_error(LC_ERR_INVALID_ARG, "model: null argument");
   *out = NULL;
   lc_status s = lc_onnx_load_buffer(buf, len, &o);
+  if (s == LC_ERR_IO && buf) {
+    unsigned char head[65] = {0};
+    memcpy(head, buf, len < 64 ? len : 64);
+    return not_onnx(s, "the buffer", head, len < 64 ? len : 64);
+  }
   return s ? s : finish_load(o, out);
 }
 
@@ -311,16 +343,23 @@ const lc_tensor *lc_model_output(const lc_model *m, int i) {
   return i >= 0 && i < m->n_outputs ? &m->values[m->outputs[i]].t : NULL;
 }
 
+lc_status lc_graph_no_input(const lc_model *m, const char *name) {
+  char list[512] = "";
+  for (int i = 0; i < m->n_inputs; i++) {
+    size_t l = strlen(list);
+    snprintf(list + l, sizeof list - l, "%s'%s'", i ? ", " : "", m->values[m->inputs[i]].t.name);
+  }
+  return lc_error(LC_ERR_INVALID_ARG, "model: no input named '%s' (inputs: %s)", name ? name : "(null)", list);
+}
+
+const char *lc_model_input_dim_name(const lc_model *m, int i, int d) {
+  if (i < 0 || i >= m->n_inputs || d < 0 || d >= LC_MAX_DIMS) return NULL;
+  return m->values[m->inputs[i]].dim_param[d];
+}
+
 lc_status lc_model_set_input_shape(lc_model *m, const char *name, int ndim, const int64_t *dims) {
   int id = lc_graph_find(m, name);
-  if (id < 0 || !m->values[id].is_input) {
-    char list[256] = "";
-    for (int i = 0; i < m->n_inputs; i++) {
-      size_t l = strlen(list);
-      snprintf(list + l, sizeof list - l, "%s'%s'", i ? ", " : "", m->values[m->inputs[i]].t.name);
-    }
-    return lc_error(LC_ERR_INVALID_ARG, "model: no input named '%s' (inputs: %s)", name, list);
-  }
+  if (id < 0 || !m->values[id].is_input) return lc_graph_no_input(m, name);
   if (m->planned) return lc_error(LC_ERR_STATE, "model: input shapes are fixed once planned");
   if (ndim < 0 || ndim > LC_MAX_DIMS) return lc_error(LC_ERR_INVALID_ARG, "model: input '%s': %d dims", name, ndim);
   lc_value *v = &m->values[id];

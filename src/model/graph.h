@@ -62,6 +62,8 @@ struct lc_model {
 };
 
 int lc_graph_find(const lc_model *m, const char *name);
+/* LC_ERR_INVALID_ARG "no input named ..." listing the valid names. */
+lc_status lc_graph_no_input(const lc_model *m, const char *name);
 /* New value (name copied into the arena); -1 on allocation failure (error recorded). */
 int lc_graph_add_value(lc_model *m, const char *name);
 /* Gathers a node's input pointers and copies of its output tensors (the op interface takes

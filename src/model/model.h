@@ -46,6 +46,8 @@ void lc_model_free(lc_model *m);
 int lc_model_n_inputs(const lc_model *m);
 const lc_tensor *lc_model_input(const lc_model *m, int i);
 int lc_model_n_outputs(const lc_model *m);
+/* Name of input i's symbolic dim d as declared in the file ("batch", "h"); NULL if fixed. */
+const char *lc_model_input_dim_name(const lc_model *m, int i, int d);
 /* After lc_model_run, data holds the result (valid until the next run or free). */
 const lc_tensor *lc_model_output(const lc_model *m, int i);
 

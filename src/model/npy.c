@@ -136,7 +136,7 @@ lc_status lc_npy_read(const char *path, lc_tensor *t) {
 
 lc_status lc_npy_write(const char *path, const lc_tensor *t) {
   const char *descr = t->dtype == LC_DT_FLOAT ? "<f4" : t->dtype == LC_DT_INT64 ? "<i8" : NULL;
-  if (!descr) return lc_error(LC_ERR_UNSUPPORTED, "npy: cannot write dtype %d", (int)t->dtype);
+  if (!descr) return lc_error(LC_ERR_UNSUPPORTED, "npy: cannot write element type %s", lc_dtype_name(t->dtype));
   char dict[512];
   int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
   for (int i = 0; i < t->ndim; i++)

@@ -15,6 +15,13 @@ size_t lc_dtype_size(lc_dtype t) {
   }
 }
 
+const char *lc_dtype_name(lc_dtype t) {
+  static const char *const names[] = {"undefined", "float32", "uint8",  "int8",    "uint16",    "int16",
+                                      "int32",     "int64",   "string", "bool",    "float16",   "float64",
+                                      "uint32",    "uint64",  "complex64", "complex128", "bfloat16"};
+  return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "unknown";
+}
+
 int lc_tensor_numel(const lc_tensor *t, size_t *n) {
   if (!t || t->ndim < 0 || t->ndim > LC_MAX_DIMS) return -1;
   return lc_mul_n(n, t->ndim, t->dims) ? 0 : -1;

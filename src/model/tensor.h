@@ -23,6 +23,8 @@ typedef enum lc_dtype {
 } lc_dtype;
 
 size_t lc_dtype_size(lc_dtype t); /* 0 if unknown */
+/* ONNX element type name ("float32", "int64"); "unknown" past the ONNX list. */
+const char *lc_dtype_name(lc_dtype t);
 
 typedef struct lc_tensor {
   const char *name;

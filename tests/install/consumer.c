@@ -1,5 +1,6 @@
 /* Built against an installed lowconv (pkg-config and find_package) by sh_test_install.sh. */
 #include <lowconv.h>
+#include <lowconv_model.h>
 #include <stdio.h>
 
 int main(void) {
@@ -19,6 +20,10 @@ int main(void) {
   for (int i = 0; i < 9; i++) ok &= y[i] == x[i]; /* identity kernel */
   lc_conv_destroy(c);
   lc_context_destroy(ctx);
+  /* the model API is installed and exported too */
+  lc_net *net = NULL;
+  static const char junk[] = "not a model";
+  ok &= lc_net_load_memory(junk, sizeof junk, NULL, &net) == LC_ERR_IO && !net;
   printf("consumer: %s\n", ok ? "ok" : "wrong output");
   return ok ? 0 : 1;
 }

@@ -136,7 +136,7 @@ static lc_status binary_infer(const lc_node *n, const lc_tensor *const *in, int 
   if (!op) return lcop_fail(n, LC_ERR_INTERNAL, "no kernel");
   if (a->dtype != b->dtype) return lcop_fail(n, LC_ERR_INVALID_ARG, "input dtypes differ (%d, %d)", a->dtype, b->dtype);
   if (!(a->dtype == LC_DT_FLOAT || (a->dtype == LC_DT_INT64 && op->i64)))
-    return lcop_fail(n, LC_ERR_UNSUPPORTED, "dtype %d not supported", a->dtype);
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "element type %s not supported", lc_dtype_name(a->dtype));
   int nd;
   int64_t dims[LC_MAX_DIMS];
   if (!bcast_shape(a, b, &nd, dims)) return lcop_fail(n, LC_ERR_INVALID_ARG, "shapes do not broadcast");

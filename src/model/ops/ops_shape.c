@@ -192,7 +192,7 @@ static lc_status constant_value(const lc_node *n, lc_dtype *dt, int *nd, int64_t
     *dt = a->t->dtype;
     *nd = a->t->ndim;
     if (*nd < 0 || *nd > LC_MAX_DIMS || lc_dtype_size(*dt) == 0)
-      return lcop_fail(n, LC_ERR_UNSUPPORTED, "value tensor dtype %d / rank %d", *dt, *nd);
+      return lcop_fail(n, LC_ERR_UNSUPPORTED, "value tensor %s / rank %d", lc_dtype_name((lc_dtype)*dt), *nd);
     memcpy(dims, a->t->dims, sizeof(int64_t) * (size_t)*nd);
     *data = a->t->data;
     return LC_OK;
@@ -249,7 +249,7 @@ static lc_status cast_infer(const lc_node *n, const lc_tensor *const *in, int n_
   if (s) return s;
   lc_dtype to = (lc_dtype)lc_attr_int(n, "to", 0);
   if (!cast_ok(in[0]->dtype) || !cast_ok(to))
-    return lcop_fail(n, LC_ERR_UNSUPPORTED, "cast from dtype %d to %d", in[0]->dtype, (int)to);
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "cast from %s to %s", lc_dtype_name(in[0]->dtype), lc_dtype_name((lc_dtype)to));
   return lcop_set_out(n, out, to, in[0]->ndim, in[0]->dims);
 }
 

@@ -52,7 +52,7 @@ lc_status lcop_check_io(const lc_node *n, int n_in, int min_in, int max_in, int 
 lc_status lcop_need(const lc_node *n, const lc_tensor *const *in, int n_in, int i, lc_dtype dt) {
   if (!lcop_has(in, n_in, i)) return lcop_fail(n, LC_ERR_INVALID_ARG, "input %d is missing", i);
   if (in[i]->dtype != dt)
-    return lcop_fail(n, LC_ERR_UNSUPPORTED, "input %d has dtype %d, expected %d", i, (int)in[i]->dtype, (int)dt);
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "input %d is %s, expected %s", i, lc_dtype_name(in[i]->dtype), lc_dtype_name(dt));
   size_t cnt;
   if (in[i]->ndim < 0 || in[i]->ndim > LC_MAX_DIMS) return lcop_fail(n, LC_ERR_INVALID_ARG, "input %d: bad rank", i);
   if (lcop_numel(in[i], &cnt) || cnt > ((size_t)1 << 48))
@@ -110,7 +110,7 @@ void lcop_parallel(lc_exec_ctx *x, size_t n, void (*fn)(void *arg, size_t task, 
 
 lc_status lcop_need_any(const lc_node *n, const lc_tensor *const *in, int n_in, int i) {
   if (!lcop_has(in, n_in, i)) return lcop_fail(n, LC_ERR_INVALID_ARG, "input %d is missing", i);
-  if (lc_dtype_size(in[i]->dtype) == 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "input %d: dtype %d", i, in[i]->dtype);
+  if (lc_dtype_size(in[i]->dtype) == 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "input %d: unsupported element type %s", i, lc_dtype_name(in[i]->dtype));
   size_t c;
   if (in[i]->ndim < 0 || in[i]->ndim > LC_MAX_DIMS || lcop_numel(in[i], &c))
     return lcop_fail(n, LC_ERR_INVALID_ARG, "input %d: bad shape", i);
