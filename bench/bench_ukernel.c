@@ -9,7 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/kernels.h"
+#include "kernels/cpu.h"
+#include "kernels/registry.h"
 #include "util/alloc.h"
 
 #define NOMINAL_PEAK 99.0 /* GFLOP/s per core: 2 FMA pipes x 8 lanes x 2 flops x ~3.1 GHz */
@@ -87,20 +88,14 @@ static double gemm_gflops(const lc_kernels *kt, size_t m, size_t n, size_t k, do
 
 int main(int argc, char **argv) {
   const double secs = argc > 1 ? atof(argv[1]) : 0.2;
-  const lc_kernels *tables[3] = {&lc_kernels_scalar, NULL, NULL};
-  __builtin_cpu_init();
-  const int has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (has_avx2) tables[1] = &lc_kernels_avx2;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    tables[2] = &lc_kernels_avx512;
+  const int has_avx2 = (lc_cpu_features() & LC_CPU_AVX2_FMA) != 0;
   const double peak = has_avx2 ? fma_peak(secs) : 0;
   if (has_avx2) printf("measured FMA peak (1 core, ymm): %.1f GFLOP/s\n", peak);
   printf("%-8s %-6s %6s %10s %8s %8s\n", "table", "tile", "k", "GFLOP/s", "%of99", "%ofpeak");
   const size_t ks[] = {64, 256, 1024};
-  for (int t = 0; t < 3; t++) {
-    const lc_kernels *kt = tables[t];
-    if (!kt) continue;
+  for (size_t t = 0; t < lc_kernels_count(); t++) {
+    const lc_kernels *kt = lc_kernels_at(t);
+    if (!lc_kernels_runs_here(kt)) continue;
     char tile[48];
     snprintf(tile, sizeof(tile), "%zux%zu", kt->mr, kt->nr);
     for (int i = 0; i < 3; i++) {

@@ -13,6 +13,7 @@
 #endif
 
 #include "commands.h"
+#include "kernels/registry.h"
 #include "quant/quant.h"
 #include "util/threadpool.h"
 
@@ -87,7 +88,7 @@ static double stream_pass(const uint8_t *buf, int threads, uint64_t *sink) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: lowconv gemv --k K --n N [--m M] [--weights q4|q8|f32] [--block 32] [--asym]\n"
-          "                    [--mode accurate|int8] [--threads T] [--repeat R] [--isa scalar|avx2|auto]\n"
+          "                    [--mode accurate|int8] [--threads T] [--repeat R] [--isa scalar|avx2|avx512|auto]\n"
           "                    [--json]\n"
           "Times y[M][N] = x[M][K] * W[N][K]^T with block-quantized W. The weights are cycled through\n"
           "copies totalling >= 192 MiB so every call reads them from DRAM; GB/s counts codes + scales\n"
@@ -143,8 +144,13 @@ int cmd_gemv(int argc, char **argv) {
       ok = !strcmp(v, "accurate") || !strcmp(v, "int8");
       opts.mode = !strcmp(v, "int8") ? LC_QGEMV_INT8 : LC_QGEMV_ACCURATE, i++;
     } else if (!strcmp(a, "--isa")) {
-      ok = !strcmp(v, "scalar") || !strcmp(v, "avx2") || !strcmp(v, "auto");
-      opts.isa = !strcmp(v, "scalar") ? LC_ISA_SCALAR : !strcmp(v, "avx2") ? LC_ISA_AVX2 : LC_ISA_AUTO, i++;
+      int isa = lc_isa_from_name(v);
+      lc_status ist = LC_OK;
+      ok = isa >= 0 && lc_kernels_pick((lc_isa)isa, &ist) != NULL, opts.isa = (lc_isa)isa, i++;
+      if (isa >= 0 && !ok) {
+        fprintf(stderr, "lowconv gemv: --%s\n", lc_last_error());
+        return 2;
+      }
     } else {
       ok = 0;
     }

@@ -89,14 +89,14 @@ const float *lc_conv_wpanel(const lc_conv *c, int64_t g, size_t q, size_t k0, si
   size_t noc = lc_min_sz(pw, (size_t)c->cout_g - q * pw);
   if (c->d.layout == LC_NCHW) {
     /* The weights are the A operand, which the kernel reads at any strides: rows as dequantized. */
-    lc_dequant_rows(c->qw, oc0, noc, k0, kn, buf, kn); /* in range by construction */
+    lc_dequant_rows_with(c->ctx->k, c->qw, oc0, noc, k0, kn, buf, kn); /* in range by construction */
     *rs = kn;
     *cs = 1;
     return buf;
   }
   /* NHWC: B needs output channels contiguous per k. */
   float *rows = buf + lc_round_up(pw * lc_min_sz(c->K, LC_KC) * sizeof(float), 64) / sizeof(float);
-  lc_dequant_rows(c->qw, oc0, noc, k0, kn, rows, kn);
+  lc_dequant_rows_with(c->ctx->k, c->qw, oc0, noc, k0, kn, rows, kn);
   for (size_t k = 0; k < kn; k++) {
     float *d = buf + k * pw;
     for (size_t i = 0; i < noc; i++) d[i] = rows[i * kn + k];
@@ -104,7 +104,9 @@ const float *lc_conv_wpanel(const lc_conv *c, int64_t g, size_t q, size_t k0, si
   return buf;
 }
 
-void lc_conv_qrow(const lc_conv *c, int64_t oc, float *row) { lc_dequant_rows(c->qw, (size_t)oc, 1, 0, c->K, row, c->K); }
+void lc_conv_qrow(const lc_conv *c, int64_t oc, float *row) {
+  lc_dequant_rows_with(c->ctx->k, c->qw, (size_t)oc, 1, 0, c->K, row, c->K);
+}
 
 lc_status lc_conv_get_weights(const lc_conv *c, float *oihw) {
   if (!c || !oihw) return lc_error(LC_ERR_INVALID_ARG, "conv: NULL argument to get_weights");

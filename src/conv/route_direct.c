@@ -135,7 +135,7 @@ static void panel_rows(dtask *t, int64_t g, size_t q, size_t i0, size_t mi) {
       size_t kn = lc_min_sz(LC_KC, cin_g - c0), k0 = (size_t)tap * cin_g + c0, wrs, wcs;
       const float *w;
       if (qrow) {
-        lc_dequant_rows(c->qw, oc, 1, k0, kn, t->qbuf, kn); /* in range by construction */
+        lc_dequant_rows_with(c->ctx->k, c->qw, oc, 1, k0, kn, t->qbuf, kn); /* in range by construction */
         w = t->qbuf;
         wrs = kn;
         wcs = 1;

@@ -49,11 +49,8 @@ static size_t tile_pp(const lc_conv *c) { return c->ctx->k->mr; }
 static size_t wpw(const lc_conv *c) { return c->ctx->k->nr; }
 static size_t wpanels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, wpw(c)); }
 
-/* Transforms of the context's ISA: AVX2 whenever the GEMM table is a SIMD one (all give the same bits). */
-static const lc_wino_kernels *wino_kernels(const lc_conv *c) {
-  int simd = strcmp(c->ctx->k->name, "scalar") != 0 && (c->ctx->cpu & LC_CPU_AVX2_FMA);
-  return simd ? &lc_wino_avx2 : &lc_wino_scalar;
-}
+/* Transforms of the context's kernel table (every version gives the same bits). */
+static const lc_wino_kernels *wino_kernels(const lc_conv *c) { return c->ctx->k->wino; }
 
 /* Where AUTO takes winograd (bench_winograd, 1 thread, Zen 4): NCHW wins from 16 input channels
  * per group (1.2x at 16, 1.4-2.0x from 32), NHWC from 8 (im2col is weaker there); stems of 3
@@ -267,14 +264,15 @@ static void output_chunk(const wino_job *jb, float *img_out, const float *M, siz
 static void build_u(const lc_conv *c, const lc_wino_kernels *wk, size_t g, size_t q, size_t noc, size_t k0,
                     size_t kn, float *U, float *D) {
   size_t pw = wpw(c), cig = (size_t)c->cin_g, oc0 = g * (size_t)c->cout_g + q * pw, xs = ubuf_xs(kn, pw);
-  if (strcmp(c->ctx->k->name, "avx512") == 0 && pw % 16 == 0 && lc_wino_qweights_avx512_ok(c->qw)) {
-    lc_wino_qweights_avx512(c->qw, oc0, noc, pw, k0, kn, U, xs);
+  const lc_kernels *kt = c->ctx->k;
+  if (kt->wino_qweights && pw % 16 == 0 && kt->wino_qweights_ok(c->qw)) {
+    kt->wino_qweights(c->qw, oc0, noc, pw, k0, kn, U, xs);
     return;
   }
   for (size_t s0 = 0; s0 < kn; s0 += QSEG) {
     size_t sn = lc_min_sz(QSEG, kn - s0);
     for (size_t t = 0; t < 9; t++) /* in range by construction */
-      (void)lc_dequant_rows(c->qw, oc0, noc, t * cig + k0 + s0, sn, D + t * QSEG, 9 * QSEG);
+      (void)lc_dequant_rows_with(c->ctx->k, c->qw, oc0, noc, t * cig + k0 + s0, sn, D + t * QSEG, 9 * QSEG);
     wk->weights(noc, pw, sn, D, 9 * QSEG, QSEG, 1, U + s0 * pw, xs);
   }
 }

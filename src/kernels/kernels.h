@@ -1,5 +1,5 @@
-/* Kernel tables: one per ISA, chosen once per context. Microkernels only; the routes in
- * src/conv drive them. */
+/* Microkernel contracts (signatures and epilogue). The tables that name one kernel per family and
+ * ISA are in kernels/registry.h; the routes in src/conv drive them. */
 #ifndef LC_KERNELS_H
 #define LC_KERNELS_H
 
@@ -46,19 +46,6 @@ typedef void (*lc_f32_dw_pixel_fn)(size_t c, size_t taps, const float *const *in
 /* dst[j] = src[j * stride] for j < n (im2col packing of strided convs). Never reads past
  * src[(n - 1) * stride]. */
 typedef void (*lc_f32_gather_fn)(float *dst, const float *src, size_t n, size_t stride);
-
-typedef struct lc_kernels {
-  const char *name;        /* "scalar", "avx2", "avx512" */
-  size_t mr, nr;           /* GEMM tile of f32_gemm */
-  lc_f32_gemm_fn f32_gemm;
-  lc_f32_dw_row_fn f32_dw_row;
-  lc_f32_dw_pixel_fn f32_dw_pixel;
-  lc_f32_gather_fn f32_gather;
-} lc_kernels;
-
-extern const lc_kernels lc_kernels_scalar;
-extern const lc_kernels lc_kernels_avx2;   /* needs AVX2 + FMA */
-extern const lc_kernels lc_kernels_avx512; /* needs AVX512F/BW/DQ/VL */
 
 /* Activation of one value (scalar tails and reference). */
 static inline float lc_apply_act(float v, const lc_gemm_params *p) {

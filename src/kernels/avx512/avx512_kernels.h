@@ -10,5 +10,6 @@ void lc_f32_dw_row_avx512(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw,
                           const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p);
 void lc_f32_dw_pixel_avx512(size_t c, size_t taps, const float *const *in_ptrs, const float *w, float *out,
                             const lc_gemm_params *p);
+void lc_f32_gather_avx512(float *dst, const float *src, size_t n, size_t stride);
 
 #endif

@@ -10,6 +10,7 @@ void lc_f32_dw_row_scalar(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw,
                           const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p);
 void lc_f32_dw_pixel_scalar(size_t c, size_t taps, const float *const *in_ptrs, const float *w, float *out,
                             const lc_gemm_params *p);
+void lc_f32_gather_scalar(float *dst, const float *src, size_t n, size_t stride);
 
 /* Epilogue of one value: v is the accumulator; old is C (read only if accumulate);
  * bias_v / res_v are ignored unless the matching pointer in p is set. */
