@@ -11,6 +11,7 @@
 #include "benchdnn.h"
 #include "conv_device.h"
 #include "commands.h"
+#include "conv/route.h"
 #include "json.h"
 #include "lowconv.h"
 #include "suites.h"
@@ -50,7 +51,7 @@ static const char help_text[] =
     "  g == ic == oc is a depthwise convolution. 3-D descriptors (id, kd, ...) are rejected.\n"
     "\n"
     "options (--opt VALUE or --opt=VALUE):\n"
-    "  --route R        auto|direct|gemm1x1|im2col|igemm|depthwise (default auto)\n"
+    "  --route R        one of the routes listed at the end (default auto)\n"
     "  --threads T      threads of the context (default 1)\n"
     "  --budget B       workspace budget in bytes, suffix K/M/G = KiB/MiB/GiB (default 0 = none)\n"
     "  --layout L       nchw|nhwc (default nchw)\n"
@@ -450,6 +451,7 @@ static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(help_text, stdout);
+      lc_route_print_help(stdout);
       return -1;
     }
     if (strncmp(a, "--", 2) != 0) {
@@ -482,7 +484,8 @@ static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *
     int64_t v;
     if (!strcmp(key, "--route")) {
       int r = lc_route_from_name(val);
-      if (r < 0) return usage_error("unknown route '%s' (auto|direct|gemm1x1|im2col|igemm|depthwise)", val);
+      char names[128];
+      if (r < 0) return usage_error("unknown route '%s' (%s)", val, lc_route_names_join(names, sizeof names, "|"));
       o->route = (lc_route)r;
     } else if (!strcmp(key, "--threads")) {
       if (!parse_i64(val, 1, 1024, &v)) return usage_error("--threads needs 1..1024, got '%s'", val);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "conv/conv.h"
+#include "conv/route.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
@@ -135,20 +135,20 @@ lc_status lc_conv_get_weights(const lc_conv *c, float *oihw) {
 
 /* Upper bound of what lc_qgemv allocates for its prepared activations (values padded per block
  * to 64, scale and sums per block). */
-size_t lc_qgemv_bytes_bound(const lc_conv *c, const lc_plan *p) {
+size_t lc_qgemv_bytes_bound(const lc_conv *c, const lc_conv_plan *p) {
   size_t rows = (size_t)p->n * p->ohw;
   const lc_qmatrix *w = c->qw;
   return rows * (w->nb * (lc_round_up(w->block, 64) * sizeof(float) + 3 * sizeof(float)) + 256) + 512;
 }
 
-int lc_conv_use_qgemv(const lc_conv *c, const lc_plan *p) {
+int lc_conv_use_qgemv(const lc_conv *c, const lc_conv_plan *p) {
   if (!c->qw || c->d.groups != 1) return 0;
   size_t rows = (size_t)p->n * p->ohw;
   return rows <= LC_QGEMV_MAX_ROWS && (c->d.layout == LC_NHWC || p->ohw == 1);
 }
 
 lc_status lc_run_qgemv(const lc_conv *c, const float *in, float *out) {
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   lc_qgemv_opts o;
   memset(&o, 0, sizeof o);
   o.mode = c->d.int8_activations ? LC_QGEMV_INT8 : LC_QGEMV_ACCURATE;

@@ -9,11 +9,6 @@
 #include "util/checked.h"
 #include "util/error.h"
 
-void lc_model_options_init(lc_model_options *o) {
-  memset(o, 0, sizeof(*o));
-  o->threads = 1;
-}
-
 static lc_status node_error(lc_status s, const lc_gnode *g, const char *what) {
   if (strstr(lc_last_error(), g->n.name) && g->n.name[0]) return s;
   char msg[400];
