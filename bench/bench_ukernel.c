@@ -12,14 +12,9 @@
 #include "kernels/cpu.h"
 #include "kernels/registry.h"
 #include "util/alloc.h"
+#include "util/timer.h"
 
 #define NOMINAL_PEAK 99.0 /* GFLOP/s per core: 2 FMA pipes x 8 lanes x 2 flops x ~3.1 GHz */
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Measured FMA peak: 10 independent ymm FMA chains (2 pipes x 4-cycle latency + margin). */
 __attribute__((target("avx2,fma"))) static double fma_peak(double secs) {
@@ -30,7 +25,7 @@ __attribute__((target("avx2,fma"))) static double fma_peak(double secs) {
   double best = 0;
   for (int rep = 0; rep < 3; rep++) {
     long n = 0;
-    const double t0 = now_s();
+    const double t0 = (lc_thread_cpu_ms() * 1e-3);
     double t;
     do {
       for (long it = 0; it < iters; it++) {
@@ -38,7 +33,7 @@ __attribute__((target("avx2,fma"))) static double fma_peak(double secs) {
         for (int i = 0; i < 10; i++) acc[i] = _mm256_fmadd_ps(acc[i], x, y);
       }
       n += iters;
-      t = now_s() - t0;
+      t = (lc_thread_cpu_ms() * 1e-3) - t0;
     } while (t < secs);
     const double g = 10.0 * 16.0 * (double)n / t * 1e-9;
     if (g > best) best = g;
@@ -71,13 +66,13 @@ static double gemm_gflops(const lc_kernels *kt, size_t m, size_t n, size_t k, do
   double best = 0;
   for (int rep = 0; rep < 3; rep++) {
     size_t calls = 0;
-    const double t0 = now_s();
+    const double t0 = (lc_thread_cpu_ms() * 1e-3);
     double t;
     do {
       for (int it = 0; it < 64; it++)
         for (size_t j = 0; j < nb; j++)
           kt->f32_gemm(m, n, k, a, 1, mr, b + j * nr * k, nr, c + j * mr * nr, nr, &p), calls++;
-      t = now_s() - t0;
+      t = (lc_thread_cpu_ms() * 1e-3) - t0;
     } while (t < secs);
     const double g = 2.0 * (double)(m * n * k) * (double)calls / t * 1e-9;
     if (g > best) best = g;

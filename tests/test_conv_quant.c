@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "conv_cases.h"
+#include "util/timer.h"
 
 #define U24 5.9604644775390625e-08 /* 2^-24, fp32 unit roundoff */
 
@@ -58,12 +59,6 @@ static void settle_pool(lc_context *cx) {
   if (lc_conv_create(cx, &d, &cv) == LC_OK && lc_conv_prepare(cv, 1, 2, 1, &sh) == LC_OK)
     lc_conv_run(cv, in, out, NULL, 0);
   lc_conv_destroy(cv);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* ---------------------------------------------------------------- block geometry (docs/quantization.md) */
@@ -348,7 +343,7 @@ static void route_shape(cc_case *c, int sidx, int per_shape) {
 }
 
 static void part_routes(void) {
-  double t0 = now_s();
+  double t0 = lc_now_s();
   int nshapes = cc_quick() ? 60 : 400, per_shape = cc_quick() ? 2 : 4;
   static const int kinds[10] = {CC_ANY, CC_1X1, CC_DW, CC_ANY, CC_BIGK, CC_TINY_IMG, CC_ANY, CC_1X1, CC_BIG_IMG, CC_WINO};
   for (int s = 0; s < nshapes; s++) {
@@ -369,7 +364,7 @@ static void part_routes(void) {
     }
     route_shape(&c, s, per_shape);
   }
-  printf("part 1: %d shapes x %d format/symmetry/block combos, %.1f s\n", nshapes, per_shape, now_s() - t0);
+  printf("part 1: %d shapes x %d format/symmetry/block combos, %.1f s\n", nshapes, per_shape, lc_now_s() - t0);
   long minc = -1;
   for (int i = 0; i < NCOMBO; i++)
     if (minc < 0 || combo_runs[i] < minc) minc = combo_runs[i];
@@ -519,7 +514,7 @@ static void gemv_case(qcombo q, int64_t K, int64_t N, int64_t M, lc_layout layou
 }
 
 static void part_gemv(void) {
-  double t0 = now_s();
+  double t0 = lc_now_s();
   static const int64_t Ks[] = {1, 3, 17, 31, 33, 100, 255, 300, 517, 1000};
   static const int64_t Ns[] = {1, 3, 5, 13, 33, 65};
   int per = cc_quick() ? 2 : 5, n = 0;
@@ -535,7 +530,7 @@ static void part_gemv(void) {
   for (int j = 0; j < 4; j++, n++) gemv_case(combo_of(j * 5), 100 + j, 9, 20 + j, LC_NHWC, 0, 1 + j % 2);
   printf("part 3: %d GEMV-shaped convs (%ld runs), %.1f s: accurate worst err/bound %.4f; int8 worst err/bound %.4f, "
          "worst err / activation-rounding term %.4f; int8 differs from accurate in %ld of %ld runs\n",
-         n, gs.runs, now_s() - t0, gs.worst_acc, gs.worst_int8, gs.worst_int8_t1, gs.int8_differs, gs.int8_runs);
+         n, gs.runs, lc_now_s() - t0, gs.worst_acc, gs.worst_int8, gs.worst_int8_t1, gs.int8_differs, gs.int8_runs);
   TU_CHECK(gs.int8_runs > 0 && gs.int8_differs > gs.int8_runs / 2, "int8_activations had no effect (%ld of %ld runs)",
            gs.int8_differs, gs.int8_runs);
 }
@@ -814,7 +809,7 @@ static void oom_run_case(int64_t cin, int64_t cout, int64_t k, int64_t h, int64_
 }
 
 static void part_prequant(void) {
-  double t0 = now_s();
+  double t0 = lc_now_s();
   int n = 0;
   for (int ci = 0; ci < NCOMBO; ci++, n++) {
     int64_t groups = ci % 3 == 2 ? 2 : 1;
@@ -829,7 +824,7 @@ static void part_prequant(void) {
   oom_run_case(40, 9, 1, 1, 3, LC_NHWC, LC_ROUTE_GEMM1X1, 1); /* GEMV path, int8 */
   oom_run_case(40, 9, 3, 8, 8, LC_NCHW, LC_ROUTE_IM2COL, 0);
   oom_run_case(40, 9, 3, 8, 8, LC_NHWC, LC_ROUTE_DIRECT, 0);
-  printf("part 4: %d pre-quantized convs + bad input + out-of-memory, %.1f s\n", n, now_s() - t0);
+  printf("part 4: %d pre-quantized convs + bad input + out-of-memory, %.1f s\n", n, lc_now_s() - t0);
 }
 
 /* ---------------------------------------------------------------- part 5: weight bytes */
@@ -917,7 +912,7 @@ static lc_status budget_run(const cc_case *c, lc_route r, size_t budget, int thr
 }
 
 static void part_budget(void) {
-  double t0 = now_s();
+  double t0 = lc_now_s();
   static const bcase cases[] = {
       {64, 64, 1, 3, 16, 16, LC_NCHW, 1, 0},   /* q4 sym b16 */
       {64, 48, 1, 3, 14, 15, LC_NHWC, 10, 0},  /* q8 asym b64 */
@@ -1007,7 +1002,7 @@ static void part_budget(void) {
     cc_free(&c);
   }
   printf("part 6: %zu shapes, %ld budgeted runs (256 KiB and the smallest accepted, threads 1 and 2), %.1f s\n",
-         ncases, checked, now_s() - t0);
+         ncases, checked, lc_now_s() - t0);
 }
 
 /* Threads 1 vs 2, every table and route, on random quantized shapes: bitwise identical. */

@@ -16,6 +16,7 @@
 #include "lowconv.h"
 #include "suites.h"
 #include "util/checked.h"
+#include "util/timer.h"
 
 /* Zen4 core: 2 x 256-bit FMA pipes x 8 lanes x 2 flops at ~3.1 GHz all-core. */
 #define DEFAULT_PEAK_GFLOPS_PER_CORE 99.0
@@ -158,12 +159,6 @@ static int parse_bytes(const char *s, size_t *out) {
   return lc_mul_sz((size_t)v, mult, out);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static uint64_t rng_state;
 static float rng_float(void) { /* xorshift64*, uniform in [-1, 1) */
   rng_state ^= rng_state >> 12;
@@ -227,9 +222,9 @@ static void time_runs(lc_conv *conv, const float *in, float *out, void *ws, size
     lc_status s = lc_conv_run(conv, in, out, ws, wsz);
     if (s) { set_error(r, s, "run"); return; }
   }
-  double t0 = now_s();
+  double t0 = lc_now_s();
   lc_status s = lc_conv_run(conv, in, out, ws, wsz);
-  double t1 = now_s() - t0;
+  double t1 = lc_now_s() - t0;
   if (s) { set_error(r, s, "run"); return; }
   int n = o->repeat;
   if (n <= 0) {
@@ -242,9 +237,9 @@ static void time_runs(lc_conv *conv, const float *in, float *out, void *ws, size
   if (!t) { set_error(r, LC_ERR_NO_MEMORY, "timing"); return; }
   t[0] = t1; /* the calibration run is a timed run too */
   for (int i = 1; i < n; i++) {
-    t0 = now_s();
+    t0 = lc_now_s();
     s = lc_conv_run(conv, in, out, ws, wsz);
-    t[i] = now_s() - t0;
+    t[i] = lc_now_s() - t0;
     if (s) {
       free(t);
       set_error(r, s, "run");

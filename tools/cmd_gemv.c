@@ -16,6 +16,7 @@
 #include "kernels/registry.h"
 #include "quant/quant.h"
 #include "util/threadpool.h"
+#include "util/timer.h"
 
 int cmd_gemv(int argc, char **argv);
 
@@ -23,12 +24,6 @@ int cmd_gemv(int argc, char **argv);
  * its matrix in cache. */
 #define GEMV_COPY_BYTES ((size_t)192 << 20)
 #define STREAM_BYTES ((size_t)512 << 20)
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -72,7 +67,7 @@ static double stream_pass(const uint8_t *buf, int threads, uint64_t *sink) {
   size_t per = STREAM_BYTES / (size_t)threads / 128 * 128;
   stream_arg args[64];
   pthread_t tid[64];
-  double t0 = now_s();
+  double t0 = lc_now_s();
   for (int i = 0; i < threads; i++) {
     args[i] = (stream_arg){buf + (size_t)i * per, per, 0};
     if (i > 0 && pthread_create(&tid[i], NULL, stream_main, &args[i]) != 0) args[i].bytes = 0;
@@ -80,7 +75,7 @@ static double stream_pass(const uint8_t *buf, int threads, uint64_t *sink) {
   stream_main(&args[0]);
   for (int i = 1; i < threads; i++)
     if (args[i].bytes) pthread_join(tid[i], NULL);
-  double t = now_s() - t0;
+  double t = lc_now_s() - t0;
   for (int i = 0; i < threads; i++) *sink += args[i].sink;
   return t;
 }
@@ -229,9 +224,9 @@ int cmd_gemv(int argc, char **argv) {
     memset(buf, 1, STREAM_BYTES);
     s = lc_qgemv(&mats[0], m, x, k, NULL, y, n, &opts); /* warm-up: page faults, thread start */
     for (size_t r = 0; r < repeat && s == LC_OK; r++) {
-      double t0 = now_s();
+      double t0 = lc_now_s();
       s = lc_qgemv(&mats[(r + 1) % copies], m, x, k, NULL, y, n, &opts);
-      times[r] = now_s() - t0;
+      times[r] = lc_now_s() - t0;
       if (r % 4 == 3 && done < npass) passes[done++] = stream_pass(buf, threads, &sink);
     }
     while (done < npass) passes[done++] = stream_pass(buf, threads, &sink);

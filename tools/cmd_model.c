@@ -12,6 +12,7 @@
 #include "model/ops.h"
 #include "model/npy.h"
 #include "util/alloc.h"
+#include "util/timer.h"
 
 int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -348,12 +349,6 @@ int cmd_run(int argc, char **argv) {
   return r;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 static int cmp_d(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
   return a < b ? -1 : a > b;
@@ -379,9 +374,9 @@ int cmd_bench(int argc, char **argv) {
   }
   if (lc_model_run(m)) r = fail("run"); /* warm-up: first-touch of the arena and packed weights */
   for (int it = 0; !r && it < a.repeat; it++) {
-    double t0 = now_ms();
+    double t0 = lc_now_ms();
     lc_status s = lc_model_run(m);
-    tot[it] = now_ms() - t0;
+    tot[it] = lc_now_ms() - t0;
     if (s) {
       r = fail("run");
       break;
