@@ -86,6 +86,8 @@ void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, f
 #define LC_QBCAST_M 16
 void lc_qprep_bcast(const lc_qmatrix *w, size_t m, const int8_t *xq, size_t ld, const float *xs, uint8_t *xt,
                     float *xst);
+/* Rows [n0, n1) of the q4 int8 GEMV on that layout (a->xt set). */
+void lc_qgemv_q4_bcast_avx512(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy);
 
 /* Dequantization (lc_dequant_fn), per format and ISA; f32 is a plain copy. */
 void lc_dequant_f32(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
