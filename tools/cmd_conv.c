@@ -281,7 +281,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
   fill_desc(&d, c, o);
   d.weights = w;
   d.bias = bias;
-  double t_setup = now_s();
+  double t_setup = lc_now_s();
   if ((s = lc_conv_create(ctx, &d, &conv))) {
     set_error(r, s, "create");
     goto done;
@@ -296,7 +296,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
              (long long)shape.out_h, (long long)shape.out_w, (long long)c->oh, (long long)c->ow);
     goto done;
   }
-  r->setup_ms = (now_s() - t_setup) * 1e3;
+  r->setup_ms = (lc_now_s() - t_setup) * 1e3;
   r->route = shape.route;
   r->workspace_bytes = shape.workspace_bytes;
   r->weight_bytes = lc_conv_weight_bytes(conv);
@@ -632,9 +632,9 @@ int cmd_conv(int argc, char **argv) {
   p.tune = o.tune;
   if (o.device) lc_device_parse(o.device, &p); /* validated while parsing */
   lc_context *ctx = NULL;
-  double t_ctx = now_s();
+  double t_ctx = lc_now_s();
   lc_status s = lc_context_create(&p, &ctx);
-  t_ctx = (now_s() - t_ctx) * 1e3;
+  t_ctx = (lc_now_s() - t_ctx) * 1e3;
   if (s) {
     fprintf(stderr, "lowconv conv: context: %s: %s\n", lc_status_name(s), lc_last_error());
     free(cs), free(counts);
