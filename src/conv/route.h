@@ -78,6 +78,27 @@ static inline lc_task_pos lc_task_decode(const lc_conv_plan *p, size_t groups, s
   return t;
 }
 
+/* A GEMM-like task's place, its image's input and output, the group's first input channel, and its
+ * thread's workspace slot (NULL when the plan has none). */
+typedef struct lc_task_view {
+  lc_task_pos tp;
+  const float *img, *img_g;
+  float *img_out;
+  unsigned char *slot;
+} lc_task_view;
+
+static inline lc_task_view lc_task_view_of(const lc_route_job *jb, size_t task, int thread) {
+  const lc_conv *c = jb->c;
+  const lc_conv_plan *p = &c->plan;
+  lc_task_view v;
+  v.tp = lc_task_decode(p, (size_t)c->d.groups, c->npanels, task);
+  v.img = jb->in + v.tp.n * (size_t)c->d.in_channels * p->ihw;
+  v.img_g = v.img + v.tp.g * (size_t)c->cin_g * (c->d.layout == LC_NCHW ? p->ihw : 1);
+  v.img_out = jb->out + v.tp.n * (size_t)c->d.out_channels * p->ohw;
+  v.slot = jb->ws ? jb->ws + (size_t)thread * p->ws_thread : NULL;
+  return v;
+}
+
 /* Threads usable when each needs per_thread bytes under the budget; 0 if not even one fits. */
 int lc_threads_for_budget(const lc_conv *c, size_t per_thread);
 /* Epilogue parameters for a tile (bias offset by the caller). */

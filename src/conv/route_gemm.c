@@ -146,20 +146,16 @@ static void compute_block(const lc_conv *c, int64_t g, size_t q0, size_t q1, con
 }
 
 static void gemm_task(void *arg, size_t task, int thread) {
-  const lc_route_job *jb = arg;
-  const lc_conv *c = jb->c;
+  const lc_conv *c = ((const lc_route_job *)arg)->c;
   const lc_conv_plan *p = &c->plan;
-  lc_task_pos tp = lc_task_decode(p, (size_t)c->d.groups, c->npanels, task);
-  size_t tile_i = tp.tile, n = tp.n, q0 = tp.q0, q1 = tp.q1;
-  int64_t g = (int64_t)tp.g;
+  lc_task_view v = lc_task_view_of(arg, task, thread);
+  size_t q0 = v.tp.q0, q1 = v.tp.q1;
+  int64_t g = (int64_t)v.tp.g;
   size_t pp = patch_pw(c), K = c->K, kc = kc_of(c);
-  size_t pix0 = tile_i * p->tile, np = lc_min_sz(p->tile, p->ohw - pix0);
-  size_t cin = (size_t)c->d.in_channels, cout = (size_t)c->d.out_channels;
-  const float *img = jb->in + n * cin * p->ihw;
-  float *img_out = jb->out + n * cout * p->ohw;
-  int nchw = c->d.layout == LC_NCHW;
-  const float *img_g = img + (size_t)g * (size_t)c->cin_g * (nchw ? p->ihw : 1);
-  unsigned char *slot = jb->ws ? jb->ws + (size_t)thread * p->ws_thread : NULL;
+  size_t pix0 = v.tp.tile * p->tile, np = lc_min_sz(p->tile, p->ohw - pix0);
+  const float *img = v.img, *img_g = v.img_g;
+  float *img_out = v.img_out;
+  unsigned char *slot = v.slot;
   /* Dequantized weight panel (Q8/Q4) at the end of the slot. */
   float *qbuf = c->qw ? (float *)(slot + p->ws_thread - lc_qpanel_bytes(c)) : NULL;
 
