@@ -10,8 +10,9 @@
 #include "kernels/scalar/scalar_kernels.h"
 #include "util/error.h"
 
-/* Which table LC_ISA_AUTO takes on an AVX-512 CPU. AVX-512 (8x32) measured 1-4% faster than AVX2
- * (6x16) on packed operands, ~25% on in-place B and ragged tiles (Zen 4, docs/benchmarks.md). */
+/* Which table LC_ISA_AUTO takes on an AVX-512 CPU (0: avx2, for every family). AVX-512 (8x32)
+ * measured 1-4% faster than AVX2 (6x16) on packed operands, ~25% on in-place B and ragged tiles
+ * (Zen 4, docs/benchmarks.md). */
 #ifndef LC_AUTO_PREFERS_AVX512
 #define LC_AUTO_PREFERS_AVX512 1
 #endif
