@@ -6,11 +6,7 @@
 /* ---------------------------------------------------------------- part 5: weight bytes */
 
 static void part_weight_bytes(void) {
-  lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = d.out_channels = 256;
-  d.kernel_h = d.kernel_w = 3;
-  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+  lc_conv_desc d = cc_desc(256, 256, 3, 1);
   size_t nw = 256 * 256 * 9;
   float *w = malloc(nw * sizeof(float));
   tu_fill(w, nw, -1.0f, 1.0f);

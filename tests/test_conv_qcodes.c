@@ -112,11 +112,7 @@ static void expect_bad(const lc_conv_desc *d, const char *what, const char *need
 }
 
 static void part_bad_input(void) {
-  lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = 20;
-  d.out_channels = 3;
-  d.kernel_h = d.kernel_w = 3;
+  lc_conv_desc d = cc_desc(20, 3, 3, 0);
   size_t nw = 3 * 20 * 9;
   float *w = malloc(nw * sizeof(float));
   tu_fill(w, nw, -1.0f, 1.0f);
