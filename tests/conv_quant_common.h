@@ -281,6 +281,15 @@ static inline void check_routes(const cc_case *c, const float *deq, const float 
   free(out);
 }
 
+/* Random OIHW weights in [-1, 1] for d (malloc'd; d->weights points at them). */
+static inline float *cq_random_weights(lc_conv_desc *d) {
+  size_t nw = (size_t)(d->out_channels * cin_g(d) * taps_of(d));
+  float *w = malloc(nw * sizeof(float));
+  tu_fill(w, nw, -1.0f, 1.0f);
+  d->weights = w;
+  return w;
+}
+
 /* Contexts for every table (1 and 2 threads); 0 when the scalar table is missing. */
 static inline int cq_setup(size_t *start) {
   setvbuf(stdout, NULL, _IOLBF, 0);

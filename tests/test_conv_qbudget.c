@@ -8,9 +8,7 @@
 static void part_weight_bytes(void) {
   lc_conv_desc d = cc_desc(256, 256, 3, 1);
   size_t nw = 256 * 256 * 9;
-  float *w = malloc(nw * sizeof(float));
-  tu_fill(w, nw, -1.0f, 1.0f);
-  d.weights = w;
+  float *w = cq_random_weights(&d);
   lc_conv *cv = NULL;
   TU_CHECK(lc_conv_create(ctx[0][0], &d, &cv) == LC_OK, "f32 256->256: %s", lc_last_error());
   size_t f32 = lc_conv_weight_bytes(cv), raw = nw * sizeof(float);

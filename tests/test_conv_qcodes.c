@@ -113,10 +113,7 @@ static void expect_bad(const lc_conv_desc *d, const char *what, const char *need
 
 static void part_bad_input(void) {
   lc_conv_desc d = cc_desc(20, 3, 3, 0);
-  size_t nw = 3 * 20 * 9;
-  float *w = malloc(nw * sizeof(float));
-  tu_fill(w, nw, -1.0f, 1.0f);
-  d.weights = w;
+  float *w = cq_random_weights(&d);
   d.weight_format = LC_WEIGHTS_Q4;
   d.block_size = 16;
   lc_conv_desc e = d;
@@ -229,10 +226,7 @@ static void part_bad_input(void) {
 static void oom_run_case(int64_t cin, int64_t cout, int64_t k, int64_t h, int64_t w, lc_layout layout, lc_route route,
                          int int8) {
   cc_case c;
-  lc_conv_desc_init(&c.d);
-  c.d.in_channels = cin;
-  c.d.out_channels = cout;
-  c.d.kernel_h = c.d.kernel_w = k;
+  c.d = cc_desc(cin, cout, k, 0);
   c.d.layout = layout;
   c.d.route = route;
   c.d.int8_activations = int8;
