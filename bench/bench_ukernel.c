@@ -9,16 +9,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/kernels.h"
+#include "kernels/cpu.h"
+#include "kernels/registry.h"
 #include "util/alloc.h"
+#include "util/timer.h"
 
 #define NOMINAL_PEAK 99.0 /* GFLOP/s per core: 2 FMA pipes x 8 lanes x 2 flops x ~3.1 GHz */
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Measured FMA peak: 10 independent ymm FMA chains (2 pipes x 4-cycle latency + margin). */
 __attribute__((target("avx2,fma"))) static double fma_peak(double secs) {
@@ -29,7 +25,7 @@ __attribute__((target("avx2,fma"))) static double fma_peak(double secs) {
   double best = 0;
   for (int rep = 0; rep < 3; rep++) {
     long n = 0;
-    const double t0 = now_s();
+    const double t0 = (lc_thread_cpu_ms() * 1e-3);
     double t;
     do {
       for (long it = 0; it < iters; it++) {
@@ -37,7 +33,7 @@ __attribute__((target("avx2,fma"))) static double fma_peak(double secs) {
         for (int i = 0; i < 10; i++) acc[i] = _mm256_fmadd_ps(acc[i], x, y);
       }
       n += iters;
-      t = now_s() - t0;
+      t = (lc_thread_cpu_ms() * 1e-3) - t0;
     } while (t < secs);
     const double g = 10.0 * 16.0 * (double)n / t * 1e-9;
     if (g > best) best = g;
@@ -70,13 +66,13 @@ static double gemm_gflops(const lc_kernels *kt, size_t m, size_t n, size_t k, do
   double best = 0;
   for (int rep = 0; rep < 3; rep++) {
     size_t calls = 0;
-    const double t0 = now_s();
+    const double t0 = (lc_thread_cpu_ms() * 1e-3);
     double t;
     do {
       for (int it = 0; it < 64; it++)
         for (size_t j = 0; j < nb; j++)
           kt->f32_gemm(m, n, k, a, 1, mr, b + j * nr * k, nr, c + j * mr * nr, nr, &p), calls++;
-      t = now_s() - t0;
+      t = (lc_thread_cpu_ms() * 1e-3) - t0;
     } while (t < secs);
     const double g = 2.0 * (double)(m * n * k) * (double)calls / t * 1e-9;
     if (g > best) best = g;
@@ -87,20 +83,14 @@ static double gemm_gflops(const lc_kernels *kt, size_t m, size_t n, size_t k, do
 
 int main(int argc, char **argv) {
   const double secs = argc > 1 ? atof(argv[1]) : 0.2;
-  const lc_kernels *tables[3] = {&lc_kernels_scalar, NULL, NULL};
-  __builtin_cpu_init();
-  const int has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (has_avx2) tables[1] = &lc_kernels_avx2;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    tables[2] = &lc_kernels_avx512;
+  const int has_avx2 = (lc_cpu_features() & LC_CPU_AVX2_FMA) != 0;
   const double peak = has_avx2 ? fma_peak(secs) : 0;
   if (has_avx2) printf("measured FMA peak (1 core, ymm): %.1f GFLOP/s\n", peak);
   printf("%-8s %-6s %6s %10s %8s %8s\n", "table", "tile", "k", "GFLOP/s", "%of99", "%ofpeak");
   const size_t ks[] = {64, 256, 1024};
-  for (int t = 0; t < 3; t++) {
-    const lc_kernels *kt = tables[t];
-    if (!kt) continue;
+  for (size_t t = 0; t < lc_kernels_count(); t++) {
+    const lc_kernels *kt = lc_kernels_at(t);
+    if (!lc_kernels_runs_here(kt)) continue;
     char tile[48];
     snprintf(tile, sizeof(tile), "%zux%zu", kt->mr, kt->nr);
     for (int i = 0; i < 3; i++) {

@@ -9,12 +9,7 @@
 #include <time.h>
 
 #include "lowconv.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "util/timer.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -49,9 +44,9 @@ static double time_route(lc_context *ctx, const lc_conv_desc *d0, int64_t hw, lc
   if (reps > 64) reps = 64;
   lc_conv_run(c, in, out, ws, sh.workspace_bytes);
   for (int i = 0; i < reps; i++) {
-    double t0 = now_s();
+    double t0 = lc_now_s();
     lc_conv_run(c, in, out, ws, sh.workspace_bytes);
-    t[i] = now_s() - t0;
+    t[i] = lc_now_s() - t0;
   }
   qsort(t, (size_t)reps, sizeof t[0], cmp_double);
   free(ws);

@@ -26,6 +26,17 @@ static inline int cc_quick(void) {
   return e && *e && *e != '0';
 }
 
+/* A square conv: cin -> cout channels, k x k kernel, pad on every side; the rest as desc_init. */
+static inline lc_conv_desc cc_desc(int64_t cin, int64_t cout, int64_t k, int64_t pad) {
+  lc_conv_desc d;
+  lc_conv_desc_init(&d);
+  d.in_channels = cin;
+  d.out_channels = cout;
+  d.kernel_h = d.kernel_w = k;
+  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = pad;
+  return d;
+}
+
 static inline int64_t cc_ext(int64_t k, int64_t d) { return (k - 1) * d + 1; }
 
 /* Output size of one dimension with the case's (explicit or auto) pads; 0 if invalid. */

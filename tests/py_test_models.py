@@ -8,19 +8,17 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-VENV_PY = os.path.join(os.path.dirname(HERE), ".venv", "bin", "python")
 
-try:
-    import numpy as np
-    import onnx
-    import onnxruntime as ort
-    from onnx import TensorProto, helper, numpy_helper
-except ImportError:
-    # compare prefixes: the venv's python is usually a symlink to the system one
-    if os.path.exists(VENV_PY) and os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(VENV_PY))):
-        os.execv(VENV_PY, [VENV_PY] + sys.argv)
+sys.path.insert(0, HERE)
+from pyvenv import require  # noqa: E402
+
+if not require("numpy", "onnx", "onnxruntime"):
     print("onnx/onnxruntime/numpy not available: 0 passed, 0 failed, 1 skipped")
     sys.exit(0)
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 RNG = np.random.default_rng(1234)
 OPSET = 14

@@ -18,16 +18,15 @@ import tempfile
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-VENV_PY = os.path.join(os.path.dirname(HERE), ".venv", "bin", "python")
 
-try:
-    import numpy as np
-    import onnxruntime as ort
-except ImportError:
-    if os.path.exists(VENV_PY) and os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(VENV_PY))):
-        os.execv(VENV_PY, [VENV_PY] + sys.argv)
+sys.path.insert(0, HERE)
+from pyvenv import require  # noqa: E402
+
+if not require("numpy", "onnxruntime"):
     print("onnxruntime/numpy not available: 0 passed, 0 failed, 3 skipped")
     sys.exit(0)
+import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "models"))
 from text_image import text_image  # noqa: E402

@@ -21,12 +21,7 @@ static float g_in[2 * 4 * 16 * 16], g_out[2 * 6 * 16 * 16], g_ref[2 * 6 * 16 * 1
 
 /* 4 -> 6 channels, 3x3, pad 1: a shape every general route can run. */
 static lc_conv_desc base_desc(void) {
-  lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = 4;
-  d.out_channels = 6;
-  d.kernel_h = d.kernel_w = 3;
-  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+  lc_conv_desc d = cc_desc(4, 6, 3, 1);
   d.weights = g_w;
   return d;
 }

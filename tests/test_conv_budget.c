@@ -105,12 +105,7 @@ static size_t min_budget(bcase *t, lc_route r, int threads, size_t hi) {
 }
 
 static lc_conv_desc shape_for(lc_route r) {
-  lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = 32;
-  d.out_channels = 24;
-  d.kernel_h = d.kernel_w = 3;
-  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+  lc_conv_desc d = cc_desc(32, 24, 3, 1);
   d.activation = LC_ACT_RELU;
   if (r == LC_ROUTE_GEMM1X1) {
     d.kernel_h = d.kernel_w = 1;
@@ -169,12 +164,7 @@ static void test_routes(int threads) {
 
 /* A 9x9 conv on igemm within 2 MiB where the whole packed input would be ~10 MiB. */
 static void test_igemm_9x9(void) {
-  lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = 32;
-  d.out_channels = 16;
-  d.kernel_h = d.kernel_w = 9;
-  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 4;
+  lc_conv_desc d = cc_desc(32, 16, 9, 4);
   d.layout = LC_NHWC;
   bcase t;
   bcase_make(&t, &d, 1, 32, 32);
@@ -186,11 +176,7 @@ static void test_igemm_9x9(void) {
 
 /* K = 64*11*11 = 7744: one micro-tile block of packed input (mr x K floats) alone is > 1 KiB. */
 static void test_tile_over_budget(void) {
-  lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = 64;
-  d.out_channels = 8;
-  d.kernel_h = d.kernel_w = 11;
+  lc_conv_desc d = cc_desc(64, 8, 11, 0);
   bcase t;
   bcase_make(&t, &d, 1, 13, 13);
   const size_t budget = 1 * KiB;

@@ -98,11 +98,8 @@ static void targeted(const char *what, lc_layout layout, int64_t cin, int64_t co
                      int64_t k, int64_t sh, int64_t sw, int64_t dil, int64_t pt, int64_t pl, int64_t pb, int64_t pr,
                      int fmt) {
   cc_case c;
-  lc_conv_desc_init(&c.d);
-  c.d.in_channels = cin;
-  c.d.out_channels = cout;
+  c.d = cc_desc(cin, cout, k, 0);
   c.d.groups = g;
-  c.d.kernel_h = c.d.kernel_w = k;
   c.d.stride_h = sh;
   c.d.stride_w = sw;
   c.d.dilation_h = c.d.dilation_w = dil;

@@ -3,18 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lowconv.h"
-#include "testutil.h"
+#include "conv_cases.h"
 
 static void one(lc_context *ctx, int64_t cin, int64_t cout, int64_t groups, int64_t k, lc_route route,
                 lc_route expect) {
-  lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = cin;
-  d.out_channels = cout;
+  lc_conv_desc d = cc_desc(cin, cout, k, k / 2);
   d.groups = groups;
-  d.kernel_h = d.kernel_w = k;
-  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = k / 2;
   d.route = route;
   size_t nw = (size_t)(cout * (cin / groups) * k * k), nx = (size_t)(cin * 20 * 20), ny = (size_t)(cout * 20 * 20);
   float *w = malloc(nw * 4), *x = malloc(nx * 4), *y = malloc(ny * 4), *y2 = malloc(ny * 4);

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 #include "testutil.h"
 
 static void check_table(const lc_kernels *k) {
@@ -23,10 +23,7 @@ static void check_table(const lc_kernels *k) {
 }
 
 int main(void) {
-  check_table(&lc_kernels_scalar);
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) check_table(&lc_kernels_avx2);
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl"))
-    check_table(&lc_kernels_avx512);
+  for (size_t t = 0; t < lc_kernels_count(); t++)
+    if (lc_kernels_runs_here(lc_kernels_at(t))) check_table(lc_kernels_at(t));
   return tu_finish("test_gather");
 }

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 #include "testutil.h"
 
 #define EPS_F32 1.1920929e-7
@@ -423,24 +423,19 @@ int main(void) {
   tu_seed_from_env(0x5eed1234u);
   signal(SIGSEGV, on_fault);
   signal(SIGBUS, on_fault);
-  const lc_kernels *tables[3] = {&lc_kernels_scalar, NULL, NULL};
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) tables[1] = &lc_kernels_avx2;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    tables[2] = &lc_kernels_avx512;
-  for (int t = 0; t < 3; t++) {
-    if (!tables[t]) {
-      printf("table %d: not supported by this CPU, skipped\n", t);
+  for (size_t t = 0; t < lc_kernels_count(); t++) {
+    const lc_kernels *k = lc_kernels_at(t);
+    if (!lc_kernels_runs_here(k)) {
+      printf("table %s: not supported by this CPU, skipped\n", k->name);
       continue;
     }
     const int before = tu_failures, checks = tu_checks;
-    test_gemm(tables[t]);
-    test_dw_row(tables[t]);
-    test_dw_pixel(tables[t]);
-    test_special_values(tables[t]);
-    printf("%s (mr=%zu nr=%zu): %d checks, %d failed\n", tables[t]->name, tables[t]->mr, tables[t]->nr,
-           tu_checks - checks, tu_failures - before);
+    test_gemm(k);
+    test_dw_row(k);
+    test_dw_pixel(k);
+    test_special_values(k);
+    printf("%s (mr=%zu nr=%zu): %d checks, %d failed\n", k->name, k->mr, k->nr, tu_checks - checks,
+           tu_failures - before);
   }
   return tu_finish("test_kernels");
 }

@@ -15,7 +15,7 @@
 #include "lowconv.h"
 #include "suites.h"
 #include "util/checked.h"
-#include "util/clock.h"
+#include "util/timer.h"
 
 #define DEFAULT_MIN_TIME_S 0.3
 #define DEFAULT_TOL 1e-3

@@ -15,7 +15,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "quant/quant.h"
-#include "util/clock.h"
+#include "util/timer.h"
 #include "util/threadpool.h"
 
 int cmd_gemv(int argc, char **argv);

@@ -10,7 +10,7 @@
 #include "json.h"
 #include "lowconv.h"
 #include "model_cli.h"
-#include "util/clock.h"
+#include "util/timer.h"
 
 static const char *const q4_policies[] = {"mixed", "all", NULL}; /* 0 = LC_Q4_MIXED */
 

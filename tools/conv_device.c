@@ -3,6 +3,8 @@
  * what a network pays, launch gaps included. The input is uploaded once, as in a model. */
 #include "conv_device.h"
 
+#include "util/timer.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -14,12 +16,6 @@
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
-}
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
 lc_status conv_device_time(lc_context *ctx, lc_conv *conv, const float *in, size_t n_in, float *out, size_t n_out,
@@ -39,10 +35,10 @@ lc_status conv_device_time(lc_context *ctx, lc_conv *conv, const float *in, size
     qsort(t, (size_t)reps, sizeof t[0], cmp_d);
     r->device_ms = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
     r->min_ms = t[0];
-    double t0 = now_ms();
+    double t0 = lc_now_ms();
     for (int i = 0; !s && i < reps; i++) s = lc_conv_run_buffers(conv, ti, to, NULL);
     if (!s) s = lc_context_sync(ctx);
-    r->wall_ms = (now_ms() - t0) / reps;
+    r->wall_ms = (lc_now_ms() - t0) / reps;
   }
   if (!s) s = lc_buffer_download(to, out, n_out * sizeof(float));
   lc_cl_limits lim;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "opts.h"
-#include "util/clock.h"
+#include "util/timer.h"
 
 #define CHAINS 12
 #define ITERS 4096

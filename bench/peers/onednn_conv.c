@@ -12,6 +12,7 @@
 
 /* Same descriptor meanings as `lowconv conv` (standalone, libc only). */
 #include "benchdnn.h"
+#include "util/timer.h"
 
 #define CHECK(call)                                                                        \
   do {                                                                                     \
@@ -21,12 +22,6 @@
       exit(1);                                                                             \
     }                                                                                      \
   } while (0)
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -136,10 +131,10 @@ int main(int argc, char **argv) {
 
   for (int i = 0; i < warmup; i++) CHECK(dnnl_primitive_execute(conv, strm, 3, args));
   CHECK(dnnl_stream_wait(strm));
-  double t0 = now_s();
+  double t0 = lc_now_s();
   CHECK(dnnl_primitive_execute(conv, strm, 3, args));
   CHECK(dnnl_stream_wait(strm));
-  double t1 = now_s() - t0;
+  double t1 = lc_now_s() - t0;
   if (repeat <= 0) { /* ~0.3 s, as lowconv conv does */
     double want = ceil(0.3 / (t1 > 1e-7 ? t1 : 1e-7));
     repeat = want > 10000 ? 10000 : (int)want;
@@ -150,10 +145,10 @@ int main(int argc, char **argv) {
   if (!t) return 1;
   t[0] = t1;
   for (int i = 1; i < repeat; i++) {
-    t0 = now_s();
+    t0 = lc_now_s();
     CHECK(dnnl_primitive_execute(conv, strm, 3, args));
     CHECK(dnnl_stream_wait(strm));
-    t[i] = now_s() - t0;
+    t[i] = lc_now_s() - t0;
   }
   qsort(t, (size_t)repeat, sizeof(double), cmp_double);
   double med = repeat % 2 ? t[repeat / 2] : 0.5 * (t[repeat / 2 - 1] + t[repeat / 2]);

@@ -46,7 +46,7 @@ lc_status lc_buffer_download(const lc_buffer *t, void *dst, size_t bytes) {
 
 /* Bytes of the prepared input and output (checked at prepare). */
 static void io_bytes(const lc_conv *c, size_t *in, size_t *out) {
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   *in = (size_t)(p->n * c->d.in_channels) * p->ihw * sizeof(float);
   *out = (size_t)(p->n * c->d.out_channels) * p->ohw * sizeof(float);
 }

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/cpu.h"
 #include "backend/backend.h"
+#include "kernels/cpu.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -54,27 +54,6 @@ lc_status lc_context_sync(lc_context *ctx) {
   return ctx->be->sync(ctx);
 }
 
-static const lc_kernels *lc_pick_kernels(lc_isa isa, unsigned cpu, lc_status *st) {
-  *st = LC_OK;
-  switch (isa) {
-    case LC_ISA_SCALAR: return &lc_kernels_scalar;
-    case LC_ISA_AVX2:
-      if (cpu & LC_CPU_AVX2_FMA) return &lc_kernels_avx2;
-      *st = lc_error(LC_ERR_UNSUPPORTED, "context: this CPU has no AVX2+FMA");
-      return NULL;
-    case LC_ISA_AVX512:
-      if (cpu & LC_CPU_AVX512F) return &lc_kernels_avx512;
-      *st = lc_error(LC_ERR_UNSUPPORTED, "context: this CPU (or OS) has no AVX-512 F/BW/DQ/VL");
-      return NULL;
-    case LC_ISA_AUTO:
-      if (cpu & LC_CPU_AVX512F) return LC_AUTO_PREFERS_AVX512 ? &lc_kernels_avx512 : &lc_kernels_avx2;
-      if (cpu & LC_CPU_AVX2_FMA) return &lc_kernels_avx2;
-      return &lc_kernels_scalar;
-  }
-  *st = lc_error(LC_ERR_INVALID_ARG, "context: unknown isa %d", (int)isa);
-  return NULL;
-}
-
 lc_status lc_context_create(const lc_context_params *p, lc_context **out) {
   if (!out) return lc_error(LC_ERR_INVALID_ARG, "context: out is NULL");
   *out = NULL;
@@ -83,15 +62,14 @@ lc_status lc_context_create(const lc_context_params *p, lc_context **out) {
   if (!p) p = &d;
   if (p->threads < 0 || p->threads > 1024)
     return lc_error(LC_ERR_INVALID_ARG, "context: threads must be in 0..1024, got %d", p->threads);
-  unsigned cpu = lc_cpu_detect();
   lc_status st;
-  const lc_kernels *k = lc_pick_kernels(p->isa, cpu, &st);
+  const lc_kernels *k = lc_kernels_pick(p->isa, &st);
   if (!k) return st;
   lc_context *c = lc_calloc(1, sizeof *c);
   if (!c) return lc_error(LC_ERR_NO_MEMORY, "context: out of memory");
   c->threads = p->threads ? p->threads : 1;
   c->budget = p->workspace_budget;
-  c->cpu = cpu;
+  c->cpu = lc_cpu_features();
   c->k = k;
   c->isa = p->isa;
   c->pool = lc_pool_create(c->threads);
@@ -130,5 +108,5 @@ void lc_context_destroy(lc_context *ctx) {
 }
 
 unsigned lc_context_cpu_features(const lc_context *ctx) { return ctx ? ctx->cpu : 0; }
-const char *lc_context_isa_name(const lc_context *ctx) { return ctx ? ctx->k->name : ""; }
+const char *lc_context_isa_name(const lc_context *ctx) { return ctx ? lc_isa_name(ctx->k->isa) : ""; }
 int lc_context_threads(const lc_context *ctx) { return ctx ? ctx->threads : 0; }

@@ -5,20 +5,6 @@
 #include "util/checked.h"
 #include "util/error.h"
 
-static const char *const lc_route_names[LC_ROUTE_COUNT] = {"auto", "direct", "gemm1x1", "im2col", "igemm",
-                                                            "depthwise", "winograd"};
-
-const char *lc_route_name(lc_route r) {
-  return (unsigned)r < LC_ROUTE_COUNT ? lc_route_names[r] : "unknown";
-}
-
-int lc_route_from_name(const char *name) {
-  if (!name) return -1;
-  for (int i = 0; i < LC_ROUTE_COUNT; i++)
-    if (strcmp(name, lc_route_names[i]) == 0) return i;
-  return -1;
-}
-
 void lc_conv_desc_init(lc_conv_desc *d) {
   if (!d) return;
   memset(d, 0, sizeof *d);

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "conv/conv.h"
+#include "conv/route.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
@@ -138,63 +138,42 @@ static size_t wpack_bytes(const lc_conv *c) {
 }
 static size_t wdw_bytes(const lc_conv *c) { return c->wdw ? (size_t)(c->d.out_channels * c->taps) * sizeof(float) : 0; }
 
-int lc_conv_has_weights_for(const lc_conv *c, lc_route r) {
-  switch (r) {
-    case LC_ROUTE_WINOGRAD: return c->wwino || c->qw;
-    case LC_ROUTE_DEPTHWISE: return c->wdw != NULL;
-    case LC_ROUTE_AUTO: return 1;
-    default: return c->wpack || c->qw;
-  }
-}
-
 lc_status lc_conv_release_unused(lc_conv *c) {
   if (!c) return lc_error(LC_ERR_INVALID_ARG, "conv: operator is NULL");
   if (!c->prepared) return lc_error(LC_ERR_STATE, "conv: release_unused needs a successful prepare first");
   if (c->dev) return LC_OK; /* a device conv holds one representation */
-  lc_route r = c->plan.route;
+  /* Free every representation the chosen route doesn't read (the quantized matrix is kept). */
+  unsigned reads = lc_route_def_of(c->plan.route)->reads;
   size_t freed = 0;
-  if (r != LC_ROUTE_WINOGRAD && c->wwino) {
+  if (!(reads & LC_WREP_WINO) && c->wwino) {
     freed += c->weight_bytes - wpack_bytes(c) - wdw_bytes(c) - (c->bias ? (size_t)c->d.out_channels * 4 : 0) -
              (c->qw ? lc_qmatrix_bytes(c->qw) : 0);
     lc_free(c->wwino);
     c->wwino = NULL;
   }
-  if ((r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_DEPTHWISE) && c->wpack) {
+  if (!(reads & LC_WREP_PACKED) && c->wpack) {
     freed += wpack_bytes(c);
     lc_free(c->wpack);
     c->wpack = NULL;
   }
-  if (r != LC_ROUTE_DEPTHWISE && c->wdw) {
+  if (!(reads & LC_WREP_DW) && c->wdw) {
     freed += wdw_bytes(c);
     lc_free(c->wdw);
     c->wdw = NULL;
   }
+  c->released = 1;
   c->weight_bytes -= freed;
   return LC_OK;
 }
 
-int lc_threads_for_budget(const lc_conv *c, size_t per_thread) {
-  int t = c->ctx->threads;
-  size_t budget = c->ctx->budget;
-  if (budget == 0 || per_thread == 0) return t;
-  size_t fit = budget / per_thread;
-  if (fit == 0) return 0;
-  return fit < (size_t)t ? (int)fit : t;
-}
-
-static lc_status plan_route(const lc_conv *c, lc_route r, lc_plan *p) {
-  if (!lc_conv_has_weights_for(c, r))
-    return lc_error(LC_ERR_UNSUPPORTED, "%s: its weights were released by lc_conv_release_unused", lc_route_name(r));
-  switch (r) {
-    case LC_ROUTE_DIRECT: return lc_plan_direct(c, p);
-    case LC_ROUTE_GEMM1X1: return lc_plan_gemm1x1(c, p);
-    case LC_ROUTE_IM2COL: return lc_plan_im2col(c, p);
-    case LC_ROUTE_IGEMM: return lc_plan_igemm(c, p);
-    case LC_ROUTE_DEPTHWISE: return lc_plan_depthwise(c, p);
-    case LC_ROUTE_WINOGRAD: return lc_plan_winograd(c, p);
-    case LC_ROUTE_AUTO: return lc_select_route(c, p);
-  }
-  return lc_error(LC_ERR_INVALID_ARG, "conv: bad route %d", (int)r);
+static lc_status plan_route(const lc_conv *c, lc_route r, lc_conv_plan *p) {
+  if (r == LC_ROUTE_AUTO) return lc_select_route(c, p);
+  const lc_route_def *rd = lc_route_def_of(r);
+  if (!rd) return lc_error(LC_ERR_INVALID_ARG, "conv: bad route %d", (int)r);
+  /* Without its weights a route can only run if they were released; else its plan says why not. */
+  if (c->released && !lc_conv_has_weights_for(c, r))
+    return lc_error(LC_ERR_UNSUPPORTED, "%s: its weights were released by lc_conv_release_unused", rd->name);
+  return rd->plan(c, p);
 }
 
 lc_status lc_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape) {
@@ -204,7 +183,7 @@ lc_status lc_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w,
   if (batch > ((int64_t)1 << 30))
     return lc_error(LC_ERR_OVERFLOW, "conv: batch %lld is larger than 2^30", (long long)batch);
   if (c->dev) return c->ctx->be->conv_prepare(c, batch, in_h, in_w, shape);
-  lc_plan p;
+  lc_conv_plan p;
   memset(&p, 0, sizeof p);
   int64_t pads[4];
   lc_status st = lc_conv_resolve_pads(&c->d, in_h, in_w, pads, &p.oh, &p.ow);
@@ -250,7 +229,7 @@ lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t 
   if (!c->prepared) return lc_error(LC_ERR_STATE, "conv: run called before a successful prepare");
   if (!in || !out) return lc_error(LC_ERR_INVALID_ARG, "conv: input or output pointer is NULL");
   if (c->dev) return lc_conv_run_host(c, in, out);
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   void *own = NULL;
   if (p->ws_total) {
     if (ws) {
@@ -261,26 +240,7 @@ lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t 
       if (!ws) return lc_error(LC_ERR_NO_MEMORY, "conv: cannot allocate %zu bytes of workspace", p->ws_total);
     }
   }
-  lc_status st = LC_OK;
-  switch (p->route) {
-    case LC_ROUTE_DIRECT: lc_run_direct(c, in, out, ws); break;
-    case LC_ROUTE_DEPTHWISE: lc_run_depthwise(c, in, out, ws); break;
-    case LC_ROUTE_WINOGRAD: lc_run_winograd(c, in, out, ws); break;
-    default:
-      if (p->route == LC_ROUTE_GEMM1X1 && lc_conv_use_qgemv(c, p))
-        st = lc_run_qgemv(c, in, out);
-      else
-        lc_run_gemm(c, in, out, ws);
-      break;
-  }
+  lc_status st = lc_route_def_of(p->route)->run(c, in, out, ws);
   lc_free(own);
   return st;
-}
-
-void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p) {
-  memset(p, 0, sizeof *p);
-  p->act = (int)c->d.activation;
-  p->act_min = c->d.act_min;
-  p->act_max = c->d.act_max;
-  p->act_alpha = c->d.act_alpha;
 }

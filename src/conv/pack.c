@@ -5,7 +5,7 @@
 void lc_tap_sources(const lc_conv *c, const float *img_g, size_t pix0, size_t np, int64_t t, const float *zero,
                     lc_tap_src *s) {
   const lc_conv_desc *d = &c->d;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   int64_t ky = t / d->kernel_w, kx = t % d->kernel_w;
   int64_t pixstride = d->layout == LC_NCHW ? 1 : d->in_channels;
   int64_t oy = (int64_t)pix0 / p->ow, ox = (int64_t)pix0 % p->ow;
@@ -33,7 +33,7 @@ static void add_seg(lc_tap_src *s, size_t j0, size_t len, const float *src, size
  * run of stride stride_w, with padding on either side. */
 static void tap_segments(const lc_conv *c, const float *img_g, size_t pix0, size_t np, int64_t t, lc_tap_src *s) {
   const lc_conv_desc *d = &c->d;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   int64_t ky = t / d->kernel_w, kx = t % d->kernel_w, sw = d->stride_w;
   int64_t oy = (int64_t)pix0 / p->ow, ox = (int64_t)pix0 % p->ow;
   s->nseg = 0;

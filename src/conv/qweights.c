@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "conv/conv.h"
+#include "conv/route.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
@@ -89,14 +89,14 @@ const float *lc_conv_wpanel(const lc_conv *c, int64_t g, size_t q, size_t k0, si
   size_t noc = lc_min_sz(pw, (size_t)c->cout_g - q * pw);
   if (c->d.layout == LC_NCHW) {
     /* The weights are the A operand, which the kernel reads at any strides: rows as dequantized. */
-    lc_dequant_rows(c->qw, oc0, noc, k0, kn, buf, kn); /* in range by construction */
+    lc_dequant_rows_with(c->ctx->k, c->qw, oc0, noc, k0, kn, buf, kn); /* in range by construction */
     *rs = kn;
     *cs = 1;
     return buf;
   }
   /* NHWC: B needs output channels contiguous per k. */
   float *rows = buf + lc_round_up(pw * lc_min_sz(c->K, LC_KC) * sizeof(float), 64) / sizeof(float);
-  lc_dequant_rows(c->qw, oc0, noc, k0, kn, rows, kn);
+  lc_dequant_rows_with(c->ctx->k, c->qw, oc0, noc, k0, kn, rows, kn);
   for (size_t k = 0; k < kn; k++) {
     float *d = buf + k * pw;
     for (size_t i = 0; i < noc; i++) d[i] = rows[i * kn + k];
@@ -104,7 +104,9 @@ const float *lc_conv_wpanel(const lc_conv *c, int64_t g, size_t q, size_t k0, si
   return buf;
 }
 
-void lc_conv_qrow(const lc_conv *c, int64_t oc, float *row) { lc_dequant_rows(c->qw, (size_t)oc, 1, 0, c->K, row, c->K); }
+void lc_conv_qrow(const lc_conv *c, int64_t oc, float *row) {
+  lc_dequant_rows_with(c->ctx->k, c->qw, (size_t)oc, 1, 0, c->K, row, c->K);
+}
 
 lc_status lc_conv_get_weights(const lc_conv *c, float *oihw) {
   if (!c || !oihw) return lc_error(LC_ERR_INVALID_ARG, "conv: NULL argument to get_weights");
@@ -133,20 +135,20 @@ lc_status lc_conv_get_weights(const lc_conv *c, float *oihw) {
 
 /* Upper bound of what lc_qgemv allocates for its prepared activations (values padded per block
  * to 64, scale and sums per block). */
-size_t lc_qgemv_bytes_bound(const lc_conv *c, const lc_plan *p) {
+size_t lc_qgemv_bytes_bound(const lc_conv *c, const lc_conv_plan *p) {
   size_t rows = (size_t)p->n * p->ohw;
   const lc_qmatrix *w = c->qw;
   return rows * (w->nb * (lc_round_up(w->block, 64) * sizeof(float) + 3 * sizeof(float)) + 256) + 512;
 }
 
-int lc_conv_use_qgemv(const lc_conv *c, const lc_plan *p) {
+int lc_conv_use_qgemv(const lc_conv *c, const lc_conv_plan *p) {
   if (!c->qw || c->d.groups != 1) return 0;
   size_t rows = (size_t)p->n * p->ohw;
   return rows <= LC_QGEMV_MAX_ROWS && (c->d.layout == LC_NHWC || p->ohw == 1);
 }
 
 lc_status lc_run_qgemv(const lc_conv *c, const float *in, float *out) {
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   lc_qgemv_opts o;
   memset(&o, 0, sizeof o);
   o.mode = c->d.int8_activations ? LC_QGEMV_INT8 : LC_QGEMV_ACCURATE;

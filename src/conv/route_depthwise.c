@@ -12,7 +12,7 @@
  * NHWC: per (image, output row); a pointer per tap into the channel vectors, NULL for padding. */
 #include <string.h>
 
-#include "conv/conv.h"
+#include "conv/route.h"
 #include "util/checked.h"
 #include "util/error.h"
 
@@ -35,7 +35,7 @@ typedef struct dw_geom {
   size_t flat;   /* FLAT outputs computed: (oh-1)*so + ow */
 } dw_geom;
 
-static void dw_geometry(const lc_conv *c, const lc_plan *p, dw_geom *g) {
+static void dw_geometry(const lc_conv *c, const lc_conv_plan *p, dw_geom *g) {
   const lc_conv_desc *d = &c->d;
   size_t sh = (size_t)d->stride_h, sw = (size_t)d->stride_w;
   g->wneed = (size_t)((p->ow - 1) * d->stride_w + (d->kernel_w - 1) * d->dilation_w + 1);
@@ -67,7 +67,7 @@ static const float **dw_slot_ptrs(const lc_conv *c, const dw_geom *g, int varian
   return (const float **)(slot + lc_round_up(dw_slot_floats(c, g, variant) * sizeof(float), 64));
 }
 
-lc_status lc_plan_depthwise(const lc_conv *c, lc_plan *p) {
+lc_status lc_depthwise_plan(const lc_conv *c, lc_conv_plan *p) {
   if (!c->depthwise) return lc_error(LC_ERR_UNSUPPORTED, "depthwise: needs groups == in == out channels");
   if (c->d.stride_h > 2 || c->d.stride_w > 2) return lc_error(LC_ERR_UNSUPPORTED, "depthwise: stride must be 1 or 2");
   size_t per;
@@ -96,18 +96,8 @@ lc_status lc_plan_depthwise(const lc_conv *c, lc_plan *p) {
   threads = lc_threads_for_budget(c, per);
   if (threads == 0)
     return lc_error(LC_ERR_BUDGET, "depthwise: needs %zu bytes per thread, budget is %zu", per, c->ctx->budget);
-  p->route = LC_ROUTE_DEPTHWISE;
-  p->ws_thread = per;
-  p->threads = threads;
-  return LC_OK;
+  return lc_route_planned(p, LC_ROUTE_DEPTHWISE, per, threads);
 }
-
-typedef struct dw_job {
-  const lc_conv *c;
-  const float *in;
-  float *out;
-  unsigned char *ws;
-} dw_job;
 
 /* One padded row: zeros, input columns [0, xn) at x0, zeros up to width w. */
 static void fill_row(float *dst, const float *src, size_t x0, size_t xn, size_t w) {
@@ -118,7 +108,7 @@ static void fill_row(float *dst, const float *src, size_t x0, size_t xn, size_t 
 
 /* Valid input columns land at [*x0, *x0 + *xn) of a padded row of width w (the right pad may cut
  * columns that are never read). */
-static void row_span(const lc_plan *p, size_t w, size_t *x0, size_t *xn) {
+static void row_span(const lc_conv_plan *p, size_t w, size_t *x0, size_t *xn) {
   size_t l = (size_t)p->pl, n = (size_t)p->iw;
   if (l > w) l = w;
   if (n > w - l) n = w - l;
@@ -171,7 +161,7 @@ static void zero_floats(float *dst, size_t n) {
 static void dw_plane_task(const lc_conv *c, const dw_geom *g, int variant, const float *in, float *out,
                           size_t ch0, size_t ch1, unsigned char *slot, lc_gemm_params *ep) {
   const lc_conv_desc *d = &c->d;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   size_t kh = (size_t)d->kernel_h, sh = (size_t)d->stride_h, wp = g->wp, ow = (size_t)p->ow, iw = (size_t)p->iw;
   size_t oh = (size_t)p->oh, phase = g->hph * wp, x0, xn;
   float *buf = (float *)slot, *obuf = buf + sh * phase;
@@ -227,7 +217,7 @@ static void dw_plane_task(const lc_conv *c, const dw_geom *g, int variant, const
 static void dw_rows(const lc_conv *c, const dw_geom *g, const float *plane, float *oplane, size_t ch,
                     unsigned char *slot, const lc_gemm_params *ep) {
   const lc_conv_desc *d = &c->d;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   size_t pw = g->wneed, kh = (size_t)d->kernel_h, x0, xn;
   float *rows = (float *)slot;
   float *zero = rows + kh * pw;
@@ -251,9 +241,9 @@ static void dw_rows(const lc_conv *c, const dw_geom *g, const float *plane, floa
 }
 
 static void dw_nchw_task(void *arg, size_t task, int thread) {
-  const dw_job *jb = arg;
+  const lc_route_job *jb = arg;
   const lc_conv *c = jb->c;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   size_t C = (size_t)c->d.out_channels, n = task / p->ntiles, ch0 = task % p->ntiles * p->tile;
   size_t ch1 = lc_min_sz(ch0 + p->tile, C);
   int variant = p->variant;
@@ -276,10 +266,10 @@ static void dw_nchw_task(void *arg, size_t task, int thread) {
 }
 
 static void dw_nhwc_task(void *arg, size_t task, int thread) {
-  const dw_job *jb = arg;
+  const lc_route_job *jb = arg;
   const lc_conv *c = jb->c;
   const lc_conv_desc *d = &c->d;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   size_t C = (size_t)d->out_channels, oh = (size_t)p->oh;
   size_t n = task / oh;
   int64_t oy = (int64_t)(task % oh);
@@ -303,8 +293,8 @@ static void dw_nhwc_task(void *arg, size_t task, int thread) {
   }
 }
 
-void lc_run_depthwise(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
-  dw_job jb = {c, in, out, ws};
-  size_t tasks = (size_t)c->plan.n * c->plan.ntiles;
-  lc_pool_run(c->ctx->pool, tasks, c->plan.threads, c->d.layout == LC_NCHW ? dw_nchw_task : dw_nhwc_task, &jb);
+lc_status lc_depthwise_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
+  lc_route_launch(c, in, out, ws, (size_t)c->plan.n * c->plan.ntiles,
+                  c->d.layout == LC_NCHW ? dw_nchw_task : dw_nhwc_task);
+  return LC_OK;
 }

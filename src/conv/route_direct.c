@@ -7,7 +7,7 @@
  * the thread count, the budget or which pixels share a call, so the output bits don't either. */
 #include <string.h>
 
-#include "conv/conv.h"
+#include "conv/route.h"
 #include "util/checked.h"
 #include "util/error.h"
 
@@ -34,14 +34,10 @@ static size_t pack_bytes(const lc_conv *c, int variant) {
   return lc_round_up(kc_max(c) * pix_pw(c) * sizeof(float), 64);
 }
 
-lc_status lc_plan_direct(const lc_conv *c, lc_plan *p) {
-  p->route = LC_ROUTE_DIRECT;
+lc_status lc_direct_plan(const lc_conv *c, lc_conv_plan *p) {
   p->tile = lc_min_sz((size_t)p->oh, lc_max_sz(1, DIRECT_CHUNK_PIX / (size_t)p->ow)); /* rows per task */
   p->ntiles = lc_div_up((size_t)p->oh, p->tile);
-  size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles;
-  p->ocsplit = 1;
-  if (c->ctx->threads > 1 && tasks < (size_t)c->ctx->threads)
-    p->ocsplit = lc_min_sz(c->npanels, lc_div_up((size_t)c->ctx->threads, tasks));
+  p->ocsplit = lc_route_ocsplit((size_t)p->n * (size_t)c->d.groups * p->ntiles, c->ctx->threads, c->npanels);
   int variant = 0;
   size_t ws = qbuf_bytes(c, 0) + pack_bytes(c, 0);
   int threads = lc_threads_for_budget(c, ws);
@@ -54,17 +50,8 @@ lc_status lc_plan_direct(const lc_conv *c, lc_plan *p) {
     return lc_error(LC_ERR_BUDGET, "direct: a dequantized weight row needs %zu bytes, budget is %zu", ws,
                     c->ctx->budget);
   p->variant = variant;
-  p->ws_thread = ws;
-  p->threads = threads;
-  return LC_OK;
+  return lc_route_planned(p, LC_ROUTE_DIRECT, ws, threads);
 }
-
-typedef struct direct_job {
-  const lc_conv *c;
-  const float *in;
-  float *out;
-  unsigned char *ws;
-} direct_job;
 
 /* One task's view: image, group, rows [oy0, oy1), weight panel buffers. */
 typedef struct dtask {
@@ -82,7 +69,7 @@ static void tap_calls(dtask *t, size_t oc, size_t mi, const float *w, size_t wrs
                       size_t c0, size_t kn, size_t lo, size_t hi) {
   const lc_conv *c = t->c;
   const lc_conv_desc *d = &c->d;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   const lc_kernels *kt = c->ctx->k;
   size_t pp = pix_pw(c), cin = (size_t)d->in_channels, cout = (size_t)d->out_channels, sw = (size_t)d->stride_w;
   int64_t xoff = kx * d->dilation_w - p->pl; /* input column of output column 0 */
@@ -116,7 +103,7 @@ static void tap_calls(dtask *t, size_t oc, size_t mi, const float *w, size_t wrs
 static void panel_rows(dtask *t, int64_t g, size_t q, size_t i0, size_t mi) {
   const lc_conv *c = t->c;
   const lc_conv_desc *d = &c->d;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   size_t pw = c->pw, oc = (size_t)g * (size_t)c->cout_g + q * pw + i0, cout = (size_t)d->out_channels;
   size_t ow = (size_t)p->ow, pix0 = t->oy0 * ow, np = (t->oy1 - t->oy0) * ow, cin_g = (size_t)c->cin_g;
   int nchw = d->layout == LC_NCHW, qrow = (c->plan.variant & DIRECT_QROW) && c->qw;
@@ -135,7 +122,7 @@ static void panel_rows(dtask *t, int64_t g, size_t q, size_t i0, size_t mi) {
       size_t kn = lc_min_sz(LC_KC, cin_g - c0), k0 = (size_t)tap * cin_g + c0, wrs, wcs;
       const float *w;
       if (qrow) {
-        lc_dequant_rows(c->qw, oc, 1, k0, kn, t->qbuf, kn); /* in range by construction */
+        lc_dequant_rows_with(c->ctx->k, c->qw, oc, 1, k0, kn, t->qbuf, kn); /* in range by construction */
         w = t->qbuf;
         wrs = kn;
         wcs = 1;
@@ -161,21 +148,20 @@ static void panel_rows(dtask *t, int64_t g, size_t q, size_t i0, size_t mi) {
 }
 
 static void direct_task(void *arg, size_t task, int thread) {
-  const direct_job *jb = arg;
+  const lc_route_job *jb = arg;
   const lc_conv *c = jb->c;
-  const lc_plan *p = &c->plan;
-  lc_task_pos tp = lc_task_decode(p, (size_t)c->d.groups, c->npanels, task);
-  size_t tile_i = tp.tile, n = tp.n, q0 = tp.q0, q1 = tp.q1;
-  int64_t g = (int64_t)tp.g;
-  size_t cin = (size_t)c->d.in_channels, cout = (size_t)c->d.out_channels;
+  const lc_conv_plan *p = &c->plan;
+  lc_task_view v = lc_task_view_of(jb, task, thread);
+  size_t q0 = v.tp.q0, q1 = v.tp.q1;
+  int64_t g = (int64_t)v.tp.g;
   int nchw = c->d.layout == LC_NCHW;
   dtask t;
   t.c = c;
-  t.img_g = jb->in + n * cin * p->ihw + (size_t)g * (size_t)c->cin_g * (nchw ? p->ihw : 1);
-  t.img_out = jb->out + n * cout * p->ohw;
-  t.oy0 = tile_i * p->tile;
+  t.img_g = v.img_g;
+  t.img_out = v.img_out;
+  t.oy0 = v.tp.tile * p->tile;
   t.oy1 = lc_min_sz(t.oy0 + p->tile, (size_t)p->oh);
-  unsigned char *slot = jb->ws ? jb->ws + (size_t)thread * p->ws_thread : NULL;
+  unsigned char *slot = v.slot;
   size_t qb = qbuf_bytes(c, p->variant);
   t.qbuf = qb ? (float *)slot : NULL;
   t.pack = pack_bytes(c, p->variant) ? (float *)(slot + qb) : NULL;
@@ -188,9 +174,8 @@ static void direct_task(void *arg, size_t task, int thread) {
   }
 }
 
-void lc_run_direct(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
-  direct_job jb = {c, in, out, ws};
-  const lc_plan *p = &c->plan;
-  lc_pool_run(c->ctx->pool, (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit, p->threads, direct_task,
-              &jb);
+lc_status lc_direct_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
+  const lc_conv_plan *p = &c->plan;
+  lc_route_launch(c, in, out, ws, (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit, direct_task);
+  return LC_OK;
 }

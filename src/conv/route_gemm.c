@@ -5,8 +5,8 @@
  * packed patch panel is [k][pp] with the pixel index fastest. */
 #include <string.h>
 
-#include "conv/conv.h"
 #include "conv/pack.h"
+#include "conv/route.h"
 #include "util/checked.h"
 #include "util/error.h"
 
@@ -18,42 +18,39 @@ static size_t kc_of(const lc_conv *c) { return lc_min_sz(c->K, LC_KC); }
 
 /* Tiles of equal size (a multiple of pp, at most max_tile) covering the image's pixels, and a split of
  * the weight panels when there are too few tiles to keep every thread busy (small late layers). */
-static void set_tiles(const lc_conv *c, lc_plan *p, size_t pp, size_t max_tile) {
+static void set_tiles(const lc_conv *c, lc_conv_plan *p, size_t pp, size_t max_tile) {
   max_tile = lc_max_sz(pp, max_tile / pp * pp); /* panels never straddle tiles */
   size_t n = lc_div_up(p->ohw, max_tile);
   p->tile = lc_min_sz(max_tile, lc_round_up(lc_div_up(p->ohw, n), pp));
   p->ntiles = lc_div_up(p->ohw, p->tile);
-  size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles, want = (size_t)c->ctx->threads;
-  p->ocsplit = 1;
-  if (c->ctx->threads > 1 && tasks < want) p->ocsplit = lc_min_sz(c->npanels, lc_div_up(want, tasks));
+  p->ocsplit = lc_route_ocsplit((size_t)p->n * (size_t)c->d.groups * p->ntiles, c->ctx->threads, c->npanels);
 }
 
-static size_t tasks_of(const lc_conv *c, const lc_plan *p) {
+static size_t tasks_of(const lc_conv *c, const lc_conv_plan *p) {
   return (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit;
 }
 
-lc_status lc_plan_gemm1x1(const lc_conv *c, lc_plan *p) {
+lc_status lc_gemm1x1_plan(const lc_conv *c, lc_conv_plan *p) {
   const lc_conv_desc *d = &c->d;
   if (d->kernel_h != 1 || d->kernel_w != 1 || d->stride_h != 1 || d->stride_w != 1 || p->pt || p->pl || p->pb ||
       p->pr)
     return lc_error(LC_ERR_UNSUPPORTED, "gemm1x1: needs a 1x1 kernel, stride 1 and no padding");
   size_t pp = patch_pw(c);
-  p->route = LC_ROUTE_GEMM1X1;
   set_tiles(c, p, pp, LC_TILE_PIX_MAX);
   /* The GEMV path is chosen from the shape alone (so the output doesn't depend on the budget);
    * it allocates its activation buffer in run, which must fit the budget. */
   if (lc_conv_use_qgemv(c, p) && c->ctx->budget && lc_qgemv_bytes_bound(c, p) > c->ctx->budget)
     return lc_error(LC_ERR_BUDGET, "gemm1x1: the GEMV path needs up to %zu bytes, budget is %zu",
                     lc_qgemv_bytes_bound(c, p), c->ctx->budget);
-  p->ws_thread = lc_conv_use_qgemv(c, p) ? 0 : lc_qpanel_bytes(c);
-  p->threads = lc_threads_for_budget(c, p->ws_thread);
-  if (p->threads == 0)
-    return lc_error(LC_ERR_BUDGET, "gemm1x1: a dequantized weight panel needs %zu bytes, budget is %zu", p->ws_thread,
+  size_t ws = lc_conv_use_qgemv(c, p) ? 0 : lc_qpanel_bytes(c);
+  int threads = lc_threads_for_budget(c, ws);
+  if (threads == 0)
+    return lc_error(LC_ERR_BUDGET, "gemm1x1: a dequantized weight panel needs %zu bytes, budget is %zu", ws,
                     c->ctx->budget);
-  return LC_OK;
+  return lc_route_planned(p, LC_ROUTE_GEMM1X1, ws, threads);
 }
 
-lc_status lc_plan_im2col(const lc_conv *c, lc_plan *p) {
+lc_status lc_im2col_plan(const lc_conv *c, lc_conv_plan *p) {
   size_t pp = patch_pw(c), kc = kc_of(c), qb = lc_qpanel_bytes(c);
   size_t row_bytes = kc * sizeof(float); /* one pixel of a tile */
   /* Quantized weights are dequantized once per tile: larger tiles amortize that (measured on
@@ -70,11 +67,8 @@ lc_status lc_plan_im2col(const lc_conv *c, lc_plan *p) {
     while (fit > pp && (lc_round_up(fit * row_bytes, 64) + qb) * (size_t)threads > c->ctx->budget) fit -= pp;
     tile = lc_min_sz(tile, fit);
   }
-  p->route = LC_ROUTE_IM2COL;
   set_tiles(c, p, pp, tile);
-  p->ws_thread = lc_round_up(p->tile * row_bytes, 64) + qb;
-  p->threads = threads;
-  return LC_OK;
+  return lc_route_planned(p, LC_ROUTE_IM2COL, lc_round_up(p->tile * row_bytes, 64) + qb, threads);
 }
 
 /* igemm slot: [table: tile*taps pointers][zero vector: cin_g floats][packed: tile*K floats]. */
@@ -87,7 +81,7 @@ static int igemm_bytes(const lc_conv *c, size_t tile, size_t *bytes) {
          lc_add_sz(*bytes, lc_qpanel_bytes(c), bytes);
 }
 
-lc_status lc_plan_igemm(const lc_conv *c, lc_plan *p) {
+lc_status lc_igemm_plan(const lc_conv *c, lc_conv_plan *p) {
   size_t pp = patch_pw(c), one;
   if (!igemm_bytes(c, pp, &one)) return lc_error(LC_ERR_OVERFLOW, "igemm: chunk size overflows");
   /* One block of pp pixels with the whole K is the least igemm can work on: if even that is over the
@@ -102,20 +96,10 @@ lc_status lc_plan_igemm(const lc_conv *c, lc_plan *p) {
   size_t tile = pp, cap = lc_round_up(p->ohw, pp), b = one;
   while (tile + pp <= cap && igemm_bytes(c, tile + pp, &b) && b <= target) tile += pp;
   igemm_bytes(c, tile, &b);
-  p->route = LC_ROUTE_IGEMM;
   set_tiles(c, p, pp, tile);
   igemm_bytes(c, p->tile, &b);
-  p->ws_thread = b;
-  p->threads = threads;
-  return LC_OK;
+  return lc_route_planned(p, LC_ROUTE_IGEMM, b, threads);
 }
-
-typedef struct gemm_job {
-  const lc_conv *c;
-  const float *in;
-  float *out;
-  unsigned char *ws;
-} gemm_job;
 
 /* out tile (all weight panels x the pixel panels of [pix0, pix0+np)) for k in [k0, k0+kn).
  * Patch panels: packed (pan != NULL, panel i at pan + i*pstride + off) or the input in place. */
@@ -123,7 +107,7 @@ static void compute_block(const lc_conv *c, int64_t g, size_t q0, size_t q1, con
                           size_t pix0, size_t np, size_t k0, size_t kn, const float *pan, size_t pstride,
                           float *qbuf) {
   const lc_kernels *kt = c->ctx->k;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   size_t pp = patch_pw(c), pw = c->pw, K = c->K;
   size_t cout = (size_t)c->d.out_channels, cin = (size_t)c->d.in_channels, coutg = (size_t)c->cout_g;
   lc_gemm_params ep;
@@ -162,20 +146,16 @@ static void compute_block(const lc_conv *c, int64_t g, size_t q0, size_t q1, con
 }
 
 static void gemm_task(void *arg, size_t task, int thread) {
-  const gemm_job *jb = arg;
-  const lc_conv *c = jb->c;
-  const lc_plan *p = &c->plan;
-  lc_task_pos tp = lc_task_decode(p, (size_t)c->d.groups, c->npanels, task);
-  size_t tile_i = tp.tile, n = tp.n, q0 = tp.q0, q1 = tp.q1;
-  int64_t g = (int64_t)tp.g;
+  const lc_conv *c = ((const lc_route_job *)arg)->c;
+  const lc_conv_plan *p = &c->plan;
+  lc_task_view v = lc_task_view_of(arg, task, thread);
+  size_t q0 = v.tp.q0, q1 = v.tp.q1;
+  int64_t g = (int64_t)v.tp.g;
   size_t pp = patch_pw(c), K = c->K, kc = kc_of(c);
-  size_t pix0 = tile_i * p->tile, np = lc_min_sz(p->tile, p->ohw - pix0);
-  size_t cin = (size_t)c->d.in_channels, cout = (size_t)c->d.out_channels;
-  const float *img = jb->in + n * cin * p->ihw;
-  float *img_out = jb->out + n * cout * p->ohw;
-  int nchw = c->d.layout == LC_NCHW;
-  const float *img_g = img + (size_t)g * (size_t)c->cin_g * (nchw ? p->ihw : 1);
-  unsigned char *slot = jb->ws ? jb->ws + (size_t)thread * p->ws_thread : NULL;
+  size_t pix0 = v.tp.tile * p->tile, np = lc_min_sz(p->tile, p->ohw - pix0);
+  const float *img = v.img, *img_g = v.img_g;
+  float *img_out = v.img_out;
+  unsigned char *slot = v.slot;
   /* Dequantized weight panel (Q8/Q4) at the end of the slot. */
   float *qbuf = c->qw ? (float *)(slot + p->ws_thread - lc_qpanel_bytes(c)) : NULL;
 
@@ -213,7 +193,12 @@ static void gemm_task(void *arg, size_t task, int thread) {
   }
 }
 
-void lc_run_gemm(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
-  gemm_job jb = {c, in, out, ws};
-  lc_pool_run(c->ctx->pool, tasks_of(c, &c->plan), c->plan.threads, gemm_task, &jb);
+lc_status lc_gemm_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
+  lc_route_launch(c, in, out, ws, tasks_of(c, &c->plan), gemm_task);
+  return LC_OK;
+}
+
+lc_status lc_gemm1x1_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
+  if (lc_conv_use_qgemv(c, &c->plan)) return lc_run_qgemv(c, in, out);
+  return lc_gemm_run(c, in, out, ws);
 }

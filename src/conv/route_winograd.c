@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "conv/conv.h"
+#include "conv/route.h"
 #include "kernels/wino.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -49,11 +49,8 @@ static size_t tile_pp(const lc_conv *c) { return c->ctx->k->mr; }
 static size_t wpw(const lc_conv *c) { return c->ctx->k->nr; }
 static size_t wpanels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, wpw(c)); }
 
-/* Transforms of the context's ISA: AVX2 whenever the GEMM table is a SIMD one (all give the same bits). */
-static const lc_wino_kernels *wino_kernels(const lc_conv *c) {
-  int simd = strcmp(c->ctx->k->name, "scalar") != 0 && (c->ctx->cpu & LC_CPU_AVX2_FMA);
-  return simd ? &lc_wino_avx2 : &lc_wino_scalar;
-}
+/* Transforms of the context's kernel table (every version gives the same bits). */
+static const lc_wino_kernels *wino_kernels(const lc_conv *c) { return c->ctx->k->wino; }
 
 /* Where AUTO takes winograd (bench_winograd, 1 thread, Zen 4): NCHW wins from 16 input channels
  * per group (1.2x at 16, 1.4-2.0x from 32), NHWC from 8 (im2col is weaker there); stems of 3
@@ -115,12 +112,12 @@ static int slot_bytes(const lc_conv *c, size_t T, size_t *bytes) {
   return lc_add_sz(lc_round_up(v, 64), lc_round_up(m, 64), bytes) && lc_add_sz(*bytes, z + 64, bytes);
 }
 
-lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p) {
+lc_status lc_winograd_plan(const lc_conv *c, lc_conv_plan *p) {
   if (!wino_shape_ok(&c->d))
     return lc_error(LC_ERR_UNSUPPORTED, "winograd: needs a 3x3 kernel, stride 1, dilation 1");
   if (!c->wwino && !c->qw)
-    return lc_error(LC_ERR_UNSUPPORTED, "winograd: weights not transformed at create (route %s, depthwise %d)",
-                    lc_route_name(c->d.route), c->depthwise);
+    return lc_error(LC_ERR_UNSUPPORTED, "winograd: weights not transformed at create (%s)",
+                    c->depthwise ? "depthwise convs take the depthwise route" : "created for another route");
   size_t pp = tile_pp(c), one, nt;
   if (pp > SEG || wpw(c) > SEG)
     return lc_error(LC_ERR_UNSUPPORTED, "winograd: GEMM tile %zux%zu wider than %d", c->ctx->k->mr, c->ctx->k->nr, SEG);
@@ -144,15 +141,12 @@ lc_status lc_plan_winograd(const lc_conv *c, lc_plan *p) {
   /* Equal chunks, then split the weight panels when there are fewer tasks than threads. */
   size_t nch = lc_div_up(nt, T);
   T = lc_min_sz(T, lc_round_up(lc_div_up(nt, nch), pp));
-  p->route = LC_ROUTE_WINOGRAD;
   p->tile = T; /* tiles (2x2 output pixels) per chunk */
   p->ntiles = lc_div_up(nt, T);
-  size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles;
-  p->ocsplit = 1;
-  if (threads > 1 && tasks < (size_t)threads) p->ocsplit = lc_min_sz(wpanels(c), lc_div_up((size_t)threads, tasks));
-  if (!slot_bytes(c, T, &p->ws_thread)) return lc_error(LC_ERR_OVERFLOW, "winograd: slot size overflows");
-  p->threads = threads;
-  return LC_OK;
+  p->ocsplit = lc_route_ocsplit((size_t)p->n * (size_t)c->d.groups * p->ntiles, threads, wpanels(c));
+  size_t ws;
+  if (!slot_bytes(c, T, &ws)) return lc_error(LC_ERR_OVERFLOW, "winograd: slot size overflows");
+  return lc_route_planned(p, LC_ROUTE_WINOGRAD, ws, threads);
 }
 
 /* ------------------------------------------------------------------ run */
@@ -167,7 +161,7 @@ typedef struct wino_job {
 
 /* Row `iy` of a plane, columns [x0, x0 + w), zero outside the image: a pointer into the plane when
  * the span is inside, the zero row when the row is padding, else a copy in buf. */
-static const float *plane_row(const lc_plan *p, const lc_wino_kernels *wk, const float *plane, int64_t iy, int64_t x0,
+static const float *plane_row(const lc_conv_plan *p, const lc_wino_kernels *wk, const float *plane, int64_t iy, int64_t x0,
                               int64_t w, float *buf, const float *zero) {
   if (iy < 0 || iy >= p->ih) return zero;
   if (x0 >= 0 && x0 + w <= p->iw) return plane + iy * p->iw + x0;
@@ -186,7 +180,7 @@ static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_
                         const float *zero) {
   const lc_conv *c = jb->c;
   const lc_wino_kernels *wk = wino_kernels(c);
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   size_t cig = (size_t)c->cin_g, xs = cig * T, tw = jb->tw;
   if (c->d.layout == LC_NCHW) {
     float buf[4][2 * SEG + 2];
@@ -235,7 +229,7 @@ static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_
 static void output_chunk(const wino_job *jb, float *img_out, const float *M, size_t T, size_t oc0, size_t noc,
                          size_t t0, size_t nt) {
   const lc_conv *c = jb->c;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   const lc_wino_kernels *wk = wino_kernels(c);
   lc_gemm_params ep;
   lc_conv_epilogue(c, &ep);
@@ -267,14 +261,15 @@ static void output_chunk(const wino_job *jb, float *img_out, const float *M, siz
 static void build_u(const lc_conv *c, const lc_wino_kernels *wk, size_t g, size_t q, size_t noc, size_t k0,
                     size_t kn, float *U, float *D) {
   size_t pw = wpw(c), cig = (size_t)c->cin_g, oc0 = g * (size_t)c->cout_g + q * pw, xs = ubuf_xs(kn, pw);
-  if (strcmp(c->ctx->k->name, "avx512") == 0 && pw % 16 == 0 && lc_wino_qweights_avx512_ok(c->qw)) {
-    lc_wino_qweights_avx512(c->qw, oc0, noc, pw, k0, kn, U, xs);
+  const lc_kernels *kt = c->ctx->k;
+  if (kt->wino_qweights && pw % 16 == 0 && kt->wino_qweights_ok(c->qw)) {
+    kt->wino_qweights(c->qw, oc0, noc, pw, k0, kn, U, xs);
     return;
   }
   for (size_t s0 = 0; s0 < kn; s0 += QSEG) {
     size_t sn = lc_min_sz(QSEG, kn - s0);
     for (size_t t = 0; t < 9; t++) /* in range by construction */
-      (void)lc_dequant_rows(c->qw, oc0, noc, t * cig + k0 + s0, sn, D + t * QSEG, 9 * QSEG);
+      (void)lc_dequant_rows_with(c->ctx->k, c->qw, oc0, noc, t * cig + k0 + s0, sn, D + t * QSEG, 9 * QSEG);
     wk->weights(noc, pw, sn, D, 9 * QSEG, QSEG, 1, U + s0 * pw, xs);
   }
 }
@@ -282,7 +277,7 @@ static void build_u(const lc_conv *c, const lc_wino_kernels *wk, size_t g, size_
 static void wino_task(void *arg, size_t task, int thread) {
   const wino_job *jb = arg;
   const lc_conv *c = jb->c;
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   const lc_kernels *kt = c->ctx->k;
   lc_task_pos tp = lc_task_decode(p, (size_t)c->d.groups, wpanels(c), task);
   size_t chunk = tp.tile, g = tp.g, n = tp.n;
@@ -336,7 +331,7 @@ static void wino_task(void *arg, size_t task, int thread) {
 }
 
 void lc_run_winograd(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
-  const lc_plan *p = &c->plan;
+  const lc_conv_plan *p = &c->plan;
   wino_job jb = {c, in, out, ws, lc_div_up((size_t)p->ow, 2)};
   size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit;
   lc_pool_run(c->ctx->pool, tasks, p->threads, wino_task, &jb);

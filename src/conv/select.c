@@ -1,10 +1,10 @@
 /* Route selector for LC_ROUTE_AUTO. Every size product is checked; when a route can't run the
  * shape or doesn't fit the budget the next candidate is tried, ending at direct (no workspace). */
-#include "conv/conv.h"
+#include "conv/route.h"
 #include "util/checked.h"
 #include "util/error.h"
 
-lc_status lc_select_route(const lc_conv *c, lc_plan *p) {
+lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
   const lc_conv_desc *d = &c->d;
   lc_route order[6];
   int n = 0;
@@ -25,16 +25,9 @@ lc_status lc_select_route(const lc_conv *c, lc_plan *p) {
   order[n++] = LC_ROUTE_IM2COL;
   order[n++] = LC_ROUTE_DIRECT;
   for (int i = 0; i < n; i++) {
-    lc_plan q = *p;
-    lc_status st;
+    lc_conv_plan q = *p;
     if (!lc_conv_has_weights_for(c, order[i])) continue;
-    switch (order[i]) {
-      case LC_ROUTE_DEPTHWISE: st = lc_plan_depthwise(c, &q); break;
-      case LC_ROUTE_GEMM1X1: st = lc_plan_gemm1x1(c, &q); break;
-      case LC_ROUTE_IM2COL: st = lc_plan_im2col(c, &q); break;
-      case LC_ROUTE_WINOGRAD: st = lc_plan_winograd(c, &q); break;
-      default: st = lc_plan_direct(c, &q); break;
-    }
+    lc_status st = lc_route_def_of(order[i])->plan(c, &q);
     if (st == LC_OK) {
       *p = q;
       return LC_OK;

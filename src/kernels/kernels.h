@@ -1,5 +1,5 @@
-/* Kernel tables: one per ISA, chosen once per context. Microkernels only; the routes in
- * src/conv drive them. */
+/* Microkernel contracts (signatures and epilogue). The tables that name one kernel per family and
+ * ISA are in kernels/registry.h; the routes in src/conv drive them. */
 #ifndef LC_KERNELS_H
 #define LC_KERNELS_H
 
@@ -47,18 +47,16 @@ typedef void (*lc_f32_dw_pixel_fn)(size_t c, size_t taps, const float *const *in
  * src[(n - 1) * stride]. */
 typedef void (*lc_f32_gather_fn)(float *dst, const float *src, size_t n, size_t stride);
 
-typedef struct lc_kernels {
-  const char *name;        /* "scalar", "avx2", "avx512" */
-  size_t mr, nr;           /* GEMM tile of f32_gemm */
-  lc_f32_gemm_fn f32_gemm;
-  lc_f32_dw_row_fn f32_dw_row;
-  lc_f32_dw_pixel_fn f32_dw_pixel;
-  lc_f32_gather_fn f32_gather;
-} lc_kernels;
-
-extern const lc_kernels lc_kernels_scalar;
-extern const lc_kernels lc_kernels_avx2;   /* needs AVX2 + FMA */
-extern const lc_kernels lc_kernels_avx512; /* needs AVX512F/BW/DQ/VL */
+/* Prototypes of one ISA folder's f32 kernels: lc_f32_{dw_row,dw_pixel,gather}_<isa> and the GEMM,
+ * whose name gives its tile. */
+#define LC_F32_KERNEL_DECLS(gemm, isa)                                                                       \
+  void gemm(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_a, const float *b, size_t rs_b, \
+            float *c, size_t rs_c, const lc_gemm_params *p);                                                 \
+  void lc_f32_dw_row_##isa(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw, const float *const *in_rows,  \
+                           const float *w, float *out, const lc_gemm_params *p);                             \
+  void lc_f32_dw_pixel_##isa(size_t c, size_t taps, const float *const *in_ptrs, const float *w, float *out,    \
+                             const lc_gemm_params *p);                                                       \
+  void lc_f32_gather_##isa(float *dst, const float *src, size_t n, size_t stride)
 
 /* Activation of one value (scalar tails and reference). */
 static inline float lc_apply_act(float v, const lc_gemm_params *p) {

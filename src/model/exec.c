@@ -2,17 +2,12 @@
  * initializes each operator once, then runs nodes in order with per-node timing. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "model/graph.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
-
-void lc_model_options_init(lc_model_options *o) {
-  memset(o, 0, sizeof(*o));
-  o->threads = 1;
-}
+#include "util/timer.h"
 
 static lc_status node_error(lc_status s, const lc_gnode *g, const char *what) {
   if (strstr(lc_last_error(), g->n.name) && g->n.name[0]) return s;
@@ -128,21 +123,15 @@ lc_status lc_model_set_input(lc_model *m, const char *name, const lc_tensor *src
   return LC_OK;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 lc_status lc_model_run(lc_model *m) {
   if (!planned_for_run(m)) return lc_error(LC_ERR_STATE, "model: run before a successful plan");
   for (int p = 0; p < m->n_nodes; p++) {
     lc_gnode *g = &m->nodes[p];
     if (g->dead) continue;
     int n_out = lc_graph_io(m, g, m->io_in, m->io_out);
-    double t0 = now_ms();
+    double t0 = lc_now_ms();
     lc_status s = g->op->run(&g->n, g->state, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x);
-    g->ms = now_ms() - t0;
+    g->ms = lc_now_ms() - t0;
     if (s) return node_error(s, g, "running");
   }
   return LC_OK;

@@ -253,6 +253,12 @@ static lc_status build(lc_model *m) {
   return topo_sort(m, src, o->n_nodes);
 }
 
+/* Here, not in exec.c: loading sets the defaults, and exec.c already depends on this file. */
+void lc_model_options_init(lc_model_options *o) {
+  memset(o, 0, sizeof(*o));
+  o->threads = 1;
+}
+
 static lc_status finish_load(lc_onnx_model *o, lc_model **out) {
   lc_model *m = lc_calloc(1, sizeof(*m));
   if (!m) {

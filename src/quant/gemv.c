@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "kernels/registry.h"
 #include "quant/qkernels.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -12,31 +13,8 @@
 /* Longest block the int8 kernels accept: 255 * 127 * len must fit in int32. */
 #define LC_QINT8_MAX_BLOCK 65536
 
-int lc_qisa_select(lc_isa isa) {
-  __builtin_cpu_init();
-  int best = LC_QISA_SCALAR;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) best = LC_QISA_AVX2;
-  if (best == LC_QISA_AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
-    best = LC_QISA_AVX512;
-  switch (isa) {
-    case LC_ISA_SCALAR: return LC_QISA_SCALAR;
-    case LC_ISA_AVX2: return best < LC_QISA_AVX2 ? best : LC_QISA_AVX2;
-    default: return best;
-  }
-}
-
-static lc_qgemv_kernel pick_kernel(const lc_qmatrix *w, lc_qgemv_mode mode, int isa) {
-  const lc_qformat *f = &lc_qformats[w->format];
-  const lc_qgemv_kernel *k = mode == LC_QGEMV_INT8 ? f->int8 : f->accurate;
-  for (int i = isa; i >= 0; i--)
-    if (k[i]) return k[i];
-  return NULL;
-}
-
 const char *lc_qgemv_isa_name(const lc_qgemv_opts *opts) {
-  static const char *names[] = {"scalar", "avx2", "avx512vnni"};
-  return names[lc_qisa_select(opts ? opts->isa : LC_ISA_AUTO)];
+  return lc_kernels_clamp(opts ? opts->isa : LC_ISA_AUTO)->qname;
 }
 
 /* roundf without a libm call: v - trunc(v) is exact, step away from zero at >= 0.5. */
@@ -128,7 +106,7 @@ lc_status lc_qgemv(const lc_qmatrix *w, size_t m, const float *x, size_t ldx, co
   if (opts->mode == LC_QGEMV_INT8 && w->block > LC_QINT8_MAX_BLOCK)
     return lc_error(LC_ERR_UNSUPPORTED, "gemv: int8 mode needs blocks of at most %d (block is %zu)",
                     LC_QINT8_MAX_BLOCK, w->block);
-  lc_qgemv_kernel kern = pick_kernel(w, opts->mode, lc_qisa_select(opts->isa));
+  lc_qgemv_kernel kern = lc_kernels_clamp(opts->isa)->qgemv[w->format][opts->mode];
   if (!kern) return lc_error(LC_ERR_INTERNAL, "gemv: no kernel for this format and mode");
 
   /* Activation workspace: values, per-block scale, integer sum and float sum (+ split128 lanes). */

@@ -41,27 +41,25 @@ static inline int lc_q4_split128(const lc_qmatrix *w) {
 typedef void (*lc_qgemv_kernel)(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y,
                                 size_t ldy);
 
-enum { LC_QISA_SCALAR = 0, LC_QISA_AVX2 = 1, LC_QISA_AVX512 = 2, LC_QISA_COUNT = 3 };
-
-/* One row per format (indexed by lc_weight_format). Kernels may be NULL (fall back to a lower ISA). */
+/* One row per format (indexed by lc_weight_format); the kernels per ISA are in kernels/registry.h. */
 typedef struct lc_qformat {
   const char *name;
   int bits;
   int qmin, qmax;          /* signed code range */
   int qmax_sym;            /* symmetric quantization uses [-qmax_sym, qmax_sym] */
-  /* Decodes elements [j0, j0 + len) of one block into fp32: w = q * scale + offset (fused). */
-  void (*dequant)(const uint8_t *block_codes, size_t j0, size_t len, float scale, float offset, float *dst);
   void (*pack)(const int8_t *q, size_t len, uint8_t *block_codes);
-  lc_qgemv_kernel accurate[LC_QISA_COUNT];
-  lc_qgemv_kernel int8[LC_QISA_COUNT];
 } lc_qformat;
+
+/* Decodes elements [j0, j0 + len) of one block into fp32: w = q * scale + offset (fused). */
+typedef void (*lc_dequant_fn)(const uint8_t *block_codes, size_t j0, size_t len, float scale, float offset,
+                              float *dst);
 
 extern const lc_qformat lc_qformats[3];
 
 static inline size_t lc_qblock_bytes(int bits, size_t len) { return (len * (size_t)bits + 7) / 8; }
 static inline size_t lc_qpad(size_t len) { return (len + LC_QCHUNK - 1) / LC_QCHUNK * LC_QCHUNK; }
 
-/* Kernels (the table in formats.c lists them). */
+/* Kernels (kernels/registry.c lists them per ISA). */
 void lc_qgemv_q4_accurate_scalar(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
 void lc_qgemv_q8_accurate_scalar(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
 void lc_qgemv_q4_int8_scalar(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
@@ -88,13 +86,15 @@ void lc_qprep_split128_avx512(const lc_qmatrix *w, const float *x, int8_t *xq, f
 #define LC_QBCAST_M 16
 void lc_qprep_bcast(const lc_qmatrix *w, size_t m, const int8_t *xq, size_t ld, const float *xs, uint8_t *xt,
                     float *xst);
+/* Rows [n0, n1) of the q4 int8 GEMV on that layout (a->xt set). */
+void lc_qgemv_q4_bcast_avx512(const lc_qmatrix *w, const lc_qact *a, size_t n0, size_t n1, float *y, size_t ldy);
 
-/* AVX2 versions of lc_qformat.dequant (same contract). */
+/* Dequantization (lc_dequant_fn), per format and ISA; f32 is a plain copy. */
+void lc_dequant_f32(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
+void lc_dequant_q8_scalar(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
+void lc_dequant_q4_scalar(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
 void lc_dequant_q4_avx2(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
 void lc_dequant_q8_avx2(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
-
-/* Kernel set for an lc_isa request, clamped to what this CPU supports. */
-int lc_qisa_select(lc_isa isa);
 
 /* Walks a row's blocks in order: code bytes and padded activation elements of block i of a tap. */
 static inline size_t lc_qblock_len(const lc_qmatrix *m, size_t i) { return i == m->bpt - 1 ? m->tail : m->block; }

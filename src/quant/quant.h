@@ -64,6 +64,10 @@ size_t lc_qmatrix_bytes(const lc_qmatrix *m);
 /* dst[r][j] = W[row0 + r][k0 + j] in fp32, r < nrows, j < klen, row stride ld (floats). */
 lc_status lc_dequant_rows(const lc_qmatrix *m, size_t row0, size_t nrows, size_t k0, size_t klen, float *dst,
                           size_t ld);
+/* Same with the dequantizers of kernel table k (kernels/registry.h): a conv passes its context's. */
+struct lc_kernels;
+lc_status lc_dequant_rows_with(const struct lc_kernels *k, const lc_qmatrix *m, size_t row0, size_t nrows, size_t k0,
+                               size_t klen, float *dst, size_t ld);
 
 typedef enum lc_qgemv_mode {
   LC_QGEMV_ACCURATE = 0, /* fp32 activations, weights dequantized exactly in registers */
@@ -73,7 +77,7 @@ typedef enum lc_qgemv_mode {
 typedef struct lc_qgemv_opts {
   lc_qgemv_mode mode;
   int threads;  /* <= 1: the caller's thread only; else split over n with pthreads */
-  lc_isa isa;   /* LC_ISA_AUTO picks the best the CPU has (tests force the others) */
+  lc_isa isa;   /* kernel table as lc_kernels_clamp (kernels/registry.h) picks it: AUTO = the best here */
   struct lc_pool *pool; /* optional (util/threadpool.h): run on these threads instead of starting some */
 } lc_qgemv_opts;
 

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "kernels/registry.h"
 #include "quant/qkernels.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -287,16 +288,16 @@ lc_status lc_qmatrix_from_codes(size_t n, size_t k, const lc_quant_spec *spec, c
 
 lc_status lc_dequant_rows(const lc_qmatrix *m, size_t row0, size_t nrows, size_t k0, size_t klen, float *dst,
                           size_t ld) {
+  return lc_dequant_rows_with(lc_kernels_clamp(LC_ISA_AUTO), m, row0, nrows, k0, klen, dst, ld);
+}
+
+lc_status lc_dequant_rows_with(const lc_kernels *kt, const lc_qmatrix *m, size_t row0, size_t nrows, size_t k0,
+                               size_t klen, float *dst, size_t ld) {
   if (!m || !m->codes || !dst) return lc_error(LC_ERR_INVALID_ARG, "dequant: NULL matrix or destination");
   if (row0 > m->n || nrows > m->n - row0 || k0 > m->k || klen > m->k - k0 || (nrows > 1 && ld < klen))
     return lc_error(LC_ERR_INVALID_ARG, "dequant: rows [%zu, +%zu) cols [%zu, +%zu) ld %zu outside %zu x %zu",
                     row0, nrows, k0, klen, ld, m->n, m->k);
-  const lc_qformat *f = &lc_qformats[m->format];
-  void (*deq)(const uint8_t *, size_t, size_t, float, float, float *) = f->dequant;
-  if (lc_qisa_select(LC_ISA_AUTO) >= LC_QISA_AVX2) {
-    if (m->format == LC_WEIGHTS_Q4) deq = lc_dequant_q4_avx2;
-    if (m->format == LC_WEIGHTS_Q8) deq = lc_dequant_q8_avx2;
-  }
+  lc_dequant_fn deq = kt->dequant[m->format];
   size_t tap_bytes = (m->bpt - 1) * m->block_bytes + m->tail_bytes;
   for (size_t r = 0; r < nrows; r++) {
     size_t row = row0 + r;

@@ -133,7 +133,7 @@ static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 lc_status lc_cl_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape) {
   lc_cl_conv *cc = c->dev;
-  lc_plan p;
+  lc_conv_plan p;
   memset(&p, 0, sizeof p);
   int64_t pads[4];
   lc_status s = lc_conv_resolve_pads(&c->d, in_h, in_w, pads, &p.oh, &p.ow);

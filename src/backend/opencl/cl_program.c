@@ -10,6 +10,7 @@
 #include "tune/hash.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/timer.h"
 
 #define PROG_MAGIC 0x4c434c50u /* "LCLP" */
 
@@ -18,12 +19,6 @@ struct lc_cl_program_entry {
   cl_program prog;
   char key[];
 };
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 void lc_cl_warn_once(lc_cl_rt *rt, const char *fmt, ...) {
   if (rt->warned_cache) return;
@@ -152,7 +147,7 @@ lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_
   size_t slen = 0;
   char *src = assemble(name, &slen);
   if (!src) return lc_error(LC_ERR_NO_MEMORY, "opencl: no embedded program '%s' (or out of memory)", name);
-  double t0 = now_ms();
+  double t0 = lc_now_ms();
   /* Cache key: what makes a binary valid — device, driver, source, options, our version. */
   char ckey[1024], path[1400];
   snprintf(ckey, sizeof ckey, "%s\n%s\n%016llx\n%d.%d.%d", rt->info.fingerprint, key,
@@ -190,7 +185,7 @@ lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_
     }
   }
   lc_free(src);
-  rt->compile_ms += now_ms() - t0;
+  rt->compile_ms += lc_now_ms() - t0;
   lc_cl_program_entry *ent = lc_malloc(sizeof *ent + (size_t)kn + 1);
   if (!ent) {
     rt->cl->ReleaseProgram(p);

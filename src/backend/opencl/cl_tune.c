@@ -14,14 +14,9 @@
 #include "tune/tune_cache.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/timer.h"
 
 #define MAX_CANDS 256
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 static int find_family(const char *name) {
   for (int i = 0; i < lc_cl_nfamilies; i++)
@@ -295,9 +290,9 @@ lc_status lc_cl_tune(lc_conv *c, lc_cl_conv *cc, lc_cl_cand *out, lc_conv_device
     *out = cands[0];
     s = ensure_ws(c, cc, out);
   } else if (!s) {
-    double t0 = now_ms();
+    double t0 = lc_now_ms();
     s = measure(c, cc, cands, n, level, out, info);
-    info->tune_ms = now_ms() - t0;
+    info->tune_ms = lc_now_ms() - t0;
     if (!s) s = ensure_ws(c, cc, out);
     if (!s && x->tc) {
       const lc_cl_family *f = lc_cl_families[out->family];

@@ -2,9 +2,7 @@
  * compiles to scalar loads and took 28% of a stride-2 3x3 conv (perf, 64 ch at 112x112). */
 #include <immintrin.h>
 
-#include "kernels/kernels.h"
-
-void lc_f32_gather_avx2(float *dst, const float *src, size_t n, size_t stride);
+#include "kernels/avx2/avx2_kernels.h"
 
 void lc_f32_gather_avx2(float *dst, const float *src, size_t n, size_t stride) {
   size_t j = 0;

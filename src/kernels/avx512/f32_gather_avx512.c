@@ -1,9 +1,7 @@
 /* Strided gather for im2col packing; stride 2 by a two-source permute (see the AVX2 version). */
 #include <immintrin.h>
 
-#include "kernels/kernels.h"
-
-void lc_f32_gather_avx512(float *dst, const float *src, size_t n, size_t stride);
+#include "kernels/avx512/avx512_kernels.h"
 
 void lc_f32_gather_avx512(float *dst, const float *src, size_t n, size_t stride) {
   size_t j = 0;

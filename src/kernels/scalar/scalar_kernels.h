@@ -4,12 +4,7 @@
 
 #include "kernels/kernels.h"
 
-void lc_f32_gemm_4x8_scalar(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_a,
-                            const float *b, size_t rs_b, float *c, size_t rs_c, const lc_gemm_params *p);
-void lc_f32_dw_row_scalar(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw,
-                          const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p);
-void lc_f32_dw_pixel_scalar(size_t c, size_t taps, const float *const *in_ptrs, const float *w, float *out,
-                            const lc_gemm_params *p);
+LC_F32_KERNEL_DECLS(lc_f32_gemm_4x8_scalar, scalar);
 
 /* Epilogue of one value: v is the accumulator; old is C (read only if accumulate);
  * bias_v / res_v are ignored unless the matching pointer in p is set. */

@@ -1,6 +1,8 @@
 /* CPU feature detection: cpuid for the instruction sets, xgetbv for OS support of the registers
  * (an AVX-512 CPU under an OS that doesn't save zmm state must not use them). */
-#include "api/cpu.h"
+#include "kernels/cpu.h"
+
+#include <pthread.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -11,7 +13,7 @@ static unsigned long long lc_xgetbv0(void) {
   return ((unsigned long long)edx << 32) | eax;
 }
 
-unsigned lc_cpu_detect(void) {
+static unsigned lc_cpu_detect(void) {
   unsigned a, b, c, d, f = 0;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
   int osxsave = (c >> 27) & 1, fma = (c >> 12) & 1, avx = (c >> 28) & 1;
@@ -34,5 +36,15 @@ unsigned lc_cpu_detect(void) {
   return f;
 }
 #else
-unsigned lc_cpu_detect(void) { return 0; }
+static unsigned lc_cpu_detect(void) { return 0; }
 #endif
+
+/* cpuid traps to the hypervisor on a VM: ask once. */
+static pthread_once_t lc_cpu_once = PTHREAD_ONCE_INIT;
+static unsigned lc_cpu_bits;
+static void lc_cpu_init(void) { lc_cpu_bits = lc_cpu_detect(); }
+
+unsigned lc_cpu_features(void) {
+  pthread_once(&lc_cpu_once, lc_cpu_init);
+  return lc_cpu_bits;
+}

@@ -1,0 +1,127 @@
+/* The conv routes: the table every route is listed in (name, plan, run, weights read, help), and
+ * what the routes share (the job a run hands the pool, the plan helpers, the task decoder).
+ * Dependencies point one way: op.c and select.c read the table (routes.c), the table names the
+ * route files, and those use only route_util.c, qweights.c, pack.c and the kernels. */
+#ifndef LC_CONV_ROUTE_H
+#define LC_CONV_ROUTE_H
+
+#include <stdio.h>
+
+#include "conv/conv.h"
+#include "util/checked.h"
+
+/* Weight representations (lc_conv fields) a route reads; it can run when it holds any of them. */
+enum {
+  LC_WREP_PACKED = 1u << 0, /* wpack */
+  LC_WREP_QUANT = 1u << 1,  /* qw */
+  LC_WREP_DW = 1u << 2,     /* wdw */
+  LC_WREP_WINO = 1u << 3    /* wwino */
+};
+
+typedef struct lc_route_def {
+  const char *name;
+  const char *help; /* one line for the CLI's --help */
+  /* Sets the plan's route, tile, threads and ws_thread; LC_ERR_UNSUPPORTED or LC_ERR_BUDGET when
+   * it can't run the shape within the budget. NULL for auto (select.c). */
+  lc_status (*plan)(const lc_conv *c, lc_conv_plan *p);
+  lc_status (*run)(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+  unsigned reads; /* LC_WREP_* */
+} lc_route_def;
+
+/* The entry of route r, NULL when r >= LC_ROUTE_COUNT. */
+const lc_route_def *lc_route_def_of(lc_route r);
+/* The route names separated by sep, cut to cap bytes (returns buf); a line per route for --help. */
+char *lc_route_names_join(char *buf, size_t cap, const char *sep);
+void lc_route_print_help(FILE *f);
+
+/* What a route's run hands each task. */
+typedef struct lc_route_job {
+  const lc_conv *c;
+  const float *in;
+  float *out;
+  unsigned char *ws;
+} lc_route_job;
+
+/* Runs tasks [0, tasks) of fn over the plan's threads, each given the job {c, in, out, ws}. */
+void lc_route_launch(const lc_conv *c, const float *in, float *out, unsigned char *ws, size_t tasks,
+                     void (*fn)(void *job, size_t task, int thread));
+
+/* Weight panels split into this many tasks per tile when tasks < threads (small late layers). */
+static inline size_t lc_route_ocsplit(size_t tasks, int threads, size_t npanels) {
+  if (threads > 1 && tasks < (size_t)threads) return lc_min_sz(npanels, lc_div_up((size_t)threads, tasks));
+  return 1;
+}
+
+/* The plan's tail: route, per-thread workspace and threads. */
+static inline lc_status lc_route_planned(lc_conv_plan *p, lc_route r, size_t ws_thread, int threads) {
+  p->route = r;
+  p->ws_thread = ws_thread;
+  p->threads = threads;
+  return LC_OK;
+}
+
+/* Where task t of a GEMM-like route lies: tasks are image x group x tile x weight-panel split
+ * (split fastest); [q0, q1) is the split's share of the route's npanels weight panels. */
+typedef struct lc_task_pos {
+  size_t n, g, tile, q0, q1;
+} lc_task_pos;
+
+static inline lc_task_pos lc_task_decode(const lc_conv_plan *p, size_t groups, size_t npanels, size_t task) {
+  lc_task_pos t;
+  size_t split = task % p->ocsplit;
+  task /= p->ocsplit;
+  t.tile = task % p->ntiles;
+  t.g = task / p->ntiles % groups;
+  t.n = task / p->ntiles / groups;
+  t.q0 = npanels * split / p->ocsplit;
+  t.q1 = npanels * (split + 1) / p->ocsplit;
+  return t;
+}
+
+/* A GEMM-like task's place, its image's input and output, the group's first input channel, and its
+ * thread's workspace slot (NULL when the plan has none). */
+typedef struct lc_task_view {
+  lc_task_pos tp;
+  const float *img, *img_g;
+  float *img_out;
+  unsigned char *slot;
+} lc_task_view;
+
+static inline lc_task_view lc_task_view_of(const lc_route_job *jb, size_t task, int thread) {
+  const lc_conv *c = jb->c;
+  const lc_conv_plan *p = &c->plan;
+  lc_task_view v;
+  v.tp = lc_task_decode(p, (size_t)c->d.groups, c->npanels, task);
+  v.img = jb->in + v.tp.n * (size_t)c->d.in_channels * p->ihw;
+  v.img_g = v.img + v.tp.g * (size_t)c->cin_g * (c->d.layout == LC_NCHW ? p->ihw : 1);
+  v.img_out = jb->out + v.tp.n * (size_t)c->d.out_channels * p->ohw;
+  v.slot = jb->ws ? jb->ws + (size_t)thread * p->ws_thread : NULL;
+  return v;
+}
+
+/* Threads usable when each needs per_thread bytes under the budget; 0 if not even one fits. */
+int lc_threads_for_budget(const lc_conv *c, size_t per_thread);
+/* Epilogue parameters for a tile (bias offset by the caller). */
+void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p);
+
+/* The routes (route_*.c). */
+lc_status lc_direct_plan(const lc_conv *c, lc_conv_plan *p);
+lc_status lc_direct_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+lc_status lc_gemm1x1_plan(const lc_conv *c, lc_conv_plan *p);
+lc_status lc_gemm1x1_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+lc_status lc_im2col_plan(const lc_conv *c, lc_conv_plan *p);
+lc_status lc_igemm_plan(const lc_conv *c, lc_conv_plan *p);
+lc_status lc_gemm_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+lc_status lc_depthwise_plan(const lc_conv *c, lc_conv_plan *p);
+lc_status lc_depthwise_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+lc_status lc_winograd_plan(const lc_conv *c, lc_conv_plan *p);
+void lc_run_winograd(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+/* Winograd weights (transformed at create when the conv is 3x3, stride 1, dilation 1): NULL otherwise. */
+lc_status lc_winograd_pack(lc_conv *c, const float *w);
+/* 1 when AUTO should try winograd for this conv (shape, layout and channel thresholds). */
+int lc_winograd_auto(const lc_conv *c);
+
+/* Picks the route for LC_ROUTE_AUTO (select.c). */
+lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p);
+
+#endif

@@ -1,0 +1,60 @@
+/* The route table: the one list of routes that the operator (op.c), the selector (select.c), the
+ * descriptor names and the CLI read. A new route is one entry here plus its file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "conv/route.h"
+
+static lc_status winograd_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
+  lc_run_winograd(c, in, out, ws);
+  return LC_OK;
+}
+
+static const lc_route_def routes[LC_ROUTE_COUNT] = {
+    [LC_ROUTE_AUTO] = {"auto", "the selector picks one of the others from the shape and the budget", NULL, NULL,
+                       LC_WREP_PACKED | LC_WREP_QUANT | LC_WREP_DW | LC_WREP_WINO},
+    [LC_ROUTE_DIRECT] = {"direct", "a GEMM call per kernel tap on the input in place; runs any conv",
+                         lc_direct_plan, lc_direct_run, LC_WREP_PACKED | LC_WREP_QUANT},
+    [LC_ROUTE_GEMM1X1] = {"gemm1x1", "1x1 stride 1 unpadded: the input is the GEMM operand (Q8/Q4 few pixels: GEMV)",
+                          lc_gemm1x1_plan, lc_gemm1x1_run, LC_WREP_PACKED | LC_WREP_QUANT},
+    [LC_ROUTE_IM2COL] = {"im2col", "patches packed in tiles of K blocks x pixels, then GEMM", lc_im2col_plan,
+                         lc_gemm_run, LC_WREP_PACKED | LC_WREP_QUANT},
+    [LC_ROUTE_IGEMM] = {"igemm", "indirect GEMM: a pointer per (pixel, tap), whole-K patches per chunk",
+                        lc_igemm_plan, lc_gemm_run, LC_WREP_PACKED | LC_WREP_QUANT},
+    [LC_ROUTE_DEPTHWISE] = {"depthwise", "groups == in == out channels, stride 1 or 2", lc_depthwise_plan,
+                            lc_depthwise_run, LC_WREP_DW},
+    [LC_ROUTE_WINOGRAD] = {"winograd", "3x3 stride 1 dilation 1: Winograd F(2x2, 3x3), 2.25x fewer multiplies",
+                           lc_winograd_plan, winograd_run, LC_WREP_WINO | LC_WREP_QUANT},
+};
+
+const lc_route_def *lc_route_def_of(lc_route r) { return (unsigned)r < LC_ROUTE_COUNT ? &routes[r] : NULL; }
+
+const char *lc_route_name(lc_route r) { return (unsigned)r < LC_ROUTE_COUNT ? routes[r].name : "unknown"; }
+
+int lc_route_from_name(const char *name) {
+  for (int i = 0; name && i < LC_ROUTE_COUNT; i++)
+    if (strcmp(name, routes[i].name) == 0) return i;
+  return -1;
+}
+
+int lc_conv_has_weights_for(const lc_conv *c, lc_route r) {
+  unsigned held = (c->wpack ? LC_WREP_PACKED : 0) | (c->qw ? LC_WREP_QUANT : 0) | (c->wdw ? LC_WREP_DW : 0) |
+                  (c->wwino ? LC_WREP_WINO : 0);
+  const lc_route_def *d = lc_route_def_of(r);
+  return r == LC_ROUTE_AUTO || (d && (held & d->reads) != 0);
+}
+
+char *lc_route_names_join(char *buf, size_t cap, const char *sep) {
+  size_t n = 0;
+  if (cap) buf[0] = 0;
+  for (int i = 0; i < LC_ROUTE_COUNT && n < cap; i++) {
+    int w = snprintf(buf + n, cap - n, "%s%s", i ? sep : "", routes[i].name);
+    n += w > 0 ? (size_t)w : 0;
+  }
+  return buf;
+}
+
+void lc_route_print_help(FILE *f) {
+  fprintf(f, "\nroutes (--route):\n");
+  for (int i = 0; i < LC_ROUTE_COUNT; i++) fprintf(f, "  %-16s %s\n", routes[i].name, routes[i].help);
+}
