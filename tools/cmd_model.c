@@ -20,10 +20,10 @@ int cmd_bench(int argc, char **argv);
 #define MAX_ARGS 64
 
 typedef struct margs {
-  const char *model, *out_dir;
+  const char *model, *out_dir, *device;
   const char *shape[MAX_ARGS], *input[MAX_ARGS];
   int n_shape, n_input;
-  int json, per_layer, repeat, threads, weights, block, no_fusion, q4_policy;
+  int json, per_layer, repeat, threads, weights, block, no_fusion, q4_policy, tune;
 } margs;
 
 static int usage(const char *cmd, const char *fmt, ...) {
@@ -32,7 +32,7 @@ static int usage(const char *cmd, const char *fmt, ...) {
   fprintf(stderr, "lowconv %s: ", cmd);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\nusage: lowconv %s MODEL.onnx [--shape NAME=DxDx..]... [--threads T] [--json]%s\n", cmd,
+  fprintf(stderr, "\nusage: lowconv %s MODEL.onnx [--shape NAME=DxDx..]... [--threads T] [--device cpu|opencl[:P[:D]] [--tune 0-3]] [--json]%s\n", cmd,
           !strcmp(cmd, "run") ? " --input NAME=FILE.npy... --output-dir DIR [--weights f32|q8|q4 --block N --q4-policy all|mixed]"
           : !strcmp(cmd, "bench") ? " [--per-layer] [--repeat N] [--input NAME=FILE.npy]... [--weights f32|q8|q4]"
                                   : "");
@@ -54,7 +54,7 @@ static int parse_int(const char *s, int lo, int hi, int *v) {
 
 static int parse_args(const char *cmd, int argc, char **argv, margs *a) {
   memset(a, 0, sizeof(*a));
-  a->repeat = 10, a->threads = 1;
+  a->repeat = 10, a->threads = 1, a->tune = -1;
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     if (strncmp(s, "--", 2)) {
@@ -78,6 +78,8 @@ static int parse_args(const char *cmd, int argc, char **argv, margs *a) {
     if (!strcmp(key, "--shape") && a->n_shape < MAX_ARGS) a->shape[a->n_shape++] = val;
     else if (!strcmp(key, "--input") && a->n_input < MAX_ARGS) a->input[a->n_input++] = val;
     else if (!strcmp(key, "--output-dir")) a->out_dir = val;
+    else if (!strcmp(key, "--device")) a->device = val;
+    else if (!strcmp(key, "--tune")) { if (!parse_int(val, 0, 3, &a->tune)) return usage(cmd, "bad --tune '%s' (0 none .. 3 heavy)", val); }
     else if (!strcmp(key, "--repeat")) { if (!parse_int(val, 1, 100000, &a->repeat)) return usage(cmd, "bad --repeat '%s'", val); }
     else if (!strcmp(key, "--threads")) { if (!parse_int(val, 1, 1024, &a->threads)) return usage(cmd, "bad --threads '%s'", val); }
     else if (!strcmp(key, "--block")) { if (!parse_int(val, 0, 4096, &a->block)) return usage(cmd, "bad --block '%s'", val); }
@@ -94,6 +96,48 @@ static int parse_args(const char *cmd, int argc, char **argv, margs *a) {
   }
   if (!a->model) return usage(cmd, "no model given");
   return 0;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Device plans: where the nodes run, device memory, start and launch costs (median_ms < 0: info). */
+static void print_device(lc_model *m, const double *start_ms, double median_ms) {
+  lc_model_device_stats d;
+  lc_model_get_device_stats(m, &d);
+  if (!d.device) return;
+  printf("device %s: %d kernels per run, %d nodes on the CPU; device weights %.3f MB, activations %.3f MB; "
+         "compile %.0f ms, tune %.0f ms\n", d.device, d.kernels, d.fallbacks, d.weight_bytes / 1e6,
+         d.activation_bytes / 1e6, d.compile_ms, d.tune_ms);
+  for (int i = 0, n = lc_model_n_layers(m); i < n; i++) {
+    lc_layer_info li;
+    lc_model_layer(m, i, &li);
+    if (lc_model_layer_on_host(m, i)) printf("  on the CPU: %s (%s): %s\n", li.name, li.op_type, li.route);
+  }
+  double us = 0;
+  if (start_ms && !lc_model_device_launch_us(m, &us))
+    printf("start (load to first result) %.1f ms; device time %.3f ms per run; launch floor %d x %.2f us = %.3f ms "
+           "(median wall %.3f ms)\n", *start_ms, d.last_run_ms, d.kernels, us, d.kernels * us * 1e-3, median_ms);
+}
+
+static void json_device(lc_model *m, double start_ms, double median_ms) {
+  lc_model_device_stats d;
+  lc_model_get_device_stats(m, &d);
+  if (!d.device) return;
+  double us = 0;
+  if (start_ms >= 0 && lc_model_device_launch_us(m, &us)) us = 0;
+  printf(", \"device\": ");
+  json_string(stdout, d.device);
+  printf(", \"fallbacks\": %d, \"kernels\": %d, \"device_weight_bytes\": %zu, \"device_activation_bytes\": %zu, "
+         "\"compile_ms\": %.3f, \"tune_ms\": %.3f", d.fallbacks, d.kernels, d.weight_bytes, d.activation_bytes,
+         d.compile_ms, d.tune_ms);
+  if (start_ms >= 0)
+    printf(", \"start_ms\": %.3f, \"device_ms\": %.4f, \"launch_us\": %.3f, \"launch_floor_ms\": %.4f", start_ms,
+           d.last_run_ms, us, d.kernels * us * 1e-3);
+  (void)median_ms;
 }
 
 /* NAME=1x3x224x224 */
@@ -132,6 +176,8 @@ static int open_model(const margs *a, int dry, lc_model **m) {
   o.q4_policy = a->q4_policy;
   o.no_fusion = a->no_fusion;
   o.dry_run = dry;
+  o.device = a->device;
+  o.device_tune = a->tune;
   if (lc_model_plan(*m, &o)) return fail(a->model);
   return 0;
 }
@@ -231,6 +277,7 @@ int cmd_info(int argc, char **argv) {
     json_stats(stdout, &st);
     printf(", ");
     json_layers(stdout, m, 0);
+    json_device(m, -1, -1);
     printf("}\n");
   } else {
     printf("model %s (IR %lld, opset %lld)\n", a.model, (long long)st.ir_version, (long long)st.opset);
@@ -261,6 +308,7 @@ int cmd_info(int argc, char **argv) {
     for (int k = 0; k < nops; k++) printf(" %s x%d", ops[k], cnt[k]);
     printf("\nweights %.3f MB (packed convs %.3f MB), peak activations %.3f MB, conv scratch %.3f MB\n",
            st.weight_bytes / 1e6, st.packed_weight_bytes / 1e6, st.peak_activation_bytes / 1e6, st.scratch_bytes / 1e6);
+    print_device(m, NULL, -1);
     printf("conv routes:\n");
     for (int i = 0; i < n; i++) {
       lc_layer_info li;
@@ -348,11 +396,6 @@ int cmd_run(int argc, char **argv) {
   return r;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
 static int cmp_d(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
@@ -364,6 +407,7 @@ int cmd_bench(int argc, char **argv) {
   int r = parse_args("bench", argc, argv, &a);
   if (r) return r;
   lc_model *m = NULL;
+  double t_start = now_ms(), start_ms = 0;
   if ((r = open_model(&a, 0, &m)) || (r = bind_inputs(m, &a, 0))) {
     lc_model_free(m);
     return r;
@@ -378,6 +422,7 @@ int cmd_bench(int argc, char **argv) {
     return 1;
   }
   if (lc_model_run(m)) r = fail("run"); /* warm-up: first-touch of the arena and packed weights */
+  start_ms = now_ms() - t_start;        /* load to first result */
   for (int it = 0; !r && it < a.repeat; it++) {
     double t0 = now_ms();
     lc_status s = lc_model_run(m);
@@ -429,12 +474,14 @@ int cmd_bench(int argc, char **argv) {
         json_number(stdout, ms);
         printf(", \"gflops\": ");
         json_number(stdout, ms > 0 ? li.flops / ms / 1e6 : 0);
-        printf(", \"workspace_bytes\": %zu}", li.workspace_bytes);
+        printf(", \"workspace_bytes\": %zu, \"on_host\": %s}", li.workspace_bytes, lc_model_layer_on_host(m, i) ? "true" : "false");
       }
-      printf("]}\n");
+      printf("]");
+      json_device(m, start_ms, med);
+      printf("}\n");
     } else {
       if (a.per_layer) {
-        printf("%-4s %-28s %-18s %-18s %-10s %9s %6s %8s %10s\n", "#", "node", "op", "output", "route", "ms", "%",
+        printf("%-4s %-28s %-18s %-18s %-16s %9s %6s %8s %10s\n", "#", "node", "op", "output", "route", "ms", "%",
                "GFLOP/s", "workspace");
         for (int i = 0; i < nl; i++) {
           lc_layer_info li;
@@ -444,12 +491,13 @@ int cmd_bench(int argc, char **argv) {
           for (int d = 0; d < li.ndim; d++)
             snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", d ? "x" : "", (long long)li.dims[d]);
           snprintf(op, sizeof op, "%s%s%s", li.op_type, li.fused[0] ? "+" : "", li.fused);
-          printf("%-4d %-28.28s %-18.18s %-18s %-10s %9.3f %6.1f %8.2f %10zu\n", i, li.name, op, shape, li.route, ms,
+          printf("%-4d %-28.28s %-18.18s %-18s %-16.16s %9.3f %6.1f %8.2f %10zu\n", i, li.name, op, shape, li.route, ms,
                  sum_med > 0 ? 100 * ms / sum_med : 0, ms > 0 ? li.flops / ms / 1e6 : 0, li.workspace_bytes);
         }
       }
       printf("%s: median %.3f ms, min %.3f ms over %d runs, %d threads; weights %.3f MB, peak activations %.3f MB\n",
              a.model, med, tot[0], a.repeat, a.threads, st.weight_bytes / 1e6, st.peak_activation_bytes / 1e6);
+      print_device(m, &start_ms, med);
     }
   }
   free(tot);

@@ -12,6 +12,7 @@
 void lc_model_options_init(lc_model_options *o) {
   memset(o, 0, sizeof(*o));
   o->threads = 1;
+  o->device_tune = -1;
 }
 
 static lc_status node_error(lc_status s, const lc_gnode *g, const char *what) {
@@ -62,6 +63,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   m->x.weight_format = m->opt.weight_format;
   m->x.weight_block = m->opt.weight_block;
   m->x.q4_policy = m->opt.q4_policy;
+  if ((s = lc_dev_open(m))) return s;
   int maxio = 1;
   for (int p = 0; p < m->n_nodes; p++) {
     if (m->nodes[p].n.n_inputs + 1 > maxio) maxio = m->nodes[p].n.n_inputs + 1; /* +1: fusion may add one */
@@ -88,6 +90,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
     int live = v->is_input || (v->producer >= 0 && !m->nodes[v->producer].dead);
     if (!v->is_const && live) v->t.data = (char *)m->arena_buf + v->offset;
   }
+  if ((s = lc_dev_bind(m))) return s;
   if ((s = lc_plan_init_ops(m))) return s;
   if (m->st.scratch_bytes) { /* sized by the ops' workspace, known once they are initialized */
     m->x.scratch = lc_malloc(m->st.scratch_bytes);
@@ -127,6 +130,7 @@ static double now_ms(void) {
 
 lc_status lc_model_run(lc_model *m) {
   if (!planned_for_run(m)) return lc_error(LC_ERR_STATE, "model: run before a successful plan");
+  if (m->dev) return lc_dev_run(m);
   for (int p = 0; p < m->n_nodes; p++) {
     lc_gnode *g = &m->nodes[p];
     if (g->dead) continue;

@@ -58,6 +58,8 @@ struct lc_model {
   const lc_tensor **io_in; /* per-node call arrays, sized for the widest node */
   lc_tensor *io_out;
   lc_model_stats st;
+  struct lc_model_dev *dev; /* exec_device.c: the device plan, NULL on the CPU */
+  size_t arena_align;       /* activation offsets' alignment, 0 = the planner's default */
 };
 
 int lc_graph_find(const lc_model *m, const char *name);
@@ -78,5 +80,14 @@ lc_status lc_plan_memory(lc_model *m);      /* planner.c */
 /* planner.c: the init loop: folded weights made on demand, consumed constants released. */
 lc_status lc_plan_init_ops(lc_model *m);
 void lc_plan_count_uses(lc_model *m);       /* planner.c */
+
+/* exec_device.c: a plan on an OpenCL device (no-ops for a CPU plan). open: the device context,
+ * before memory planning (it sets arena_align); bind: the device arena, after it; init_node:
+ * the node's device op (*done = 0: it runs on the CPU; packed: inputs copied to the device). */
+lc_status lc_dev_open(lc_model *m);
+lc_status lc_dev_bind(lc_model *m);
+lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed);
+lc_status lc_dev_run(lc_model *m);
+void lc_dev_free(lc_model *m);
 
 #endif

@@ -198,7 +198,10 @@ void lc_clop_describe(const lc_clop *op, lc_clop_info *info) {
     info->launches += l->kind != CLOP_COPY;
     if (l->kind == CLOP_CONV) {
       lc_conv_device_info di;
-      if (!lc_conv_device_info_get(l->conv, &di)) snprintf(info->kernel, sizeof info->kernel, "%s", di.kernel);
+      if (!lc_conv_device_info_get(l->conv, &di)) {
+        snprintf(info->kernel, sizeof info->kernel, "%s", di.kernel);
+        info->tune_ms += di.tune_ms;
+      }
       info->device_bytes += l->conv->weight_bytes;
     } else if (!info->kernel[0] && l->name) {
       snprintf(info->kernel, sizeof info->kernel, "%s", l->name);

@@ -25,6 +25,7 @@ typedef struct lc_clop_info {
   int launches;            /* kernels per run (0: a view, nothing to do when in place) */
   size_t device_bytes;     /* weights, constants and tables the op holds on the device */
   unsigned packed_inputs;  /* bit i: input i was copied to the device at create */
+  double tune_ms;          /* conv tuning at create */
 } lc_clop_info;
 void lc_clop_describe(const lc_clop *op, lc_clop_info *info);
 
