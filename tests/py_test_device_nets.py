@@ -98,6 +98,44 @@ def check_model(cli, tmp, name, path, x, tol, runs, res):
                 cos))
 
 
+def check_fallback_and_errors(cli, tmp, res):
+    """Casts between dtypes have no device kernel: they run on the CPU with transfers, info lists them,
+    the result is the CPU's. An unknown device and a plan larger than the device fail with a message."""
+    from onnx import helper as h, TensorProto as T
+    g = h.make_graph([h.make_node("Mul", ["x", "ten"], ["a"]), h.make_node("Cast", ["a"], ["b"], to=T.INT32),
+                      h.make_node("Cast", ["b"], ["c"], to=T.FLOAT), h.make_node("Relu", ["c"], ["y"])], "fallback",
+                     [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 8, 8])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, 3, 8, 8])], [h.make_tensor("ten", T.FLOAT, [1], [10.0])])
+    path = os.path.join(tmp, "fallback.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    x = np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    np.save(os.path.join(tmp, "fb_x.npy"), x)
+    info = run(cli, ["info", path] + DEVICE)
+    n_cpu = sum(1 for l in info.stdout.splitlines() if l.strip().startswith("on the CPU") and "Cast" in l)
+    out = os.path.join(tmp, "fb_out")
+    os.makedirs(out, exist_ok=True)
+    p = run(cli, ["run", path, "--input", "x=" + os.path.join(tmp, "fb_x.npy"), "--output-dir", out] + DEVICE)
+    ok = info.returncode == 0 and n_cpu == 2 and p.returncode == 0
+    if ok:
+        want = np.maximum((x * np.float32(10)).astype(np.int32).astype(np.float32), 0)
+        ok = np.array_equal(np.load(os.path.join(out, "y.npy")), want)
+    res["pass" if ok else "fail"] += 1
+    print("  %-40s %s %d Cast nodes listed on the CPU, result %s" % ("fallback", "PASS" if ok else "FAIL", n_cpu,
+                                                                       "exact" if ok else p.stderr.strip()))
+    bad = run(cli, ["info", path, "--device", "gpu"])
+    ok = bad.returncode != 0 and "unknown" in bad.stderr
+    res["pass" if ok else "fail"] += 1
+    print("  %-40s %s %s" % ("unknown device", "PASS" if ok else "FAIL", bad.stderr.strip()))
+    g = h.make_graph([h.make_node("Expand", ["x", "shp"], ["y"])], "big", [h.make_tensor_value_info("x", T.FLOAT, [1, 1])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [60000, 60000])], [h.make_tensor("shp", T.INT64, [2], [60000, 60000])])
+    path = os.path.join(tmp, "big.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    big = run(cli, ["info", path] + DEVICE)
+    ok = big.returncode != 0 and "14400000" in big.stderr and "bytes" in big.stderr
+    res["pass" if ok else "fail"] += 1
+    print("  %-40s %s %s" % ("too big for the device", "PASS" if ok else "FAIL", big.stderr.strip()))
+
+
 def have_device(cli):
     p = run(cli, ["devices"])
     return p.returncode == 0 and any(l.startswith("opencl:") for l in p.stdout.splitlines())
@@ -121,6 +159,7 @@ def main():
             onnx.save(build(size), path)
             x = np.random.default_rng(size).standard_normal((1, 3, size, size)).astype(np.float32)
             check_model(a.lowconv, tmp, name, path, x, 1e-4, RUNS, res)
+        check_fallback_and_errors(a.lowconv, tmp, res)
         wheel = os.path.join(a.build_dir or "", "rapidocr")
         for fname, shape, tol in PPOCR:
             found = [os.path.join(r, fname) for r, _, fs in os.walk(wheel) if fname in fs] if a.build_dir else []

@@ -79,6 +79,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   for (int p = 0; p < m->n_nodes; p++)
     if (!m->nodes[p].dead) m->nodes[p].flops = node_flops(m, &m->nodes[p]);
   if (m->opt.dry_run) return LC_OK;
+  if ((s = lc_dev_bind(m))) return s; /* device memory first: a device too small fails before any host allocation */
   if (m->st.peak_activation_bytes) {
     m->arena_buf = lc_malloc(m->st.peak_activation_bytes);
     if (!m->arena_buf)
@@ -90,7 +91,6 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
     int live = v->is_input || (v->producer >= 0 && !m->nodes[v->producer].dead);
     if (!v->is_const && live) v->t.data = (char *)m->arena_buf + v->offset;
   }
-  if ((s = lc_dev_bind(m))) return s;
   if ((s = lc_plan_init_ops(m))) return s;
   if (m->st.scratch_bytes) { /* sized by the ops' workspace, known once they are initialized */
     m->x.scratch = lc_malloc(m->st.scratch_bytes);

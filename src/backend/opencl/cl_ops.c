@@ -157,11 +157,26 @@ lc_status clop_affine(lc_clop *op, int out_slot, int64_t n, float a, float b) {
 
 /* ------------------------------------------------------------------ create / run */
 
+/* Ops with a device version (some forms of them may still be refused with a reason). */
+static const char *const device_ops[] = {
+    "Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Clip", "Sqrt", "Reciprocal", "Erf", "Exp",
+    "Neg", "Abs", "BatchNormalization", "Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast",
+    "Add", "Sub", "Mul", "Div", "PRelu", "Pow", "Concat", "Split", "Slice", "Transpose", "Expand", "Pad", "Gather",
+    "Resize", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax",
+    "ReduceMin", "Softmax", "Conv", "ConvTranspose", "Gemm", "MatMul", NULL};
+
+static int has_device_op(const char *t) {
+  for (const char *const *p = device_ops; *p; p++)
+    if (!strcmp(*p, t)) return 1;
+  return 0;
+}
+
 lc_status lc_clop_create(lc_context *ctx, const lc_node *n, const lc_tensor *const *in, int n_in,
                          const lc_tensor *out, int n_out, const lc_exec_ctx *x, unsigned cm, lc_clop **res) {
   *res = NULL;
   if (!ctx || lc_context_backend(ctx) != LC_BACKEND_OPENCL)
     return lc_error(LC_ERR_INVALID_ARG, "opencl ops: not an OpenCL context");
+  if (!has_device_op(n->op_type)) return lcop_fail(n, LC_ERR_UNSUPPORTED, "no device kernel for %s", n->op_type);
   lc_clop *op = lc_calloc(1, sizeof *op);
   if (!op) return lc_error(LC_ERR_NO_MEMORY, "opencl ops: out of memory");
   op->ctx = ctx;

@@ -107,8 +107,9 @@ lc_status clop_make_ew(lc_clop *op, const lc_node *n, const lc_tensor *const *in
   static const char *const unary[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Clip",
                                       "Sqrt", "Reciprocal", "Erf", "Exp", "Neg", "Abs", NULL};
   static const char *const views[] = {"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", NULL};
-  if (is_op(n, views) || (!strcmp(n->op_type, "Cast") && in[0] && in[0]->dtype == out->dtype))
-    return make_view(op, n, in, out, n_out, cm);
+  if (!strcmp(n->op_type, "Cast") && (!in[0] || in[0]->dtype != out->dtype))
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "no device kernel for a Cast between dtypes");
+  if (is_op(n, views) || !strcmp(n->op_type, "Cast")) return make_view(op, n, in, out, n_out, cm);
   if (!strcmp(n->op_type, "BatchNormalization")) return make_bn(op, n, in, out, cm);
   if (bin_kind(n->op_type) >= 0) return make_binary(op, n, in, out, cm);
   if (!is_op(n, unary)) return LC_ERR_UNSUPPORTED;
