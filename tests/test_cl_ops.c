@@ -153,6 +153,14 @@ static void test_unary(void) {
   check("flatten", "Flatten", NULL, 0, v, 1, 0u, 1, 0, 0);
   check("identity", "Identity", NULL, 0, v, 1, 0u, 1, 0, 0);
   free_ins(v, 2);
+  static const lc_dtype dts[] = {LC_DT_FLOAT, LC_DT_UINT8, LC_DT_INT8, LC_DT_INT32, LC_DT_INT64, LC_DT_BOOL};
+  lc_tensor cf = T(LC_DT_FLOAT, 2, D(7, 9), -300, 300), ci = T(LC_DT_INT64, 2, D(7, 9), -300, 300);
+  for (int f = 0; f < 2; f++)
+    for (int t = 0; t < 6; t++) {
+      lc_attr to[1] = {A_i("to", dts[t])};
+      check(f ? "cast from int64" : "cast from float", "Cast", to, 1, f ? &ci : &cf, 1, 0u, 1, 0, 0);
+    }
+  free(cf.data), free(ci.data);
 }
 
 static void test_binary(void) {

@@ -102,13 +102,32 @@ static lc_status make_binary(lc_clop *op, const lc_node *n, const lc_tensor *con
   return clop_status(op);
 }
 
+static int cast_dtype(lc_dtype t) {
+  return t == LC_DT_FLOAT || t == LC_DT_UINT8 || t == LC_DT_INT8 || t == LC_DT_INT32 || t == LC_DT_INT64 || t == LC_DT_BOOL;
+}
+
+static lc_status make_cast(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out, unsigned cm) {
+  if (!cast_dtype(in[0]->dtype) || !cast_dtype(out->dtype) || (cm & 1u))
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "no device kernel for a Cast from dtype %d to %d", in[0]->dtype, out->dtype);
+  int64_t cnt = clop_numel(out);
+  if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "ew";
+  if (!cnt) return LC_OK;
+  clop_launch *l = clop_kernel(op, "ops_ew", "ew_cast", (size_t)cnt, EW_LWS);
+  clop_in(op, l, 0);
+  clop_out(op, l, 0);
+  clop_int(op, l, cnt);
+  clop_int(op, l, in[0]->dtype);
+  clop_int(op, l, out->dtype);
+  return clop_status(op);
+}
+
 lc_status clop_make_ew(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out,
                        int n_out, unsigned cm) {
   static const char *const unary[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Clip",
                                       "Sqrt", "Reciprocal", "Erf", "Exp", "Neg", "Abs", NULL};
   static const char *const views[] = {"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", NULL};
-  if (!strcmp(n->op_type, "Cast") && (!in[0] || in[0]->dtype != out->dtype))
-    return lcop_fail(n, LC_ERR_UNSUPPORTED, "no device kernel for a Cast between dtypes");
+  if (!strcmp(n->op_type, "Cast") && in[0] && in[0]->dtype != out->dtype) return make_cast(op, n, in, out, cm);
   if (is_op(n, views) || !strcmp(n->op_type, "Cast")) return make_view(op, n, in, out, n_out, cm);
   if (!strcmp(n->op_type, "BatchNormalization")) return make_bn(op, n, in, out, cm);
   if (bin_kind(n->op_type) >= 0) return make_binary(op, n, in, out, cm);

@@ -83,3 +83,32 @@ __kernel void ew_binary_i64(__global const long *a, __global const long *b, __gl
   }
   y[i] = r;
 }
+
+/* Cast between float, uint8, int8, int32, int64 and bool (ONNX dtype codes 1, 2, 3, 6, 7, 9), as the
+ * CPU does it: integers through long, float to integer saturating (NaN to 0), then narrowed with
+ * saturation. The codes are uniform across the range, so the switches do not diverge. */
+__kernel void ew_cast(__global const uchar *x, __global uchar *y, int n, int from, int to) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  float f = 0.0f;
+  long v = 0;
+  switch (from) {
+  case 1: f = ((__global const float *)x)[i]; break;
+  case 3: v = ((__global const char *)x)[i]; break;
+  case 6: v = ((__global const int *)x)[i]; break;
+  case 7: v = ((__global const long *)x)[i]; break;
+  default: v = x[i]; break;
+  }
+  if (from == 1 && to != 1)
+    v = to == 9 ? f != 0.0f : isnan(f) ? 0 : f >= 9.2e18f ? LONG_MAX : f <= -9.2e18f ? LONG_MIN : (long)f;
+  else if (from != 1)
+    f = (float)v;
+  switch (to) {
+  case 1: ((__global float *)y)[i] = f; break;
+  case 3: ((__global char *)y)[i] = (char)clamp(v, -128L, 127L); break;
+  case 6: ((__global int *)y)[i] = (int)clamp(v, (long)INT_MIN, (long)INT_MAX); break;
+  case 7: ((__global long *)y)[i] = v; break;
+  case 9: y[i] = v != 0; break;
+  default: y[i] = (uchar)clamp(v, 0L, 255L); break;
+  }
+}
