@@ -1,6 +1,7 @@
 /* Device operators of the model runner: the launch list every op is made of, its enqueue, and
  * the dispatch to the op families (cl_ops_ew.c, cl_ops_data.c, cl_ops_reduce.c, cl_ops_mm.c). */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -101,15 +102,29 @@ static void put_val(lc_clop *op, clop_launch *l, const void *v, size_t n) {
   clop_arg *a = next_arg(op, l);
   if (a) a->kind = CLOP_A_VAL, a->size = n, memcpy(a->val, v, n);
 }
-void clop_int(lc_clop *op, clop_launch *l, int64_t v) {
+static void clop_int(lc_clop *op, clop_launch *l, int64_t v) {
   if (v < INT_MIN || v > INT_MAX) fail_keep(op, lc_error(LC_ERR_UNSUPPORTED, "opencl ops: %lld does not fit an int", (long long)v));
   cl_int i = (cl_int)v;
   put_val(op, l, &i, sizeof i);
 }
-void clop_float(lc_clop *op, clop_launch *l, float v) { put_val(op, l, &v, sizeof v); }
-void clop_ulong(lc_clop *op, clop_launch *l, uint64_t v) {
+static void clop_float(lc_clop *op, clop_launch *l, float v) { put_val(op, l, &v, sizeof v); }
+static void clop_ulong(lc_clop *op, clop_launch *l, uint64_t v) {
   cl_ulong u = v;
   put_val(op, l, &u, sizeof u);
+}
+
+void clop_args(lc_clop *op, clop_launch *l, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  for (const char *f = fmt; *f; f++) switch (*f) {
+    case 'I': clop_in(op, l, va_arg(ap, int)); break;
+    case 'O': clop_out(op, l, va_arg(ap, int)); break;
+    case 'M': clop_mem(op, l, va_arg(ap, cl_mem)); break;
+    case 'N': clop_int(op, l, va_arg(ap, int64_t)); break;
+    case 'F': clop_float(op, l, (float)va_arg(ap, double)); break;
+    default: clop_ulong(op, l, va_arg(ap, uint64_t)); break;
+    }
+  va_end(ap);
 }
 
 cl_mem clop_upload(lc_clop *op, const void *data, size_t bytes) {
@@ -146,12 +161,7 @@ cl_mem clop_ints(lc_clop *op, const int64_t *v, int n) {
 
 lc_status clop_affine(lc_clop *op, int out_slot, int64_t n, float a, float b) {
   clop_launch *l = clop_kernel(op, "ops_ew", "ew_unary", (size_t)n, 64);
-  clop_out(op, l, out_slot);
-  clop_out(op, l, out_slot);
-  clop_int(op, l, n);
-  clop_int(op, l, 13);
-  clop_float(op, l, a);
-  clop_float(op, l, b);
+  clop_args(op, l, "OONNFF", out_slot, out_slot, (int64_t)n, (int64_t)13, (double)a, (double)b);
   return clop_status(op);
 }
 

@@ -37,9 +37,7 @@ static void strided(lc_clop *op, const lc_node *n, int in_slot, cl_mem src_mem, 
   clop_launch *l = clop_kernel(op, "ops_data", names[es == 1 ? 0 : es == 4 ? 1 : 2], (size_t)cnt, DATA_LWS);
   if (src_mem) clop_mem(op, l, src_mem);
   else clop_in(op, l, in_slot);
-  clop_out(op, l, out_slot);
-  clop_mem(op, l, geo);
-  clop_int(op, l, cnt);
+  clop_args(op, l, "OMN", out_slot, geo, (int64_t)cnt);
 }
 
 /* The constant copy of input i when it is one, else NULL (bound by slot). */
@@ -108,10 +106,7 @@ static lc_status make_pad(lc_clop *op, const lc_node *n, const lc_tensor *const 
   clop_launch *l = clop_kernel(op, "ops_data", names[es == 1 ? 0 : es == 4 ? 1 : 2], (size_t)(r ? cnt : 1), DATA_LWS);
   if (src) clop_mem(op, l, src);
   else clop_in(op, l, 0);
-  clop_out(op, l, 0);
-  clop_mem(op, l, geo);
-  clop_int(op, l, cnt);
-  clop_ulong(op, l, cv);
+  clop_args(op, l, "OMNU", 0, geo, (int64_t)cnt, (uint64_t)cv);
   return clop_status(op);
 }
 
@@ -142,13 +137,7 @@ static lc_status make_gather(lc_clop *op, const lc_node *n, const lc_tensor *con
   if (!clop_esuffix(es)) return lcop_fail(n, LC_ERR_UNSUPPORTED, "element size");
   if (!cnt) return clop_status(op);
   clop_launch *l = clop_kernel(op, "ops_data", names[es == 1 ? 0 : es == 4 ? 1 : 2], (size_t)cnt, DATA_LWS);
-  clop_in(op, l, 0);
-  clop_out(op, l, 0);
-  clop_mem(op, l, im);
-  clop_int(op, l, cnt);
-  clop_int(op, l, ni);
-  clop_int(op, l, (int64_t)inner);
-  clop_int(op, l, d);
+  clop_args(op, l, "IOMNNNN", 0, 0, im, (int64_t)cnt, (int64_t)ni, (int64_t)inner, (int64_t)d);
   (void)outer;
   return clop_status(op);
 }
@@ -182,20 +171,8 @@ static lc_status make_resize(lc_clop *op, const lc_node *n, const lc_tensor *con
   lc_free(ix);
   lc_free(wt);
   clop_launch *l = clop_kernel(op, "ops_data", "resize2d", (size_t)cnt, DATA_LWS);
-  clop_in(op, l, 0);
-  clop_out(op, l, 0);
-  clop_mem(op, l, th0);
-  clop_mem(op, l, th1);
-  clop_mem(op, l, thw);
-  clop_mem(op, l, tw0);
-  clop_mem(op, l, tw1);
-  clop_mem(op, l, tww);
-  clop_int(op, l, cnt);
-  clop_int(op, l, H);
-  clop_int(op, l, W);
-  clop_int(op, l, OH);
-  clop_int(op, l, OW);
-  clop_int(op, l, p.linear);
+  clop_args(op, l, "IOMMMMMMNNNNNN", 0, 0, th0, th1, thw, tw0, tw1, tww, (int64_t)cnt, (int64_t)H, (int64_t)W,
+            (int64_t)OH, (int64_t)OW, (int64_t)(p.linear));
   return clop_status(op);
 }
 

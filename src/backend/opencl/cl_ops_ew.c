@@ -19,10 +19,10 @@ static int is_op(const lc_node *n, const char *const *names) {
 /* Binds input i: its constant copy (uploaded once) or the run-time buffer of slot i. */
 static void bind_input(lc_clop *op, clop_launch *l, const lc_tensor *t, int i, unsigned cm) {
   if (cm >> i & 1u) {
-    clop_mem(op, l, clop_upload(op, t->data, t->nbytes));
+    clop_args(op, l, "M", clop_upload(op, t->data, t->nbytes));
     op->packed |= 1u << i;
   } else {
-    clop_in(op, l, i);
+    clop_args(op, l, "I", i);
   }
 }
 
@@ -54,13 +54,7 @@ static lc_status make_bn(lc_clop *op, const lc_node *n, const lc_tensor *const *
   op->route = "ew";
   if (!cnt) return clop_status(op);
   clop_launch *l = clop_kernel(op, "ops_ew", "ew_chan_affine", (size_t)cnt, EW_LWS);
-  clop_in(op, l, 0);
-  clop_out(op, l, 0);
-  clop_mem(op, l, k);
-  clop_mem(op, l, o);
-  clop_int(op, l, cnt);
-  clop_int(op, l, inner ? inner : 1);
-  clop_int(op, l, C ? C : 1);
+  clop_args(op, l, "IOMMNNN", 0, 0, k, o, (int64_t)cnt, (int64_t)(inner ? inner : 1), (int64_t)(C ? C : 1));
   return clop_status(op);
 }
 
@@ -95,10 +89,7 @@ static lc_status make_binary(lc_clop *op, const lc_node *n, const lc_tensor *con
   clop_launch *l = clop_kernel(op, "ops_ew", is64 ? "ew_binary_i64" : "ew_binary", (size_t)cnt, EW_LWS);
   bind_input(op, l, in[0], 0, cm);
   bind_input(op, l, in[1], 1, cm);
-  clop_out(op, l, 0);
-  clop_mem(op, l, geo);
-  clop_int(op, l, cnt);
-  clop_int(op, l, kind);
+  clop_args(op, l, "OMNN", 0, geo, (int64_t)cnt, (int64_t)kind);
   return clop_status(op);
 }
 
@@ -114,11 +105,7 @@ static lc_status make_cast(lc_clop *op, const lc_node *n, const lc_tensor *const
   op->route = "ew";
   if (!cnt) return LC_OK;
   clop_launch *l = clop_kernel(op, "ops_ew", "ew_cast", (size_t)cnt, EW_LWS);
-  clop_in(op, l, 0);
-  clop_out(op, l, 0);
-  clop_int(op, l, cnt);
-  clop_int(op, l, in[0]->dtype);
-  clop_int(op, l, out->dtype);
+  clop_args(op, l, "IONNN", 0, 0, (int64_t)cnt, (int64_t)(in[0]->dtype), (int64_t)(out->dtype));
   return clop_status(op);
 }
 
@@ -143,11 +130,6 @@ lc_status clop_make_ew(lc_clop *op, const lc_node *n, const lc_tensor *const *in
   op->route = "ew";
   if (!cnt) return LC_OK;
   clop_launch *l = clop_kernel(op, "ops_ew", "ew_unary", (size_t)cnt, EW_LWS);
-  clop_in(op, l, 0);
-  clop_out(op, l, 0);
-  clop_int(op, l, cnt);
-  clop_int(op, l, kind);
-  clop_float(op, l, a);
-  clop_float(op, l, b);
+  clop_args(op, l, "IONNFF", 0, 0, (int64_t)cnt, (int64_t)kind, (double)a, (double)b);
   return clop_status(op);
 }

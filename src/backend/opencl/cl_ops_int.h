@@ -54,9 +54,9 @@ clop_launch *clop_copy(lc_clop *op, int in, int out, size_t bytes);
 void clop_in(lc_clop *op, clop_launch *l, int slot);
 void clop_out(lc_clop *op, clop_launch *l, int slot);
 void clop_mem(lc_clop *op, clop_launch *l, cl_mem m);
-void clop_int(lc_clop *op, clop_launch *l, int64_t v); /* fails the op if v does not fit an int */
-void clop_float(lc_clop *op, clop_launch *l, float v);
-void clop_ulong(lc_clop *op, clop_launch *l, uint64_t v);
+/* Appends arguments by a format: I input slot (int), O output slot (int), M cl_mem, N int64_t
+ * passed as an int (the op fails if it does not fit), F double passed as a float, U uint64_t. */
+void clop_args(lc_clop *op, clop_launch *l, const char *fmt, ...);
 /* A device copy of host data owned by the op (NULL on failure). */
 cl_mem clop_upload(lc_clop *op, const void *data, size_t bytes);
 /* An int table (int64 values checked to fit an int) owned by the op. */

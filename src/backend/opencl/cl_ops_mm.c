@@ -63,15 +63,10 @@ static lc_status make_convt(lc_clop *op, const lc_node *n, const lc_tensor *cons
   op->route = "convt";
   if (!cnt) return clop_status(op);
   clop_launch *l = clop_kernel(op, "ops_mm", "conv_transpose", (size_t)cnt, 64);
-  clop_in(op, l, 0);
-  clop_mem(op, l, w);
-  clop_mem(op, l, b);
+  clop_args(op, l, "IMM", 0, w, b);
   if (res) clop_in(op, l, n_in - 1);
   else clop_mem(op, l, w);
-  clop_out(op, l, 0);
-  clop_mem(op, l, gm);
-  clop_mem(op, l, fm);
-  clop_int(op, l, cnt);
+  clop_args(op, l, "OMMN", 0, gm, fm, (int64_t)cnt);
   return clop_status(op);
 }
 
@@ -187,11 +182,7 @@ static lc_status make_naive(lc_clop *op, const lc_node *n, const lc_tensor *cons
     else if (i < 2 || C) clop_in(op, l, i);
     else clop_mem(op, l, gm); /* no C: never read */
   }
-  clop_out(op, l, 0);
-  clop_mem(op, l, gm);
-  clop_int(op, l, cnt);
-  clop_float(op, l, alpha);
-  clop_float(op, l, beta);
+  clop_args(op, l, "OMNFF", 0, gm, (int64_t)cnt, (double)alpha, (double)beta);
   return clop_status(op);
 }
 

@@ -21,10 +21,7 @@ static lc_status make_pool(lc_clop *op, const lc_node *n, const lc_tensor *const
                      g.pb[0], g.pb[1], g.pe[0], g.pe[1], is_max, lc_attr_int(n, "count_include_pad", 0)};
   cl_mem gm = clop_ints(op, geo, 17);
   clop_launch *l = clop_kernel(op, "ops_reduce", "pool2d", (size_t)cnt, 64);
-  clop_in(op, l, 0);
-  clop_out(op, l, 0);
-  clop_mem(op, l, gm);
-  clop_int(op, l, cnt);
+  clop_args(op, l, "IOMN", 0, 0, gm, (int64_t)cnt);
   return clop_status(op);
 }
 
@@ -60,12 +57,7 @@ static lc_status make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *con
   clop_launch *l = clop_kernel(op, "ops_reduce", group ? "reduce_group" : "reduce_item",
                                (size_t)(group ? cnt * RED_LWS : cnt), group ? RED_LWS : 64);
   if (l && group && !l->lws) return lcop_fail(n, LC_ERR_UNSUPPORTED, "device work groups too small");
-  clop_in(op, l, 0);
-  clop_out(op, l, 0);
-  clop_mem(op, l, gm);
-  clop_int(op, l, cnt);
-  clop_int(op, l, per);
-  clop_int(op, l, red_kind(n->op_type));
+  clop_args(op, l, "IOMNNN", 0, 0, gm, (int64_t)cnt, (int64_t)per, (int64_t)(red_kind(n->op_type)));
   return clop_status(op);
 }
 
@@ -80,16 +72,10 @@ static lc_status make_softmax(lc_clop *op, const lc_node *n, const lc_tensor *co
   int64_t rows = (int64_t)(outer * inner);
   if (inner == 1 && len >= RED_GROUP_MIN && op->rt->info.max_wg >= RED_LWS) {
     clop_launch *l = clop_kernel(op, "ops_reduce", "softmax_group", (size_t)rows * RED_LWS, RED_LWS);
-    clop_in(op, l, 0);
-    clop_out(op, l, 0);
-    clop_int(op, l, (int64_t)len);
+    clop_args(op, l, "ION", 0, 0, (int64_t)len);
   } else {
     clop_launch *l = clop_kernel(op, "ops_reduce", "softmax_item", (size_t)rows, 64);
-    clop_in(op, l, 0);
-    clop_out(op, l, 0);
-    clop_int(op, l, rows);
-    clop_int(op, l, (int64_t)len);
-    clop_int(op, l, (int64_t)inner);
+    clop_args(op, l, "IONNN", 0, 0, (int64_t)rows, (int64_t)len, (int64_t)inner);
   }
   return clop_status(op);
 }
