@@ -164,7 +164,7 @@ static int apply_shapes(lc_model *m, const margs *a) {
   return 0;
 }
 
-static int open_model(const margs *a, int dry, lc_model **m) {
+static int open_model(const margs *a, int dry, lc_model **m) { /* dry 2: plan and profile (bench) */
   if (lc_model_load(a->model, m)) return fail(a->model);
   int r = apply_shapes(*m, a);
   if (r) return r;
@@ -175,7 +175,8 @@ static int open_model(const margs *a, int dry, lc_model **m) {
   o.weight_block = a->block;
   o.q4_policy = a->q4_policy;
   o.no_fusion = a->no_fusion;
-  o.dry_run = dry;
+  o.dry_run = dry == 1;
+  o.device_profile = dry == 2;
   o.device = a->device;
   o.device_tune = a->tune;
   if (lc_model_plan(*m, &o)) return fail(a->model);
@@ -408,7 +409,7 @@ int cmd_bench(int argc, char **argv) {
   if (r) return r;
   lc_model *m = NULL;
   double t_start = now_ms(), start_ms = 0;
-  if ((r = open_model(&a, 0, &m)) || (r = bind_inputs(m, &a, 0))) {
+  if ((r = open_model(&a, 2, &m)) || (r = bind_inputs(m, &a, 0))) {
     lc_model_free(m);
     return r;
   }

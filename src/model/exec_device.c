@@ -202,7 +202,8 @@ lc_status lc_dev_run(lc_model *m) {
     cl_mem *in = d->io, *out = d->io + g->n.n_inputs;
     for (int k = 0; k < g->n.n_inputs; k++) in[k] = g->in[k] >= 0 ? d->vmem[g->in[k]] : NULL;
     for (int k = 0; k < g->n.n_outputs; k++) out[k] = g->out[k] >= 0 ? d->vmem[g->out[k]] : NULL;
-    s = lc_clop_enqueue(d->ops[p], in, out, &d->ev[2 * p], &d->ev[2 * p + 1]);
+    int prof = m->opt.device_profile;
+    s = lc_clop_enqueue(d->ops[p], in, out, prof ? &d->ev[2 * p] : NULL, prof ? &d->ev[2 * p + 1] : NULL);
   }
   for (int i = 0; i < m->n_outputs && !s; i++) {
     const lc_value *v = &m->values[m->outputs[i]];

@@ -22,6 +22,7 @@ typedef struct lc_model_options {
   int dry_run;                 /* shapes, folding, fusion and memory plan only: no op init, no arena */
   const char *device;          /* NULL or "cpu"; "opencl[:P[:D]]": activations and ops on that device */
   int device_tune;             /* lc_tune_level of device convs; -1 = the context's default (fast) */
+  int device_profile;          /* device plan: time every node from profiling events (layer ms) */
 } lc_model_options;
 
 void lc_model_options_init(lc_model_options *o);
