@@ -210,6 +210,7 @@ typedef struct lc_conv_device_info {
   int candidates;           /* candidates timed at prepare */
   double tune_ms;           /* time spent timing candidates at prepare */
   double compile_ms;        /* program builds / loads at create and prepare */
+  int programs_built;       /* programs compiled from source at prepare (0 on a warm cache) */
   double kernel_ms;         /* device time of the chosen candidate when timed (0 if not) */
   size_t device_bytes;      /* weights on the device + the conv's device workspace */
 } lc_conv_device_info;

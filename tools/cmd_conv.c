@@ -397,9 +397,9 @@ static void print_json(const opts *o, lc_context *ctx, const bd_conv *c, const c
     printf(",\"variant\":");
     json_string(stdout, di->kernel);
     printf(",\"local_size\":[%zu,%zu,%zu],\"compile_ms\":%.3f,\"tune_ms\":%.3f,\"tune_cached\":%d,"
-           "\"candidates\":%d,\"wall_ms\":%.5f,\"setup_ms\":%.3f",
+           "\"candidates\":%d,\"programs_built\":%d,\"wall_ms\":%.5f,\"setup_ms\":%.3f",
            di->local_size[0], di->local_size[1], di->local_size[2], di->compile_ms, di->tune_ms, di->from_cache,
-           di->candidates, r->dev.wall_ms, r->setup_ms);
+           di->candidates, di->programs_built, r->dev.wall_ms, r->setup_ms);
   }
   if (r->status) {
     printf(",\"error\":");

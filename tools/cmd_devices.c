@@ -7,6 +7,7 @@
 #include "json.h"
 #include "lowconv.h"
 #if LC_HAVE_OPENCL
+#include "api/context.h"
 #include "backend/opencl/cl_backend.h"
 #endif
 
@@ -27,13 +28,18 @@ static void show(void *u, int p, int d, const lc_cl_dev_info *in) {
   o->count++;
   lc_cl_limits lim = {0, 0, 0};
   const char *why = NULL;
+  int dp4a = 0;
   if (o->measure) {
     lc_context_params cp;
     lc_context_params_init(&cp);
     cp.backend = LC_BACKEND_OPENCL, cp.cl_platform = p, cp.cl_device = d;
     lc_context *ctx;
-    if (lc_context_create(&cp, &ctx) || lc_cl_limits_get(ctx, &lim)) why = lc_last_error();
-    else lc_context_destroy(ctx);
+    if (lc_context_create(&cp, &ctx) || lc_cl_limits_get(ctx, &lim)) {
+      why = lc_last_error();
+    } else {
+      dp4a = ((lc_cl_ctx *)ctx->dev)->rt->info.has_dp4a;
+      lc_context_destroy(ctx);
+    }
   }
   if (o->json) {
     printf("{\"device\":\"opencl:%d:%d\",\"platform\":", p, d);
@@ -51,7 +57,8 @@ static void show(void *u, int p, int d, const lc_cl_dev_info *in) {
            (unsigned long long)in->max_alloc);
     json_string(stdout, in->fingerprint);
     if (o->measure && !why)
-      printf(",\"fma_gflops\":%.1f,\"read_gbs\":%.1f,\"launch_us\":%.2f", lim.fma_gflops, lim.read_gbs, lim.launch_us);
+      printf(",\"fma_gflops\":%.1f,\"read_gbs\":%.1f,\"launch_us\":%.2f,\"dp4a\":%d", lim.fma_gflops, lim.read_gbs,
+             lim.launch_us, dp4a);
     if (why) {
       printf(",\"error\":");
       json_string(stdout, why);
@@ -66,8 +73,8 @@ static void show(void *u, int p, int d, const lc_cl_dev_info *in) {
   printf("  fingerprint: %s\n", in->fingerprint);
   if (why) printf("  not measured: %s\n", why);
   else if (o->measure)
-    printf("  measured: fp32 FMA %.1f GFLOP/s, read %.1f GB/s, %.2f us per back-to-back launch\n", lim.fma_gflops,
-           lim.read_gbs, lim.launch_us);
+    printf("  measured: fp32 FMA %.1f GFLOP/s, read %.1f GB/s, %.2f us per back-to-back launch; dp4a %s\n",
+           lim.fma_gflops, lim.read_gbs, lim.launch_us, dp4a ? "yes (inline PTX probe)" : "no");
 }
 #endif
 

@@ -20,6 +20,7 @@ static lc_status cl_open(lc_context *ctx, const lc_context_params *p) {
     lc_cl_warn_once(x->rt, "tuning cache unusable (%s); tunings are not kept", lc_last_error());
     x->tc = NULL;
   }
+  lc_cl_probe_features(x);
   ctx->dev = x;
   return LC_OK;
 }

@@ -33,6 +33,9 @@ typedef struct lc_cl_limits {
 } lc_cl_limits;
 lc_status lc_cl_limits_get(lc_context *ctx, lc_cl_limits *out);
 
+/* Sets rt->info.has_dp4a (NVIDIA: inline-PTX probe, cached in the tuning cache). */
+void lc_cl_probe_features(lc_cl_ctx *x);
+
 /* Chooses the candidate for the prepared conv (cl_tune.c): tuning cache, else timing at the
  * context's level, else the heuristic; allocates cc->ws when the choice needs workspace. */
 lc_status lc_cl_tune(struct lc_conv *c, lc_cl_conv *cc, lc_cl_cand *out, lc_conv_device_info *info);

@@ -163,11 +163,26 @@ lc_status lc_cl_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in
   lc_conv_device_info *info = &c->dev_info;
   memset(info, 0, sizeof *info);
   double c0 = cc->rt->compile_ms;
-  if ((s = lc_cl_tune(c, cc, &cc->cand, info))) return s;
+  int built0 = cc->rt->programs_built;
+  /* The tuner, the caches and the program list are shared by the context's convs. */
+  pthread_mutex_lock(&cc->rt->lock);
+  s = lc_cl_tune(c, cc, &cc->cand, info);
   const lc_cl_family *f = lc_cl_families[cc->cand.family];
-  cl_program prog; /* built now, so the first run pays no compile and compile_ms is complete */
-  if ((s = lc_cl_program(cc->rt, f->program, cc->options, &prog))) return s;
+  /* One run on scratch buffers: the chosen kernels are built (and launch) now, so the first real
+   * run pays no compile and compile_ms is complete. */
+  cl_mem ti = NULL, to = NULL;
+  size_t ib = (size_t)a->n * (size_t)a->in_sn * sizeof(float), ob = (size_t)a->n * (size_t)a->out_sn * sizeof(float);
+  a->has_res = 0;
+  if (!s) s = lc_cl_buffer(cc->rt, ib, NULL, &ti);
+  if (!s) s = lc_cl_buffer(cc->rt, ob, NULL, &to);
+  if (!s) s = f->enqueue(cc, &cc->cand, ti, to, NULL, NULL, NULL);
+  if (!s) s = lc_cl_finish(cc->rt);
+  lc_cl_release_mem(cc->rt, &ti);
+  lc_cl_release_mem(cc->rt, &to);
+  pthread_mutex_unlock(&cc->rt->lock);
+  if (s) return s;
   info->compile_ms = cc->rt->compile_ms - c0;
+  info->programs_built = cc->rt->programs_built - built0;
   info->device_bytes = cc->weight_bytes + cc->ws_bytes;
   snprintf(info->kernel, sizeof info->kernel, "%s %s", f->name, f->variants[cc->cand.variant]);
   memcpy(info->local_size, cc->cand.lws, sizeof info->local_size);
@@ -266,6 +281,13 @@ lc_status lc_cl_conv_set_std_args(const lc_cl_conv *c, cl_kernel k, const char *
   return lc_cl_set_args(c->rt, k, name, 8, sz, v);
 }
 
+/* One program per kernel: NVIDIA compiles a program's every kernel at build (seconds for the GEMM
+ * tiles when its JIT cache is cold), and the tuner tries only some of them. PoCL generates code per
+ * kernel and local size at the first enqueue anyway, so there one program per file costs less. */
 lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char *name, cl_kernel *k) {
-  return lc_cl_kernel(c->rt, program, c->options, name, k);
+  if (c->rt->info.is_pocl) return lc_cl_kernel(c->rt, program, c->options, name, k);
+  char opt[160];
+  int n = snprintf(opt, sizeof opt, "%s -DLC_ONE_KERNEL -DLC_WANT_%s", c->options, name);
+  if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INVALID_ARG, "opencl: kernel name %s too long", name);
+  return lc_cl_kernel(c->rt, program, opt, name, k);
 }

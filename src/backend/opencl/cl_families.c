@@ -3,6 +3,6 @@
  * direct tiles, then the baseline. */
 #include "backend/opencl/cl_conv.h"
 
-const lc_cl_family *const lc_cl_families[] = {&lc_cl_family_gemv, &lc_cl_family_dw, &lc_cl_family_direct,
-                                               &lc_cl_family_ref};
+const lc_cl_family *const lc_cl_families[] = {&lc_cl_family_gemv, &lc_cl_family_dw, &lc_cl_family_gemm,
+                                               &lc_cl_family_direct, &lc_cl_family_ref};
 const int lc_cl_nfamilies = (int)(sizeof lc_cl_families / sizeof lc_cl_families[0]);

@@ -87,17 +87,19 @@ done:
 
 lc_status lc_cl_limits_get(lc_context *ctx, lc_cl_limits *out) {
   lc_cl_ctx *x = ctx->dev;
-  const char *v = x->tc ? lc_tune_cache_get(x->tc, "limits") : NULL;
   memset(out, 0, sizeof *out);
-  if (v && sscanf(v, "%lf %lf %lf", &out->fma_gflops, &out->read_gbs, &out->launch_us) == 3 && out->fma_gflops > 0)
-    return LC_OK;
   pthread_mutex_lock(&x->rt->lock);
-  lc_status s = measure(x->rt, out);
-  pthread_mutex_unlock(&x->rt->lock);
-  if (!s && x->tc) {
-    char buf[96];
-    snprintf(buf, sizeof buf, "%.1f %.1f %.3f", out->fma_gflops, out->read_gbs, out->launch_us);
-    if (!lc_tune_cache_put(x->tc, "limits", buf)) x->tuned_since_save++;
+  const char *v = x->tc ? lc_tune_cache_get(x->tc, "limits") : NULL;
+  lc_status s = LC_OK;
+  if (!v || sscanf(v, "%lf %lf %lf", &out->fma_gflops, &out->read_gbs, &out->launch_us) != 3 ||
+      !(out->fma_gflops > 0)) {
+    s = measure(x->rt, out);
+    if (!s && x->tc) {
+      char buf[96];
+      snprintf(buf, sizeof buf, "%.1f %.1f %.3f", out->fma_gflops, out->read_gbs, out->launch_us);
+      if (!lc_tune_cache_put(x->tc, "limits", buf)) x->tuned_since_save++;
+    }
   }
+  pthread_mutex_unlock(&x->rt->lock);
   return s;
 }

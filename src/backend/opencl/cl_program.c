@@ -40,7 +40,7 @@ lc_status lc_cl_programs_init(lc_cl_rt *rt, const char *cache_dir) {
   char buf[1024];
   if (cache_dir && !*cache_dir) return LC_OK;
   if (!cache_dir) {
-    if (lc_cache_dir_default(buf, sizeof buf)) return LC_OK; /* no HOME: no cache */
+    if (lc_cache_dir_default(buf, sizeof buf) || !*buf) return LC_OK; /* no HOME, or turned off */
     cache_dir = buf;
   }
   if (lc_mkdir_p(cache_dir, 0700)) {
@@ -124,8 +124,9 @@ static unsigned char *program_binary(lc_cl_rt *rt, cl_program p, size_t *len) {
 static cl_program load_cached(lc_cl_rt *rt, const char *path, const char *key) {
   void *bin = NULL;
   size_t len = 0;
-  if (lc_blob_read(path, PROG_MAGIC, key, &bin, &len)) {
-    if (!strstr(lc_last_error(), "missing"))
+  lc_cache_reason why = LC_CACHE_OK;
+  if (lc_blob_read_why(path, PROG_MAGIC, key, &bin, &len, &why)) {
+    if (why != LC_CACHE_MISSING)
       lc_cl_warn_once(rt, "program cache entry %s is unusable (%s); rebuilding it", path, lc_last_error());
     return NULL;
   }

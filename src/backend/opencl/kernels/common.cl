@@ -6,6 +6,13 @@
 #ifndef ASYM
 #define ASYM 0
 #endif
+/* The host builds one program per kernel (-DLC_WANT_<name>), so a cold start compiles only the
+ * kernels it tries; without any LC_WANT_ every kernel of the file is compiled. */
+#ifndef LC_ONE_KERNEL
+#define LC_ALL_KERNELS 1
+#else
+#define LC_ALL_KERNELS 0
+#endif
 #if WFMT == 0
 typedef float wtype;
 #elif WFMT == 1

@@ -13,6 +13,7 @@
  * lc_w4 / lc_blk for each row. The other variants share lcd_direct, which reads a block's
  * scales once per quantization block and dequantizes each weight once per tile. */
 
+#if LC_ALL_KERNELS || defined(LC_WANT_conv_c4h1w1)
 __kernel void conv_c4h1w1(LC_KERNEL_ARGS) {
   int ox = get_global_id(0), oy = get_global_id(1), z = get_global_id(2);
   if (ox >= p.ow || oy >= p.oh) return;
@@ -44,6 +45,7 @@ __kernel void conv_c4h1w1(LC_KERNEL_ARGS) {
     if (oc < p.cout_g) lc_store(out, bias, res, &p, n, g * p.cout_g + oc, oy, ox, lcd_lane(acc, lane));
   }
 }
+#endif
 
 #define LCD_MC 2
 #define LCD_MH 4
@@ -139,9 +141,21 @@ inline void lcd_direct(__global const float *restrict in, __global const wtype *
 #define LCD_DIRECT(NAME, CB, HT, WT) \
   __kernel void NAME(LC_KERNEL_ARGS) { lcd_direct(in, w, sc, of, bias, res, out, &p, CB, HT, WT); }
 
+#if LC_ALL_KERNELS || defined(LC_WANT_conv_c4h1w2)
 LCD_DIRECT(conv_c4h1w2, 1, 1, 2)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_conv_c4h4w1)
 LCD_DIRECT(conv_c4h4w1, 1, 4, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_conv_c8h2w1)
 LCD_DIRECT(conv_c8h2w1, 2, 2, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_conv_c8h4w1)
 LCD_DIRECT(conv_c8h4w1, 2, 4, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_conv_c4h1w4)
 LCD_DIRECT(conv_c4h1w4, 1, 1, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_conv_c8h1w4)
 LCD_DIRECT(conv_c8h1w4, 2, 1, 4)
+#endif

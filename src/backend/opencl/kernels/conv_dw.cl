@@ -51,7 +51,15 @@ inline void lcdw(__global const float *restrict in, __global const wtype *restri
 #define LCDW_KERNEL(NAME, WT) \
   __kernel void NAME(LC_KERNEL_ARGS) { lcdw(in, w, sc, of, bias, res, out, &p, WT); }
 
+#if LC_ALL_KERNELS || defined(LC_WANT_dw_w1)
 LCDW_KERNEL(dw_w1, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_dw_w2)
 LCDW_KERNEL(dw_w2, 2)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_dw_w4)
 LCDW_KERNEL(dw_w4, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_dw_w8)
 LCDW_KERNEL(dw_w8, 8)
+#endif

@@ -246,11 +246,27 @@ inline void lcg_rows(__global const float *restrict in, __global const wtype *re
     lcg_rows(in, w, sc, of, bias, res, out, &p, red, PP);               \
   }
 
+#if LC_ALL_KERNELS || defined(LC_WANT_gemv_p1)
 LCG_FAST(gemv_p1, 1, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemv_p1b2)
 LCG_FAST(gemv_p1b2, 1, 2)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemv_p1b4)
 LCG_FAST(gemv_p1b4, 1, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemv_p2)
 LCG_FAST(gemv_p2, 2, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemv_p4)
 LCG_FAST(gemv_p4, 4, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemv_p8)
 LCG_FAST(gemv_p8, 8, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemv_r1)
 LCG_ROWS(gemv_r1, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemv_r1p4)
 LCG_ROWS(gemv_r1p4, 4)
+#endif

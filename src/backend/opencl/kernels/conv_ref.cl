@@ -1,5 +1,6 @@
 /* The baseline every tuned candidate is checked against: one work item per output element, the
  * plain loops, nothing clever. Global size: [ow, oh, n * groups * cout_g]. */
+#if LC_ALL_KERNELS || defined(LC_WANT_conv_ref)
 __kernel void conv_ref(LC_KERNEL_ARGS) {
   int ox = get_global_id(0), oy = get_global_id(1), z = get_global_id(2);
   if (ox >= p.ow || oy >= p.oh || z >= p.n * p.groups * p.cout_g) return;
@@ -20,3 +21,4 @@ __kernel void conv_ref(LC_KERNEL_ARGS) {
   }
   lc_store(out, bias, res, &p, n, o, oy, ox, acc);
 }
+#endif

@@ -1,0 +1,208 @@
+/* Kernel family "gemm": the local-memory tiled implicit GEMM (kernels/conv_gemm.cl). Per group,
+ * C[cout_g][n*oh*ow] = weights[cout_g][K] x gathered input[K][n*oh*ow]; tiles from 128x128 (big
+ * problems) to 32x32 (small maps at batch 1), and split-K tiles for deep layers with few output
+ * pixels, whose partial sums go through the conv's workspace. docs/opencl.md says why. */
+#include "backend/opencl/cl_conv.h"
+#include "util/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* tm x tn output tile, tk rows of K per stage, t work items (fixed by the register tile), split:
+ * K split in chunks, partial sums reduced by gemm_reduce. Same tiles as conv_gemm.cl. */
+typedef struct gemm_tile {
+  const char *kernel; /* kernel gemm_<kernel>, or gemms_<kernel> (split) */
+  int tm, tn, tk, t, split;
+  double eff; /* share of peak FMA rate the tile can reach (register tile, loads per FMA) */
+  int slots;  /* work-groups resident per compute unit (registers, local memory) */
+} gemm_tile;
+
+static const char *const gemm_names[] = {"128x128", "128x128k16", "128x64", "64x128",
+                                         "64x64",   "32x32",      "64x64s", "32x32s"};
+/* eff and slots: 8x8 register tiles need 4 float4 local reads per 64 FMAs, 8x4 3 per 32, 4x4 2 per
+ * 16; ~128 registers per work item bound residency to 64K / (128 t) work-groups. */
+static const gemm_tile gemm_tiles[] = {
+    {"128x128", 128, 128, 8, 256, 0, 0.80, 2}, {"128x128k16", 128, 128, 16, 256, 0, 0.82, 2},
+    {"128x64", 128, 64, 8, 128, 0, 0.75, 4},   {"64x128", 64, 128, 8, 128, 0, 0.75, 4},
+    {"64x64", 64, 64, 8, 128, 0, 0.60, 4},     {"32x32", 32, 32, 8, 64, 0, 0.40, 8},
+    {"64x64", 64, 64, 8, 128, 1, 0.60, 4},     {"32x32", 32, 32, 8, 64, 1, 0.40, 8},
+};
+#define GEMM_NV ((int)(sizeof gemm_names / sizeof gemm_names[0]))
+
+static size_t gemm_div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+static size_t gemm_cols(const lc_cl_conv *c) { return (size_t)c->a.n * (size_t)c->a.oh * (size_t)c->a.ow; }
+
+/* Work-groups of one K chunk: column tiles x row tiles x groups. */
+static size_t gemm_wgs(const lc_cl_conv *c, const gemm_tile *t) {
+  return gemm_div_up(gemm_cols(c), (size_t)t->tn) * gemm_div_up((size_t)c->a.cout_g, (size_t)t->tm) *
+         (size_t)c->a.groups;
+}
+
+/* K chunks of a split-K tile: enough work-groups for one full wave of the device (resident
+ * work-groups on every compute unit), each chunk at least 8 K tiles so that the partial sums'
+ * traffic stays small next to the FMAs, at most 32 chunks. kchunk is a multiple of tk. */
+static void gemm_split(const lc_cl_conv *c, const gemm_tile *t, int *ksplit, int *kchunk) {
+  size_t cu = c->rt->info.compute_units ? c->rt->info.compute_units : 1;
+  size_t want = cu * (size_t)t->slots, wgs = gemm_wgs(c, t), K = (size_t)c->a.K;
+  size_t ks = gemm_div_up(want, wgs), kmax = K / (8 * (size_t)t->tk);
+  if (ks > kmax) ks = kmax;
+  if (ks > 32) ks = 32;
+  if (ks < 1) ks = 1;
+  size_t kc = gemm_div_up(gemm_div_up(K, ks), (size_t)t->tk) * (size_t)t->tk;
+  *kchunk = (int)kc;
+  *ksplit = (int)gemm_div_up(K, kc);
+}
+
+static size_t gemm_local_bytes(const gemm_tile *t) {
+  size_t tpr = (size_t)(t->t / t->tk), ldb = (size_t)t->tn + (tpr < 32 ? tpr : 0);
+  return ((size_t)t->tk * ((size_t)t->tm + 4) + (size_t)t->tk * ldb) * sizeof(float);
+}
+
+static size_t gemm_ws_need(const lc_cl_conv *c, int v) {
+  const gemm_tile *t = &gemm_tiles[v];
+  if (!t->split) return 0;
+  int ks, kc;
+  gemm_split(c, t, &ks, &kc);
+  return (size_t)c->a.groups * (size_t)ks * (size_t)c->a.cout_g * gemm_cols(c) * sizeof(float);
+}
+
+/* Every non-depthwise conv. A tile more than twice the problem along M or N only wastes work, so
+ * it is not offered (32 always is); split-K only where it makes at least 2 chunks. The partial
+ * sums are indexed with int: their count must stay below 2^31. */
+static int gemm_eligible(const lc_cl_conv *c, int v) {
+  if (v < 0 || v >= GEMM_NV || c->depthwise) return 0;
+  const gemm_tile *t = &gemm_tiles[v];
+  const lc_cl_dev_info *d = &c->rt->info;
+  size_t M = (size_t)c->a.cout_g, N = gemm_cols(c);
+  if ((size_t)t->t > d->max_wg || (size_t)t->t > d->max_wi[0] || gemm_local_bytes(t) > d->local_mem) return 0;
+  if ((t->tm > 32 && M <= (size_t)t->tm / 2) || (t->tn > 32 && N <= (size_t)t->tn / 2)) return 0;
+  if (t->split) {
+    int ks, kc;
+    gemm_split(c, t, &ks, &kc);
+    if (ks < 2 || gemm_ws_need(c, v) / sizeof(float) >= ((size_t)1 << 31)) return 0;
+  }
+  return 1;
+}
+
+/* Modelled time (us) of a candidate: waves of resident work-groups, each wave the FMAs of `slots`
+ * tiles at the tile's share of one compute unit's rate (2 x 128 lanes x ~2 GHz, the H200's; only
+ * ratios matter elsewhere), plus for split-K a second launch and the partials' round trip. */
+static double gemm_model_us(const lc_cl_conv *c, int v) {
+  const gemm_tile *t = &gemm_tiles[v];
+  double cu = c->rt->info.compute_units ? c->rt->info.compute_units : 1, kc = c->a.K, ks = 1;
+  if (t->split) {
+    int s, k;
+    gemm_split(c, t, &s, &k);
+    ks = s, kc = k;
+  }
+  double wgs = (double)gemm_wgs(c, t) * ks, slots = cu * t->slots;
+  double waves = (double)(size_t)((wgs + slots - 1) / slots);
+  double wave_us = 2.0 * t->tm * t->tn * kc * t->slots / (0.5e6 * t->eff);
+  double extra = t->split ? 4.0 + (double)gemm_ws_need(c, v) * 2 / 4.0e6 : 0.0;
+  return waves * wave_us + extra;
+}
+
+/* The variant the heuristic (tuning level none) runs: the lowest modelled time. */
+static int gemm_pick(const lc_cl_conv *c) {
+  int best = -1;
+  double best_us = 0.0;
+  for (int v = 0; v < GEMM_NV; v++) {
+    if (!gemm_eligible(c, v)) continue;
+    double us = gemm_model_us(c, v);
+    if (best < 0 || us < best_us) best = v, best_us = us;
+  }
+  return best;
+}
+
+/* Tuning level fast times the GEMM_FAST variants the model ranks best (each is a kernel to
+ * compile on a cold start: about 1 s each on the H200 with the driver's JIT cache off). */
+#define GEMM_FAST 3
+static int gemm_rank(const lc_cl_conv *c, int v) {
+  double us = gemm_model_us(c, v);
+  int r = 0;
+  for (int u = 0; u < GEMM_NV; u++)
+    if (u != v && gemm_eligible(c, u) && gemm_model_us(c, u) < us) r++;
+  return r;
+}
+
+/* The work-group size is fixed by the tile. At level none only the modelled best variant offers
+ * it, so the tuner's first-eligible rule runs that one; a variant forced by LOWCONV_CL_VARIANT
+ * (tests, the CLI) is offered anyway. */
+static int gemm_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
+  if (max < 1 || v < 0 || v >= GEMM_NV) return 0;
+  const char *fv = getenv("LOWCONV_CL_VARIANT");
+  int forced = fv && !strcmp(fv, gemm_names[v]);
+  if (level <= 0 && !forced && gemm_pick(c) != v) return 0;
+  if (level == 1 && !forced && gemm_rank(c, v) >= GEMM_FAST) return 0;
+  lws[0][0] = (size_t)gemm_tiles[v].t, lws[0][1] = 1, lws[0][2] = 1;
+  return 1;
+}
+
+static lc_status gemm_launch(const lc_cl_conv *c, const char *name, int nargs, const size_t *sz, const void *const *val,
+                             const size_t gws[3], const size_t lws[3], cl_event *ev) {
+  cl_kernel k;
+  lc_status s = lc_cl_conv_kernel(c, "conv_gemm", name, &k);
+  if (!s) s = lc_cl_set_args(c->rt, k, name, nargs, sz, val);
+  if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, ev);
+  return s;
+}
+
+static lc_status gemm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
+                              cl_event *first, cl_event *last) {
+  const gemm_tile *t = &gemm_tiles[cand->variant];
+  const lc_cl_conv_args *a = &c->a;
+  int ks = 1, kc = a->K;
+  if (t->split) gemm_split(c, t, &ks, &kc);
+  char name[48];
+  snprintf(name, sizeof name, "gemm%s_%s", t->split ? "s" : "", t->kernel);
+  size_t gws[3] = {(size_t)t->t * gemm_div_up(gemm_cols(c), (size_t)t->tn), gemm_div_up((size_t)a->cout_g, (size_t)t->tm),
+                   (size_t)a->groups * (size_t)ks};
+  size_t lws[3] = {(size_t)t->t, 1, 1};
+  cl_event e0 = NULL, e1 = NULL;
+  cl_event *want0 = first || last ? &e0 : NULL;
+  lc_status s;
+  if (!t->split) {
+    cl_kernel k;
+    s = lc_cl_conv_kernel(c, "conv_gemm", name, &k);
+    if (!s) s = lc_cl_conv_set_std_args(c, k, name, in, out, res);
+    if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, want0);
+    if (s || !e0) return s;
+    if (first && last) {
+      cl_int err = c->rt->cl->RetainEvent(e0);
+      if (err != CL_SUCCESS) {
+        c->rt->cl->ReleaseEvent(e0);
+        return lc_cl_fail(c->rt, err, "clRetainEvent (%s)", name);
+      }
+    }
+    if (first) *first = e0;
+    if (last) *last = e0;
+    return LC_OK;
+  }
+  size_t need = gemm_ws_need(c, cand->variant);
+  if (!c->ws || c->ws_bytes < need)
+    return lc_error(LC_ERR_INTERNAL, "conv (opencl): gemm %s needs %zu bytes of workspace, has %zu",
+                    gemm_names[cand->variant], need, c->ws_bytes);
+  lc_cl_conv_args sa = *a;
+  sa.ksplit = ks, sa.kchunk = kc;
+  cl_mem r = res ? res : c->bias; /* never read when has_res is 0 */
+  const size_t sz[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
+                        sizeof(cl_mem), sizeof(cl_mem), sizeof sa, sizeof(cl_mem)};
+  const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &sa, &c->ws};
+  s = gemm_launch(c, name, 9, sz, val, gws, lws, first ? &e0 : NULL);
+  if (s) return s;
+  size_t total = (size_t)a->groups * (size_t)a->cout_g * gemm_cols(c);
+  size_t rl[3] = {(size_t)t->t, 1, 1}, rg[3] = {gemm_div_up(total, rl[0]) * rl[0], 1, 1};
+  s = gemm_launch(c, "gemm_reduce", 9, sz, val, rg, rl, last ? &e1 : NULL);
+  if (s) {
+    if (e0) c->rt->cl->ReleaseEvent(e0);
+    return s;
+  }
+  if (first) *first = e0;
+  if (last) *last = e1;
+  return LC_OK;
+}
+
+const lc_cl_family lc_cl_family_gemm = {"gemm",        "conv_gemm",           GEMM_NV,     gemm_names,
+                                        gemm_eligible, gemm_local_sizes, gemm_ws_need, gemm_enqueue};

@@ -1,0 +1,271 @@
+/* Implicit-GEMM convolution (family "gemm"). Per group g: C[cout_g][n*oh*ow] = A[cout_g][K] * B[K][n*oh*ow],
+ * A the packed weights (oc4 blocks, dequantized while staged), B the input gathered on the fly
+ * (row k = (ky*kw + kx)*cin_g + ic, zero at padding taps). The batch is folded into the columns so
+ * that small late-layer maps still fill the tiles. Per K tile of TK rows the work-group stages a
+ * TM x TK slice of A and a TK x TN slice of B in local memory; each work item then accumulates an
+ * RM x RN register tile from float4 reads. The next tile's global loads are issued into registers
+ * before the current tile is computed, so their latency hides behind the FMAs.
+ * Split-K kernels (gemms*) write partial sums of a K chunk to the workspace; gemm_reduce adds them
+ * and applies the epilogue. 1x1 convs with stride 1, no pad and NCHW-contiguous planes take a path
+ * where B rows are the input planes themselves (no index math, no bounds tests); the choice is one
+ * uniform branch per K tile, so one kernel per tile serves both (half the kernels to compile). */
+
+/* Local row strides. A: +4 floats so that the 8 work items storing one float4 each to 8 successive
+ * rows hit distinct banks. B: rows staged by fewer than 32 work items are shifted by that count
+ * so that a warp's stores to several rows do not collide. */
+#define LC_LDA(TM) ((TM) + 4)
+#define LC_LDB(TN, TPR) ((TN) + ((TPR) < 32 ? (TPR) : 0))
+
+/* Columns per work item of the B staging and float4s per work item of the A staging are at most 8
+ * and 2 for every tile below; the private arrays are sized for that and indexed only by unrolled
+ * loops, so they live in registers. */
+#define LC_MAXC 8
+#define LC_MAXA 4
+
+static inline __attribute__((always_inline)) void lc_gemm_tile(__global const float *restrict in, __global const wtype *restrict w,
+                         __global const float *restrict sc, __global const float *restrict of,
+                         __global const float *restrict bias, __global const float *restrict res,
+                         __global float *restrict out, __global float *restrict ws, const lc_cl_conv_args *p,
+                         __local float4 *As, __local float4 *Bs4, const int TM, const int TN, const int TK,
+                         const int RM, const int RN, const int SPLIT) {
+  const int T = (TM / RM) * (TN / RN);
+  const int TPR = T / TK, CPT = TN / TPR; /* B staging: work items per row, columns per work item */
+  const int NA = TM * TK / 4, APT = (NA + T - 1) / T;
+  const int LDA4 = LC_LDA(TM) / 4, LDB = LC_LDB(TN, TPR), LDB4 = LDB / 4;
+  __local float *Bs = (__local float *)Bs4;
+
+  const int lid = get_local_id(0);
+  const int P = p->oh * p->ow, N = p->n * P, M = p->cout_g;
+  const int n0 = get_group_id(0) * TN, mb0 = get_group_id(1) * (TM / 4);
+  const int z = get_group_id(2);
+  const int g = SPLIT ? z / p->ksplit : z, s = SPLIT ? z - g * p->ksplit : 0;
+  const int kbeg = SPLIT ? s * p->kchunk : 0;
+  const int kend = SPLIT ? min(p->K, kbeg + p->kchunk) : p->K;
+  const int cin_g = p->cin_g;
+  const bool one = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 &&
+                   p->oh == p->ih && p->ow == p->iw && p->in_sw == 1 && p->in_sh == p->iw;
+
+  /* B staging: this work item's row within the tile and its columns (output pixels). Invalid
+   * columns get cy far out of range so every bounds test fails. */
+  const int br = lid / TPR, bc = lid - br * TPR;
+  int coff[LC_MAXC], cy[LC_MAXC], cx[LC_MAXC];
+#pragma unroll
+  for (int j = 0; j < CPT; j++) {
+    int n = n0 + bc + j * TPR;
+    coff[j] = 0;
+    cy[j] = -(1 << 29);
+    cx[j] = 0;
+    if (n < N) {
+      int img = n / P, q = n - img * P;
+      int base = img * p->in_sn + g * cin_g * p->in_sc;
+      if (one) {
+        coff[j] = base + q;
+        cy[j] = 0;
+      } else {
+        int oy = q / p->ow, ox = q - oy * p->ow;
+        cy[j] = oy * p->sh - p->pt;
+        cx[j] = ox * p->sw - p->pl;
+        coff[j] = base + cy[j] * p->in_sh + cx[j] * p->in_sw;
+      }
+    }
+  }
+  /* The row's (ic, kx, ky), advanced by TK per tile without divisions. */
+  int bk = kbeg + br, bic, bkx, bky;
+  {
+    int tap = bk / cin_g;
+    bic = bk - tap * cin_g;
+    bky = tap / p->kw;
+    bkx = tap - bky * p->kw;
+  }
+
+  /* A staging: float4 f of the tile is row f % TK of oc4 block f / TK, so that successive work
+   * items read successive 16-byte rows of one block. */
+  int aoff[LC_MAXA], ak[LC_MAXA], aic[LC_MAXA], atap[LC_MAXA];
+#pragma unroll
+  for (int i = 0; i < APT; i++) {
+    int f = lid + i * T;
+    int ab = f / TK, akk = f - ab * TK;
+    int b = mb0 + ab;
+    ak[i] = kbeg + akk;
+    aoff[i] = (f < NA && b < p->ob) ? (g * p->ob + b) : -1; /* oc4 block, -1: stage zeros */
+    int tap = ak[i] / cin_g;
+    atap[i] = tap;
+    aic[i] = ak[i] - tap * cin_g;
+  }
+
+  float bv[LC_MAXC];
+  float4 av[LC_MAXA];
+  float4 acc[8][2];
+#pragma unroll
+  for (int i = 0; i < RM; i++)
+#pragma unroll
+    for (int j = 0; j < RN / 4; j++) acc[i][j] = (float4)(0.0f);
+
+  const int tx = lid % (TN / RN), ty = lid / (TN / RN);
+  const int ntiles = (kend - kbeg + TK - 1) / TK;
+
+  for (int t = 0; t <= ntiles; t++) {
+    if (t > 0) {
+      /* Stage the tile loaded in the previous iteration, then load the next one. */
+      barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+      for (int j = 0; j < CPT; j++) Bs[br * LDB + bc + j * TPR] = bv[j];
+#pragma unroll
+      for (int i = 0; i < APT; i++) {
+        int f = lid + i * T;
+        if (f < NA) {
+          int ab = f / TK, akk = f - ab * TK;
+          As[akk * LDA4 + ab] = av[i];
+        }
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t < ntiles) {
+      bool rv = bk < kend;
+      if (one) {
+        int roff = bk * p->in_sc;
+#pragma unroll
+        for (int j = 0; j < CPT; j++) bv[j] = (rv && cy[j] == 0) ? in[coff[j] + roff] : 0.0f;
+      } else {
+        int dy = bky * p->dh, dx = bkx * p->dw;
+        int roff = bic * p->in_sc + dy * p->in_sh + dx * p->in_sw;
+#pragma unroll
+        for (int j = 0; j < CPT; j++) {
+          int iy = cy[j] + dy, ix = cx[j] + dx;
+          bool ok = rv && (uint)iy < (uint)p->ih && (uint)ix < (uint)p->iw;
+          bv[j] = ok ? in[coff[j] + roff] : 0.0f;
+        }
+      }
+      bk += TK;
+      bic += TK;
+      while (bic >= cin_g) {
+        bic -= cin_g;
+        if (++bkx == p->kw) {
+          bkx = 0;
+          bky++;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < APT; i++) {
+        av[i] = (float4)(0.0f);
+        if (aoff[i] >= 0 && ak[i] < kend)
+          av[i] = lc_w4(w, sc, of, p, aoff[i], ak[i], atap[i] * p->bpt + aic[i] / p->bsz);
+        ak[i] += TK;
+        aic[i] += TK;
+        while (aic[i] >= cin_g) {
+          aic[i] -= cin_g;
+          atap[i]++;
+        }
+      }
+    }
+    if (t > 0) {
+#pragma unroll
+      for (int kk = 0; kk < TK; kk++) {
+        float4 a[2], b[2];
+#pragma unroll
+        for (int i = 0; i < RM / 4; i++) a[i] = As[kk * LDA4 + i * (TM / RM) + ty];
+#pragma unroll
+        for (int j = 0; j < RN / 4; j++) b[j] = Bs4[kk * LDB4 + j * (TN / RN) + tx];
+#pragma unroll
+        for (int i = 0; i < RM / 4; i++) {
+#pragma unroll
+          for (int j = 0; j < RN / 4; j++) {
+            acc[i * 4 + 0][j] = mad((float4)(a[i].x), b[j], acc[i * 4 + 0][j]);
+            acc[i * 4 + 1][j] = mad((float4)(a[i].y), b[j], acc[i * 4 + 1][j]);
+            acc[i * 4 + 2][j] = mad((float4)(a[i].z), b[j], acc[i * 4 + 2][j]);
+            acc[i * 4 + 3][j] = mad((float4)(a[i].w), b[j], acc[i * 4 + 3][j]);
+          }
+        }
+      }
+    }
+  }
+
+  /* Row m = mb0*4 + i*(4*TM/RM) + ty*4 + u, column n = n0 + j*(4*TN/RN) + tx*4 + v. */
+#pragma unroll
+  for (int j = 0; j < RN / 4; j++) {
+#pragma unroll
+    for (int v = 0; v < 4; v++) {
+      int n = n0 + j * (4 * TN / RN) + tx * 4 + v;
+      if (n >= N) continue;
+      int img = n / P, q = n - img * P;
+      int y = q / p->ow, x = q - y * p->ow;
+#pragma unroll
+      for (int i = 0; i < RM / 4; i++) {
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+          int m = mb0 * 4 + i * (4 * TM / RM) + ty * 4 + u;
+          float4 a4 = acc[i * 4 + u][j];
+          float r = v == 0 ? a4.x : v == 1 ? a4.y : v == 2 ? a4.z : a4.w;
+          if (m < M) {
+            if (SPLIT)
+              ws[((g * p->ksplit + s) * M + m) * N + n] = r;
+            else
+              lc_store(out, bias, res, p, img, g * M + m, y, x, r);
+          }
+        }
+      }
+    }
+  }
+}
+
+#define LC_GEMM_KERNEL(NAME, TM, TN, TK, RM, RN)                                                        \
+  __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(LC_KERNEL_ARGS) {     \
+    __local float4 As[TK * LC_LDA(TM) / 4];                                                                  \
+    __local float4 Bs[TK * LC_LDB(TN, (TM / RM) * (TN / RN) / TK) / 4];                                      \
+    lc_gemm_tile(in, w, sc, of, bias, res, out, 0, &p, As, Bs, TM, TN, TK, RM, RN, 0);                  \
+  }
+
+#define LC_GEMMS_KERNEL(NAME, TM, TN, TK, RM, RN)                                                       \
+  __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(                     \
+      LC_KERNEL_ARGS, __global float *restrict ws) {                                                         \
+    __local float4 As[TK * LC_LDA(TM) / 4];                                                                  \
+    __local float4 Bs[TK * LC_LDB(TN, (TM / RM) * (TN / RN) / TK) / 4];                                      \
+    lc_gemm_tile(in, w, sc, of, bias, res, out, ws, &p, As, Bs, TM, TN, TK, RM, RN, 1);                 \
+  }
+
+/* Tiles (cl_fam_gemm.c holds the same table): name, TM, TN, TK, RM, RN. */
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_128x128)
+LC_GEMM_KERNEL(gemm_128x128, 128, 128, 8, 8, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_128x128k16)
+LC_GEMM_KERNEL(gemm_128x128k16, 128, 128, 16, 8, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_128x64)
+LC_GEMM_KERNEL(gemm_128x64, 128, 64, 8, 8, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_64x128)
+LC_GEMM_KERNEL(gemm_64x128, 64, 128, 8, 8, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_64x64)
+LC_GEMM_KERNEL(gemm_64x64, 64, 64, 8, 8, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_32x32)
+LC_GEMM_KERNEL(gemm_32x32, 32, 32, 8, 4, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemms_64x64)
+LC_GEMMS_KERNEL(gemms_64x64, 64, 64, 8, 8, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemms_32x32)
+LC_GEMMS_KERNEL(gemms_32x32, 32, 32, 8, 4, 4)
+#endif
+
+/* Split-K epilogue: one work item per output element, columns fastest (coalesced for NCHW). */
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_reduce)
+__kernel void gemm_reduce(LC_KERNEL_ARGS, __global const float *restrict ws) {
+  const int P = p.oh * p.ow, N = p.n * P, M = p.cout_g;
+  const int i = get_global_id(0);
+  if (i >= p.groups * M * N) return;
+  int gm = i / N, n = i - gm * N;
+  int g = gm / M, m = gm - g * M;
+  __global const float *src = ws + (g * p.ksplit * M + m) * N + n;
+  float acc = 0.0f;
+  for (int s = 0; s < p.ksplit; s++) acc += src[s * M * N];
+  int img = n / P, q = n - img * P;
+  int y = q / p.ow, x = q - y * p.ow;
+  lc_store(out, bias, res, &p, img, gm, y, x, acc);
+  (void)in;
+  (void)w;
+  (void)sc;
+  (void)of;
+}
+#endif
