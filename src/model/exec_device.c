@@ -30,6 +30,8 @@ typedef struct lc_model_dev {
   int fallbacks, kernels;
   size_t weight_bytes, activation_bytes;
   double compile_ms0, tune_ms, last_run_ms;
+  double t_plan, t_said;  /* plan start, last progress line */
+  int inited;
 } lc_model_dev;
 
 static double now_ms(void) {
@@ -70,6 +72,7 @@ lc_status lc_dev_bind(lc_model *m) {
   lc_model_dev *d = m->dev;
   if (!d) return LC_OK;
   d->n_values = m->n_values, d->n_nodes = m->n_nodes; /* final now: folding and fusion are done */
+  d->t_plan = d->t_said = now_ms();
   d->vmem = lc_calloc((size_t)m->n_values + 1, sizeof *d->vmem);
   d->vown = lc_calloc((size_t)m->n_values + 1, 1);
   d->ops = lc_calloc((size_t)m->n_nodes + 1, sizeof *d->ops);
@@ -131,6 +134,16 @@ lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed
   d->kernels += info.launches + (!strcmp(info.route, "view") && !g->inplace);
   m->st.packed_weight_bytes += info.device_bytes;
   d->tune_ms += info.tune_ms;
+  d->inited++;
+  double t = now_ms();
+  if (t - d->t_plan > 1000 && t - d->t_said > 1000) { /* tuning on a cold cache can take a while */
+    int live = 0;
+    for (int q = 0; q < m->n_nodes; q++) live += !m->nodes[q].dead;
+    fprintf(stderr, "lowconv: planning on %s: %d of %d nodes, %.1f s (tuning %.1f s, compiling %.1f s)\n",
+            d->rt->info.device, d->inited, live, (t - d->t_plan) * 1e-3, d->tune_ms * 1e-3,
+            (d->rt->compile_ms - d->compile_ms0) * 1e-3);
+    d->t_said = t;
+  }
   *packed = info.packed_inputs;
   *done = 1;
   return LC_OK;
