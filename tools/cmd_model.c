@@ -29,11 +29,11 @@ static const char *const q4_policies[] = {"mixed", "all", NULL}; /* 0 = LC_Q4_MI
        "with --weights q4: mixed keeps the layers q4 hurts most in q8\n(first conv, small-K and 1x1 convs, Gemm/MatMul)"}, \
       {"--no-fusion", NULL, OPT_FLAG, O(no_fusion), 0, 0, NULL,                                                   \
        "keep BatchNormalization / activations / Add as separate nodes"},                                          \
-      {"--device", "NAME", OPT_STRING, O(device), 0, 0, NULL, "backend that runs the model"},                     \
+      {"--device", "NAME", OPT_STRING, O(device), 0, 0, NULL, "cpu (default), opencl, opencl:P or opencl:P:D"},                     \
       {"--json", NULL, OPT_FLAG, O(json), 0, 0, NULL, "machine-readable output"}
 #define INPUT_OPT(what)                                                                                           \
   {"--input", "NAME=FILE.npy", OPT_LIST, O(input), 0, 0, NULL, what}
-#define TUNE_OPT {"--tune", "LEVEL", OPT_CHOICE, O(tune), 0, 0, opts_tune_levels, "tuning effort (no effect on cpu yet)"}
+#define TUNE_OPT {"--tune", "LEVEL", OPT_CHOICE, O(tune), 0, 0, opts_tune_levels, "device kernel tuning effort (no effect on cpu)"}
 
 static const opt_def info_opts[] = {MODEL_OPTS, INPUT_OPT("take an input's shape from a .npy file")};
 static const opt_def run_opts[] = {
@@ -124,7 +124,8 @@ static void json_layers(FILE *f, const lc_model *m, const double *ms) {
     json_string(f, li.fused);
     fprintf(f, ", \"flops\": ");
     json_number(f, li.flops);
-    fprintf(f, ", \"workspace_bytes\": %zu, \"inplace\": %s", li.workspace_bytes, li.inplace ? "true" : "false");
+    fprintf(f, ", \"workspace_bytes\": %zu, \"inplace\": %s, \"on_host\": %s", li.workspace_bytes,
+            li.inplace ? "true" : "false", lc_model_layer_on_host(m, i) ? "true" : "false");
     if (ms) {
       fprintf(f, ", \"ms\": ");
       json_number(f, ms[i]);
@@ -134,6 +135,41 @@ static void json_layers(FILE *f, const lc_model *m, const double *ms) {
     fputc('}', f);
   }
   fprintf(f, "]");
+}
+
+/* Device plans: where the nodes run, device memory, start and launch costs (start_ms NULL: info). */
+static void print_device(lc_model *m, const double *start_ms, double median_ms) {
+  lc_model_device_stats d;
+  lc_model_get_device_stats(m, &d);
+  if (!d.device) return;
+  printf("device %s: %d kernels per run, %d nodes on the CPU; device weights %.3f MB, activations %.3f MB; "
+         "compile %.0f ms, tune %.0f ms\n", d.device, d.kernels, d.fallbacks, d.weight_bytes / 1e6,
+         d.activation_bytes / 1e6, d.compile_ms, d.tune_ms);
+  for (int i = 0, n = lc_model_n_layers(m); i < n; i++) {
+    lc_layer_info li;
+    lc_model_layer(m, i, &li);
+    if (lc_model_layer_on_host(m, i)) printf("  on the CPU: %s (%s): %s\n", li.name, li.op_type, li.route);
+  }
+  double us = 0;
+  if (start_ms && !lc_model_device_launch_us(m, &us))
+    printf("start (load to first result) %.1f ms; device time %.3f ms per run; launch floor %d x %.2f us = %.3f ms "
+           "(median wall %.3f ms)\n", *start_ms, d.last_run_ms, d.kernels, us, d.kernels * us * 1e-3, median_ms);
+}
+
+static void json_device(lc_model *m, double start_ms) {
+  lc_model_device_stats d;
+  lc_model_get_device_stats(m, &d);
+  if (!d.device) return;
+  double us = 0;
+  if (start_ms >= 0 && lc_model_device_launch_us(m, &us)) us = 0;
+  printf(", \"device\": ");
+  json_string(stdout, d.device);
+  printf(", \"fallbacks\": %d, \"kernels\": %d, \"device_weight_bytes\": %zu, \"device_activation_bytes\": %zu, "
+         "\"compile_ms\": %.3f, \"tune_ms\": %.3f", d.fallbacks, d.kernels, d.weight_bytes, d.activation_bytes,
+         d.compile_ms, d.tune_ms);
+  if (start_ms >= 0)
+    printf(", \"start_ms\": %.3f, \"device_ms\": %.4f, \"launch_us\": %.3f, \"launch_floor_ms\": %.4f", start_ms,
+           d.last_run_ms, us, d.kernels * us * 1e-3);
 }
 
 static void json_stats(FILE *f, const lc_model_stats *s) {
@@ -232,9 +268,11 @@ int cmd_info(int argc, char **argv) {
       json_stats(stdout, &st);
       printf(", ");
       json_layers(stdout, m, NULL);
+      json_device(m, -1);
       printf("}\n");
     } else {
       info_text(&a, m, &st);
+      print_device(m, NULL, -1);
     }
   }
   lc_model_free(m);
@@ -317,6 +355,7 @@ int cmd_bench(int argc, char **argv) {
   int r = parse_args(&bench_cmd, argc, argv, &a);
   if (r) return r < 0 ? 0 : r;
   lc_model *m = NULL;
+  double t_start = lc_now_ms(), start_ms = 0;
   if ((r = prepare("bench", &a, &m, 0))) {
     lc_model_free(m);
     return r;
@@ -328,6 +367,7 @@ int cmd_bench(int argc, char **argv) {
   lc_status s = LC_OK;
   if (!tot || !layer_ms || !med_ms) r = model_fail("bench", "timing buffers", LC_ERR_NO_MEMORY);
   else if ((s = lc_model_run(m))) r = model_fail("bench", a.model, s); /* warm-up: first touch of arena and weights */
+  start_ms = lc_now_ms() - t_start; /* load to first result */
   for (size_t it = 0; !r && it < rep; it++) {
     double t0 = lc_now_s();
     s = lc_model_run(m);
@@ -360,6 +400,7 @@ int cmd_bench(int argc, char **argv) {
       json_stats(stdout, &st);
       printf(", ");
       json_layers(stdout, m, med_ms);
+      json_device(m, start_ms);
       printf("}\n");
     } else {
       if (a.per_layer) per_layer_table(m, med_ms, sum_med);
@@ -371,6 +412,7 @@ int cmd_bench(int argc, char **argv) {
         snprintf(wtext, sizeof wtext, "weights %.3f MB", st.weight_bytes / 1e6);
       printf("%s: median %.3f ms, min %.3f ms over %d runs, %d threads; %s, peak activations %.3f MB\n", a.model,
              med, tot[0], a.repeat, a.threads, wtext, st.peak_activation_bytes / 1e6);
+      print_device(m, &start_ms, med);
     }
   }
   free(tot);

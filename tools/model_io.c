@@ -121,6 +121,9 @@ int model_plan(const char *cmd, const margs *a, lc_model *m) {
   o.no_fusion = a->no_fusion;
   o.workspace_budget = a->budget;
   o.max_memory_bytes = a->max_memory;
+  o.device = a->device && strcmp(a->device, "cpu") ? a->device : NULL;
+  o.device_tune = a->tune;
+  o.device_profile = !strcmp(cmd, "bench") && a->per_layer; /* layer times from profiling events */
   lc_status s = lc_model_plan(m, &o);
   return s ? model_fail(cmd, a->model, s) : 0;
 }

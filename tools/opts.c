@@ -1,6 +1,8 @@
 /* Option tables: parsing and --help from the same entries (opts.h). */
 #include "opts.h"
 
+#include "lowconv.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -207,8 +209,10 @@ void opts_help(const opt_cmd *c, const void *dflt, FILE *f) {
 }
 
 int opts_device(const char *cmd, const char *device) {
-  if (!device || !strcmp(device, "cpu")) return 0;
-  fprintf(stderr, "lowconv %s: --device '%s': backend not built/available (devices: cpu)\n", cmd, device);
+  lc_context_params p;
+  lc_context_params_init(&p);
+  if (!device || !lc_device_parse(device, &p)) return 0;
+  fprintf(stderr, "lowconv %s: --device: %s\n", cmd, lc_last_error());
   return 2;
 }
 

@@ -59,6 +59,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   m->x.weight_format = m->opt.weight_format;
   m->x.weight_block = m->opt.weight_block;
   m->x.q4_policy = m->opt.q4_policy;
+  if ((s = lc_dev_open(m))) return s;
   int maxio = 1;
   for (int p = 0; p < m->n_nodes; p++) {
     if (m->nodes[p].n.n_inputs + 1 > maxio) maxio = m->nodes[p].n.n_inputs + 1; /* +1: fusion may add one */
@@ -80,6 +81,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
       m->layers[m->n_layers++] = p;
     }
   if (m->opt.dry_run) return LC_OK;
+  if ((s = lc_dev_bind(m))) return s; /* device memory first: a device too small fails before any host allocation */
   if (m->st.peak_activation_bytes) {
     m->arena_buf = lc_malloc(m->st.peak_activation_bytes);
     if (!m->arena_buf)
@@ -125,6 +127,7 @@ lc_status lc_model_set_input(lc_model *m, const char *name, const lc_tensor *src
 
 lc_status lc_model_run(lc_model *m) {
   if (!planned_for_run(m)) return lc_error(LC_ERR_STATE, "model: run before a successful plan");
+  if (m->dev) return lc_dev_run(m);
   for (int p = 0; p < m->n_nodes; p++) {
     lc_gnode *g = &m->nodes[p];
     if (g->dead) continue;

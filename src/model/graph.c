@@ -257,6 +257,7 @@ static lc_status build(lc_model *m) {
 void lc_model_options_init(lc_model_options *o) {
   memset(o, 0, sizeof(*o));
   o->threads = 1;
+  o->device_tune = -1; /* the context default (fast) */
 }
 
 static lc_status finish_load(lc_onnx_model *o, lc_model **out) {
@@ -331,6 +332,7 @@ void lc_model_free(lc_model *m) {
   for (int i = 0; i < m->n_values; i++)
     if (m->values[i].owned) lc_free(m->values[i].t.data);
   for (int i = 0; i < m->n_values; i++) lc_free(m->values[i].lazy_scale);
+  lc_dev_free(m);
   lc_free(m->arena_buf);
   lc_free(m->x.scratch);
   if (m->ctx && m->ctx != m->opt.context) lc_context_destroy(m->ctx);

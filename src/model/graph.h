@@ -59,6 +59,8 @@ struct lc_model {
   lc_tensor *io_out;
   lc_model_stats st;
   int *layers, n_layers; /* positions of the live nodes once planned (lc_model_layer in O(1)) */
+  struct lc_model_dev *dev; /* exec_device.c: the device plan, NULL on the CPU */
+  size_t arena_align;       /* activation offsets' alignment, 0 = the planner's default */
 };
 
 int lc_graph_find(const lc_model *m, const char *name);
@@ -86,5 +88,14 @@ void lc_plan_count_uses(lc_model *m);       /* planner.c */
 size_t lc_model_memory_used(const lc_model *m);
 lc_status lc_model_charge(lc_model *m, const lc_gnode *g, const char *what, size_t bytes, size_t *field);
 lc_status lc_model_check_opsets(const lc_onnx_model *o);
+
+/* exec_device.c: a plan on an OpenCL device (no-ops for a CPU plan). open: the device context,
+ * before memory planning (it sets arena_align); bind: the device arena, after it; init_node:
+ * the node's device op (*done = 0: it runs on the CPU; packed: inputs copied to the device). */
+lc_status lc_dev_open(lc_model *m);
+lc_status lc_dev_bind(lc_model *m);
+lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed);
+lc_status lc_dev_run(lc_model *m);
+void lc_dev_free(lc_model *m);
 
 #endif

@@ -24,6 +24,9 @@ typedef struct lc_model_options {
                                   (lc_model_default_memory_cap), SIZE_MAX = no cap */
   int no_fusion;               /* keep BatchNormalization / activations / Add as separate nodes */
   int dry_run;                 /* shapes, folding, fusion and memory plan only: no op init, no arena */
+  const char *device;          /* NULL or "cpu"; "opencl[:P[:D]]": activations and ops on that device */
+  int device_tune;             /* lc_tune_level of device convs; -1 = the context's default (fast) */
+  int device_profile;          /* device plan: time every node from profiling events (layer ms) */
 } lc_model_options;
 
 void lc_model_options_init(lc_model_options *o);
@@ -87,5 +90,21 @@ typedef struct lc_model_stats {
 } lc_model_stats;
 
 void lc_model_get_stats(const lc_model *m, lc_model_stats *s);
+
+/* A model planned on a device (options.device): what runs where and what it holds there. */
+typedef struct lc_model_device_stats {
+  const char *device;           /* the device's name; NULL for a CPU plan */
+  int fallbacks;                /* nodes without a device kernel (run on the CPU, with transfers) */
+  int kernels;                  /* kernel launches per run */
+  size_t weight_bytes;          /* weights, constants and tables in device memory */
+  size_t activation_bytes;      /* the device activation arena */
+  double compile_ms, tune_ms;   /* program builds / loads and conv tuning at plan time */
+  double last_run_ms;           /* device time of the last run, first kernel start to last end */
+} lc_model_device_stats;
+void lc_model_get_device_stats(const lc_model *m, lc_model_device_stats *s);
+/* 1 if layer i (as lc_model_layer counts) runs on the CPU in a device plan. */
+int lc_model_layer_on_host(const lc_model *m, int i);
+/* The device's back-to-back kernel launch latency (measured once per device and driver, cached). */
+lc_status lc_model_device_launch_us(lc_model *m, double *us);
 
 #endif

@@ -90,6 +90,7 @@ lc_status lc_plan_memory(lc_model *m) {
     g->inplace = 1;
     m->st.inplace++;
   }
+  size_t align = m->arena_align > ARENA_ALIGN ? m->arena_align : ARENA_ALIGN;
   int nb = 0;
   span *sp = lc_calloc((size_t)m->n_values + 1, sizeof(span));
   const lc_value **placed = lc_calloc((size_t)m->n_values + 1, sizeof(*placed));
@@ -102,7 +103,7 @@ lc_status lc_plan_memory(lc_model *m) {
     const lc_value *v = &m->values[i];
     if (!is_activation(v) || v->alias >= 0 || (!v->is_input && m->nodes[v->producer].dead)) continue;
     sp[nb].v = i;
-    sp[nb++].size = lc_round_up(v->t.nbytes ? v->t.nbytes : 1, ARENA_ALIGN);
+    sp[nb++].size = lc_round_up(v->t.nbytes ? v->t.nbytes : 1, align);
   }
   qsort(sp, (size_t)nb, sizeof(span), by_size_desc);
   size_t total = 0;
@@ -118,7 +119,7 @@ lc_status lc_plan_memory(lc_model *m) {
     qsort(placed, (size_t)np, sizeof(*placed), by_offset);
     size_t off = 0;
     for (int j = 0; j < np; j++) {
-      size_t usz = lc_round_up(placed[j]->t.nbytes ? placed[j]->t.nbytes : 1, ARENA_ALIGN), end;
+      size_t usz = lc_round_up(placed[j]->t.nbytes ? placed[j]->t.nbytes : 1, align), end;
       if (placed[j]->offset >= off + sp[b].size) break; /* fits in the gap before it */
       if (lc_add_sz(placed[j]->offset, usz, &end) && end > off) off = end;
     }
@@ -213,6 +214,14 @@ static lc_status init_node(lc_model *m, lc_gnode *g) {
   for (int k = 0; k < g->n.n_inputs; k++)
     if (g->in[k] >= 0 && m->values[g->in[k]].lazy_src >= 0 && (s = materialize(m, g->in[k]))) return node_fail(s, g);
   lc_graph_ensure_inputs(m, g);
+  if (m->dev) { /* a device plan: the device op, unless the node has none */
+    int done = 0;
+    unsigned packed = 0;
+    if ((s = lc_dev_init_node(m, g, &done, &packed))) return node_fail(s, g);
+    for (int k = 0; k < g->n.n_inputs && k < 32; k++)
+      if (g->in[k] >= 0 && (packed >> k & 1u)) unref(m, g->in[k]);
+    if (done) return LC_OK;
+  }
   if (!g->op->init) return LC_OK;
   int n_out = lc_graph_io(m, g, m->io_in, m->io_out);
   m->x.const_inputs = 0;

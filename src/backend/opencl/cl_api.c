@@ -49,6 +49,8 @@ OBJ_WRAP(cl_program, CreateProgramWithBinary,
          (cl_context c, cl_uint n, const cl_device_id *d, const size_t *l, const unsigned char **b, cl_int *bs,
           cl_int *e),
          (c, n, d, l, b, bs, e), e)
+OBJ_WRAP(cl_mem, CreateSubBuffer, (cl_mem m, cl_mem_flags f, cl_buffer_create_type t, const void *r, cl_int *e),
+         (m, f, t, r, e), e)
 OBJ_WRAP(cl_kernel, CreateKernel, (cl_program p, const char *n, cl_int *e), (p, n, e), e)
 INT_WRAP(BuildProgram,
          (cl_program p, cl_uint n, const cl_device_id *d, const char *o, void(CL_CALLBACK *f)(cl_program, void *),
@@ -104,7 +106,7 @@ static void load(void) {
   SYM(CreateKernel); SYM(ReleaseKernel); SYM(SetKernelArg); SYM(GetKernelWorkGroupInfo);
   SYM(EnqueueNDRangeKernel); SYM(EnqueueReadBuffer); SYM(EnqueueWriteBuffer); SYM(EnqueueCopyBuffer);
   SYM(Finish); SYM(Flush); SYM(WaitForEvents); SYM(GetEventProfilingInfo); SYM(RetainEvent);
-  SYM(ReleaseEvent);
+  SYM(ReleaseEvent); SYM(CreateSubBuffer);
 #undef SYM
   if (!ok) {
     dlclose(h);
@@ -119,6 +121,7 @@ static void load(void) {
   api.CreateProgramWithSource = w_CreateProgramWithSource;
   api.CreateProgramWithBinary = w_CreateProgramWithBinary;
   api.CreateKernel = w_CreateKernel;
+  api.CreateSubBuffer = w_CreateSubBuffer;
   api.BuildProgram = w_BuildProgram;
   api.SetKernelArg = w_SetKernelArg;
   api.EnqueueNDRangeKernel = w_EnqueueNDRangeKernel;

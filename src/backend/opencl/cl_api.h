@@ -51,6 +51,7 @@ typedef struct lc_cl_api {
   cl_int (*GetEventProfilingInfo)(cl_event, cl_profiling_info, size_t, void *, size_t *);
   cl_int (*RetainEvent)(cl_event);
   cl_int (*ReleaseEvent)(cl_event);
+  cl_mem (*CreateSubBuffer)(cl_mem, cl_mem_flags, cl_buffer_create_type, const void *, cl_int *);
 } lc_cl_api;
 
 /* The API, loaded once (LOWCONV_OPENCL_LIBRARY overrides the library name); NULL with an lc_error

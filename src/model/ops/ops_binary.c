@@ -6,12 +6,7 @@
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
-
-typedef struct bcast {
-  int nd;                      /* coalesced rank (>= 1) */
-  int64_t dims[LC_MAX_DIMS];
-  int64_t sa[LC_MAX_DIMS], sb[LC_MAX_DIMS]; /* element strides, 0 where broadcast */
-} bcast;
+#include "model/ops/ops_plan.h"
 
 /* Output shape of broadcasting a and b; 0 if incompatible. */
 static int bcast_shape(const lc_tensor *a, const lc_tensor *b, int *nd, int64_t *dims) {
@@ -26,7 +21,7 @@ static int bcast_shape(const lc_tensor *a, const lc_tensor *b, int *nd, int64_t 
   return 1;
 }
 
-static void bcast_plan(const lc_tensor *a, const lc_tensor *b, const lc_tensor *o, bcast *p) {
+void lcop_bcast_plan(const lc_tensor *a, const lc_tensor *b, const lc_tensor *o, bcast *p) {
   int r = o->ndim;
   int64_t sta = 1, stb = 1;
   int64_t d[LC_MAX_DIMS], sa[LC_MAX_DIMS], sb[LC_MAX_DIMS];
@@ -211,7 +206,7 @@ static lc_status binary_run(const lc_node *n, void *st, const lc_tensor *const *
       if (bv[i] == 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "integer division by zero");
   }
   bin_job j = {f, es, out->data, a->data, b->data, {0}, 0, 0, 0, 0};
-  bcast_plan(a, b, out, &j.p);
+  lcop_bcast_plan(a, b, out, &j.p);
   int last = j.p.nd - 1;
   j.len = (size_t)j.p.dims[last];
   j.mode = (j.p.sa[last] == 0 ? 1 : 0) | (j.p.sb[last] == 0 ? 2 : 0);

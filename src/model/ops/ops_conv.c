@@ -5,16 +5,11 @@
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
+#include "model/ops/ops_plan.h"
 #include "quant/quant.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
-
-typedef struct conv_geom {
-  int sp;                                  /* spatial rank: 1 or 2 */
-  int64_t N, C, H, W, M, group, KH, KW, OH, OW;
-  int64_t s[2], d[2], pb[2], pe[2], opad[2]; /* [0] = H, [1] = W */
-} conv_geom;
 
 static int64_t div_ceil_pos(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -38,7 +33,7 @@ static lc_status read_spatial(const lc_node *n, const char *name, int sp, int64_
 }
 
 /* Shared by Conv (transpose = 0) and ConvTranspose (1). */
-static lc_status conv_geometry(const lc_node *n, const lc_tensor *const *in, int transpose, conv_geom *g) {
+lc_status lcop_conv_geometry(const lc_node *n, const lc_tensor *const *in, int transpose, conv_geom *g) {
   const lc_tensor *x = in[0], *w = in[1];
   g->sp = x->ndim - 2;
   if (g->sp < 1 || g->sp > 2) return lcop_fail(n, LC_ERR_UNSUPPORTED, "only 1-D and 2-D convolutions (input rank %d)", x->ndim);
@@ -135,7 +130,7 @@ static lc_status conv_infer_common(const lc_node *n, const lc_tensor *const *in,
   if (s) return s;
   if (res && n_in < 4) return lcop_fail(n, LC_ERR_INVALID_ARG, "_residual=1 needs the residual as input 3");
   conv_geom g;
-  if ((s = conv_geometry(n, in, transpose, &g))) return s;
+  if ((s = lcop_conv_geometry(n, in, transpose, &g))) return s;
   if (lcop_has(in, n_in, 2) && (in[2]->ndim != 1 || in[2]->dims[0] != g.M))
     return lcop_fail(n, LC_ERR_INVALID_ARG, "bias must be [%lld]", (long long)g.M);
   int64_t dims[4] = {g.N, g.M, g.OH, g.OW};
@@ -315,21 +310,18 @@ static lc_status conv_create_weights(lc_exec_ctx *x, lc_conv_desc *d, const conv
   return lc_conv_create(x->lc, d, out);
 }
 
-static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out, int n_out,
-                           lc_exec_ctx *x, void **state) {
+/* Creates and prepares the node's lc_conv on x->lc; the activation goes into the library when
+ * fuse_act (the CPU library cannot apply it after a residual add, a device can). */
+lc_status lcop_conv_make(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
+                         lc_conv **conv, lc_conv_shape *shape) {
   conv_geom g;
-  lc_status s = conv_geometry(n, in, 0, &g);
+  conv_act act;
+  lc_status s = lcop_conv_geometry(n, in, 0, &g);
   if (s) return s;
   if (!in[1]->data) return lcop_fail(n, LC_ERR_UNSUPPORTED, "weights must be a constant");
   if (lcop_has(in, n_in, 2) && !in[2]->data) return lcop_fail(n, LC_ERR_UNSUPPORTED, "bias must be a constant");
   if (!x || !x->lc) return lcop_fail(n, LC_ERR_STATE, "no lowconv context");
-  conv_state *st = lc_calloc(1, sizeof *st);
-  if (!st) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
-  st->residual = conv_has_residual(n);
-  if ((s = read_act(n, &st->act))) {
-    lc_free(st);
-    return s;
-  }
+  if ((s = read_act(n, &act))) return s;
   lc_conv_desc d;
   lc_conv_desc_init(&d);
   d.in_channels = g.C;
@@ -343,24 +335,40 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
   d.layout = LC_NCHW;
   d.weights = in[1]->data;
   d.bias = lcop_has(in, n_in, 2) ? in[2]->data : NULL;
-  if (!st->residual) { /* the library fuses the activation; with a residual it must follow the add */
-    d.activation = st->act.act;
-    d.act_min = st->act.lo, d.act_max = st->act.hi, d.act_alpha = st->act.alpha;
+  if (fuse_act) {
+    d.activation = act.act;
+    d.act_min = act.lo, d.act_max = act.hi, d.act_alpha = act.alpha;
   }
   d.weight_format = (lc_weight_format)x->weight_format;
   d.block_size = x->weight_block;
-  s = conv_create_weights(x, &d, &g, &st->conv);
-  if (!s) s = lc_conv_prepare(st->conv, g.N, g.H, g.W, &st->shape);
-  if (!s && (st->shape.out_h != g.OH || st->shape.out_w != g.OW))
-    s = lcop_fail(n, LC_ERR_INTERNAL, "library output %lldx%lld != inferred %lldx%lld", (long long)st->shape.out_h,
-                  (long long)st->shape.out_w, (long long)g.OH, (long long)g.OW);
+  *conv = NULL;
+  s = conv_create_weights(x, &d, &g, conv);
+  if (!s) s = lc_conv_prepare(*conv, g.N, g.H, g.W, shape);
+  if (!s && (shape->out_h != g.OH || shape->out_w != g.OW))
+    s = lcop_fail(n, LC_ERR_INTERNAL, "library output %lldx%lld != inferred %lldx%lld", (long long)shape->out_h,
+                  (long long)shape->out_w, (long long)g.OH, (long long)g.OW);
   else if (s)
     s = lcop_fail(n, s, "conv setup failed: %s", lc_last_error());
   /* One prepare per model: drop the weight layouts the chosen route never reads (Winograd
    * weights next to GEMM panels cost ~2.8x the fp32 weights otherwise). */
-  if (!s) s = lc_conv_release_unused(st->conv);
+  if (!s) s = lc_conv_release_unused(*conv);
   if (s) {
-    conv_fini(st);
+    lc_conv_destroy(*conv);
+    *conv = NULL;
+  }
+  return s;
+}
+
+static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out, int n_out,
+                           lc_exec_ctx *x, void **state) {
+  conv_state *st = lc_calloc(1, sizeof *st);
+  if (!st) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  st->residual = conv_has_residual(n);
+  lc_status s = read_act(n, &st->act);
+  /* with a residual the activation must follow the add, which the CPU library cannot do */
+  if (!s) s = lcop_conv_make(n, in, n_in, x, !st->residual, &st->conv, &st->shape);
+  if (s) {
+    lc_free(st);
     return s;
   }
   *state = st;
@@ -463,7 +471,7 @@ static void convt_task(void *arg, size_t task, int thread) {
 static lc_status convt_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
                            int n_out, lc_exec_ctx *x) {
   conv_geom g;
-  lc_status s = conv_geometry(n, in, 1, &g);
+  lc_status s = lcop_conv_geometry(n, in, 1, &g);
   if (s) return s;
   conv_act act;
   if ((s = read_act(n, &act))) return s;

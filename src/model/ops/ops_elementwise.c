@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
+#include "model/ops/ops_plan.h"
 
 typedef enum un_kind {
   UN_RELU, UN_LEAKY, UN_SIGMOID, UN_HSIGMOID, UN_HSWISH, UN_TANH, UN_CLIP,
@@ -145,12 +146,9 @@ static void un_task(void *arg, size_t task, int thread) {
   unary_apply(j->k, j->a, j->b, j->y + i0, j->x + i0, m);
 }
 
-static lc_status unary_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
-                           int n_out, lc_exec_ctx *x) {
+lc_status lcop_unary_params(const lc_node *n, const lc_tensor *const *in, int n_in, int *kind, float *pa, float *pb) {
   un_kind k;
-  size_t cnt;
   if (!un_kind_of(n->op_type, &k)) return lcop_fail(n, LC_ERR_INTERNAL, "no kernel");
-  if (lcop_numel(in[0], &cnt)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
   float a = 0.0f, b = 0.0f;
   if (k == UN_LEAKY) a = lc_attr_float(n, "alpha", 0.01f);
   if (k == UN_HSIGMOID) {
@@ -163,6 +161,19 @@ static lc_status unary_run(const lc_node *n, void *st, const lc_tensor *const *i
     if (lcop_has(in, n_in, 1)) a = *(const float *)in[1]->data;
     if (lcop_has(in, n_in, 2)) b = *(const float *)in[2]->data;
   }
+  *kind = (int)k, *pa = a, *pb = b;
+  return LC_OK;
+}
+
+static lc_status unary_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                           int n_out, lc_exec_ctx *x) {
+  int ki;
+  size_t cnt;
+  float a, b;
+  lc_status s = lcop_unary_params(n, in, n_in, &ki, &a, &b);
+  if (s) return s;
+  un_kind k = (un_kind)ki;
+  if (lcop_numel(in[0], &cnt)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
   if (cnt < PAR_MIN || lcop_threads(x) < 2) {
     unary_apply(k, a, b, out->data, in[0]->data, cnt);
     return LC_OK;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
+#include "model/ops/ops_plan.h"
 #include "util/checked.h"
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -50,7 +51,7 @@ static lc_status concat_run(const lc_node *n, void *state, const lc_tensor *cons
 
 /* ---------------------------------------------------------------- Split */
 
-static lc_status split_sizes(const lc_node *n, const lc_tensor *const *in, int n_in, int n_out, int *axis,
+lc_status lcop_split_sizes(const lc_node *n, const lc_tensor *const *in, int n_in, int n_out, int *axis,
                              int64_t *sz) {
   lc_status s = lcop_axis(n, lc_attr_int(n, "axis", 0), in[0]->ndim, axis);
   if (s) return s;
@@ -91,7 +92,7 @@ static lc_status split_infer(const lc_node *n, const lc_tensor *const *in, int n
   if (!s) s = lcop_need_any(n, in, n_in, 0);
   int axis;
   int64_t sz[MAX_SPLIT], dims[LC_MAX_DIMS];
-  if (!s) s = split_sizes(n, in, n_in, n_out, &axis, sz);
+  if (!s) s = lcop_split_sizes(n, in, n_in, n_out, &axis, sz);
   if (s) return s;
   memcpy(dims, in[0]->dims, sizeof(int64_t) * in[0]->ndim);
   for (int i = 0; i < n_out && !s; i++) {
@@ -105,7 +106,7 @@ static lc_status split_run(const lc_node *n, void *state, const lc_tensor *const
                            int n_out, lc_exec_ctx *x) {
   int axis;
   int64_t sz[MAX_SPLIT];
-  lc_status s = split_sizes(n, in, n_in, n_out, &axis, sz);
+  lc_status s = lcop_split_sizes(n, in, n_in, n_out, &axis, sz);
   if (s) return s;
   size_t es = lc_dtype_size(in[0]->dtype), outer, inner;
   lcop_dims_prod(in[0]->dims, 0, axis, &outer);
@@ -122,12 +123,8 @@ static lc_status split_run(const lc_node *n, void *state, const lc_tensor *const
 
 /* ---------------------------------------------------------------- Slice */
 
-typedef struct slice_plan {
-  int64_t dims[LC_MAX_DIMS], st[LC_MAX_DIMS], off;
-} slice_plan;
 
-
-static lc_status slice_plan_make(const lc_node *n, const lc_tensor *const *in, int n_in, slice_plan *p) {
+lc_status lcop_slice_plan(const lc_node *n, const lc_tensor *const *in, int n_in, slice_plan *p) {
   const lc_tensor *t = in[0];
   int r = t->ndim;
   int64_t starts[LC_MAX_DIMS], ends[LC_MAX_DIMS], axes[LC_MAX_DIMS], steps[LC_MAX_DIMS];
@@ -191,7 +188,7 @@ static lc_status slice_infer(const lc_node *n, const lc_tensor *const *in, int n
   lc_status s = lcop_check_io(n, n_in, 1, 5, n_out, 1, 1);
   if (!s) s = lcop_need_any(n, in, n_in, 0);
   slice_plan p;
-  if (!s) s = slice_plan_make(n, in, n_in, &p);
+  if (!s) s = lcop_slice_plan(n, in, n_in, &p);
   if (s) return s;
   return lcop_set_out(n, out, in[0]->dtype, in[0]->ndim, p.dims);
 }
@@ -199,7 +196,7 @@ static lc_status slice_infer(const lc_node *n, const lc_tensor *const *in, int n
 static lc_status slice_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
                            int n_out, lc_exec_ctx *x) {
   slice_plan p;
-  lc_status s = slice_plan_make(n, in, n_in, &p);
+  lc_status s = lcop_slice_plan(n, in, n_in, &p);
   if (s) return s;
   if (out->nbytes) lcop_strided_copy(out->data, in[0]->data, lc_dtype_size(in[0]->dtype), out->ndim, p.dims, p.st, p.off);
   return LC_OK;

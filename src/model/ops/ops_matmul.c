@@ -5,6 +5,7 @@
 
 #include "api/context.h"
 #include "model/ops/ops_internal.h"
+#include "model/ops/ops_plan.h"
 #include "quant/quant.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -162,7 +163,7 @@ static void fc_describe(const void *state, lc_op_info *info) {
 
 /* ---------------------------------------------------------------- Gemm */
 
-static lc_status gemm_dims(const lc_node *n, const lc_tensor *const *in, int64_t *M, int64_t *N, int64_t *K) {
+lc_status lcop_gemm_dims(const lc_node *n, const lc_tensor *const *in, int64_t *M, int64_t *N, int64_t *K) {
   const lc_tensor *A = in[0], *B = in[1];
   if (A->ndim != 2 || B->ndim != 2) return lcop_fail(n, LC_ERR_INVALID_ARG, "A and B must be 2-D");
   int ta = (int)lc_attr_int(n, "transA", 0), tb = (int)lc_attr_int(n, "transB", 0);
@@ -180,7 +181,7 @@ static lc_status gemm_infer(const lc_node *n, const lc_tensor *const *in, int n_
   for (int i = 0; !s && i < n_in; i++)
     if (i < 2 || in[i]) s = lcop_need(n, in, n_in, i, LC_DT_FLOAT);
   int64_t M, N, K;
-  if (!s) s = gemm_dims(n, in, &M, &N, &K);
+  if (!s) s = lcop_gemm_dims(n, in, &M, &N, &K);
   if (s) return s;
   if (lcop_has(in, n_in, 2)) { /* C unidirectionally broadcast to [M, N] */
     const lc_tensor *C = in[2];
@@ -197,7 +198,7 @@ static lc_status gemm_infer(const lc_node *n, const lc_tensor *const *in, int n_
 static lc_status gemm_init(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out, int n_out,
                            lc_exec_ctx *x, void **state) {
   int64_t M = 0, N = 0, K = 0;
-  lc_status s = gemm_dims(n, in, &M, &N, &K);
+  lc_status s = lcop_gemm_dims(n, in, &M, &N, &K);
   if (s || !x || !(x->const_inputs & 2u) || lc_attr_int(n, "transA", 0) || !K || !N) return s;
   fc_state *st;
   if ((s = fc_pack(n, in[1]->data, K, N, (int)lc_attr_int(n, "transB", 0), x, &st))) return s;
@@ -219,7 +220,7 @@ static lc_status gemm_init(const lc_node *n, const lc_tensor *const *in, int n_i
 static lc_status gemm_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
                           int n_out, lc_exec_ctx *x) {
   int64_t M, N, K;
-  lc_status s = gemm_dims(n, in, &M, &N, &K);
+  lc_status s = lcop_gemm_dims(n, in, &M, &N, &K);
   if (s) return s;
   int ta = (int)lc_attr_int(n, "transA", 0), tb = (int)lc_attr_int(n, "transB", 0);
   float alpha = lc_attr_float(n, "alpha", 1.0f), beta = lc_attr_float(n, "beta", 1.0f);
@@ -252,13 +253,7 @@ static lc_status gemm_run(const lc_node *n, void *state, const lc_tensor *const 
 
 /* ---------------------------------------------------------------- MatMul */
 
-typedef struct mm_shape {
-  int64_t M, N, K;
-  int nb; /* batch rank of the output */
-  int64_t bd[LC_MAX_DIMS], sa[LC_MAX_DIMS], sb[LC_MAX_DIMS]; /* batch dims and matrix strides of A, B */
-} mm_shape;
-
-static lc_status mm_shape_of(const lc_node *n, const lc_tensor *A, const lc_tensor *B, mm_shape *p, int *ond,
+lc_status lcop_mm_shape(const lc_node *n, const lc_tensor *A, const lc_tensor *B, mm_shape *p, int *ond,
                              int64_t *odims) {
   if (A->ndim < 1 || B->ndim < 1) return lcop_fail(n, LC_ERR_INVALID_ARG, "inputs must have rank >= 1");
   int ra = A->ndim, rb = B->ndim;
@@ -294,7 +289,7 @@ static lc_status matmul_infer(const lc_node *n, const lc_tensor *const *in, int 
   mm_shape p;
   int nd;
   int64_t dims[LC_MAX_DIMS + 2];
-  if (!s) s = mm_shape_of(n, in[0], in[1], &p, &nd, dims);
+  if (!s) s = lcop_mm_shape(n, in[0], in[1], &p, &nd, dims);
   if (s) return s;
   return lcop_set_out(n, out, LC_DT_FLOAT, nd, dims);
 }
@@ -315,7 +310,7 @@ static lc_status matmul_run(const lc_node *n, void *state, const lc_tensor *cons
   mm_shape p;
   int nd;
   int64_t dims[LC_MAX_DIMS + 2], idx[LC_MAX_DIMS] = {0};
-  lc_status s = mm_shape_of(n, in[0], in[1], &p, &nd, dims);
+  lc_status s = lcop_mm_shape(n, in[0], in[1], &p, &nd, dims);
   if (s) return s;
   if (state) {
     size_t rows;
@@ -347,7 +342,7 @@ static lc_status matmul_run(const lc_node *n, void *state, const lc_tensor *cons
 /* opset >= 13: softmax along `axis` (default -1). opset < 13: the input is flattened to 2-D at
  * `axis` (default 1) and softmax runs over each row. Nodes carry no opset, so the graph may set
  * "_opset"; without it we assume >= 13 (what current exporters emit). */
-static lc_status softmax_geom(const lc_node *n, const lc_tensor *t, size_t *outer, size_t *len, size_t *inner) {
+lc_status lcop_softmax_geom(const lc_node *n, const lc_tensor *t, size_t *outer, size_t *len, size_t *inner) {
   int64_t opset = lcop_opset(n);
   int old = opset > 0 && opset < 13;
   int r = t->ndim, axis;
@@ -369,7 +364,7 @@ static lc_status softmax_infer(const lc_node *n, const lc_tensor *const *in, int
   lc_status s = lcop_check_io(n, n_in, 1, 1, n_out, 1, 1);
   if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
   size_t a, b, c;
-  if (!s) s = softmax_geom(n, in[0], &a, &b, &c);
+  if (!s) s = lcop_softmax_geom(n, in[0], &a, &b, &c);
   if (s) return s;
   return lcop_set_out(n, out, LC_DT_FLOAT, in[0]->ndim, in[0]->dims);
 }
@@ -377,7 +372,7 @@ static lc_status softmax_infer(const lc_node *n, const lc_tensor *const *in, int
 static lc_status softmax_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
                              int n_out, lc_exec_ctx *x) {
   size_t outer, len, inner;
-  lc_status s = softmax_geom(n, in[0], &outer, &len, &inner);
+  lc_status s = lcop_softmax_geom(n, in[0], &outer, &len, &inner);
   if (s) return s;
   const float *X = in[0]->data;
   float *Y = out->data;

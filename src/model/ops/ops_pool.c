@@ -5,18 +5,14 @@
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
+#include "model/ops/ops_plan.h"
 #include "util/alloc.h"
-
-typedef struct pool_geom {
-  int64_t N, C, H, W, OH, OW;
-  int64_t k[2], s[2], d[2], pb[2], pe[2]; /* [0] = H, [1] = W */
-} pool_geom;
 
 static int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static int64_t div_ceil(int64_t a, int64_t b) { return -div_floor(-a, b); }
 
 /* Resolves kernel/strides/dilations/pads/auto_pad/ceil_mode for a 3-D or 4-D input. */
-static lc_status pool_geometry(const lc_node *n, const lc_tensor *x, int is_max, pool_geom *g) {
+lc_status lcop_pool_geometry(const lc_node *n, const lc_tensor *x, int is_max, pool_geom *g) {
   int sp = x->ndim - 2;
   if (sp < 1 || sp > 2) return lcop_fail(n, LC_ERR_UNSUPPORTED, "only 1-D and 2-D pooling (input rank %d)", x->ndim);
   const int64_t *ks, *ss = NULL, *ds = NULL, *ps = NULL;
@@ -75,7 +71,7 @@ static lc_status pool_infer(const lc_node *n, const lc_tensor *const *in, int n_
   if (s) return s;
   if (n_out > 1) return lcop_fail(n, LC_ERR_UNSUPPORTED, "the Indices output is not supported");
   pool_geom g;
-  s = pool_geometry(n, in[0], n->op_type[0] == 'M', &g);
+  s = lcop_pool_geometry(n, in[0], n->op_type[0] == 'M', &g);
   if (s) return s;
   int64_t dims[4] = {g.N, g.C, g.OH, g.OW};
   if (in[0]->ndim == 3) dims[2] = g.OW;
@@ -157,7 +153,7 @@ static lc_status pool_run(const lc_node *n, void *st, const lc_tensor *const *in
   pool_geom g;
   pool_job j;
   j.is_max = n->op_type[0] == 'M';
-  lc_status s = pool_geometry(n, in[0], j.is_max, &g);
+  lc_status s = lcop_pool_geometry(n, in[0], j.is_max, &g);
   if (s) return s;
   if (out->nbytes == 0) return LC_OK;
   j.incl = (int)lc_attr_int(n, "count_include_pad", 0);
@@ -193,7 +189,7 @@ static red_kind red_kind_of(const char *op) {
 }
 
 /* Marks reduced axes in mask[rank]; axes from the attribute or input 1 (opset 18, ReduceSum 13). */
-static lc_status red_axes(const lc_node *n, const lc_tensor *const *in, int n_in, int *mask, int *keep) {
+lc_status lcop_red_axes(const lc_node *n, const lc_tensor *const *in, int n_in, int *mask, int *keep) {
   int rank = in[0]->ndim;
   int global = strncmp(n->op_type, "Global", 6) == 0;
   int64_t axes[LC_MAX_DIMS];
@@ -233,7 +229,7 @@ static lc_status red_infer(const lc_node *n, const lc_tensor *const *in, int n_i
   if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
   if (s) return s;
   int mask[LC_MAX_DIMS], keep, nd = 0;
-  if ((s = red_axes(n, in, n_in, mask, &keep))) return s;
+  if ((s = lcop_red_axes(n, in, n_in, mask, &keep))) return s;
   int64_t dims[LC_MAX_DIMS];
   for (int i = 0; i < in[0]->ndim; i++) {
     if (mask[i] && in[0]->dims[i] == 0 && red_kind_of(n->op_type) >= RED_MAX)
@@ -247,7 +243,7 @@ static lc_status red_infer(const lc_node *n, const lc_tensor *const *in, int n_i
 static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
                          int n_out, lc_exec_ctx *x) {
   int mask[LC_MAX_DIMS], keep;
-  lc_status s = red_axes(n, in, n_in, mask, &keep);
+  lc_status s = lcop_red_axes(n, in, n_in, mask, &keep);
   if (s) return s;
   const lc_tensor *t = in[0];
   red_kind k = red_kind_of(n->op_type);

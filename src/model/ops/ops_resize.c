@@ -4,22 +4,10 @@
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
+#include "model/ops/ops_plan.h"
 #include "util/alloc.h"
 
 /* ---------------------------------------------------------------- Resize */
-
-typedef enum ct_mode { CT_HALF_PIXEL, CT_HALF_PIXEL_SYM, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC,
-                       CT_TF_HALF_PIXEL_NN } ct_mode;
-typedef enum nn_mode { NN_ROUND_PREFER_FLOOR, NN_ROUND_PREFER_CEIL, NN_FLOOR, NN_CEIL } nn_mode;
-
-typedef struct resize_plan {
-  int r;
-  int64_t out[LC_MAX_DIMS];
-  double scale[LC_MAX_DIMS];
-  int linear;
-  ct_mode ct;
-  nn_mode nn;
-} resize_plan;
 
 static int pick(const char *s, const char *const *names, int n) {
   for (int i = 0; i < n; i++)
@@ -27,7 +15,7 @@ static int pick(const char *s, const char *const *names, int n) {
   return -1;
 }
 
-static lc_status resize_plan_make(const lc_node *n, const lc_tensor *const *in, int n_in, resize_plan *p) {
+lc_status lcop_resize_plan(const lc_node *n, const lc_tensor *const *in, int n_in, resize_plan *p) {
   const lc_tensor *x = in[0];
   int r = x->ndim;
   p->r = r;
@@ -106,7 +94,7 @@ static lc_status resize_infer(const lc_node *n, const lc_tensor *const *in, int 
   if (s) return s;
   if (in[0]->ndim < 1) return lcop_fail(n, LC_ERR_INVALID_ARG, "input must have rank >= 1");
   resize_plan p;
-  if ((s = resize_plan_make(n, in, n_in, &p))) return s;
+  if ((s = lcop_resize_plan(n, in, n_in, &p))) return s;
   return lcop_set_out(n, out, LC_DT_FLOAT, p.r, p.out);
 }
 
@@ -129,7 +117,7 @@ static double src_coord(ct_mode ct, double xo, double scale, int64_t lin, int64_
 }
 
 /* Per output position: source index i0 (and i1, weight w of i1 for linear). */
-static void axis_table(const resize_plan *p, int64_t lin, int64_t lout, double scale, int64_t *i0, int64_t *i1,
+void lcop_resize_axis(const resize_plan *p, int64_t lin, int64_t lout, double scale, int64_t *i0, int64_t *i1,
                        float *w) {
   for (int64_t o = 0; o < lout; o++) {
     double x = src_coord(p->ct, (double)o, scale, lin, lout);
@@ -157,7 +145,7 @@ static void axis_table(const resize_plan *p, int64_t lin, int64_t lout, double s
 static lc_status resize_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
                             int n_out, lc_exec_ctx *xc) {
   resize_plan p;
-  lc_status s = resize_plan_make(n, in, n_in, &p);
+  lc_status s = lcop_resize_plan(n, in, n_in, &p);
   if (s) return s;
   if (out->nbytes == 0) return LC_OK;
   int r = p.r;
@@ -171,8 +159,8 @@ static lc_status resize_run(const lc_node *n, void *st, const lc_tensor *const *
   if (!buf) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
   int64_t *h0 = (int64_t *)buf, *h1 = h0 + OH, *w0 = h1 + OH, *w1 = w0 + OW;
   float *hw = (float *)(w1 + OW), *ww = hw + OH;
-  axis_table(&p, H, OH, sh, h0, h1, hw);
-  axis_table(&p, W, OW, sw, w0, w1, ww);
+  lcop_resize_axis(&p, H, OH, sh, h0, h1, hw);
+  lcop_resize_axis(&p, W, OW, sw, w0, w1, ww);
   for (size_t pl = 0; pl < planes; pl++) {
     const float *X = (const float *)in[0]->data + pl * (size_t)(H * W);
     float *Y = (float *)out->data + pl * (size_t)(OH * OW);
@@ -196,9 +184,7 @@ static lc_status resize_run(const lc_node *n, void *st, const lc_tensor *const *
 
 /* ---------------------------------------------------------------- Pad */
 
-typedef enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP } pad_mode;
-
-static lc_status pad_plan(const lc_node *n, const lc_tensor *const *in, int n_in, int64_t *pb, int64_t *pe,
+lc_status lcop_pad_plan(const lc_node *n, const lc_tensor *const *in, int n_in, int64_t *pb, int64_t *pe,
                           pad_mode *mode) {
   int r = in[0]->ndim;
   int64_t v[2 * LC_MAX_DIMS];
@@ -243,7 +229,7 @@ static lc_status pad_infer(const lc_node *n, const lc_tensor *const *in, int n_i
   if (!in[0] || lc_dtype_size(in[0]->dtype) == 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "bad data dtype");
   int64_t pb[LC_MAX_DIMS], pe[LC_MAX_DIMS], dims[LC_MAX_DIMS];
   pad_mode m;
-  if ((s = pad_plan(n, in, n_in, pb, pe, &m))) return s;
+  if ((s = lcop_pad_plan(n, in, n_in, pb, pe, &m))) return s;
   if (lcop_has(in, n_in, 2) && in[2]->dtype != in[0]->dtype)
     return lcop_fail(n, LC_ERR_INVALID_ARG, "constant_value dtype differs from data");
   for (int i = 0; i < in[0]->ndim; i++) dims[i] = in[0]->dims[i] + pb[i] + pe[i];
@@ -270,7 +256,7 @@ static lc_status pad_run(const lc_node *n, void *st, const lc_tensor *const *in,
                          int n_out, lc_exec_ctx *x) {
   int64_t pb[LC_MAX_DIMS], pe[LC_MAX_DIMS];
   pad_mode m;
-  lc_status s = pad_plan(n, in, n_in, pb, pe, &m);
+  lc_status s = lcop_pad_plan(n, in, n_in, pb, pe, &m);
   if (s) return s;
   if (out->nbytes == 0) return LC_OK;
   int r = out->ndim;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
+#include "model/ops/ops_plan.h"
 #include "util/checked.h"
 
 static lc_status copy_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
@@ -112,7 +113,7 @@ static lc_status unsqueeze_infer(const lc_node *n, const lc_tensor *const *in, i
 
 /* ---------------------------------------------------------------- Transpose */
 
-static lc_status transpose_perm(const lc_node *n, const lc_tensor *t, int *perm) {
+lc_status lcop_transpose_perm(const lc_node *n, const lc_tensor *t, int *perm) {
   const int64_t *p;
   size_t np = lc_attr_ints(n, "perm", &p);
   int r = t->ndim, seen[LC_MAX_DIMS] = {0};
@@ -131,7 +132,7 @@ static lc_status transpose_infer(const lc_node *n, const lc_tensor *const *in, i
   lc_status s = lcop_check_io(n, n_in, 1, 1, n_out, 1, 1);
   if (!s) s = lcop_need_any(n, in, n_in, 0);
   int perm[LC_MAX_DIMS];
-  if (!s) s = transpose_perm(n, in[0], perm);
+  if (!s) s = lcop_transpose_perm(n, in[0], perm);
   if (s) return s;
   int64_t dims[LC_MAX_DIMS];
   for (int i = 0; i < in[0]->ndim; i++) dims[i] = in[0]->dims[perm[i]];
@@ -141,7 +142,7 @@ static lc_status transpose_infer(const lc_node *n, const lc_tensor *const *in, i
 static lc_status transpose_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
                                int n_out, lc_exec_ctx *x) {
   int perm[LC_MAX_DIMS];
-  lc_status s = transpose_perm(n, in[0], perm);
+  lc_status s = lcop_transpose_perm(n, in[0], perm);
   if (s) return s;
   int64_t ist[LC_MAX_DIMS], st[LC_MAX_DIMS];
   lcop_contiguous_strides(in[0], ist);

@@ -1,0 +1,32 @@
+/* The model runner's operators on the OpenCL device. lc_clop_create builds the device version of
+ * one planned node (geometry read once, constant inputs uploaded or packed into convs, tables
+ * computed on the host); lc_clop_enqueue puts its kernels on the queue with no host sync. An op
+ * without a device version gives LC_ERR_UNSUPPORTED (the runner then falls back to the CPU). */
+#ifndef LC_CL_OPS_H
+#define LC_CL_OPS_H
+
+#include "backend/opencl/cl_rt.h"
+#include "model/ops.h"
+
+typedef struct lc_clop lc_clop;
+
+/* ctx: an OpenCL context. x: the model's weight format, block and q4 policy (x->lc is ignored).
+ * const_mask bit i: in[i] is a constant (its data is read now and never again). */
+lc_status lc_clop_create(lc_context *ctx, const lc_node *n, const lc_tensor *const *in, int n_in,
+                         const lc_tensor *out, int n_out, const lc_exec_ctx *x, unsigned const_mask, lc_clop **op);
+/* in[i]: device buffer of input i (ignored for constants and absent inputs), out[i] of output i.
+ * first/last (may be NULL): events of the first and last command, for profiling. */
+lc_status lc_clop_enqueue(lc_clop *op, const cl_mem *in, const cl_mem *out, cl_event *first, cl_event *last);
+void lc_clop_free(lc_clop *op);
+
+typedef struct lc_clop_info {
+  const char *route;       /* "ew", "copy", "conv gemv ...", "resize" ... */
+  char kernel[64];         /* kernel (conv: family and variant) */
+  int launches;            /* kernels per run (0: a view, nothing to do when in place) */
+  size_t device_bytes;     /* weights, constants and tables the op holds on the device */
+  unsigned packed_inputs;  /* bit i: input i was copied to the device at create */
+  double tune_ms;          /* conv tuning at create */
+} lc_clop_info;
+void lc_clop_describe(const lc_clop *op, lc_clop_info *info);
+
+#endif

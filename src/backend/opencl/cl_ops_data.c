@@ -1,0 +1,216 @@
+/* Data-moving device ops, any dtype (moved as 1-, 4- or 8-byte elements): Concat, Split, Slice,
+ * Transpose, Expand (all strided copies), Pad, Gather with constant indices, and Resize (float,
+ * every mode the CPU has, from the CPU's own per-axis tables). kernels/ops_data.cl. */
+#include <string.h>
+
+#include "backend/opencl/cl_ops_int.h"
+#include "util/alloc.h"
+
+#define DATA_LWS 64
+
+static void contiguous(const int64_t *dims, int nd, int64_t *st) {
+  int64_t acc = 1;
+  for (int i = nd - 1; i >= 0; i--) st[i] = acc, acc *= dims[i];
+}
+
+/* One strided copy launch from input slot in_slot (or the constant mem when set) to output
+ * slot out_slot: element (i_0..i_nd) goes from soff + sum i*sst to doff + sum i*dst. */
+static void strided(lc_clop *op, const lc_node *n, int in_slot, cl_mem src_mem, int out_slot, size_t es, int nd,
+                    const int64_t *dims, const int64_t *sst, const int64_t *dst, int64_t soff, int64_t doff) {
+  int64_t g[27] = {0}, cnt = 1;
+  int k = 0;
+  for (int i = 0; i < nd; i++) {
+    if (dims[i] == 1) continue; /* size-1 dims move nothing */
+    g[1 + k] = dims[i], g[9 + k] = sst[i], g[17 + k] = dst[i];
+    cnt *= dims[i];
+    k++;
+  }
+  if (!cnt) return;
+  g[0] = k, g[25] = soff, g[26] = doff;
+  const char *sfx = clop_esuffix(es);
+  if (!sfx) {
+    clop_fail(op, n, LC_ERR_UNSUPPORTED, "no device copy for this element size");
+    return;
+  }
+  static const char *const names[] = {"copy_u8", "copy_u32", "copy_u64"};
+  cl_mem geo = clop_ints(op, g, 27);
+  clop_launch *l = clop_kernel(op, "ops_data", names[es == 1 ? 0 : es == 4 ? 1 : 2], (size_t)cnt, DATA_LWS);
+  if (src_mem) clop_mem(op, l, src_mem);
+  else clop_in(op, l, in_slot);
+  clop_args(op, l, "OMN", out_slot, geo, (int64_t)cnt);
+}
+
+/* The constant copy of input i when it is one, else NULL (bound by slot). */
+static cl_mem const_input(lc_clop *op, const lc_tensor *t, int i, unsigned cm) {
+  if (!(cm >> i & 1u)) return NULL;
+  op->packed |= 1u << i;
+  return clop_upload(op, t->data, t->nbytes);
+}
+
+static lc_status make_concat(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                             const lc_tensor *out, unsigned cm) {
+  int r = out->ndim, axis;
+  lc_status s = lcop_axis(n, lc_attr_int(n, "axis", 0), r, &axis);
+  if (s) return s;
+  int64_t ost[LC_MAX_DIMS], ist[LC_MAX_DIMS], at = 0;
+  contiguous(out->dims, r, ost);
+  for (int i = 0; i < n_in; i++) {
+    contiguous(in[i]->dims, r, ist);
+    strided(op, n, i, const_input(op, in[i], i, cm), 0, lc_dtype_size(out->dtype), r, in[i]->dims, ist, ost, 0,
+            at * ost[axis]);
+    at += in[i]->dims[axis];
+  }
+  return clop_status(op);
+}
+
+static lc_status make_split(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                            const lc_tensor *out, int n_out, unsigned cm) {
+  int axis;
+  int64_t sz[256], ist[LC_MAX_DIMS], ost[LC_MAX_DIMS], at = 0;
+  if (n_out > 256) return lcop_fail(n, LC_ERR_UNSUPPORTED, "too many outputs");
+  lc_status s = lcop_split_sizes(n, in, n_in, n_out, &axis, sz);
+  if (s) return s;
+  op->packed |= cm & 2u;
+  contiguous(in[0]->dims, in[0]->ndim, ist);
+  for (int i = 0; i < n_out; i++) {
+    contiguous(out[i].dims, out[i].ndim, ost);
+    strided(op, n, 0, NULL, i, lc_dtype_size(out[i].dtype), out[i].ndim, out[i].dims, ist, ost, at * ist[axis], 0);
+    at += sz[i];
+  }
+  return clop_status(op);
+}
+
+static lc_status make_pad(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                          const lc_tensor *out, unsigned cm) {
+  int64_t pb[LC_MAX_DIMS], pe[LC_MAX_DIMS], ist[LC_MAX_DIMS], g[34] = {0};
+  pad_mode m;
+  lc_status s = lcop_pad_plan(n, in, n_in, pb, pe, &m);
+  if (s) return s;
+  size_t es = lc_dtype_size(out->dtype);
+  uint64_t cv = 0;
+  if (lcop_has(in, n_in, 2) && in[2]->data) memcpy(&cv, in[2]->data, es);
+  else if (out->dtype == LC_DT_FLOAT) {
+    float f = lc_attr_float(n, "value", 0.0f);
+    memcpy(&cv, &f, sizeof f);
+  }
+  op->packed |= cm & 0xeu;
+  int64_t cnt = clop_numel(out);
+  if (!cnt) return LC_OK;
+  int r = out->ndim;
+  contiguous(in[0]->dims, r, ist);
+  g[0] = r, g[1] = m;
+  for (int i = 0; i < r; i++) g[2 + i] = out->dims[i], g[10 + i] = in[0]->dims[i], g[18 + i] = pb[i], g[26 + i] = ist[i];
+  static const char *const names[] = {"pad_u8", "pad_u32", "pad_u64"};
+  if (!clop_esuffix(es)) return lcop_fail(n, LC_ERR_UNSUPPORTED, "element size");
+  cl_mem geo = clop_ints(op, g, 34), src = const_input(op, in[0], 0, cm);
+  clop_launch *l = clop_kernel(op, "ops_data", names[es == 1 ? 0 : es == 4 ? 1 : 2], (size_t)(r ? cnt : 1), DATA_LWS);
+  if (src) clop_mem(op, l, src);
+  else clop_in(op, l, 0);
+  clop_args(op, l, "OMNU", 0, geo, (int64_t)cnt, (uint64_t)cv);
+  return clop_status(op);
+}
+
+static lc_status make_gather(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out,
+                             unsigned cm) {
+  if (!(cm & 2u) || (cm & 1u)) return lcop_fail(n, LC_ERR_UNSUPPORTED, "device Gather needs constant indices");
+  int r = in[0]->ndim, axis;
+  lc_status s = lcop_axis(n, lc_attr_int(n, "axis", 0), r, &axis);
+  if (s) return s;
+  size_t outer, inner;
+  lcop_dims_prod(in[0]->dims, 0, axis, &outer);
+  lcop_dims_prod(in[0]->dims, axis + 1, r, &inner);
+  int64_t ni = clop_numel(in[1]), d = in[0]->dims[axis], cnt = clop_numel(out);
+  if (ni < 0 || cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  int64_t *idx = lc_malloc((size_t)(ni ? ni : 1) * sizeof(int64_t));
+  if (!idx) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  for (int64_t j = 0; j < ni && !s; j++) {
+    int64_t k = in[1]->dtype == LC_DT_INT64 ? ((const int64_t *)in[1]->data)[j] : ((const int32_t *)in[1]->data)[j];
+    if (k < -d || k >= d) s = lcop_fail(n, LC_ERR_INVALID_ARG, "index %lld out of range", (long long)k);
+    idx[j] = k < 0 ? k + d : k;
+  }
+  cl_mem im = s ? NULL : clop_ints(op, idx, (int)ni);
+  lc_free(idx);
+  if (s) return s;
+  op->packed |= 2u;
+  static const char *const names[] = {"gather_u8", "gather_u32", "gather_u64"};
+  size_t es = lc_dtype_size(out->dtype);
+  if (!clop_esuffix(es)) return lcop_fail(n, LC_ERR_UNSUPPORTED, "element size");
+  if (!cnt) return clop_status(op);
+  clop_launch *l = clop_kernel(op, "ops_data", names[es == 1 ? 0 : es == 4 ? 1 : 2], (size_t)cnt, DATA_LWS);
+  clop_args(op, l, "IOMNNNN", 0, 0, im, (int64_t)cnt, (int64_t)ni, (int64_t)inner, (int64_t)d);
+  (void)outer;
+  return clop_status(op);
+}
+
+static lc_status make_resize(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                             const lc_tensor *out, unsigned cm) {
+  resize_plan p;
+  lc_status s = lcop_resize_plan(n, in, n_in, &p);
+  if (s) return s;
+  if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
+  op->packed |= cm & 0xeu;
+  int r = p.r;
+  int64_t H = r >= 2 ? in[0]->dims[r - 2] : 1, W = in[0]->dims[r - 1];
+  int64_t OH = r >= 2 ? p.out[r - 2] : 1, OW = p.out[r - 1], cnt = clop_numel(out);
+  double sh = r >= 2 ? p.scale[r - 2] : 1.0, sw = p.scale[r - 1];
+  if (cnt < 0 || clop_numel(in[0]) < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  if (!cnt) return LC_OK;
+  size_t tn = (size_t)(OH + OW);
+  int64_t *ix = lc_malloc(tn * 2 * sizeof(int64_t));
+  float *wt = lc_malloc(tn * sizeof(float));
+  if (!ix || !wt) {
+    lc_free(ix), lc_free(wt);
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  }
+  int64_t *h0 = ix, *h1 = h0 + OH, *w0 = h1 + OH, *w1 = w0 + OW;
+  lcop_resize_axis(&p, H, OH, sh, h0, h1, wt);
+  lcop_resize_axis(&p, W, OW, sw, w0, w1, wt + OH);
+  cl_mem th0 = clop_ints(op, h0, (int)OH), th1 = clop_ints(op, h1, (int)OH);
+  cl_mem tw0 = clop_ints(op, w0, (int)OW), tw1 = clop_ints(op, w1, (int)OW);
+  cl_mem thw = clop_upload(op, wt, (size_t)OH * sizeof(float)), tww = clop_upload(op, wt + OH, (size_t)OW * sizeof(float));
+  lc_free(ix);
+  lc_free(wt);
+  clop_launch *l = clop_kernel(op, "ops_data", "resize2d", (size_t)cnt, DATA_LWS);
+  clop_args(op, l, "IOMMMMMMNNNNNN", 0, 0, th0, th1, thw, tw0, tw1, tww, (int64_t)cnt, (int64_t)H, (int64_t)W,
+            (int64_t)OH, (int64_t)OW, (int64_t)(p.linear));
+  return clop_status(op);
+}
+
+lc_status clop_make_data(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out,
+                         int n_out, unsigned cm) {
+  const char *t = n->op_type;
+  int64_t ist[LC_MAX_DIMS], st[LC_MAX_DIMS], ost[LC_MAX_DIMS];
+  for (int i = 0; i < n_out; i++)
+    if (clop_numel(&out[i]) < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "copy";
+  if (!strcmp(t, "Concat")) return make_concat(op, n, in, n_in, out, cm);
+  if (!strcmp(t, "Split")) return make_split(op, n, in, n_in, out, n_out, cm);
+  if (!strcmp(t, "Pad")) return make_pad(op, n, in, n_in, out, cm);
+  if (!strcmp(t, "Gather")) return make_gather(op, n, in, out, cm);
+  if (!strcmp(t, "Resize")) {
+    op->route = "resize";
+    return make_resize(op, n, in, n_in, out, cm);
+  }
+  if (strcmp(t, "Slice") && strcmp(t, "Transpose") && strcmp(t, "Expand")) return LC_ERR_UNSUPPORTED;
+  if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
+  op->packed |= cm & ~1u;
+  lc_status s;
+  size_t es = lc_dtype_size(out->dtype);
+  contiguous(in[0]->dims, in[0]->ndim, ist);
+  contiguous(out->dims, out->ndim, ost);
+  if (!strcmp(t, "Slice")) {
+    slice_plan p;
+    if ((s = lcop_slice_plan(n, in, n_in, &p))) return s;
+    strided(op, n, 0, NULL, 0, es, out->ndim, p.dims, p.st, ost, p.off, 0);
+  } else if (!strcmp(t, "Transpose")) {
+    int perm[LC_MAX_DIMS];
+    if ((s = lcop_transpose_perm(n, in[0], perm))) return s;
+    for (int i = 0; i < out->ndim; i++) st[i] = ist[perm[i]];
+    strided(op, n, 0, NULL, 0, es, out->ndim, out->dims, st, ost, 0, 0);
+  } else {
+    int r = out->ndim, off = r - in[0]->ndim;
+    for (int i = 0; i < r; i++) st[i] = i < off || in[0]->dims[i - off] == 1 ? 0 : ist[i - off];
+    strided(op, n, 0, NULL, 0, es, r, out->dims, st, ost, 0, 0);
+  }
+  return clop_status(op);
+}

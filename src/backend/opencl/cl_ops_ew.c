@@ -1,0 +1,135 @@
+/* Elementwise device ops: the unary activations and math, BatchNormalization (folded per channel
+ * on the host), the binary ops with broadcasting (float; int64 Add/Sub/Mul/Div), and the views
+ * (Identity, Dropout, Reshape, Flatten, Squeeze, Unsqueeze, same-type Cast) as buffer copies
+ * that vanish when the planner made them in place. kernels/ops_ew.cl. */
+#include <math.h>
+#include <string.h>
+
+#include "backend/opencl/cl_ops_int.h"
+#include "util/alloc.h"
+
+#define EW_LWS 64
+
+static int is_op(const lc_node *n, const char *const *names) {
+  for (; *names; names++)
+    if (!strcmp(n->op_type, *names)) return 1;
+  return 0;
+}
+
+/* Binds input i: its constant copy (uploaded once) or the run-time buffer of slot i. */
+static void bind_input(lc_clop *op, clop_launch *l, const lc_tensor *t, int i, unsigned cm) {
+  if (cm >> i & 1u) {
+    clop_args(op, l, "M", clop_upload(op, t->data, t->nbytes));
+    op->packed |= 1u << i;
+  } else {
+    clop_args(op, l, "I", i);
+  }
+}
+
+static lc_status make_view(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out,
+                           int n_out, unsigned cm) {
+  if (n_out > 1 || (cm & 1u) || !in[0] || in[0]->nbytes != out->nbytes)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "no device version of this form");
+  clop_copy(op, 0, 0, out->nbytes);
+  op->route = "view";
+  return clop_status(op);
+}
+
+static lc_status make_bn(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out,
+                         unsigned cm) {
+  if ((cm & 0x1eu) != 0x1eu || (cm & 1u)) return lcop_fail(n, LC_ERR_UNSUPPORTED, "BatchNormalization with non-constant parameters");
+  int64_t cnt = clop_numel(out), C = in[0]->dims[1], inner = C ? cnt / (in[0]->dims[0] ? in[0]->dims[0] : 1) / C : 0;
+  if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  float *ko = lc_malloc((size_t)(2 * C + 1) * sizeof(float));
+  if (!ko) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  const float *sc = in[1]->data, *bi = in[2]->data, *mu = in[3]->data, *va = in[4]->data;
+  float eps = lc_attr_float(n, "epsilon", 1e-5f);
+  for (int64_t c = 0; c < C; c++) { /* as the CPU's bn_task computes them */
+    ko[c] = sc[c] / sqrtf(va[c] + eps);
+    ko[C + c] = bi[c] - mu[c] * ko[c];
+  }
+  cl_mem k = clop_upload(op, ko, (size_t)C * sizeof(float)), o = clop_upload(op, ko + C, (size_t)C * sizeof(float));
+  lc_free(ko);
+  op->packed |= 0x1eu;
+  op->route = "ew";
+  if (!cnt) return clop_status(op);
+  clop_launch *l = clop_kernel(op, "ops_ew", "ew_chan_affine", (size_t)cnt, EW_LWS);
+  clop_args(op, l, "IOMMNNN", 0, 0, k, o, (int64_t)cnt, (int64_t)(inner ? inner : 1), (int64_t)(C ? C : 1));
+  return clop_status(op);
+}
+
+static int bin_kind(const char *op) {
+  static const char *const names[] = {"Add", "Sub", "Mul", "Div", "PRelu", "Pow"};
+  for (int i = 0; i < 6; i++)
+    if (!strcmp(op, names[i])) return i;
+  return -1;
+}
+
+static lc_status make_binary(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out,
+                             unsigned cm) {
+  int kind = bin_kind(n->op_type);
+  int is64 = in[0]->dtype == LC_DT_INT64;
+  if (is64 && kind > 3) return lcop_fail(n, LC_ERR_UNSUPPORTED, "no int64 device version");
+  if (is64 && kind == 3) { /* divisors must be known to be nonzero */
+    if (!(cm & 2u)) return lcop_fail(n, LC_ERR_UNSUPPORTED, "int64 Div by a non-constant divisor");
+    int64_t nb = clop_numel(in[1]);
+    for (int64_t i = 0; i < nb; i++)
+      if (((const int64_t *)in[1]->data)[i] == 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "integer division by zero");
+  }
+  int64_t cnt = clop_numel(out);
+  if (cnt < 0 || clop_numel(in[0]) < 0 || clop_numel(in[1]) < 0)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "ew";
+  if (!cnt) return LC_OK;
+  bcast p;
+  lcop_bcast_plan(in[0], in[1], out, &p);
+  int64_t g[25] = {p.nd};
+  for (int d = 0; d < p.nd; d++) g[1 + d] = p.dims[d], g[9 + d] = p.sa[d], g[17 + d] = p.sb[d];
+  cl_mem geo = clop_ints(op, g, 25);
+  clop_launch *l = clop_kernel(op, "ops_ew", is64 ? "ew_binary_i64" : "ew_binary", (size_t)cnt, EW_LWS);
+  bind_input(op, l, in[0], 0, cm);
+  bind_input(op, l, in[1], 1, cm);
+  clop_args(op, l, "OMNN", 0, geo, (int64_t)cnt, (int64_t)kind);
+  return clop_status(op);
+}
+
+static int cast_dtype(lc_dtype t) {
+  return t == LC_DT_FLOAT || t == LC_DT_UINT8 || t == LC_DT_INT8 || t == LC_DT_INT32 || t == LC_DT_INT64 || t == LC_DT_BOOL;
+}
+
+static lc_status make_cast(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out, unsigned cm) {
+  if (!cast_dtype(in[0]->dtype) || !cast_dtype(out->dtype) || (cm & 1u))
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "no device kernel for a Cast from dtype %d to %d", in[0]->dtype, out->dtype);
+  int64_t cnt = clop_numel(out);
+  if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "ew";
+  if (!cnt) return LC_OK;
+  clop_launch *l = clop_kernel(op, "ops_ew", "ew_cast", (size_t)cnt, EW_LWS);
+  clop_args(op, l, "IONNN", 0, 0, (int64_t)cnt, (int64_t)(in[0]->dtype), (int64_t)(out->dtype));
+  return clop_status(op);
+}
+
+lc_status clop_make_ew(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out,
+                       int n_out, unsigned cm) {
+  static const char *const unary[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Clip",
+                                      "Sqrt", "Reciprocal", "Erf", "Exp", "Neg", "Abs", NULL};
+  static const char *const views[] = {"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", NULL};
+  if (!strcmp(n->op_type, "Cast") && in[0] && in[0]->dtype != out->dtype) return make_cast(op, n, in, out, cm);
+  if (is_op(n, views) || !strcmp(n->op_type, "Cast")) return make_view(op, n, in, out, n_out, cm);
+  if (!strcmp(n->op_type, "BatchNormalization")) return make_bn(op, n, in, out, cm);
+  if (bin_kind(n->op_type) >= 0) return make_binary(op, n, in, out, cm);
+  if (!is_op(n, unary)) return LC_ERR_UNSUPPORTED;
+  if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
+  int kind;
+  float a, b;
+  lc_status s = lcop_unary_params(n, in, n_in, &kind, &a, &b);
+  if (s) return s;
+  op->packed |= cm & 6u; /* Clip's min and max were read */
+  int64_t cnt = clop_numel(out);
+  if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "ew";
+  if (!cnt) return LC_OK;
+  clop_launch *l = clop_kernel(op, "ops_ew", "ew_unary", (size_t)cnt, EW_LWS);
+  clop_args(op, l, "IONNFF", 0, 0, (int64_t)cnt, (int64_t)kind, (double)a, (double)b);
+  return clop_status(op);
+}

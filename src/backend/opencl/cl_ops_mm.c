@@ -1,0 +1,204 @@
+/* Conv, ConvTranspose, Gemm and MatMul on the device. Conv is the node's lc_conv created on the
+ * OpenCL context (the families and the tuner choose the kernel; the activation stays fused even
+ * after a residual add). Gemm and MatMul with constant weights are 1x1 convs over rows (batch =
+ * rows), so q8/q4 weights stay codes and run through the GEMV/GEMM kernels; other products and
+ * ConvTranspose have their own kernels (kernels/ops_mm.cl). */
+#include <math.h>
+#include <string.h>
+
+#include "backend/opencl/cl_ops_int.h"
+#include "util/alloc.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+static clop_launch *conv_launch(lc_clop *op, lc_conv *c, int res_slot, cl_mem res_mem) {
+  clop_launch *l = clop_copy(op, 0, 0, 0);
+  if (!l) return NULL;
+  l->kind = CLOP_CONV, l->conv = c, l->res = res_slot, l->res_mem = res_mem;
+  return l;
+}
+
+static lc_status post_affine(lc_clop *op, const lc_node *n, const lc_tensor *out) {
+  float mul = lc_attr_float(n, "_post_mul", 1.0f), add = lc_attr_float(n, "_post_add", 0.0f);
+  if (mul == 1.0f && add == 0.0f) return LC_OK;
+  return clop_affine(op, 0, clop_numel(out), mul, add);
+}
+
+static lc_status make_conv(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                           const lc_tensor *out, const lc_exec_ctx *x, unsigned cm) {
+  int res = lc_attr_int(n, "_residual", 0) != 0;
+  if ((cm & 1u) || (res && (cm >> (n_in - 1) & 1u)))
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input or residual (folded on the host)");
+  lc_exec_ctx dx = *x;
+  dx.lc = op->ctx;
+  lc_conv_shape sh;
+  lc_status s = lcop_conv_make(n, in, n_in, &dx, 1, &op->convs[0], &sh);
+  if (s) return s;
+  op->packed |= 6u;
+  op->route = "conv";
+  conv_launch(op, op->convs[0], res ? n_in - 1 : -1, NULL);
+  if ((s = clop_status(op))) return s;
+  return post_affine(op, n, out);
+}
+
+static lc_status make_convt(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                            const lc_tensor *out, unsigned cm) {
+  conv_geom g;
+  lc_status s = lcop_conv_geometry(n, in, 1, &g);
+  if (s) return s;
+  int res = lc_attr_int(n, "_residual", 0) != 0, bias = lcop_has(in, n_in, 2);
+  if ((cm & 1u) || !(cm & 2u) || (bias && !(cm & 4u)) || (res && (cm >> (n_in - 1) & 1u)))
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "ConvTranspose on the device needs constant weights and bias");
+  int64_t cnt = clop_numel(out), act = lc_attr_int(n, "_act", LC_ACT_NONE);
+  if (cnt < 0 || clop_numel(in[0]) < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  if (act < LC_ACT_NONE || act > LC_ACT_HARD_SWISH) return lcop_fail(n, LC_ERR_UNSUPPORTED, "activation %lld", (long long)act);
+  int64_t geo[19] = {g.N, g.C, g.H, g.W, g.M, g.group, g.KH, g.KW, g.OH, g.OW, g.s[0], g.s[1], g.d[0], g.d[1],
+                     g.pb[0], g.pb[1], act, bias, res};
+  float f[5] = {lc_attr_float(n, "_act_min", -INFINITY), lc_attr_float(n, "_act_max", INFINITY),
+                lc_attr_float(n, "_act_alpha", 0.01f), lc_attr_float(n, "_post_mul", 1.0f),
+                lc_attr_float(n, "_post_add", 0.0f)};
+  cl_mem gm = clop_ints(op, geo, 19), fm = clop_upload(op, f, sizeof f);
+  cl_mem w = clop_upload(op, in[1]->data, in[1]->nbytes), b = bias ? clop_upload(op, in[2]->data, in[2]->nbytes) : w;
+  op->packed |= bias ? 6u : 2u;
+  op->route = "convt";
+  if (!cnt) return clop_status(op);
+  clop_launch *l = clop_kernel(op, "ops_mm", "conv_transpose", (size_t)cnt, 64);
+  clop_args(op, l, "IMM", 0, w, b);
+  if (res) clop_in(op, l, n_in - 1);
+  else clop_mem(op, l, w);
+  clop_args(op, l, "OMMN", 0, gm, fm, (int64_t)cnt);
+  return clop_status(op);
+}
+
+/* Weights of a product as a 1x1 conv: W[j][p] = scale * B(p, j), B K x N (or N x K when tb). */
+static lc_status fc_conv(lc_clop *op, const lc_node *n, const float *B, int64_t M, int64_t K, int64_t N, int tb,
+                         float scale, const float *bias, const lc_exec_ctx *x, lc_conv **out) {
+  size_t nw;
+  if (!lc_mul_sz((size_t)K, (size_t)N, &nw)) return lcop_fail(n, LC_ERR_OVERFLOW, "weight size overflows");
+  float *w = lc_malloc((nw ? nw : 1) * sizeof(float));
+  if (!w) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  for (int64_t j = 0; j < N; j++)
+    for (int64_t p = 0; p < K; p++) w[j * K + p] = scale * (tb ? B[j * K + p] : B[p * N + j]);
+  lc_conv_desc d;
+  lc_conv_desc_init(&d);
+  d.in_channels = K, d.out_channels = N, d.kernel_h = d.kernel_w = 1;
+  d.weights = w, d.bias = bias;
+  d.weight_format = (lc_weight_format)x->weight_format;
+  if (d.weight_format == LC_WEIGHTS_Q4 && x->q4_policy == LC_Q4_MIXED) d.weight_format = LC_WEIGHTS_Q8; /* as fc_pack */
+  d.block_size = d.weight_format == LC_WEIGHTS_F32 ? 0 : x->weight_block;
+  lc_conv_shape sh;
+  lc_status s = lc_conv_create(op->ctx, &d, out);
+  lc_free(w);
+  if (!s) s = lc_conv_prepare(*out, M, 1, 1, &sh);
+  if (s) return lcop_fail(n, s, "%s", lc_last_error());
+  return LC_OK;
+}
+
+/* Gemm / MatMul as a 1x1 conv when B is a constant matrix (and C, if any, a constant). */
+static lc_status make_fc(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out,
+                         const lc_exec_ctx *x, unsigned cm, int gemm) {
+  int64_t M, N, K;
+  float alpha = 1.0f, beta = 1.0f;
+  const lc_tensor *C = gemm && lcop_has(in, n_in, 2) ? in[2] : NULL;
+  if (gemm) {
+    lc_status s = lcop_gemm_dims(n, in, &M, &N, &K);
+    if (s) return s;
+    alpha = lc_attr_float(n, "alpha", 1.0f), beta = lc_attr_float(n, "beta", 1.0f);
+  } else {
+    size_t rows;
+    K = in[1]->dims[0], N = in[1]->dims[1];
+    lcop_dims_prod(in[0]->dims, 0, in[0]->ndim - 1, &rows);
+    M = (int64_t)rows;
+  }
+  if (M <= 0 || N <= 0 || K <= 0) return LC_ERR_UNSUPPORTED;
+  float *bias = NULL, *resv = NULL;
+  int64_t cm_ = 1, cn = 1;
+  if (C && beta != 0.0f) {
+    cm_ = C->ndim == 2 ? C->dims[0] : 1, cn = C->ndim >= 1 ? C->dims[C->ndim - 1] : 1;
+    const float *c = C->data;
+    size_t nr = (size_t)(cm_ == 1 ? N : M * N);
+    float *v = lc_malloc(nr * sizeof(float));
+    if (!v) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < nr; i++) {
+      int64_t r = (int64_t)i / N, j = (int64_t)i % N;
+      v[i] = beta * c[(cm_ == 1 ? 0 : r) * cn + (cn == 1 ? 0 : j)];
+    }
+    if (cm_ == 1) bias = v;
+    else resv = v;
+  }
+  lc_status s = fc_conv(op, n, in[1]->data, M, K, N, gemm && lc_attr_int(n, "transB", 0), alpha, bias, x, &op->convs[0]);
+  cl_mem rm = resv && !s ? clop_upload(op, resv, (size_t)(M * N) * sizeof(float)) : NULL;
+  lc_free(bias);
+  lc_free(resv);
+  if (s) return s;
+  op->packed |= C ? 6u : 2u;
+  op->route = "fc";
+  conv_launch(op, op->convs[0], -1, rm);
+  return clop_status(op);
+}
+
+/* Any other product: one work item per output element. */
+static lc_status make_naive(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                            const lc_tensor *out, unsigned cm, int gemm) {
+  int64_t g[29] = {0};
+  float alpha = 1.0f, beta = 0.0f;
+  const lc_tensor *C = NULL;
+  if (gemm) {
+    int64_t M, N, K;
+    lc_status s = lcop_gemm_dims(n, in, &M, &N, &K);
+    if (s) return s;
+    int ta = (int)lc_attr_int(n, "transA", 0), tb = (int)lc_attr_int(n, "transB", 0);
+    g[0] = M, g[1] = N, g[2] = K, g[3] = 0;
+    g[22] = ta ? 1 : K, g[23] = ta ? M : 1, g[24] = tb ? 1 : N, g[25] = tb ? K : 1;
+    alpha = lc_attr_float(n, "alpha", 1.0f), beta = lc_attr_float(n, "beta", 1.0f);
+    if (lcop_has(in, n_in, 2) && beta != 0.0f) {
+      C = in[2];
+      int64_t cm_ = C->ndim == 2 ? C->dims[0] : 1, cn = C->ndim >= 1 ? C->dims[C->ndim - 1] : 1;
+      g[26] = 1, g[27] = cm_ == 1 ? 0 : cn, g[28] = cn == 1 ? 0 : 1;
+    }
+  } else {
+    mm_shape p;
+    int nd;
+    int64_t dims[LC_MAX_DIMS + 2];
+    lc_status s = lcop_mm_shape(n, in[0], in[1], &p, &nd, dims);
+    if (s) return s;
+    if (p.nb > 6) return lcop_fail(n, LC_ERR_UNSUPPORTED, "more than 6 batch dims");
+    g[0] = p.M, g[1] = p.N, g[2] = p.K, g[3] = p.nb;
+    for (int d = 0; d < p.nb; d++) g[4 + d] = p.bd[d], g[10 + d] = p.sa[d], g[16 + d] = p.sb[d];
+    g[22] = p.K, g[23] = 1, g[24] = p.N, g[25] = 1;
+  }
+  int64_t cnt = clop_numel(out);
+  if (cnt < 0 || clop_numel(in[0]) < 0 || clop_numel(in[1]) < 0)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "matmul";
+  cl_mem gm = clop_ints(op, g, 29);
+  cl_mem mem[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < 3; i++)
+    if ((i < 2 || C) && (cm >> i & 1u)) mem[i] = clop_upload(op, in[i]->data, in[i]->nbytes), op->packed |= 1u << i;
+  if (!cnt) return clop_status(op);
+  clop_launch *l = clop_kernel(op, "ops_mm", "matmul_naive", (size_t)cnt, 64);
+  for (int i = 0; i < 3; i++) {
+    if (mem[i]) clop_mem(op, l, mem[i]);
+    else if (i < 2 || C) clop_in(op, l, i);
+    else clop_mem(op, l, gm); /* no C: never read */
+  }
+  clop_args(op, l, "OMNFF", 0, gm, (int64_t)cnt, (double)alpha, (double)beta);
+  return clop_status(op);
+}
+
+lc_status clop_make_mm(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out,
+                       int n_out, const lc_exec_ctx *x, unsigned cm) {
+  const char *t = n->op_type;
+  if (!strcmp(t, "Conv")) return make_conv(op, n, in, n_in, out, x, cm);
+  if (!strcmp(t, "ConvTranspose")) return make_convt(op, n, in, n_in, out, cm);
+  int gemm = !strcmp(t, "Gemm");
+  if (!gemm && strcmp(t, "MatMul")) return LC_ERR_UNSUPPORTED;
+  int fc = (cm & 2u) && !(cm & 1u) && in[1]->ndim == 2;
+  if (gemm) fc = fc && !lc_attr_int(n, "transA", 0) && (!lcop_has(in, n_in, 2) || (cm & 4u));
+  else fc = fc && in[0]->ndim >= 1;
+  if (fc) {
+    lc_status s = make_fc(op, n, in, n_in, out, x, cm, gemm);
+    if (s != LC_ERR_UNSUPPORTED) return s;
+  }
+  return make_naive(op, n, in, n_in, out, cm, gemm);
+}

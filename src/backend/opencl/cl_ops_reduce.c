@@ -1,0 +1,94 @@
+/* Pool, reduction and softmax device ops: MaxPool, AveragePool (1-D and 2-D), GlobalAveragePool,
+ * GlobalMaxPool, ReduceMean/Sum/Max/Min over any axes, Softmax. Few elements reduced per output:
+ * one work item each; many: one work group each (kernels/ops_reduce.cl). */
+#include <string.h>
+
+#include "backend/opencl/cl_ops_int.h"
+
+#define RED_LWS 64        /* matches RED_LWS in ops_reduce.cl */
+#define RED_GROUP_MIN 256 /* reduced elements per output from which a work group each pays off */
+
+static lc_status make_pool(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out) {
+  pool_geom g;
+  int is_max = n->op_type[0] == 'M';
+  lc_status s = lcop_pool_geometry(n, in[0], is_max, &g);
+  if (s) return s;
+  int64_t cnt = clop_numel(out);
+  if (cnt < 0 || clop_numel(in[0]) < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "pool";
+  if (!cnt) return LC_OK;
+  int64_t geo[17] = {g.N * g.C, g.H, g.W, g.OH, g.OW, g.k[0], g.k[1], g.s[0], g.s[1], g.d[0], g.d[1],
+                     g.pb[0], g.pb[1], g.pe[0], g.pe[1], is_max, lc_attr_int(n, "count_include_pad", 0)};
+  cl_mem gm = clop_ints(op, geo, 17);
+  clop_launch *l = clop_kernel(op, "ops_reduce", "pool2d", (size_t)cnt, 64);
+  clop_args(op, l, "IOMN", 0, 0, gm, (int64_t)cnt);
+  return clop_status(op);
+}
+
+static int red_kind(const char *t) {
+  if (!strcmp(t, "ReduceSum")) return 1;
+  if (!strcmp(t, "ReduceMax") || !strcmp(t, "GlobalMaxPool")) return 2;
+  if (!strcmp(t, "ReduceMin")) return 3;
+  return 0;
+}
+
+static lc_status make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                             const lc_tensor *out, unsigned cm) {
+  int mask[LC_MAX_DIMS], keep;
+  lc_status s = lcop_red_axes(n, in, n_in, mask, &keep);
+  if (s) return s;
+  op->packed |= cm & 2u;
+  const lc_tensor *t = in[0];
+  int64_t cnt = clop_numel(out), total = clop_numel(t), st[LC_MAX_DIMS], acc = 1, g[34] = {0};
+  if (cnt < 0 || total < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "reduce";
+  if (!cnt) return LC_OK;
+  for (int i = t->ndim - 1; i >= 0; i--) st[i] = acc, acc *= t->dims[i];
+  int nk = 0, nr = 0;
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->dims[i] == 1) continue;
+    if (mask[i]) g[18 + nr] = t->dims[i], g[26 + nr] = st[i], nr++;
+    else g[1 + nk] = t->dims[i], g[9 + nk] = st[i], nk++;
+  }
+  g[0] = nk, g[17] = nr;
+  int64_t per = cnt ? total / cnt : 0;
+  int group = per >= RED_GROUP_MIN;
+  cl_mem gm = clop_ints(op, g, 34);
+  clop_launch *l = clop_kernel(op, "ops_reduce", group ? "reduce_group" : "reduce_item",
+                               (size_t)(group ? cnt * RED_LWS : cnt), group ? RED_LWS : 64);
+  if (l && group && !l->lws) return lcop_fail(n, LC_ERR_UNSUPPORTED, "device work groups too small");
+  clop_args(op, l, "IOMNNN", 0, 0, gm, (int64_t)cnt, (int64_t)per, (int64_t)(red_kind(n->op_type)));
+  return clop_status(op);
+}
+
+static lc_status make_softmax(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out) {
+  size_t outer, len, inner;
+  lc_status s = lcop_softmax_geom(n, in[0], &outer, &len, &inner);
+  if (s) return s;
+  int64_t cnt = clop_numel(out);
+  if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "softmax";
+  if (!cnt) return LC_OK;
+  int64_t rows = (int64_t)(outer * inner);
+  if (inner == 1 && len >= RED_GROUP_MIN && op->rt->info.max_wg >= RED_LWS) {
+    clop_launch *l = clop_kernel(op, "ops_reduce", "softmax_group", (size_t)rows * RED_LWS, RED_LWS);
+    clop_args(op, l, "ION", 0, 0, (int64_t)len);
+  } else {
+    clop_launch *l = clop_kernel(op, "ops_reduce", "softmax_item", (size_t)rows, 64);
+    clop_args(op, l, "IONNN", 0, 0, (int64_t)rows, (int64_t)len, (int64_t)inner);
+  }
+  return clop_status(op);
+}
+
+lc_status clop_make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                           const lc_tensor *out, int n_out, unsigned cm) {
+  const char *t = n->op_type;
+  int pool = !strcmp(t, "MaxPool") || !strcmp(t, "AveragePool");
+  int red = !strncmp(t, "Reduce", 6) || !strcmp(t, "GlobalAveragePool") || !strcmp(t, "GlobalMaxPool");
+  int sm = !strcmp(t, "Softmax");
+  if (!pool && !red && !sm) return LC_ERR_UNSUPPORTED;
+  if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
+  if (pool) return make_pool(op, n, in, out);
+  if (red) return make_reduce(op, n, in, n_in, out, cm);
+  return make_softmax(op, n, in, out);
+}

@@ -1,0 +1,114 @@
+/* Elementwise operators of the model runner on the device (cl_ops_ew.c): one work item per
+ * output element, consecutive items on consecutive addresses. Unary kinds follow the order of
+ * src/model/ops/ops_elementwise.c; 13 = affine (x * a + b, also BatchNormalization per channel). */
+
+inline float ew_un(int k, float x, float a, float b) {
+  switch (k) {
+  case 0: return x > 0.0f ? x : 0.0f;
+  case 1: return x < 0.0f ? a * x : x;
+  case 2: return isnan(x) ? x : 1.0f / (1.0f + exp(-x));
+  case 3: return clamp(a * x + b, 0.0f, 1.0f);
+  case 4: return x * clamp(x * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f);
+  case 5: return tanh(x);
+  case 6: { float v = x < a ? a : x; return v > b ? b : v; }
+  case 7: return sqrt(x);
+  case 8: return 1.0f / x;
+  case 9: return erf(x);
+  case 10: return exp(x);
+  case 11: return -x;
+  case 12: return fabs(x);
+  default: return x * a + b;
+  }
+}
+
+__kernel void ew_unary(__global const float *x, __global float *y, int n, int kind, float a, float b) {
+  int i = get_global_id(0);
+  if (i < n) y[i] = ew_un(kind, x[i], a, b);
+}
+
+/* y = x * k[c] + o[c] with c = (i / inner) % C (BatchNormalization, folded scale and offset). */
+__kernel void ew_chan_affine(__global const float *x, __global float *y, __global const float *k,
+                             __global const float *o, int n, int inner, int C) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  int c = (i / inner) % C;
+  y[i] = x[i] * k[c] + o[c];
+}
+
+/* Offsets of output element i in a and b from the coalesced broadcast plan
+ * g = {nd, dims[8], sa[8], sb[8]} (outermost first). */
+inline void ew_bcast(__constant const int *g, int i, int *ia, int *ib) {
+  int nd = g[0], a = 0, b = 0;
+  for (int d = nd - 1; d >= 0; d--) {
+    int n = g[1 + d], q = i / n, r = i - q * n;
+    a += r * g[9 + d];
+    b += r * g[17 + d];
+    i = q;
+  }
+  *ia = a, *ib = b;
+}
+
+inline float ew_bin(int k, float x, float y) {
+  switch (k) {
+  case 0: return x + y;
+  case 1: return x - y;
+  case 2: return x * y;
+  case 3: return x / y;
+  case 4: return x < 0.0f ? x * y : x;
+  default: return y == 2.0f ? x * x : y == 1.0f ? x : (y == 0.5f && x > 0.0f) ? sqrt(x) : pow(x, y);
+  }
+}
+
+__kernel void ew_binary(__global const float *a, __global const float *b, __global float *y,
+                        __constant const int *g, int n, int kind) {
+  int i = get_global_id(0), ia, ib;
+  if (i >= n) return;
+  ew_bcast(g, i, &ia, &ib);
+  y[i] = ew_bin(kind, a[ia], b[ib]);
+}
+
+/* int64 Add / Sub / Mul / Div, wrapping through ulong; the host checks divisors for zero. */
+__kernel void ew_binary_i64(__global const long *a, __global const long *b, __global long *y,
+                            __constant const int *g, int n, int kind) {
+  int i = get_global_id(0), ia, ib;
+  if (i >= n) return;
+  ew_bcast(g, i, &ia, &ib);
+  ulong x = (ulong)a[ia], v = (ulong)b[ib];
+  long r;
+  switch (kind) {
+  case 0: r = (long)(x + v); break;
+  case 1: r = (long)(x - v); break;
+  case 2: r = (long)(x * v); break;
+  default: r = (long)v == -1 ? (long)(0ul - x) : (long)v == 0 ? 0 : (long)x / (long)v; break;
+  }
+  y[i] = r;
+}
+
+/* Cast between float, uint8, int8, int32, int64 and bool (ONNX dtype codes 1, 2, 3, 6, 7, 9), as the
+ * CPU does it: integers through long, float to integer saturating (NaN to 0), then narrowed with
+ * saturation. The codes are uniform across the range, so the switches do not diverge. */
+__kernel void ew_cast(__global const uchar *x, __global uchar *y, int n, int from, int to) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  float f = 0.0f;
+  long v = 0;
+  switch (from) {
+  case 1: f = ((__global const float *)x)[i]; break;
+  case 3: v = ((__global const char *)x)[i]; break;
+  case 6: v = ((__global const int *)x)[i]; break;
+  case 7: v = ((__global const long *)x)[i]; break;
+  default: v = x[i]; break;
+  }
+  if (from == 1 && to != 1)
+    v = to == 9 ? f != 0.0f : isnan(f) ? 0 : f >= 9.2e18f ? LONG_MAX : f <= -9.2e18f ? LONG_MIN : (long)f;
+  else if (from != 1)
+    f = (float)v;
+  switch (to) {
+  case 1: ((__global float *)y)[i] = f; break;
+  case 3: ((__global char *)y)[i] = (char)clamp(v, -128L, 127L); break;
+  case 6: ((__global int *)y)[i] = (int)clamp(v, (long)INT_MIN, (long)INT_MAX); break;
+  case 7: ((__global long *)y)[i] = v; break;
+  case 9: y[i] = v != 0; break;
+  default: y[i] = (uchar)clamp(v, 0L, 255L); break;
+  }
+}

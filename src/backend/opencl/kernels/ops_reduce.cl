@@ -1,0 +1,125 @@
+/* Pools, reductions and softmax of the model runner on the device (cl_ops_reduce.c). */
+
+/* MaxPool / AveragePool, one work item per output element. g = {planes, H, W, OH, OW, kh, kw,
+ * sh, sw, dh, dw, pt, pl, pb, pr, is_max, count_include_pad}. Taps are visited in the CPU's order
+ * (kernel rows, then columns) so the sums round the same way. */
+__kernel void pool2d(__global const float *x, __global float *y, __constant const int *g, int n) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  int H = g[1], W = g[2], OH = g[3], OW = g[4];
+  int ow = i % OW, t = i / OW, oh = t % OH, pl = t / OH;
+  int y0 = oh * g[7] - g[11], x0 = ow * g[8] - g[12];
+  int is_max = g[15];
+  __global const float *p = x + pl * H * W;
+  float acc = is_max ? -INFINITY : 0.0f;
+  int ch = 0, cw = 0, ph = 0, pw = 0;
+  for (int ky = 0; ky < g[5]; ky++) {
+    int iy = y0 + ky * g[9];
+    ph += iy >= -g[11] && iy < H + g[13];
+    if (iy < 0 || iy >= H) continue;
+    ch++;
+    for (int kx = 0; kx < g[6]; kx++) {
+      int ix = x0 + kx * g[10];
+      if (ix < 0 || ix >= W) continue;
+      float v = p[iy * W + ix];
+      acc = is_max ? (v > acc ? v : acc) : acc + v;
+    }
+  }
+  if (!is_max) {
+    for (int kx = 0; kx < g[6]; kx++) {
+      int ix = x0 + kx * g[10];
+      cw += ix >= 0 && ix < W;
+      pw += ix >= -g[12] && ix < W + g[14];
+    }
+    int cnt = g[16] ? ph * pw : ch * cw;
+    acc *= cnt > 0 ? 1.0f / (float)cnt : 0.0f;
+  }
+  y[i] = acc;
+}
+
+/* Reductions: g = {nk, kept dims[8], kept strides[8], nr, reduced dims[8], reduced strides[8]}
+ * (input strides, outermost first); kind 0 mean, 1 sum, 2 max, 3 min. */
+inline int red_off(__constant const int *dims, __constant const int *st, int nd, int i) {
+  int o = 0;
+  for (int d = nd - 1; d >= 0; d--) {
+    int q = i / dims[d];
+    o += (i - q * dims[d]) * st[d];
+    i = q;
+  }
+  return o;
+}
+
+inline float red_init(int kind) { return kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.0f; }
+inline float red_step(int kind, float a, float v) {
+  return kind <= 1 ? a + v : kind == 2 ? (v > a ? v : a) : (v < a ? v : a);
+}
+
+/* One work item per output element (few elements reduced each). */
+__kernel void reduce_item(__global const float *x, __global float *y, __constant const int *g, int n, int cnt,
+                          int kind) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  __global const float *p = x + red_off(g + 1, g + 9, g[0], i);
+  float acc = red_init(kind);
+  for (int r = 0; r < cnt; r++) acc = red_step(kind, acc, p[red_off(g + 18, g + 26, g[17], r)]);
+  y[i] = kind == 0 ? acc / (float)cnt : acc;
+}
+
+#define RED_LWS 64
+
+/* One work group of RED_LWS items per output element (many elements reduced each). */
+__kernel void reduce_group(__global const float *x, __global float *y, __constant const int *g, int n, int cnt,
+                           int kind) {
+  __local float part[RED_LWS];
+  int i = get_group_id(0), l = get_local_id(0);
+  __global const float *p = x + red_off(g + 1, g + 9, g[0], i);
+  float acc = red_init(kind);
+  for (int r = l; r < cnt; r += RED_LWS) acc = red_step(kind, acc, p[red_off(g + 18, g + 26, g[17], r)]);
+  part[l] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RED_LWS / 2; s > 0; s >>= 1) {
+    if (l < s) part[l] = red_step(kind, part[l], part[l + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l == 0) y[i] = kind == 0 ? part[0] / (float)cnt : part[0];
+}
+
+/* Softmax over rows of len elements at stride inner; one work item per row (rows of one
+ * outer index are consecutive items, so the loads coalesce when inner > 1). */
+__kernel void softmax_item(__global const float *x, __global float *y, int rows, int len, int inner) {
+  int r = get_global_id(0);
+  if (r >= rows) return;
+  int base = (r / inner) * len * inner + r % inner;
+  float m = -INFINITY, s = 0.0f;
+  for (int j = 0; j < len; j++) m = fmax(m, x[base + j * inner]);
+  for (int j = 0; j < len; j++) s += exp(x[base + j * inner] - m);
+  float inv = 1.0f / s;
+  for (int j = 0; j < len; j++) y[base + j * inner] = exp(x[base + j * inner] - m) * inv;
+}
+
+/* One work group per contiguous row (inner == 1, long rows). */
+__kernel void softmax_group(__global const float *x, __global float *y, int len) {
+  __local float part[RED_LWS];
+  int r = get_group_id(0), l = get_local_id(0);
+  __global const float *p = x + r * len;
+  float m = -INFINITY;
+  for (int j = l; j < len; j += RED_LWS) m = fmax(m, p[j]);
+  part[l] = m;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RED_LWS / 2; s > 0; s >>= 1) {
+    if (l < s) part[l] = fmax(part[l], part[l + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  m = part[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float sum = 0.0f;
+  for (int j = l; j < len; j += RED_LWS) sum += exp(p[j] - m);
+  part[l] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RED_LWS / 2; s > 0; s >>= 1) {
+    if (l < s) part[l] += part[l + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  float inv = 1.0f / part[0];
+  for (int j = l; j < len; j += RED_LWS) y[r * len + j] = exp(p[j] - m) * inv;
+}
