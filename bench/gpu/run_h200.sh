@@ -3,7 +3,8 @@
 # the OpenCL ICD loader and headers come as .deb files in .cl-debs/ (apt-get download
 # ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers), unpacked with dpkg -x; NVIDIA's
 # OpenCL driver is registered through a vendors folder. Results go to $OUT (or ./out-gpu).
-# Usage: bench/gpu/run_h200.sh [quick]   (quick: correctness + one batch-1 suite)
+# Usage: bench/gpu/run_h200.sh [full|mid|quick|models]   (quick: correctness + one batch-1 suite;
+# models: whole networks against PyTorch, bench/gpu/models.py)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 final=${OUT:-out-gpu}
@@ -26,6 +27,7 @@ lc=$b/lowconv
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 $lc devices | tee "$out/devices.txt"
 
+if [ "$mode" != models ]; then
 echo "== correctness on the GPU (test_cl_conv, quick)"
 LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 300 $b/tests/test_cl_conv 2>&1 | tail -5 | tee "$out/test_cl_conv.txt"
 
@@ -38,7 +40,12 @@ rm -rf $LOWCONV_CACHE_DIR
 ( time CUDA_CACHE_DISABLE=1 suite resnet34-112 1 f32 fast > "$out/r34_b1_cold.jsonl" ) 2>&1 | tail -3
 echo "== warm start"
 ( time suite resnet34-112 1 f32 fast > "$out/r34_b1_warm.jsonl" ) 2>&1 | tail -3
+fi
 
+if [ "$mode" = models ]; then # whole networks (issue 10): lowconv on the device vs PyTorch, same graph
+  PYTHONUNBUFFERED=1 python3 bench/gpu/models.py --lowconv $lc | tee "$out/models.jsonl"
+  exit 0
+fi
 if [ "$mode" = quick ]; then
   python3 bench/gpu/torch_conv.py --lowconv $lc --suite resnet34-112 --mb 1 > "$out/cudnn_r34_b1.jsonl"
   python3 bench/gpu/summarize.py "$out" | tee "$out/summary.txt"
