@@ -35,7 +35,8 @@ def attr(node, name, default=None):
 
 def torch_runner(model, dev):
     """A closure running the graph with torch ops (the ops the generated nets use)."""
-    init = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()).to(dev) for t in model.graph.initializer}
+    host = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    init = {k: torch.from_numpy(a.copy()).to(dev) for k, a in host.items()}
     nodes = list(model.graph.node)
 
     def conv(n, v):
@@ -70,8 +71,8 @@ def torch_runner(model, dev):
 
     def resize(n, v):
         x = v[n.input[0]]
-        sizes = v[n.input[3]].tolist() if len(n.input) > 3 and n.input[3] else None
-        scales = v[n.input[2]].tolist() if len(n.input) > 2 and n.input[2] and v[n.input[2]].numel() else None
+        sizes = host[n.input[3]].tolist() if len(n.input) > 3 and n.input[3] else None
+        scales = host[n.input[2]].tolist() if len(n.input) > 2 and n.input[2] and host[n.input[2]].size else None
         mode = attr(n, "mode", b"nearest").decode()
         size = [int(s) for s in sizes[2:]] if sizes else [int(x.shape[2] * scales[2]), int(x.shape[3] * scales[3])]
         return F.interpolate(x, size=size, mode="nearest" if mode == "nearest" else "bilinear",
@@ -83,7 +84,7 @@ def torch_runner(model, dev):
         "Relu": lambda n, v: F.relu(v[n.input[0]]), "Sigmoid": lambda n, v: torch.sigmoid(v[n.input[0]]),
         "HardSwish": lambda n, v: F.hardswish(v[n.input[0]]),
         "HardSigmoid": lambda n, v: torch.clamp(v[n.input[0]] * attr(n, "alpha", 0.2) + attr(n, "beta", 0.5), 0, 1),
-        "Clip": lambda n, v: torch.clamp(v[n.input[0]], float(v[n.input[1]]), float(v[n.input[2]])),
+        "Clip": lambda n, v: torch.clamp(v[n.input[0]], float(host[n.input[1]]), float(host[n.input[2]])),
         "Flatten": lambda n, v: torch.flatten(v[n.input[0]], attr(n, "axis", 1)),
         "Identity": lambda n, v: v[n.input[0]],
         "GlobalAveragePool": lambda n, v: v[n.input[0]].mean((2, 3), keepdim=True),
@@ -154,13 +155,15 @@ def main():
                 cmd = [a.lowconv, "bench", path, "--device", "opencl", "--weights", w, "--json", "--repeat", str(a.reps)]
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 row = {"net": name, "batch": n, "engine": "lowconv-opencl", "weights": w}
+                row["rc"] = r.returncode
                 try:
                     j = json.loads(r.stdout)
                     for k in ("median_ms", "min_ms", "start_ms", "device_ms", "compile_ms", "tune_ms", "kernels",
                               "fallbacks", "launch_floor_ms", "device_weight_bytes", "device_activation_bytes"):
                         row[k] = j.get(k)
                 except ValueError:
-                    row["error"] = (r.stderr or r.stdout)[-400:]
+                    err = "\n".join(l for l in r.stderr.splitlines() if "planning on" not in l)
+                    row["error"] = (err or r.stdout)[-1500:]
                 print(json.dumps(row))
                 sys.stdout.flush()
             try:
