@@ -243,8 +243,8 @@ def test_threads_and_device():
     check("warning" not in r.stderr, "no warning within the cores")
     r = run(["conv", "ic4ih6oc4kh1", "--device", "tpu"])
     check(r.returncode == 2 and "use cpu, opencl" in r.stderr, f"conv --device tpu: {r.stderr!r}")
-    r = run(["bench", "m.onnx", "--device", "opencl:0"])  # the model runner is CPU-only so far
-    check(r.returncode == 2 and "backend not built/available" in r.stderr, f"bench --device: {r.stderr!r}")
+    r = run(["bench", "m.onnx", "--device", "gpu"])
+    check(r.returncode == 2 and "use cpu, opencl" in r.stderr, f"bench --device gpu: {r.stderr!r}")
     r = run(["conv", "ic4ih6oc4kh1", "--repeat", "1", "--tune", "heavy", "--device", "cpu"])
     check(r.returncode == 0, f"--tune heavy --device cpu: {r.stderr!r}")
     r = run(["conv", "ic4ih6oc4kh1", "--tune", "max"])

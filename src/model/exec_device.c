@@ -50,6 +50,7 @@ lc_status lc_dev_open(lc_model *m) {
     return s;
   }
   m->dev = d;
+  m->dev_free = lc_dev_free;
   d->rt = ((lc_cl_ctx *)d->ctx->dev)->rt;
   d->compile_ms0 = d->rt->compile_ms;
   cl_uint bits = 0;
@@ -230,9 +231,10 @@ lc_status lc_dev_run(lc_model *m) {
 void lc_dev_free(lc_model *m) {
   lc_model_dev *d = m->dev;
   if (!d) return;
+  lc_cl_finish(d->rt); /* nothing in flight may still use what is released below */
   if (d->ev) release_events(d, d->n_nodes);
   for (int p = 0; d->ops && p < d->n_nodes; p++) lc_clop_free(d->ops[p]);
-  for (int i = 0; d->vmem && i < d->n_values; i++)
+  for (int i = d->vmem ? d->n_values - 1 : -1; i >= 0; i--) /* sub-buffers before their arena, newest first */
     if (d->vown[i]) lc_cl_release_mem(d->rt, &d->vmem[i]);
   if (d->arena) lc_cl_release_mem(d->rt, &d->arena);
   lc_free(d->vmem), lc_free(d->vown), lc_free(d->ops), lc_free(d->what), lc_free(d->ev), lc_free(d->io);

@@ -332,7 +332,7 @@ void lc_model_free(lc_model *m) {
   for (int i = 0; i < m->n_values; i++)
     if (m->values[i].owned) lc_free(m->values[i].t.data);
   for (int i = 0; i < m->n_values; i++) lc_free(m->values[i].lazy_scale);
-  lc_dev_free(m);
+  if (m->dev_free) m->dev_free(m); /* exec_device.c's, set when it made a device plan */
   lc_free(m->arena_buf);
   lc_free(m->x.scratch);
   if (m->ctx && m->ctx != m->opt.context) lc_context_destroy(m->ctx);

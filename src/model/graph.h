@@ -60,6 +60,7 @@ struct lc_model {
   lc_model_stats st;
   int *layers, n_layers; /* positions of the live nodes once planned (lc_model_layer in O(1)) */
   struct lc_model_dev *dev; /* exec_device.c: the device plan, NULL on the CPU */
+  void (*dev_free)(struct lc_model *m); /* frees dev (a hook: graph.c does not depend on exec_device.c) */
   size_t arena_align;       /* activation offsets' alignment, 0 = the planner's default */
 };
 
