@@ -171,3 +171,37 @@ inline float4 lcd_deq(float4 q, float4 s, float4 o) {
   return mad(q, s, o);
 #endif
 }
+
+/* ---- gemm family (cl_fam_gemm.c) ---- */
+
+/* 4-lane weight row `row` (= wb*K + k) as floats: f32 weights, or the row's codes. A code's
+ * unsigned form u (q8: code + 128 via the XOR, q4: the nibble) OR-ed into the mantissa of 2^23 is
+ * 2^23 + u exactly; subtracting 2^23 + 128 (+ 8) gives the code exactly, so with one 4-byte (q8)
+ * or 2-byte (q4) load and no int-to-float conversion the weights equal lc_w4's bit for bit. */
+inline float4 lcg_codes(__global const wtype *w, int row) {
+#if WFMT == 0
+  return vload4(row, w);
+#elif WFMT == 1
+  uint v = ((__global const uint *)w)[row] ^ 0x80808080u;
+  uint4 u = ((uint4)(v) >> (uint4)(0, 8, 16, 24)) & (uint4)(0xFFu);
+  return as_float4(u | (uint4)(0x4B000000u)) - 8388736.0f;
+#else
+  uint v = ((__global const ushort *)w)[row];
+  uint4 u = ((uint4)(v) >> (uint4)(0, 4, 8, 12)) & (uint4)(0xFu);
+  return as_float4(u | (uint4)(0x4B000000u)) - 8388616.0f;
+#endif
+}
+
+/* Dequantized row from lcg_codes' q and scale index si (one 16-byte load per operand). */
+inline float4 lcg_deq(float4 q, __global const float *sc, __global const float *of, int si) {
+#if WFMT == 0
+  return q;
+#else
+  float4 s = ((__global const float4 *)sc)[si];
+#if ASYM
+  return mad(q, s, ((__global const float4 *)of)[si]);
+#else
+  return q * s;
+#endif
+#endif
+}

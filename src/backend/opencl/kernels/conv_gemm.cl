@@ -88,19 +88,24 @@ LC_UNROLL
   }
 
   /* A staging: float4 f of the tile is row f % TK of oc4 block f / TK, so that successive work
-   * items read successive 16-byte rows of one block. */
-  int aoff[LC_MAXA], ak[LC_MAXA], aic[LC_MAXA], atap[LC_MAXA];
+   * items read successive rows of one block. T is a multiple of TK, so all of a work item's
+   * float4s are one row ak (of blocks ab0 + i*TPR): its k and quantization block are found once. */
+  const int akk = lid % TK, ab0 = lid / TK;
+  int ak = kbeg + akk, awb[LC_MAXA];
 LC_UNROLL
   for (int i = 0; i < APT; i++) {
-    int f = lid + i * T;
-    int ab = f / TK, akk = f - ab * TK;
-    int b = mb0 + ab;
-    ak[i] = kbeg + akk;
-    aoff[i] = (f < NA && b < p->ob) ? (g * p->ob + b) : -1; /* oc4 block, -1: stage zeros */
-    int tap = ak[i] / cin_g;
-    atap[i] = tap;
-    aic[i] = ak[i] - tap * cin_g;
+    int b = mb0 + ab0 + i * TPR;
+    awb[i] = (lid + i * T < NA && b < p->ob) ? (g * p->ob + b) : -1; /* oc4 block, -1: stage zeros */
   }
+#if WFMT != 0
+  /* qfast: every K tile lies in one quantization block (TK divides cin_g and the block size, or
+   * one block spans the row), so the tile's block qblk is advanced without divisions, uniformly;
+   * qic, qin: the tile's first row within its tap and its block. Otherwise the row's (aic, atap)
+   * give the block with one division per tile. */
+  const bool qfast = p->bpt == 0 || (cin_g % TK == 0 && p->bsz % TK == 0);
+  int atap = ak / cin_g, aic = ak - atap * cin_g;
+  int qic = kbeg % cin_g, qin = qic % p->bsz, qblk = (kbeg / cin_g) * p->bpt + qic / p->bsz;
+#endif
 
   float bv[LC_MAXC];
   float4 av[LC_MAXA];
@@ -120,13 +125,8 @@ LC_UNROLL
 LC_UNROLL
       for (int j = 0; j < CPT; j++) Bs[br * LDB + bc + j * TPR] = bv[j];
 LC_UNROLL
-      for (int i = 0; i < APT; i++) {
-        int f = lid + i * T;
-        if (f < NA) {
-          int ab = f / TK, akk = f - ab * TK;
-          As[akk * LDA4 + ab] = av[i];
-        }
-      }
+      for (int i = 0; i < APT; i++)
+        if (lid + i * T < NA) As[akk * LDA4 + ab0 + i * TPR] = av[i];
       barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (t < ntiles) {
@@ -154,18 +154,39 @@ LC_UNROLL
           bky++;
         }
       }
+#if WFMT == 0
+      const int ablk = 0;
+#else
+      const int ablk = qfast ? qblk : atap * p->bpt + aic / p->bsz;
+#endif
 LC_UNROLL
       for (int i = 0; i < APT; i++) {
         av[i] = (float4)(0.0f);
-        if (aoff[i] >= 0 && ak[i] < kend)
-          av[i] = lc_w4(w, sc, of, p, aoff[i], ak[i], atap[i] * p->bpt + aic[i] / p->bsz);
-        ak[i] += TK;
-        aic[i] += TK;
-        while (aic[i] >= cin_g) {
-          aic[i] -= cin_g;
-          atap[i]++;
+        if (awb[i] >= 0 && ak < kend)
+          av[i] = lcg_deq(lcg_codes(w, awb[i] * p->K + ak), sc, of, awb[i] * p->nblk + ablk);
+      }
+      ak += TK;
+#if WFMT != 0
+      if (qfast) {
+        if (p->bpt > 0) { /* else one block spans the row */
+          qic += TK;
+          qin += TK;
+          if (qic == cin_g) { /* a tap's last block ends with the tap */
+            qic = qin = 0;
+            qblk++;
+          } else if (qin == p->bsz) {
+            qin = 0;
+            qblk++;
+          }
+        }
+      } else {
+        aic += TK;
+        while (aic >= cin_g) {
+          aic -= cin_g;
+          atap++;
         }
       }
+#endif
     }
     if (t > 0) {
 LC_UNROLL
