@@ -27,14 +27,14 @@ lc=$b/lowconv
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 $lc devices | tee "$out/devices.txt"
 
-if [ "$mode" != models ]; then
-echo "== correctness on the GPU (test_cl_conv, quick)"
-LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 300 $b/tests/test_cl_conv 2>&1 | tail -5 | tee "$out/test_cl_conv.txt"
-
 suite() { # suite mb weights tune -> lowconv JSON lines
   $lc conv --suite "$1" --mb "$2" --device opencl --weights "$3" --tune "$4" --json --repeat 50 --warmup 3 \
     ${5:-} 2>&1
 }
+if [ "$mode" != models ] && [ "$mode" != quant ]; then
+echo "== correctness on the GPU (test_cl_conv, quick)"
+LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 300 $b/tests/test_cl_conv 2>&1 | tail -5 | tee "$out/test_cl_conv.txt"
+
 echo "== cold start: empty caches, driver JIT cache off, tuning fast"
 rm -rf $LOWCONV_CACHE_DIR
 ( time CUDA_CACHE_DISABLE=1 suite resnet34-112 1 f32 fast > "$out/r34_b1_cold.jsonl" ) 2>&1 | tail -3
@@ -42,6 +42,23 @@ echo "== warm start"
 ( time suite resnet34-112 1 f32 fast > "$out/r34_b1_warm.jsonl" ) 2>&1 | tail -3
 fi
 
+if [ "$mode" = quant ]; then # q8/q4 against f32 on the resnet34-112 layers, and a model's warm start
+  for mb in 1 32; do for w in f32 q8 q4; do suite resnet34-112 $mb $w fast > "$out/resnet34-112_b${mb}_${w}_q.jsonl"; done; done
+  python3 - "$out" <<'PY'
+import json, math, sys
+d = sys.argv[1]
+load = lambda p: {r["desc"]: r for r in map(json.loads, (l for l in open(p) if l.startswith("{")))}
+for mb in (1, 32):
+    f = load(f"{d}/resnet34-112_b{mb}_f32_q.jsonl")
+    for w in ("q8", "q4"):
+        q = load(f"{d}/resnet34-112_b{mb}_{w}_q.jsonl")
+        r = [q[k]["median_ms"] / f[k]["median_ms"] for k in q if k in f]
+        print(f"resnet34-112 b{mb} {w}/f32 geomean {math.exp(sum(map(math.log, r)) / len(r)):.3f} max {max(r):.2f}")
+PY
+  python3 -c "import sys; sys.path.insert(0,'tests/models'); import iresnet34, onnx; onnx.save(iresnet34.build(112), '/tmp/ir34.onnx')"
+  for t in first second; do $lc bench /tmp/ir34.onnx --device opencl --json --repeat 20 2>/dev/null | python3 -c "import json,sys; j=json.load(sys.stdin); print('iresnet34 b1 $t start_ms', j['start_ms'], 'compile_ms', j['compile_ms'], 'tune_ms', j['tune_ms'], 'median_ms', j['median_ms'])"; done
+  exit 0
+fi
 if [ "$mode" = models ]; then # whole networks (issue 10): lowconv on the device vs PyTorch, same graph
   PYTHONUNBUFFERED=1 python3 bench/gpu/models.py --lowconv $lc | tee "$out/models.jsonl"
   exit 0
