@@ -31,7 +31,7 @@ import iresnet34  # noqa: E402
 import mobilenetv2  # noqa: E402
 import ocr_det  # noqa: E402
 
-DEVICE = ["--device", "opencl", "--tune", "0"]
+DEVICE = ["--device", "opencl", "--tune", "none"]
 NETS = (("iresnet34", iresnet34.build, 64), ("mobilenetv2", mobilenetv2.build, 64), ("ocr_det", ocr_det.build, 64))
 PPOCR = (("ch_PP-OCRv4_det_infer.onnx", (1, 3, 160, 160), 1e-4),
          ("ch_ppocr_mobile_v2.0_cls_infer.onnx", (1, 3, 48, 192), 1e-4),

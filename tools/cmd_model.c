@@ -35,7 +35,7 @@ static const char *const q4_policies[] = {"mixed", "all", NULL}; /* 0 = LC_Q4_MI
   {"--input", "NAME=FILE.npy", OPT_LIST, O(input), 0, 0, NULL, what}
 #define TUNE_OPT {"--tune", "LEVEL", OPT_CHOICE, O(tune), 0, 0, opts_tune_levels, "device kernel tuning effort (no effect on cpu)"}
 
-static const opt_def info_opts[] = {MODEL_OPTS, INPUT_OPT("take an input's shape from a .npy file")};
+static const opt_def info_opts[] = {MODEL_OPTS, INPUT_OPT("take an input's shape from a .npy file"), TUNE_OPT};
 static const opt_def run_opts[] = {
     MODEL_OPTS, INPUT_OPT("an input's value (every input needed); its shape fixes symbolic dims"),
     {"--output-dir", "DIR", OPT_STRING, O(out_dir), 0, 0, NULL,
