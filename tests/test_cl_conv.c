@@ -215,5 +215,8 @@ int main(void) {
     check_tuned(ctx);
     lc_context_destroy(ctx);
   }
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir); /* the test's own cache folder */
+  if (dir[0] && system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
   return tu_finish("test_cl_conv");
 }
