@@ -4,39 +4,22 @@ weight format, the JSON device fields, a warm start (second process: no program 
 timing), and the errors a user meets: no OpenCL library, no platform, bad indices, bad names.
 Skips (passes) when no OpenCL device opens, unless LC_REQUIRE_OPENCL=1."""
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
-passed = failed = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import py_test_cli as t  # noqa: E402  (check, run and json_lines, with their pass/fail counts)
 
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}", file=sys.stderr)
-
-
-def run(args, env=None, timeout=900):
-    e = dict(os.environ, **(env or {}))
-    return subprocess.run([CLI] + args, capture_output=True, text=True, timeout=timeout, env=e)
-
-
-def jl(out):
-    return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+check, run, jl = t.check, t.run, t.json_lines
 
 
 def main():
-    global CLI
     ap = argparse.ArgumentParser()
     ap.add_argument("--lowconv", required=True)
     ap.add_argument("--build-dir")
-    CLI = ap.parse_args().lowconv
+    t.CLI = ap.parse_args().lowconv
     cache = tempfile.mkdtemp(prefix="lc_cl_cli_")
     env = {"LOWCONV_CACHE_DIR": cache}
 
@@ -89,8 +72,8 @@ def main():
     r = run(["conv", "mb1ic4ih5oc4kh3", "--device", "opencl", "--tune", "max"])
     check(r.returncode == 2 and "tune" in r.stderr, f"--tune max: {r.stderr}")
     subprocess.run(["rm", "-rf", cache])
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"{t.passed} passed, {t.failed} failed")
+    return 1 if t.failed else 0
 
 
 if __name__ == "__main__":
