@@ -291,3 +291,32 @@ lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char
   if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INVALID_ARG, "opencl: kernel name %s too long", name);
   return lc_cl_kernel(c->rt, program, opt, name, k);
 }
+
+lc_status lc_cl_conv_enqueue_std(const lc_cl_conv *c, const lc_cl_cand *cand, const char *program, const char *name,
+                                 int dims, const size_t gws_in[3], cl_mem in, cl_mem out, cl_mem res, cl_event *first,
+                                 cl_event *last) {
+  cl_kernel k;
+  lc_status st = lc_cl_conv_kernel(c, program, name, &k);
+  if (st != LC_OK) return st;
+  st = lc_cl_conv_set_std_args(c, k, name, in, out, res);
+  if (st != LC_OK) return st;
+  size_t gws[3], lws[3];
+  int have_lws = cand->lws[0] != 0;
+  for (int i = 0; i < 3; i++) {
+    lws[i] = have_lws && cand->lws[i] ? cand->lws[i] : 1;
+    gws[i] = have_lws ? (gws_in[i] + lws[i] - 1) / lws[i] * lws[i] : gws_in[i];
+  }
+  cl_event ev = NULL;
+  st = lc_cl_enqueue(c->rt, k, name, dims, gws, have_lws ? lws : NULL, first || last ? &ev : NULL);
+  if (st != LC_OK) return st;
+  if (first && last && ev) {
+    cl_int err = c->rt->cl->RetainEvent(ev);
+    if (err != CL_SUCCESS) {
+      c->rt->cl->ReleaseEvent(ev);
+      return lc_cl_fail(c->rt, err, "clRetainEvent (%s)", name);
+    }
+  }
+  if (first) *first = ev;
+  if (last) *last = ev;
+  return LC_OK;
+}

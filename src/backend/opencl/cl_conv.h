@@ -64,6 +64,11 @@ extern const int lc_cl_nfamilies;
 /* The 8 standard kernel arguments (common.cl LC_KERNEL_ARGS) of conv c set on kernel k. */
 lc_status lc_cl_conv_set_std_args(const lc_cl_conv *c, cl_kernel k, const char *name, cl_mem in, cl_mem out,
                                   cl_mem res);
+/* Enqueues kernel `name` of `program` with the standard arguments over gws (rounded up to the
+ * candidate's local size); first/last as in lc_cl_family.enqueue (one event, retained twice). */
+lc_status lc_cl_conv_enqueue_std(const lc_cl_conv *c, const lc_cl_cand *cand, const char *program, const char *name,
+                                 int dims, const size_t gws[3], cl_mem in, cl_mem out, cl_mem res, cl_event *first,
+                                 cl_event *last);
 /* The kernel `name` of program `program` built with c's options. */
 lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char *name, cl_kernel *k);
 

@@ -68,37 +68,6 @@ static int lcd_lws_2d(const lc_cl_conv *c, size_t gx, size_t gy, int level, size
   return n;
 }
 
-/* Enqueues kernel `name` of `program` over gws (dims 1 or 3), the global size rounded up to the
- * candidate's local size (lws[0] == 0: the driver's choice, gws as is). */
-static lc_status lcd_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, const char *program, const char *name,
-                             int dims, const size_t gws_in[3], cl_mem in, cl_mem out, cl_mem res, cl_event *first,
-                             cl_event *last) {
-  cl_kernel k;
-  lc_status st = lc_cl_conv_kernel(c, program, name, &k);
-  if (st != LC_OK) return st;
-  st = lc_cl_conv_set_std_args(c, k, name, in, out, res);
-  if (st != LC_OK) return st;
-  size_t gws[3], lws[3];
-  int have_lws = cand->lws[0] != 0;
-  for (int i = 0; i < 3; i++) {
-    lws[i] = have_lws && cand->lws[i] ? cand->lws[i] : 1;
-    gws[i] = have_lws ? lcd_div_up(gws_in[i], lws[i]) * lws[i] : gws_in[i];
-  }
-  cl_event ev = NULL;
-  st = lc_cl_enqueue(c->rt, k, name, dims, gws, have_lws ? lws : NULL, first || last ? &ev : NULL);
-  if (st != LC_OK) return st;
-  if (first && last && ev) {
-    cl_int err = c->rt->cl->RetainEvent(ev);
-    if (err != CL_SUCCESS) {
-      c->rt->cl->ReleaseEvent(ev);
-      return lc_cl_fail(c->rt, err, "clRetainEvent (%s)", name);
-    }
-  }
-  if (first) *first = ev;
-  if (last) *last = ev;
-  return LC_OK;
-}
-
 static size_t lcd_ws_none(const lc_cl_conv *c, int v) {
   (void)c, (void)v;
   return 0;
@@ -139,7 +108,7 @@ static lc_status lcd_direct_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand,
                                     cl_event *first, cl_event *last) {
   size_t gws[3];
   lcd_direct_gws(c, cand->variant, gws);
-  return lcd_enqueue(c, cand, "conv_direct", lcd_direct_kernels[cand->variant], 3, gws, in, out, res, first, last);
+  return lc_cl_conv_enqueue_std(c, cand, "conv_direct", lcd_direct_kernels[cand->variant], 3, gws, in, out, res, first, last);
 }
 
 const lc_cl_family lc_cl_family_direct = {
@@ -174,7 +143,7 @@ static lc_status lcd_dw_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_
                                 cl_event *first, cl_event *last) {
   size_t gws[3];
   lcd_dw_gws(c, cand->variant, gws);
-  return lcd_enqueue(c, cand, "conv_dw", lcd_dw_kernels[cand->variant], 3, gws, in, out, res, first, last);
+  return lc_cl_conv_enqueue_std(c, cand, "conv_dw", lcd_dw_kernels[cand->variant], 3, gws, in, out, res, first, last);
 }
 
 const lc_cl_family lc_cl_family_dw = {"dw", "conv_dw", LCD_NDW, lcd_dw_names, lcd_dw_eligible, lcd_dw_lws,
@@ -238,7 +207,7 @@ static lc_status lcd_gemv_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, c
   k.lws[1] = k.lws[2] = 1;
   size_t gws[3] = {lcd_div_up((size_t)c->a.groups * (size_t)c->a.ob, (size_t)lcd_gemv_shape[k.variant][1]) * k.lws[0],
                    1, 1};
-  return lcd_enqueue(c, &k, "conv_gemv", lcd_gemv_kernels[k.variant], 1, gws, in, out, res, first, last);
+  return lc_cl_conv_enqueue_std(c, &k, "conv_gemv", lcd_gemv_kernels[k.variant], 1, gws, in, out, res, first, last);
 }
 
 const lc_cl_family lc_cl_family_gemv = {"gemv", "conv_gemv", LCD_NGEMV, lcd_gemv_names, lcd_gemv_eligible,

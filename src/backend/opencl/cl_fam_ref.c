@@ -25,19 +25,9 @@ static size_t ref_ws(const lc_cl_conv *c, int v) {
 
 static lc_status ref_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
                              cl_event *first, cl_event *last) {
-  cl_kernel k;
-  lc_status s = lc_cl_conv_kernel(c, "conv_ref", "conv_ref", &k);
-  if (!s) s = lc_cl_conv_set_std_args(c, k, "conv_ref", in, out, res);
-  if (s) return s;
   const lc_cl_conv_args *a = &c->a;
   size_t gws[3] = {(size_t)a->ow, (size_t)a->oh, (size_t)a->n * (size_t)a->groups * (size_t)a->cout_g};
-  cl_event ev = NULL;
-  s = lc_cl_enqueue(c->rt, k, "conv_ref", 3, gws, cand->lws, first || last ? &ev : NULL);
-  if (s || !ev) return s;
-  if (first && last) c->rt->cl->RetainEvent(ev);
-  if (first) *first = ev;
-  if (last) *last = ev;
-  return LC_OK;
+  return lc_cl_conv_enqueue_std(c, cand, "conv_ref", "conv_ref", 3, gws, in, out, res, first, last);
 }
 
 const lc_cl_family lc_cl_family_ref = {"ref", "conv_ref", 1, ref_variants, ref_eligible, ref_local_sizes, ref_ws,
