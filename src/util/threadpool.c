@@ -2,15 +2,22 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "util/alloc.h"
+#include "util/timer.h"
 
-/* Waiting: workers and the caller spin a short while before sleeping on a condition variable.
- * Waking a sleeping thread cost 43 us per parallel region on the 2-core test machine, more than a
- * whole small layer (MobileNetV2 has ~100 of them); a spin of this many pause steps (~20-50 us)
- * covers the gaps between layers of a model run. */
-#define LC_POOL_SPIN 4000
+/* Waiting: workers spin this long for the next job, then sleep on a condition variable. Waking a
+ * sleeping thread cost 43 us per parallel region on the 2-core test machine, more than a whole
+ * small layer; a model's layers follow each other within this window, so back-to-back layers find
+ * the workers awake, and an idle pool sleeps after it. Bounded in time, not in pause steps: a pause
+ * is ~10 cycles on Zen 2 and ~140 on Skylake and later. */
+#define LC_POOL_SPIN_MS 0.2
+/* Pause steps between clock reads while spinning. */
+#define LC_POOL_SPIN_STEP 64
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -23,6 +30,16 @@ typedef struct worker_arg {
   int index;
 } worker_arg;
 
+/* The job word: bits 32..47 the threads taking part, bits 0..31 the tasks not yet claimed. A
+ * thread claims task (n - remaining) with one compare-and-swap on the whole word, so it never takes
+ * part in a job it may not (index >= active) or claims a task of a job that is over. The job's
+ * fields are read only after a successful claim: the caller can't rewrite them before every
+ * claimed task is done, so a stale view of the word (a later job with the same word) still reads
+ * the job it claimed from. */
+#define ACTIVE_SHIFT 32
+#define REMAIN_MASK 0xffffffffull
+#define JOB_MAX_TASKS ((size_t)0xffffffffu)
+
 struct lc_pool {
   int threads;
   pthread_t *workers;
@@ -31,69 +48,84 @@ struct lc_pool {
   pthread_mutex_t run_mu;   /* held by the one caller whose job the pool runs (include/lowconv.h:
                                a context may be shared by threads; their jobs take turns) */
   pthread_cond_t start_cv, done_cv;
-  atomic_ulong generation;  /* bumped per job */
+  atomic_uint_fast64_t job; /* see above */
   atomic_int stop;
   atomic_int sleeping;      /* workers blocked on start_cv */
-  atomic_int pending;       /* workers that have not finished the current job (all workers ack
-                               every job, so none can lag behind into the next one) */
-  /* current job: written under run_mu before generation is bumped */
-  int active;               /* threads taking part */
+  atomic_int caller_sleeping;
+  atomic_size_t done;       /* tasks of the current job finished */
+  /* current job: written under run_mu before job is published, read after a claim */
   lc_task_fn fn;
   void *arg;
-  size_t n;
-  atomic_size_t next;
+  size_t n, base;
 };
 
 /* The pool whose job this thread is taking part in: a task that calls lc_pool_run on it again
  * runs its tasks inline instead of waiting on run_mu, which its own caller holds. */
 static _Thread_local const lc_pool *lc_pool_inside;
 
-static void run_tasks(lc_pool *p, int thread) {
-  for (;;) {
-    size_t t = atomic_fetch_add(&p->next, 1);
-    if (t >= p->n) break;
-    p->fn(p->arg, t, thread);
+static int claimable(uint_fast64_t w, int index) {
+  return (w & REMAIN_MASK) != 0 && index < (int)(w >> ACTIVE_SHIFT);
+}
+
+/* Claims and runs tasks while the current job has some for this thread. */
+static void run_tasks(lc_pool *p, int index) {
+  uint_fast64_t w = atomic_load_explicit(&p->job, memory_order_acquire);
+  while (claimable(w, index)) {
+    if (!atomic_compare_exchange_weak_explicit(&p->job, &w, w - 1, memory_order_acq_rel, memory_order_acquire))
+      continue;
+    size_t t = p->n - (size_t)(w & REMAIN_MASK);
+    p->fn(p->arg, p->base + t, index);
+    size_t n = p->n; /* read before done is bumped: then the caller may start the next job */
+    if (atomic_fetch_add(&p->done, 1) + 1 == n && /* seq_cst: against caller_sleeping */
+        atomic_load(&p->caller_sleeping)) {
+      pthread_mutex_lock(&p->mu);
+      pthread_cond_signal(&p->done_cv);
+      pthread_mutex_unlock(&p->mu);
+    }
+    w = atomic_load_explicit(&p->job, memory_order_acquire);
   }
 }
 
-static unsigned long wait_job(lc_pool *p, unsigned long seen) {
-  unsigned long g;
-  int spins = 0;
-  while ((g = atomic_load_explicit(&p->generation, memory_order_acquire)) == seen && !atomic_load(&p->stop)) {
-    if (++spins < LC_POOL_SPIN) {
-      cpu_relax();
-      continue;
-    }
-    pthread_mutex_lock(&p->mu);
-    atomic_fetch_add(&p->sleeping, 1);
-    while (atomic_load(&p->generation) == seen && !atomic_load(&p->stop)) pthread_cond_wait(&p->start_cv, &p->mu);
-    atomic_fetch_sub(&p->sleeping, 1);
-    pthread_mutex_unlock(&p->mu);
-    spins = 0;
+/* Until this worker has something to claim (or the pool stops): spin, then sleep. */
+static void wait_job(lc_pool *p, int index) {
+  double t0 = lc_now_ms();
+  for (unsigned spins = 1;; spins++) {
+    if (claimable(atomic_load_explicit(&p->job, memory_order_acquire), index) || atomic_load(&p->stop)) return;
+    cpu_relax();
+    if (spins % LC_POOL_SPIN_STEP == 0 && lc_now_ms() - t0 > LC_POOL_SPIN_MS) break;
   }
-  return g;
+  pthread_mutex_lock(&p->mu);
+  atomic_fetch_add(&p->sleeping, 1); /* seq_cst: the publisher reads it after storing the job */
+  while (!claimable(atomic_load(&p->job), index) && !atomic_load(&p->stop)) pthread_cond_wait(&p->start_cv, &p->mu);
+  atomic_fetch_sub(&p->sleeping, 1);
+  pthread_mutex_unlock(&p->mu);
 }
 
 static void *worker_main(void *v) {
   worker_arg wa = *(worker_arg *)v;
   lc_pool *p = wa.p;
-  unsigned long seen = 0;
   lc_pool_inside = p;
   for (;;) {
-    seen = wait_job(p, seen);
+    wait_job(p, wa.index);
     if (atomic_load(&p->stop)) break;
-    if (wa.index < p->active) run_tasks(p, wa.index);
-    if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
-      pthread_mutex_lock(&p->mu);
-      pthread_cond_signal(&p->done_cv);
-      pthread_mutex_unlock(&p->mu);
-    }
+    run_tasks(p, wa.index);
   }
   return NULL;
 }
 
+static int online_cores(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 && n < 1 << 20 ? (int)n : 0;
+}
+
+static atomic_int warned_oversubscribed;
+
 lc_pool *lc_pool_create(int threads) {
   if (threads < 1) threads = 1;
+  int cores = online_cores();
+  if (cores && threads > cores && !atomic_exchange(&warned_oversubscribed, 1))
+    fprintf(stderr, "lowconv: warning: %d threads asked for, %d cores online; the extra threads share cores and "
+            "every parallel region waits for the slowest\n", threads, cores);
   lc_pool *p = lc_calloc(1, sizeof *p);
   if (!p) return NULL;
   p->threads = threads;
@@ -141,6 +173,37 @@ void lc_pool_destroy(lc_pool *p) {
 
 int lc_pool_threads(const lc_pool *p) { return p ? p->threads : 1; }
 
+/* One job of n <= JOB_MAX_TASKS tasks (base + t): publish, work along, wait for the claimed ones. */
+static void run_job(lc_pool *p, size_t base, size_t n, int use, lc_task_fn fn, void *arg) {
+  p->fn = fn;
+  p->arg = arg;
+  p->n = n;
+  p->base = base;
+  atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+  atomic_store(&p->job, (uint_fast64_t)use << ACTIVE_SHIFT | (uint_fast64_t)n); /* seq_cst, see wait_job */
+  if (atomic_load(&p->sleeping)) {
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->start_cv);
+    pthread_mutex_unlock(&p->mu);
+  }
+  run_tasks(p, 0);
+  /* Every task is claimed now: wait only for those still running on a worker. */
+  double t0 = 0.0;
+  for (unsigned spins = 1; atomic_load_explicit(&p->done, memory_order_acquire) < n; spins++) {
+    cpu_relax();
+    if (spins % LC_POOL_SPIN_STEP) continue;
+    if (t0 == 0.0) t0 = lc_now_ms();
+    if (lc_now_ms() - t0 <= LC_POOL_SPIN_MS) continue;
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->caller_sleeping, 1);
+    while (atomic_load(&p->done) < n) pthread_cond_wait(&p->done_cv, &p->mu);
+    atomic_store(&p->caller_sleeping, 0);
+    pthread_mutex_unlock(&p->mu);
+    break;
+  }
+  atomic_store_explicit(&p->job, 0, memory_order_release);
+}
+
 void lc_pool_run(lc_pool *p, size_t n, int max_threads, lc_task_fn fn, void *arg) {
   if (n == 0) return;
   int use = p ? p->threads : 1;
@@ -153,27 +216,8 @@ void lc_pool_run(lc_pool *p, size_t n, int max_threads, lc_task_fn fn, void *arg
   pthread_mutex_lock(&p->run_mu);
   const lc_pool *outer = lc_pool_inside; /* a task of another pool may call us */
   lc_pool_inside = p;
-  p->fn = fn;
-  p->arg = arg;
-  p->n = n;
-  p->active = use;
-  atomic_store(&p->next, 0);
-  atomic_store(&p->pending, p->threads - 1);
-  pthread_mutex_lock(&p->mu);
-  atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
-  if (atomic_load(&p->sleeping)) pthread_cond_broadcast(&p->start_cv);
-  pthread_mutex_unlock(&p->mu);
-  run_tasks(p, 0);
-  for (int spins = 0; atomic_load_explicit(&p->pending, memory_order_acquire) > 0; spins++) {
-    if (spins < LC_POOL_SPIN) {
-      cpu_relax();
-      continue;
-    }
-    pthread_mutex_lock(&p->mu);
-    while (atomic_load(&p->pending) > 0) pthread_cond_wait(&p->done_cv, &p->mu);
-    pthread_mutex_unlock(&p->mu);
-    break;
-  }
+  for (size_t base = 0; base < n; base += JOB_MAX_TASKS)
+    run_job(p, base, n - base < JOB_MAX_TASKS ? n - base : JOB_MAX_TASKS, use, fn, arg);
   lc_pool_inside = outer;
   pthread_mutex_unlock(&p->run_mu);
 }
