@@ -79,6 +79,11 @@ typedef struct lc_context_params {
   const char *cache_dir;    /* program and tuning caches; NULL = $LOWCONV_CACHE_DIR, else
                                $XDG_CACHE_HOME/lowconv, else ~/.cache/lowconv; "" = no disk cache */
   lc_tune_level tune;       /* default LC_TUNE_FAST */
+  lc_tune_level cpu_tune;   /* CPU: NONE (default) = the heuristic selector's route; FAST / NORMAL /
+                               HEAVY time the routes (x tiles x splits x threads from NORMAL / HEAVY)
+                               of every AUTO conv at prepare and keep the fastest in the tuning cache
+                               (cache_dir), keyed by CPU, ISA, threads, shape and format: a warm
+                               prepare times nothing (docs/caches.md) */
 } lc_context_params;
 
 /* Threading contract (CPU backend; an OpenCL context makes no such promise yet: use each one from

@@ -105,8 +105,10 @@ static const opt_def conv_opts[] = {
      "cpu, opencl, opencl:P or opencl:P:D (lowconv devices lists them);\n"
      "on a device the time is the kernels' device time from profiling events"},
     {"--tune", "L", OPT_CHOICE, O(tune), 0, 0, opts_tune_levels,
-     "device kernel choice (none = the heuristic's); results persist in the\n"
-     "tuning cache, so a second run times nothing"},
+     "timed choice: device kernels (default fast) or, on the cpu, the routes x\n"
+     "tiles x splits (x threads at heavy) of auto convs (default none = the\n"
+     "heuristic's); results persist in the tuning cache, so a second run\n"
+     "times nothing"},
 };
 #undef O
 
@@ -118,6 +120,7 @@ typedef struct result {
   lc_status status;
   char error[256];
   lc_route route;
+  lc_conv_device_info cpu; /* the CPU route's label and tuning figures */
   double median_ms, min_ms, gflops, peak_fraction, max_rel_err;
   size_t workspace_bytes, weight_bytes;
   int checked;
@@ -271,6 +274,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
   }
   r->setup_ms = (lc_now_s() - t_setup) * 1e3;
   r->route = shape.route;
+  lc_conv_device_info_get(conv, &r->cpu);
   r->workspace_bytes = shape.workspace_bytes;
   r->weight_bytes = lc_conv_weight_bytes(conv);
   size_t wsz = 0;
@@ -370,6 +374,12 @@ static void print_json(const opts *o, lc_context *ctx, const bd_conv *c, const c
            di->local_size[0], di->local_size[1], di->local_size[2], di->compile_ms, di->tune_ms, di->from_cache,
            di->candidates, di->programs_built, r->dev.wall_ms, r->setup_ms);
   }
+  if (!r->on_device && !r->status && r->cpu.kernel[0] && strcmp(r->cpu.kernel, lc_route_name(r->route))) {
+    printf(",\"tuned\":");
+    json_string(stdout, r->cpu.kernel);
+    printf(",\"tune_cached\":%d,\"candidates\":%d,\"tune_ms\":%.3f", r->cpu.from_cache, r->cpu.candidates,
+           r->cpu.tune_ms);
+  }
   if (r->status) {
     printf(",\"error\":");
     json_string(stdout, r->error);
@@ -387,8 +397,10 @@ static void print_text(const opts *o, lc_context *ctx, const char *canon, const 
            di->from_cache ? "from the tuning cache" : "tuned now", di->compile_ms, di->tune_ms);
     printf("  wall         %.4f ms per run, back to back\n", r->dev.wall_ms);
   } else {
-    printf("  route        %s (threads %d, layout %s, isa %s)\n", lc_route_name(r->route), lc_context_threads(ctx),
-           layout_name(o->layout), lc_context_isa_name(ctx));
+    printf("  route        %s (threads %d, layout %s, isa %s)\n", r->cpu.kernel[0] ? r->cpu.kernel : lc_route_name(r->route),
+           lc_context_threads(ctx), layout_name(o->layout), lc_context_isa_name(ctx));
+    if (r->cpu.candidates)
+      printf("  tuned        %d candidates in %.1f ms\n", r->cpu.candidates, r->cpu.tune_ms);
   }
   printf("  median       %.4f ms (min %.4f ms)\n", r->median_ms, r->min_ms);
   printf("  GFLOP/s      %.2f (%.1f%% of %.0f GFLOP/s peak)\n", r->gflops, 100.0 * r->peak_fraction,
@@ -400,7 +412,7 @@ static void print_text(const opts *o, lc_context *ctx, const char *canon, const 
 
 static int parse_args(int argc, char **argv, opts *o, const char ***descs, int *ndesc) {
   memset(o, 0, sizeof *o);
-  o->threads = 1, o->warmup = 1, o->tol = DEFAULT_TOL, o->block = 32, o->tune = 1, o->device = "cpu";
+  o->threads = 1, o->warmup = 1, o->tol = DEFAULT_TOL, o->block = 32, o->tune = -1, o->device = "cpu";
   for (int r = 0; r < LC_ROUTE_COUNT; r++) route_names[r] = lc_route_name((lc_route)r);
   *descs = calloc((size_t)argc + 1, sizeof(char *));
   if (!*descs) return opts_usage("conv", "out of memory");
@@ -494,8 +506,9 @@ int cmd_conv(int argc, char **argv) {
   p.threads = o.threads;
   p.workspace_budget = o.budget;
   p.isa = (lc_isa)o.isa;
-  p.tune = (lc_tune_level)o.tune;
+  p.tune = o.tune < 0 ? LC_TUNE_FAST : (lc_tune_level)o.tune;
   if (o.device) lc_device_parse(o.device, &p); /* validated while parsing */
+  if (p.backend == LC_BACKEND_CPU && o.tune > 0) p.cpu_tune = (lc_tune_level)o.tune;
   lc_context *ctx = NULL;
   double t_ctx = lc_now_s();
   lc_status s = lc_context_create(&p, &ctx);

@@ -33,7 +33,7 @@ static const char *const q4_policies[] = {"mixed", "all", NULL}; /* 0 = LC_Q4_MI
       {"--json", NULL, OPT_FLAG, O(json), 0, 0, NULL, "machine-readable output"}
 #define INPUT_OPT(what)                                                                                           \
   {"--input", "NAME=FILE.npy", OPT_LIST, O(input), 0, 0, NULL, what}
-#define TUNE_OPT {"--tune", "LEVEL", OPT_CHOICE, O(tune), 0, 0, opts_tune_levels, "device kernel tuning effort (no effect on cpu)"}
+#define TUNE_OPT {"--tune", "LEVEL", OPT_CHOICE, O(tune), 0, 0, opts_tune_levels, "tuning: device kernels (default fast); on the cpu the conv routes (default none)"}
 
 static const opt_def info_opts[] = {MODEL_OPTS, INPUT_OPT("take an input's shape from a .npy file"), TUNE_OPT};
 static const opt_def run_opts[] = {
@@ -66,7 +66,7 @@ static const opt_cmd bench_cmd = {"bench", "MODEL.onnx [options]",
 
 static int parse_args(const opt_cmd *c, int argc, char **argv, margs *a) {
   memset(a, 0, sizeof *a);
-  a->repeat = 10, a->threads = 1, a->device = "cpu", a->tune = 1;
+  a->repeat = 10, a->threads = 1, a->device = "cpu", a->tune = -1;
   int npos = 0, r = opts_parse(c, argc, argv, a, &a->model, &npos);
   if (r) return r;
   if (!a->model) return opts_usage(c->name, "no model given");

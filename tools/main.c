@@ -18,6 +18,7 @@ static const command commands[] = {
     {"info", cmd_info, "describe an ONNX model: inputs, outputs, ops, conv routes, memory"},
     {"run", cmd_run, "run an ONNX model on .npy inputs, write one .npy per output"},
     {"bench", cmd_bench, "time an ONNX model end to end (--per-layer for a per-node table)"},
+    {"tune", cmd_tune, "time the CPU routes of a model's convs or of descriptors into the tuning cache"},
     {"devices", cmd_devices, "list the CPU and OpenCL devices, with fingerprints and measured limits"},
 };
 

@@ -163,7 +163,9 @@ static void default_text(const opt_def *o, const void *dflt, char *buf, size_t l
       break;
     }
     case OPT_DOUBLE: snprintf(buf, len, "%g", *(const double *)(const void *)field); break;
-    case OPT_CHOICE: snprintf(buf, len, "%s", o->choices[*(const int *)field]); break;
+    case OPT_CHOICE: /* < 0: not given; the help says what that means */
+      if (*(const int *)field >= 0) snprintf(buf, len, "%s", o->choices[*(const int *)field]);
+      break;
     case OPT_STRING: {
       const char *v = *(const char *const *)(const void *)field;
       if (v) snprintf(buf, len, "%s", v);

@@ -71,8 +71,7 @@ lc_status lc_conv_device_info_get(const lc_conv *c, lc_conv_device_info *info) {
     *info = c->dev_info;
     return LC_OK;
   }
-  memset(info, 0, sizeof *info);
-  snprintf(info->kernel, sizeof info->kernel, "%s", lc_route_name(c->plan.route));
+  *info = c->dev_info; /* the route, and where it came from (conv/autotune.h) */
   info->device_bytes = c->weight_bytes;
   return LC_OK;
 }

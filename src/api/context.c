@@ -17,6 +17,7 @@ void lc_context_params_init(lc_context_params *p) {
   p->cl_platform = p->cl_device = -1;
   p->cache_dir = NULL;
   p->tune = LC_TUNE_FAST;
+  p->cpu_tune = LC_TUNE_NONE;
 }
 
 lc_status lc_device_parse(const char *spec, lc_context_params *p) {
@@ -78,6 +79,8 @@ lc_status lc_context_create(const lc_context_params *p, lc_context **out) {
     return lc_error(LC_ERR_NO_MEMORY, "context: cannot start %d threads", p->threads);
   }
   c->tune = p->tune;
+  if ((unsigned)p->cpu_tune > LC_TUNE_HEAVY)
+    st = lc_error(LC_ERR_INVALID_ARG, "context: unknown cpu_tune level %d", (int)p->cpu_tune);
   if ((unsigned)p->tune > LC_TUNE_HEAVY) st = lc_error(LC_ERR_INVALID_ARG, "context: unknown tune level %d", (int)p->tune);
   c->be = &lc_backend_cpu;
   if (!st && p->backend == LC_BACKEND_OPENCL) {

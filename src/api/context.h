@@ -15,6 +15,7 @@ struct lc_context {
   const struct lc_backend_ops *be; /* backend/backend.h; CPU unless asked */
   void *dev;                /* the backend's device state (OpenCL: cl_backend.c) */
   lc_tune_level tune;
+  struct lc_cpu_tuner *tuner; /* conv/autotune.h; NULL unless lc_context_params.cpu_tune */
 };
 
 #endif

@@ -2,15 +2,13 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "conv/autotune.h"
 #include "conv/conv.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
-static lc_status cpu_open(lc_context *ctx, const lc_context_params *p) {
-  (void)ctx, (void)p;
-  return LC_OK;
-}
-static void cpu_close(lc_context *ctx) { (void)ctx; }
+static lc_status cpu_open(lc_context *ctx, const lc_context_params *p) { return lc_cpu_tuner_open(ctx, p); }
+static void cpu_close(lc_context *ctx) { lc_cpu_tuner_close(ctx); }
 static const char *cpu_name(const lc_context *ctx) {
   (void)ctx;
   return "cpu";

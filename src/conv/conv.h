@@ -29,6 +29,7 @@ typedef struct lc_conv_plan {
   size_t ws_thread;     /* bytes of workspace per thread slot (64-aligned) */
   int threads;          /* threads used (<= context threads; fewer when the budget is tight) */
   size_t ws_total;
+  size_t hint_tile;     /* tuner's tile size for the routes that take one (0 = the route's choice) */
 } lc_conv_plan;
 
 struct lc_conv {
@@ -49,7 +50,8 @@ struct lc_conv {
   int released;         /* lc_conv_release_unused ran */
   lc_conv_plan plan;
   void *dev;            /* device backend's conv (backend/backend.h); NULL on the CPU */
-  lc_conv_device_info dev_info;
+  lc_conv_device_info dev_info; /* CPU: the route label and the tuner's figures (conv/autotune.h) */
+  int tune_src;         /* LC_TSRC_* (conv/autotune.h) */
 };
 
 /* Quantized weights (qweights.c). */

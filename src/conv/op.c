@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "conv/autotune.h"
 #include "conv/route.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -166,8 +167,8 @@ lc_status lc_conv_release_unused(lc_conv *c) {
   return LC_OK;
 }
 
-static lc_status plan_route(const lc_conv *c, lc_route r, lc_conv_plan *p) {
-  if (r == LC_ROUTE_AUTO) return lc_select_route(c, p);
+static lc_status plan_route(lc_conv *c, lc_route r, lc_conv_plan *p) {
+  if (r == LC_ROUTE_AUTO) return c->ctx->tuner ? lc_cpu_tune_plan(c, p) : lc_select_route(c, p);
   const lc_route_def *rd = lc_route_def_of(r);
   if (!rd) return lc_error(LC_ERR_INVALID_ARG, "conv: bad route %d", (int)r);
   /* Without its weights a route can only run if they were released; else its plan says why not. */
@@ -204,8 +205,11 @@ lc_status lc_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w,
                     (long long)in_h, (long long)in_w);
   p.ihw = (size_t)(in_h * in_w);
   p.ohw = (size_t)(p.oh * p.ow);
+  memset(&c->dev_info, 0, sizeof c->dev_info);
+  c->tune_src = LC_TSRC_HEURISTIC;
   st = plan_route(c, c->d.route, &p);
   if (st) return st;
+  if (!c->dev_info.kernel[0]) snprintf(c->dev_info.kernel, sizeof c->dev_info.kernel, "%s", lc_route_name(p.route));
   if (!lc_mul_sz(p.ws_thread, (size_t)p.threads, &p.ws_total))
     return lc_error(LC_ERR_OVERFLOW, "conv: workspace size overflows");
   if (c->ctx->budget && p.ws_total > c->ctx->budget)

@@ -36,7 +36,7 @@ lc_status lc_gemm1x1_plan(const lc_conv *c, lc_conv_plan *p) {
       p->pr)
     return lc_error(LC_ERR_UNSUPPORTED, "gemm1x1: needs a 1x1 kernel, stride 1 and no padding");
   size_t pp = patch_pw(c);
-  set_tiles(c, p, pp, LC_TILE_PIX_MAX);
+  set_tiles(c, p, pp, p->hint_tile ? p->hint_tile : LC_TILE_PIX_MAX);
   /* The GEMV path is chosen from the shape alone (so the output doesn't depend on the budget);
    * it allocates its activation buffer in run, which must fit the budget. */
   if (lc_conv_use_qgemv(c, p) && c->ctx->budget && lc_qgemv_bytes_bound(c, p) > c->ctx->budget)
@@ -55,7 +55,7 @@ lc_status lc_im2col_plan(const lc_conv *c, lc_conv_plan *p) {
   size_t row_bytes = kc * sizeof(float); /* one pixel of a tile */
   /* Quantized weights are dequantized once per tile: larger tiles amortize that (measured on
    * 3x3 64..256-channel layers: 512 pixels brings q4 within noise of fp32). */
-  size_t maxt = c->qw ? 2 * LC_TILE_PIX_MAX : LC_TILE_PIX_MAX;
+  size_t maxt = p->hint_tile ? p->hint_tile : c->qw ? 2 * LC_TILE_PIX_MAX : LC_TILE_PIX_MAX;
   size_t want = lc_min_sz(lc_round_up(p->ohw, pp), maxt / pp * pp);
   int threads = lc_threads_for_budget(c, lc_round_up(row_bytes * pp, 64) + qb);
   if (threads == 0)

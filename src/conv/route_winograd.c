@@ -67,7 +67,7 @@ lc_status lc_winograd_pack(lc_conv *c, const float *w) {
    * under AUTO, may win (depthwise has its own route; stems of < 4 input channels run 1.5-2.5x slower
    * than im2col, bench_winograd --shape 3,64,112). */
   if (d->route != LC_ROUTE_AUTO && d->route != LC_ROUTE_WINOGRAD) return LC_OK;
-  if (d->route == LC_ROUTE_AUTO && !lc_winograd_auto(c)) return LC_OK;
+  if (d->route == LC_ROUTE_AUTO && !lc_winograd_auto(c) && !(c->ctx->tuner && !c->depthwise)) return LC_OK; /* the tuner times it */
   size_t pw = wpw(c), np = wpanels(c), cig = (size_t)c->cin_g, n, bytes;
   if (!lc_mul_sz((size_t)d->groups * 16, np, &n) || !lc_mul_sz(n, cig, &n) || !lc_mul_sz(n, pw, &n) ||
       !lc_mul_sz(n, sizeof(float), &bytes))
@@ -139,6 +139,14 @@ lc_status lc_winograd_plan(const lc_conv *c, lc_conv_plan *p) {
     while (T > pp && (!slot_bytes(c, T, &b) || b > target)) T -= pp;
   }
   /* Equal chunks, then split the weight panels when there are fewer tasks than threads. */
+  if (p->hint_tile) { /* the tuner's chunk, within the budget */
+    size_t b;
+    T = lc_min_sz(cap, lc_round_up(p->hint_tile, pp));
+    if (!slot_bytes(c, T, &b)) return lc_error(LC_ERR_OVERFLOW, "winograd: slot size overflows");
+    if (c->ctx->budget && b > c->ctx->budget / (size_t)threads)
+      return lc_error(LC_ERR_BUDGET, "winograd: a chunk of %zu tiles needs %zu bytes per thread, budget is %zu", T, b,
+                      c->ctx->budget);
+  }
   size_t nch = lc_div_up(nt, T);
   T = lc_min_sz(T, lc_round_up(lc_div_up(nt, nch), pp));
   p->tile = T; /* tiles (2x2 output pixels) per chunk */

@@ -52,6 +52,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   lc_context_params_init(&cp);
   cp.threads = m->opt.threads;
   cp.workspace_budget = m->opt.workspace_budget;
+  if (m->opt.device_tune > 0) cp.cpu_tune = (lc_tune_level)m->opt.device_tune; /* conv routes timed, cached */
   lc_status s = LC_OK;
   if (m->opt.context) m->ctx = m->opt.context; /* the caller's: lc_model_free leaves it */
   else if ((s = lc_context_create(&cp, &m->ctx))) return s;

@@ -25,7 +25,8 @@ typedef struct lc_model_options {
   int no_fusion;               /* keep BatchNormalization / activations / Add as separate nodes */
   int dry_run;                 /* shapes, folding, fusion and memory plan only: no op init, no arena */
   const char *device;          /* NULL or "cpu"; "opencl[:P[:D]]": activations and ops on that device */
-  int device_tune;             /* lc_tune_level of device convs; -1 = the context's default (fast) */
+  int device_tune;             /* lc_tune_level of device convs; -1 = the context's default (fast); > 0 also
+                                  tunes the CPU convs' routes (lc_context_params.cpu_tune) */
   int device_profile;          /* device plan: time every node from profiling events (layer ms) */
 } lc_model_options;
 

@@ -2,6 +2,7 @@
  * 1-D inputs run as 2-D with H = 1. Fused attributes set by the graph: "_act", "_act_min",
  * "_act_max", "_act_alpha" and, with "_residual" = 1, a residual tensor as the last input. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
@@ -226,6 +227,7 @@ typedef struct conv_state {
   lc_conv_shape shape;
   conv_act act;
   int residual;
+  char route[64]; /* the route, and "(cache)" / "(tuned)" when the CPU tuner chose it */
 } conv_state;
 
 /* Weights are packed once in init, so they must be constants; infer is where constness is
@@ -371,13 +373,17 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
     lc_free(st);
     return s;
   }
+  lc_conv_device_info di;
+  snprintf(st->route, sizeof st->route, "%s", lc_route_name(st->shape.route));
+  if (!lc_conv_device_info_get(st->conv, &di) && di.kernel[0])
+    snprintf(st->route, sizeof st->route, "%s", di.kernel);
   *state = st;
   return LC_OK;
 }
 
 static void conv_describe(const void *state, lc_op_info *info) {
   const conv_state *st = state;
-  info->route = lc_route_name(st->shape.route);
+  info->route = st->route;
   info->workspace_bytes = st->shape.workspace_bytes;
   info->packed_bytes = lc_conv_weight_bytes(st->conv);
   info->packed_inputs = 2u | 4u; /* weights and bias live in the lc_conv */
