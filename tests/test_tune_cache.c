@@ -40,31 +40,6 @@ static size_t get_file(const char *path, unsigned char *buf, size_t cap) {
   return n;
 }
 
-/* stderr goes to a pipe between cap_begin and cap_end, which returns the number of warnings
- * (one open writes far less than a pipe holds). */
-static int cap_saved = -1, cap_pipe[2];
-static char cap_text[4096];
-static void cap_begin(void) {
-  fflush(stderr);
-  cap_saved = dup(2);
-  TU_CHECK(pipe(cap_pipe) == 0, "pipe");
-  dup2(cap_pipe[1], 2);
-  close(cap_pipe[1]);
-}
-static int cap_end(void) {
-  fflush(stderr);
-  dup2(cap_saved, 2); /* closes the pipe's last write end, so read sees EOF */
-  close(cap_saved);
-  size_t n = 0;
-  ssize_t r;
-  while (n < sizeof cap_text - 1 && (r = read(cap_pipe[0], cap_text + n, sizeof cap_text - 1 - n)) > 0) n += (size_t)r;
-  close(cap_pipe[0]);
-  cap_text[n] = '\0';
-  int count = 0;
-  for (const char *s = cap_text; (s = strstr(s, "warning:")) != NULL; s++) count++;
-  return count;
-}
-
 static void test_hash(void) {
   char hex[LC_HASH64_HEX_SIZE];
   uint64_t h;
@@ -181,11 +156,11 @@ static void test_blob(void) {
 
 static lc_tune_cache *open_tc(const char *dir, const char *fp, int want_warnings) {
   lc_tune_cache *tc = NULL;
-  cap_begin();
+  tu_stderr_begin();
   lc_status s = lc_tune_cache_open(dir, fp, &tc);
-  int w = cap_end();
+  int w = tu_stderr_end();
   TU_CHECK(s == LC_OK && tc, "open: %s", lc_last_error());
-  TU_CHECK(w == want_warnings, "%d warnings, want %d: %s", w, want_warnings, cap_text);
+  TU_CHECK(w == want_warnings, "%d warnings, want %d: %s", w, want_warnings, tu_stderr_text);
   return tc;
 }
 
@@ -198,7 +173,7 @@ static lc_cache_reason tc_reject(const char *dir, const unsigned char *b, size_t
   lc_cache_reason why = lc_tune_cache_open_reason(tc);
   TU_CHECK(lc_tune_cache_count(tc) == 0 && why != LC_CACHE_OK && why != LC_CACHE_MISSING, "count %zu why %s",
            lc_tune_cache_count(tc), lc_cache_reason_name(why));
-  TU_CHECK(strstr(cap_text, lc_cache_reason_name(why)) && strstr(cap_text, "rewritten"), "warning: %s", cap_text);
+  TU_CHECK(strstr(tu_stderr_text, lc_cache_reason_name(why)) && strstr(tu_stderr_text, "rewritten"), "warning: %s", tu_stderr_text);
   lc_tune_cache_close(tc);
   return why;
 }

@@ -1,6 +1,8 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include "lowconv.h"
@@ -63,4 +65,29 @@ int tu_no_opencl(void) {
   printf("no OpenCL device: %s%s\n", lc_last_error(), req ? "" : " (skipped)");
   TU_CHECK(!req, "LC_REQUIRE_OPENCL is set but no device opened");
   return 1;
+}
+
+static int cap_saved = -1, cap_pipe[2];
+char tu_stderr_text[4096];
+void tu_stderr_begin(void) {
+  fflush(stderr);
+  cap_saved = dup(2);
+  TU_CHECK(pipe(cap_pipe) == 0, "pipe");
+  dup2(cap_pipe[1], 2);
+  close(cap_pipe[1]);
+}
+int tu_stderr_end(void) {
+  fflush(stderr);
+  dup2(cap_saved, 2); /* closes the pipe's last write end, so read sees EOF */
+  close(cap_saved);
+  size_t n = 0;
+  ssize_t r;
+  while (n < sizeof tu_stderr_text - 1 &&
+         (r = read(cap_pipe[0], tu_stderr_text + n, sizeof tu_stderr_text - 1 - n)) > 0)
+    n += (size_t)r;
+  close(cap_pipe[0]);
+  tu_stderr_text[n] = '\0';
+  int count = 0;
+  for (const char *s = tu_stderr_text; (s = strstr(s, "warning:")) != NULL; s++) count++;
+  return count;
 }

@@ -32,6 +32,12 @@ void tu_fill(float *x, size_t n, float lo, float hi);
  * failure when LC_REQUIRE_OPENCL=1, as in CI where PoCL is installed), else 0. */
 int tu_no_opencl(void);
 
+/* stderr goes to a pipe between tu_stderr_begin and tu_stderr_end, which returns the number of
+ * "warning:" lines and leaves the text in tu_stderr_text (what one call writes fits a pipe). */
+extern char tu_stderr_text[4096];
+void tu_stderr_begin(void);
+int tu_stderr_end(void);
+
 /* Prints "N passed, N failed" and returns the process exit code. */
 int tu_finish(const char *name);
 

@@ -518,7 +518,6 @@ int cmd_conv(int argc, char **argv) {
     free(cs), free(counts);
     return 1;
   }
-  opts_warn_threads("conv", o.threads);
   const char *peak_src = "device";
   if (lc_context_backend(ctx) == LC_BACKEND_CPU) {
     char err[160];

@@ -129,7 +129,6 @@ int cmd_gemv(int argc, char **argv) {
     fprintf(stderr, "lowconv gemv: --isa %s: this CPU runs at most %s\n", isas[g.isa], lc_qgemv_isa_name(&opts));
     return 1;
   }
-  opts_warn_threads("gemv", threads);
   opts.threads = threads;
   if (k > SIZE_MAX / sizeof(float) / n || k > SIZE_MAX / sizeof(float) / m) {
     fprintf(stderr, "lowconv gemv: %zu x %zu too large\n", n, k);

@@ -71,7 +71,6 @@ static int parse_args(const opt_cmd *c, int argc, char **argv, margs *a) {
   if (r) return r;
   if (!a->model) return opts_usage(c->name, "no model given");
   if ((r = opts_device(c->name, a->device))) return r;
-  opts_warn_threads(c->name, a->threads);
   return 0;
 }
 

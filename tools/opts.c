@@ -223,15 +223,6 @@ int opts_online_cores(void) {
   return n > 0 ? (int)n : 1;
 }
 
-void opts_warn_threads(const char *cmd, int threads) {
-  int cores = opts_online_cores();
-  if (threads > cores)
-    fprintf(stderr,
-            "lowconv %s: warning: --threads %d exceeds the %d online cores; threads will wait for each other "
-            "(often many times slower)\n",
-            cmd, threads, cores);
-}
-
 int opts_mkdirs(const char *path) {
   char buf[4096];
   size_t n = strlen(path);

@@ -53,10 +53,9 @@ void opts_help(const opt_cmd *c, const void *dflt, FILE *f);
 int opts_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int opts_parse_bytes(const char *s, size_t *out);
 
-/* Checks shared by the commands: --device (only "cpu" is built), --threads against the online
- * cores (a warning). opts_device returns 0 or 2 after the message. */
+/* --device (only "cpu" is built): 0, or 2 after the message. (--threads past the online cores:
+ * the library's thread pool warns, once per process.) */
 int opts_device(const char *cmd, const char *device);
-void opts_warn_threads(const char *cmd, int threads);
 int opts_online_cores(void);
 /* mkdir -p; 0 or -1 with errno. */
 int opts_mkdirs(const char *path);

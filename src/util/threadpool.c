@@ -124,8 +124,8 @@ lc_pool *lc_pool_create(int threads) {
   if (threads < 1) threads = 1;
   int cores = online_cores();
   if (cores && threads > cores && !atomic_exchange(&warned_oversubscribed, 1))
-    fprintf(stderr, "lowconv: warning: %d threads asked for, %d cores online; the extra threads share cores and "
-            "every parallel region waits for the slowest\n", threads, cores);
+    fprintf(stderr, "lowconv: warning: %d threads exceeds the %d online cores; threads will wait for each other "
+            "(often many times slower)\n", threads, cores);
   lc_pool *p = lc_calloc(1, sizeof *p);
   if (!p) return NULL;
   p->threads = threads;

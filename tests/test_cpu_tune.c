@@ -1,0 +1,348 @@
+/* The CPU autotuner (src/conv/autotune.c): a cold prepare times candidates and fills the cache, a
+ * warm one times nothing and gives the same plan; tuned outputs match the reference and, bitwise,
+ * the same route forced; a truncated, corrupt, foreign (another CPU) or stale (another lowconv)
+ * cache is ignored with a warning and rewritten; an unusable record is timed again; an unwritable
+ * cache costs a warning; a tuner killed half-way leaves a valid cache with what it finished; a cached
+ * choice over the budget falls back to the heuristic and says so; the key holds the thread count. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conv/autotune.h"
+#include "lowconv.h"
+#include "testutil.h"
+#include "tune/hash.h"
+#include "tune/tune_cache.h"
+
+typedef struct shape {
+  int64_t ic, oc, hw, k, stride, pad;
+} shape;
+
+/* A 3x3 (Winograd-eligible), a 1x1 stride 2, the 3-channel stem and a 3x3 stride 2. */
+static const shape shapes[] = {{32, 32, 14, 3, 1, 1}, {32, 64, 14, 1, 2, 0}, {3, 16, 24, 3, 1, 1}, {16, 32, 16, 3, 2, 1}};
+#define NSHAPES (int)(sizeof shapes / sizeof shapes[0])
+
+static char dir[256], dir2[256];
+static float *weights, *input, *out, *ref, *out2;
+
+static lc_context *context(const char *cache, int threads, size_t budget, lc_tune_level tune) {
+  lc_context_params p;
+  lc_context_params_init(&p);
+  p.threads = threads;
+  p.workspace_budget = budget;
+  p.cache_dir = cache;
+  p.cpu_tune = tune;
+  lc_context *ctx = NULL;
+  lc_status s = lc_context_create(&p, &ctx);
+  TU_CHECK(s == LC_OK, "context: %s", lc_last_error());
+  return ctx;
+}
+
+static void desc_of(const shape *s, lc_route route, lc_conv_desc *d) {
+  lc_conv_desc_init(d);
+  d->in_channels = s->ic;
+  d->out_channels = s->oc;
+  d->kernel_h = d->kernel_w = s->k;
+  d->stride_h = d->stride_w = s->stride;
+  d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = s->pad;
+  d->weights = weights;
+  d->route = route;
+}
+
+static size_t out_count(const shape *s) {
+  int64_t o = (s->hw + 2 * s->pad - s->k) / s->stride + 1;
+  return (size_t)(s->oc * o * o);
+}
+
+/* Creates and prepares shape s on ctx (AUTO), runs it into out; returns the conv (caller frees). */
+static lc_conv *prepare_run(lc_context *ctx, const shape *s, lc_conv_device_info *di, float *dst) {
+  lc_conv_desc d;
+  desc_of(s, LC_ROUTE_AUTO, &d);
+  lc_conv *c = NULL;
+  lc_conv_shape sh;
+  lc_status st = lc_conv_create(ctx, &d, &c);
+  if (!st) st = lc_conv_prepare(c, 1, s->hw, s->hw, &sh);
+  if (!st) st = lc_conv_device_info_get(c, di);
+  if (!st) st = lc_conv_run(c, input, dst, NULL, 0);
+  TU_CHECK(st == LC_OK, "ic%lld k%lld: %s", (long long)s->ic, (long long)s->k, lc_last_error());
+  if (st) {
+    lc_conv_destroy(c);
+    return NULL;
+  }
+  return c;
+}
+
+static lc_route route_of(const lc_conv_device_info *di) {
+  char name[64];
+  snprintf(name, sizeof name, "%s", di->kernel);
+  char *sp = strchr(name, ' ');
+  if (sp) *sp = '\0';
+  int r = lc_route_from_name(name);
+  return r < 0 ? LC_ROUTE_AUTO : (lc_route)r;
+}
+
+static size_t cache_records(const char *cache, const char *fp) {
+  lc_tune_cache *tc = NULL;
+  size_t n = 0;
+  if (!lc_tune_cache_open(cache, fp, &tc)) {
+    n = lc_tune_cache_open_reason(tc) == LC_CACHE_OK ? lc_tune_cache_count(tc) : 0;
+    lc_tune_cache_close(tc);
+  }
+  return n;
+}
+
+/* The cache file of fingerprint fp in cache. */
+static void cache_path(const char *cache, const char *fp, char *buf, size_t n) {
+  lc_tune_cache *tc = NULL;
+  buf[0] = '\0';
+  if (!lc_tune_cache_open(cache, fp, &tc)) {
+    snprintf(buf, n, "%s", lc_tune_cache_path(tc));
+    lc_tune_cache_close(tc);
+  }
+}
+
+/* Cold, then warm; outputs against the reference and the forced route. */
+static void test_cold_warm(char *fp, size_t fpn) {
+  lc_context *ctx = context(dir, 2, 0, LC_TUNE_FAST), *plain = context("", 2, 0, LC_TUNE_NONE);
+  snprintf(fp, fpn, "%s", lc_cpu_tuner_fingerprint(ctx));
+  TU_CHECK(strstr(fp, "table ") != NULL, "fingerprint '%s'", fp);
+  lc_route chosen[NSHAPES];
+  for (int i = 0; i < NSHAPES; i++) {
+    const shape *s = &shapes[i];
+    lc_conv_device_info di;
+    lc_conv *c = prepare_run(ctx, s, &di, out);
+    if (!c) continue;
+    chosen[i] = route_of(&di);
+    TU_CHECK(!di.from_cache && di.candidates >= 2 && di.tune_ms > 0.0 && strstr(di.kernel, "[tuned]"),
+             "cold: %s, %d candidates, from_cache %d", di.kernel, di.candidates, di.from_cache);
+    lc_conv_desc d;
+    desc_of(s, LC_ROUTE_AUTO, &d);
+    int64_t o = (s->hw + 2 * s->pad - s->k) / s->stride + 1;
+    TU_CHECK(lc_conv_reference(&d, 1, s->hw, s->hw, input, ref) == LC_OK, "reference");
+    size_t n = out_count(s);
+    double scale = 0.0;
+    for (size_t k = 0; k < n; k++) scale = ref[k] > scale ? ref[k] : -ref[k] > scale ? -ref[k] : scale;
+    TU_CHECK(tu_max_abs_diff(out, ref, n) <= 1e-4 * scale, "shape %d (%s): error %g of %g", i, di.kernel,
+             tu_max_abs_diff(out, ref, n), scale);
+    /* The same route forced gives the same bits: tile, split and threads never change a sum. */
+    lc_conv_desc df;
+    desc_of(s, chosen[i], &df);
+    lc_conv *cf = NULL;
+    lc_conv_shape sh;
+    lc_status st = lc_conv_create(plain, &df, &cf);
+    if (!st) st = lc_conv_prepare(cf, 1, s->hw, s->hw, &sh);
+    if (!st) st = lc_conv_run(cf, input, out2, NULL, 0);
+    TU_CHECK(st == LC_OK && !memcmp(out, out2, n * sizeof(float)), "shape %d: %s differs from route %s forced (o %lld)",
+             i, di.kernel, lc_route_name(chosen[i]), (long long)o);
+    lc_conv_destroy(cf);
+    lc_conv_destroy(c);
+  }
+  lc_context_destroy(ctx);
+  TU_CHECK(cache_records(dir, fp) == NSHAPES, "records %zu", cache_records(dir, fp));
+  /* Warm: nothing timed, the same routes. */
+  ctx = context(dir, 2, 0, LC_TUNE_HEAVY); /* any level: the cache answers */
+  for (int i = 0; i < NSHAPES; i++) {
+    lc_conv_device_info di;
+    lc_conv *c = prepare_run(ctx, &shapes[i], &di, out);
+    TU_CHECK(c && di.from_cache && di.candidates == 0 && di.tune_ms == 0.0 && strstr(di.kernel, "[cache]") &&
+                 route_of(&di) == chosen[i],
+             "warm %d: %s, %d candidates", i, di.kernel, di.candidates);
+    lc_conv_destroy(c);
+  }
+  lc_context_destroy(ctx);
+  /* Another thread count is another key; an untuned context never reads the cache. */
+  ctx = context(dir, 1, 0, LC_TUNE_FAST);
+  lc_conv_device_info di;
+  lc_conv *c = prepare_run(ctx, &shapes[0], &di, out);
+  TU_CHECK(c && !di.from_cache && di.candidates >= 2, "1 thread: %s", di.kernel);
+  lc_conv_destroy(c);
+  lc_context_destroy(ctx);
+  c = prepare_run(plain, &shapes[0], &di, out);
+  TU_CHECK(c && !strchr(di.kernel, '[') && !di.from_cache, "untuned: %s", di.kernel);
+  lc_conv_destroy(c);
+  lc_context_destroy(plain);
+}
+
+/* Prepares shape 0 with a tuner on dir; returns the warnings printed (create to destroy). */
+static int tune_one(const char *cache, int *from_cache, char *kernel, size_t kn, size_t budget) {
+  tu_stderr_begin();
+  lc_context *ctx = context(cache, 2, budget, LC_TUNE_FAST);
+  lc_conv_device_info di;
+  memset(&di, 0, sizeof di);
+  lc_conv *c = prepare_run(ctx, &shapes[0], &di, out);
+  lc_conv_destroy(c);
+  lc_context_destroy(ctx);
+  int w = tu_stderr_end();
+  *from_cache = di.from_cache;
+  if (kernel) snprintf(kernel, kn, "%s", di.kernel);
+  return w;
+}
+
+static void write_file(const char *path, const char *text, size_t n) {
+  unlink(path);
+  FILE *f = fopen(path, "wb");
+  TU_CHECK(f && fwrite(text, 1, n, f) == n && fclose(f) == 0, "write %s", path);
+}
+
+static void test_bad_files(const char *fp) {
+  char path[600], other[600], body[8192];
+  cache_path(dir, fp, path, sizeof path);
+  FILE *f = fopen(path, "rb");
+  size_t len = f ? fread(body, 1, sizeof body - 1, f) : 0;
+  if (f) fclose(f);
+  TU_CHECK(len > 40, "cache file %s: %zu bytes", path, len);
+  int fc;
+  /* Truncated. */
+  write_file(path, body, len / 2);
+  int w = tune_one(dir, &fc, NULL, 0, 0);
+  TU_CHECK(w >= 1 && !fc && strstr(tu_stderr_text, "truncated"), "truncated: %d warnings, cached %d: %s", w, fc,
+           tu_stderr_text);
+  TU_CHECK(cache_records(dir, fp) == 1, "rewritten after truncation: %zu", cache_records(dir, fp));
+  /* One byte flipped. */
+  write_file(path, body, len);
+  body[len / 2] ^= 0x20;
+  write_file(path, body, len);
+  body[len / 2] ^= 0x20;
+  w = tune_one(dir, &fc, NULL, 0, 0);
+  TU_CHECK(w >= 1 && !fc, "corrupt: %d warnings, cached %d: %s", w, fc, tu_stderr_text);
+  /* Another CPU's file in our place. */
+  lc_tune_cache *tc = NULL;
+  TU_CHECK(!lc_tune_cache_open(dir2, "cpu Other CPU | table avx2 | features 0x1", &tc), "open other");
+  if (tc) {
+    lc_tune_cache_put(tc, "k", "im2col 0 0 0 1 1");
+    lc_tune_cache_save(tc);
+    snprintf(other, sizeof other, "%s", lc_tune_cache_path(tc));
+    lc_tune_cache_close(tc);
+    FILE *g = fopen(other, "rb");
+    size_t ol = g ? fread(body + len + 1, 1, sizeof body - len - 2, g) : 0;
+    if (g) fclose(g);
+    write_file(path, body + len + 1, ol);
+    w = tune_one(dir, &fc, NULL, 0, 0);
+    TU_CHECK(w >= 1 && !fc && strstr(tu_stderr_text, "foreign"), "foreign: %d, cached %d: %s", w, fc, tu_stderr_text);
+  }
+  /* Another lowconv version, checksum right. */
+  char stale[1024];
+  int hn = snprintf(stale, sizeof stale, "lowconv-tune-cache %d 0.0.1 %s\nk\tim2col 0 0 0 1 1\n", LC_TUNE_FORMAT_VERSION, fp);
+  char hex[LC_HASH64_HEX_SIZE];
+  lc_hash64_hex(lc_hash64(stale, (size_t)hn), hex);
+  hn += snprintf(stale + hn, sizeof stale - (size_t)hn, "checksum %s\n", hex);
+  write_file(path, stale, (size_t)hn);
+  w = tune_one(dir, &fc, NULL, 0, 0);
+  TU_CHECK(w >= 1 && !fc && strstr(tu_stderr_text, "stale"), "stale: %d, cached %d: %s", w, fc, tu_stderr_text);
+  TU_CHECK(cache_records(dir, fp) == 1, "rewritten: %zu", cache_records(dir, fp));
+  /* A record that names no route: timed again, with a warning. */
+  write_file(path, body, len);
+  lc_context *ctx = context("", 2, 0, LC_TUNE_FAST);
+  lc_conv_device_info di;
+  lc_conv *c = prepare_run(ctx, &shapes[0], &di, out);
+  char key[400];
+  lc_cpu_tune_key(c, &c->plan, key, sizeof key);
+  lc_conv_destroy(c);
+  lc_context_destroy(ctx);
+  TU_CHECK(!lc_tune_cache_open(dir, fp, &tc), "open");
+  if (tc) {
+    lc_tune_cache_put(tc, key, "warpdrive 0 0 0 1 1");
+    lc_tune_cache_save(tc);
+    lc_tune_cache_close(tc);
+  }
+  w = tune_one(dir, &fc, NULL, 0, 0);
+  TU_CHECK(w == 1 && !fc && strstr(tu_stderr_text, "warpdrive"), "bad record: %d, cached %d: %s", w, fc,
+           tu_stderr_text);
+  w = tune_one(dir, &fc, NULL, 0, 0);
+  TU_CHECK(w == 0 && fc, "retuned record cached: %d, %d: %s", w, fc, tu_stderr_text);
+  /* A choice over the budget: igemm holds a whole-K patch per pixel block (9 x 32 x 8 floats at
+   * least), the heuristic's im2col or winograd much less. */
+  TU_CHECK(!lc_tune_cache_open(dir, fp, &tc), "open");
+  if (tc) {
+    lc_tune_cache_put(tc, key, "igemm 0 0 0 0.5 1.0");
+    lc_tune_cache_save(tc);
+    lc_tune_cache_close(tc);
+  }
+  char kernel[64];
+  w = tune_one(dir, &fc, kernel, sizeof kernel, 4096 * 2);
+  TU_CHECK(w == 1 && !fc && strstr(tu_stderr_text, "budget") && strstr(kernel, "heuristic") &&
+               strncmp(kernel, "igemm", 5),
+           "over budget: %d, %s: %s", w, kernel, tu_stderr_text);
+  w = tune_one(dir, &fc, kernel, sizeof kernel, 0);
+  TU_CHECK(w == 0 && fc && !strncmp(kernel, "igemm", 5), "unlimited budget takes the record: %s", kernel);
+  /* Unwritable: the cache directory is a regular file. */
+  char file[600];
+  snprintf(file, sizeof file, "%s/plainfile", dir2);
+  write_file(file, "x", 1);
+  w = tune_one(file, &fc, NULL, 0, 0);
+  TU_CHECK(w >= 1 && !fc && strstr(tu_stderr_text, "cannot save"), "unwritable: %d: %s", w, tu_stderr_text);
+}
+
+/* A child tunes every shape (in a fresh cache) and is killed once one record is on disk. */
+static void test_interrupted(const char *fp) {
+  char cache[300];
+  snprintf(cache, sizeof cache, "%s/killed", dir2);
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (int round = 0; round < 50; round++) { /* keeps tuning until killed */
+      lc_context *ctx = context(cache, 2, 0, LC_TUNE_NORMAL);
+      for (int i = 0; i < NSHAPES; i++) {
+        lc_conv_device_info di;
+        lc_conv_destroy(prepare_run(ctx, &shapes[i], &di, out));
+      }
+      lc_context_destroy(ctx);
+      char path[600];
+      cache_path(cache, fp, path, sizeof path);
+      unlink(path);
+    }
+    _exit(0);
+  }
+  size_t n = 0;
+  for (int tries = 0; tries < 3000 && (n = cache_records(cache, fp)) == 0; tries++) nanosleep(&(struct timespec){0, 2000000}, NULL);
+  kill(pid, SIGKILL);
+  int status;
+  waitpid(pid, &status, 0);
+  n = cache_records(cache, fp);
+  lc_tune_cache *tc = NULL;
+  lc_cache_reason why = LC_CACHE_MISSING;
+  if (!lc_tune_cache_open(cache, fp, &tc)) why = lc_tune_cache_open_reason(tc);
+  lc_tune_cache_close(tc);
+  TU_CHECK(why == LC_CACHE_OK || why == LC_CACHE_MISSING, "after the kill the cache is %s", lc_cache_reason_name(why));
+  printf("  killed tuner left %zu of %d records, file %s\n", n, NSHAPES, lc_cache_reason_name(why));
+  /* Finishing the job: the kept records are used, the others are tuned. */
+  lc_context *ctx = context(cache, 2, 0, LC_TUNE_NORMAL);
+  for (int i = 0; i < NSHAPES; i++) {
+    lc_conv_device_info di;
+    lc_conv_destroy(prepare_run(ctx, &shapes[i], &di, out));
+  }
+  lc_context_destroy(ctx);
+  TU_CHECK(cache_records(cache, fp) == NSHAPES, "after finishing: %zu", cache_records(cache, fp));
+}
+
+int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  tu_seed_from_env(0x7e57u);
+  snprintf(dir, sizeof dir, "/tmp/lc_cpu_tune_XXXXXX");
+  snprintf(dir2, sizeof dir2, "/tmp/lc_cpu_tune2_XXXXXX");
+  if (!mkdtemp(dir) || !mkdtemp(dir2)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  size_t wn = 64 * 64 * 9, in_n = 64 * 24 * 24, on = 64 * 24 * 24;
+  weights = malloc(wn * sizeof(float));
+  input = malloc(in_n * sizeof(float));
+  out = malloc(on * sizeof(float));
+  out2 = malloc(on * sizeof(float));
+  ref = malloc(on * sizeof(float));
+  tu_fill(weights, wn, -0.5f, 0.5f);
+  tu_fill(input, in_n, -1.0f, 1.0f);
+  char fp[256];
+  test_cold_warm(fp, sizeof fp);
+  test_bad_files(fp);
+  test_interrupted(fp);
+  free(weights), free(input), free(out), free(out2), free(ref);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, dir2);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return tu_finish("test_cpu_tune");
+}
