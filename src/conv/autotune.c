@@ -133,12 +133,14 @@ typedef struct cand {
 
 static int splits_panels(lc_route r) {
   return r == LC_ROUTE_DIRECT || r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_IGEMM ||
-         r == LC_ROUTE_WINOGRAD;
+         r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4;
 }
 static size_t panels_of(const lc_conv *c, lc_route r) {
-  return r == LC_ROUTE_WINOGRAD ? lc_div_up((size_t)c->cout_g, c->ctx->k->nr) : c->npanels;
+  return r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 ? lc_div_up((size_t)c->cout_g, c->ctx->k->nr) : c->npanels;
 }
-static int takes_tile(lc_route r) { return r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_WINOGRAD; }
+static int takes_tile(lc_route r) {
+  return r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4;
+}
 
 /* The plan of route r with these hints (0 = the route's own choice); errors as the route's plan. */
 static lc_status plan_with(const lc_conv *c, const lc_conv_plan *geo, lc_route r, size_t tile, size_t split,

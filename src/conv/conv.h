@@ -43,6 +43,8 @@ struct lc_conv {
   float *wdw;           /* depthwise layout: NCHW [c][taps], NHWC [taps][c]; NULL unless depthwise */
   float *bias;          /* out_channels or NULL */
   float *wwino;         /* Winograd-domain weights (route_winograd.c) or NULL */
+  float *wwino4;        /* F(4x4) weights (route_winograd4.c) or NULL */
+  size_t wwino4_bytes;
   lc_qmatrix *qw;       /* Q8/Q4: the weights as [out_channel][K], blocks along ic per tap; wpack is NULL */
   size_t weight_bytes;
   int depthwise;        /* groups == in == out channels */

@@ -111,6 +111,7 @@ lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **ou
   }
   /* fp32 convs keep transformed weights; Q8/Q4 ones are transformed per panel in run. */
   if (!st && !c->qw) st = lc_winograd_pack(c, desc->weights);
+  if (!st && !c->qw) st = lc_winograd4_pack(c, desc->weights);
   if (st) {
     lc_conv_destroy(c);
     return st;
@@ -126,6 +127,7 @@ void lc_conv_destroy(lc_conv *c) {
   lc_free(c->wdw);
   lc_free(c->bias);
   lc_free(c->wwino);
+  lc_free(c->wwino4);
   if (c->qw) lc_qmatrix_free(c->qw);
   lc_free(c->qw);
   lc_free(c);
@@ -145,10 +147,16 @@ lc_status lc_conv_release_unused(lc_conv *c) {
   if (c->dev) return LC_OK; /* a device conv holds one representation */
   /* Free every representation the chosen route doesn't read (the quantized matrix is kept). */
   unsigned reads = lc_route_def_of(c->plan.route)->reads;
-  size_t freed = 0;
+  size_t freed = 0, w4 = c->wwino4_bytes; /* weight_bytes holds it until the end */
+  if (!(reads & LC_WREP_WINO4) && c->wwino4) {
+    freed += w4;
+    lc_free(c->wwino4);
+    c->wwino4 = NULL;
+    c->wwino4_bytes = 0;
+  }
   if (!(reads & LC_WREP_WINO) && c->wwino) {
     freed += c->weight_bytes - wpack_bytes(c) - wdw_bytes(c) - (c->bias ? (size_t)c->d.out_channels * 4 : 0) -
-             (c->qw ? lc_qmatrix_bytes(c->qw) : 0);
+             (c->qw ? lc_qmatrix_bytes(c->qw) : 0) - w4;
     lc_free(c->wwino);
     c->wwino = NULL;
   }

@@ -15,7 +15,8 @@ enum {
   LC_WREP_PACKED = 1u << 0, /* wpack */
   LC_WREP_QUANT = 1u << 1,  /* qw */
   LC_WREP_DW = 1u << 2,     /* wdw */
-  LC_WREP_WINO = 1u << 3    /* wwino */
+  LC_WREP_WINO = 1u << 3,   /* wwino */
+  LC_WREP_WINO4 = 1u << 4   /* wwino4 */
 };
 
 typedef struct lc_route_def {
@@ -120,6 +121,11 @@ void lc_run_winograd(const lc_conv *c, const float *in, float *out, unsigned cha
 lc_status lc_winograd_pack(lc_conv *c, const float *w);
 /* 1 when AUTO should try winograd for this conv (shape, layout and channel thresholds). */
 int lc_winograd_auto(const lc_conv *c);
+
+lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p);
+lc_status lc_winograd4_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+/* F(4x4) weights, transformed at create for fp32 3x3 stride-1 convs when asked or tuned. */
+lc_status lc_winograd4_pack(lc_conv *c, const float *w);
 
 /* Picks the route for LC_ROUTE_AUTO (select.c). */
 lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p);

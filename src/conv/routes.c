@@ -12,7 +12,7 @@ static lc_status winograd_run(const lc_conv *c, const float *in, float *out, uns
 
 static const lc_route_def routes[LC_ROUTE_COUNT] = {
     [LC_ROUTE_AUTO] = {"auto", "the selector picks one of the others from the shape and the budget", NULL, NULL,
-                       LC_WREP_PACKED | LC_WREP_QUANT | LC_WREP_DW | LC_WREP_WINO},
+                       LC_WREP_PACKED | LC_WREP_QUANT | LC_WREP_DW | LC_WREP_WINO | LC_WREP_WINO4},
     [LC_ROUTE_DIRECT] = {"direct", "a GEMM call per kernel tap on the input in place; runs any conv",
                          lc_direct_plan, lc_direct_run, LC_WREP_PACKED | LC_WREP_QUANT},
     [LC_ROUTE_GEMM1X1] = {"gemm1x1", "1x1 stride 1 unpadded: the input is the GEMM operand (Q8/Q4 few pixels: GEMV)",
@@ -25,6 +25,8 @@ static const lc_route_def routes[LC_ROUTE_COUNT] = {
                             lc_depthwise_run, LC_WREP_DW},
     [LC_ROUTE_WINOGRAD] = {"winograd", "3x3 stride 1 dilation 1: Winograd F(2x2, 3x3), 2.25x fewer multiplies",
                            lc_winograd_plan, winograd_run, LC_WREP_WINO | LC_WREP_QUANT},
+    [LC_ROUTE_WINOGRAD4] = {"winograd4", "3x3 stride 1 dilation 1 fp32: Winograd F(4x4, 3x3), 4x fewer multiplies (tuner only)",
+                            lc_winograd4_plan, lc_winograd4_run, LC_WREP_WINO4},
 };
 
 const lc_route_def *lc_route_def_of(lc_route r) { return (unsigned)r < LC_ROUTE_COUNT ? &routes[r] : NULL; }
@@ -39,7 +41,7 @@ int lc_route_from_name(const char *name) {
 
 int lc_conv_has_weights_for(const lc_conv *c, lc_route r) {
   unsigned held = (c->wpack ? LC_WREP_PACKED : 0) | (c->qw ? LC_WREP_QUANT : 0) | (c->wdw ? LC_WREP_DW : 0) |
-                  (c->wwino ? LC_WREP_WINO : 0);
+                  (c->wwino ? LC_WREP_WINO : 0) | (c->wwino4 ? LC_WREP_WINO4 : 0);
   const lc_route_def *d = lc_route_def_of(r);
   return r == LC_ROUTE_AUTO || (d && (held & d->reads) != 0);
 }
