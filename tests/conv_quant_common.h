@@ -184,6 +184,7 @@ static rstat rstats[LC_ROUTE_COUNT];
 /* Can route r run this shape? (direct/im2col/igemm: always, without a budget; winograd: 3x3 stride 1.) */
 static inline int route_must_run(const cc_case *c, lc_route r) {
   const lc_conv_desc *d = &c->d;
+  if (r == LC_ROUTE_WINOGRAD4) return 0; /* fp32 only */
   if (r == LC_ROUTE_WINOGRAD)
     return d->kernel_h == 3 && d->kernel_w == 3 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
            d->dilation_w == 1;

@@ -15,17 +15,25 @@
  * Q8/Q4 weights (transformed per panel while running, never held whole): the same bound on the
  * dequantized weights (lc_conv_get_weights), and up to 128 input channels per group bitwise the
  * output of an fp32 conv created from those values (beyond, the K blocks differ); threads and
- * budgets bitwise too, and the peak allocation within the smallest budget that plans. */
+ * budgets bitwise too, and the peak allocation within the smallest budget that plans.
+ *
+ * F(4x4, 3x3) (route winograd4, fp32): the same argument with 6x6 tiles. 1-D: |v| <= 10 X (rows of
+ * B^T: L1 norms 10, 10, 10, 6, 6, 10), |u| <= W/4, W/2, W/2, 7W/24, 7W/24, W (U is computed in double,
+ * one rounding), and over the outputs max sum_x |a_x| |u_x| / W = 1 + 2 (8 * 7/24) + 1 = 20/3 (last
+ * row of A^T: 0 1 -1 8 -8 1), so S_w <= (10 * 20/3)^2 IC X W = 4444.5 IC X W. Roundings: V 2 x 4,
+ * U 1, the ic sum IC, A^T M A 2 x 5, bias 1: at most IC + 20. Worst case c = 4444.5 (IC + 20) / 9,
+ * about 70x F(2x2)'s: the price of the larger points; the observed c is printed next to F(2x2)'s. */
 #include "conv_cases.h"
 
 #define NSHAPES 160
 
-static double wino_bound(const cc_case *c, double ref, double xw, double bmax) {
-  double u = ldexp(1.0, -24), ic = (double)(c->d.in_channels / c->d.groups), n = ic + 11.0;
+static double wino_bound(const cc_case *c, double ref, double xw, double bmax, int f4) {
+  double u = ldexp(1.0, -24), ic = (double)(c->d.in_channels / c->d.groups), n = ic + (f4 ? 20.0 : 11.0);
+  double s = f4 ? 40000.0 / 9.0 : 64.0;
   double lip = 1.0;
   if (c->d.activation == LC_ACT_LEAKY_RELU && fabs(c->d.act_alpha) > 1.0) lip = fabs(c->d.act_alpha);
   if (c->d.activation == LC_ACT_HARD_SWISH) lip = 1.5;
-  return lip * (n * u / (1.0 - n * u)) * (64.0 * ic * xw + bmax) + 8.0 * u * fabs(ref) + 1e-30;
+  return lip * (n * u / (1.0 - n * u)) * (s * ic * xw + bmax) + 8.0 * u * fabs(ref) + 1e-30;
 }
 
 /* One random eligible shape: 3x3, stride 1, dilation 1, pads 0..2 (asymmetric) or auto_pad. */
@@ -61,10 +69,11 @@ static void gen_shape(cc_case *c, int big, int wide) {
 static lc_context *ctxs[CC_NISA];
 static lc_context *ctx_thr[3]; /* default table: 2, 3 threads, and 2 threads with a small budget */
 static int top; /* best table the CPU has */
-static double worst_ratio, worst_c;
-static long ran, compared;
+static double worst_ratio[2], worst_c[2]; /* [F(2x2), F(4x4)] */
+static long ran[2], compared[2];
 
-static void check_shape(const cc_case *c) {
+static void check_shape(const cc_case *c, lc_route route) {
+  int f4 = route == LC_ROUTE_WINOGRAD4;
   size_t nin = cc_in_count(c), nout = cc_out_count(c), nw = (size_t)(c->d.out_channels * cc_k(c));
   float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
   float *o1 = malloc(nout * sizeof(float)), *on = malloc(nout * sizeof(float));
@@ -82,35 +91,35 @@ static void check_shape(const cc_case *c) {
     if (!ctxs[i]) continue;
     lc_conv_shape sh;
     for (size_t k = 0; k < nout; k++) o1[k] = NAN;
-    st = cc_run(ctxs[i], c, LC_ROUTE_WINOGRAD, in, o1, &sh);
-    TU_CHECK(st == LC_OK && sh.route == LC_ROUTE_WINOGRAD, "%s: status %s (%s) [%s]", cc_isa_names[i],
+    st = cc_run(ctxs[i], c, route, in, o1, &sh);
+    TU_CHECK(st == LC_OK && sh.route == route, "%s: status %s (%s) [%s]", cc_isa_names[i],
              lc_status_name(st), lc_last_error(), desc);
     if (st != LC_OK) continue;
-    ran++;
+    ran[f4]++;
     double worst = 0.0;
     size_t at = 0;
     for (size_t k = 0; k < nout; k++) {
-      double e = fabs((double)o1[k] - (double)ref[k]), r = e / wino_bound(c, ref[k], xw, bm);
+      double e = fabs((double)o1[k] - (double)ref[k]), r = e / wino_bound(c, ref[k], xw, bm, f4);
       if (r != r) r = INFINITY;
       if (r > worst) worst = r, at = k;
       double cobs = e / (u * (double)cc_k(c) * xw);
-      if (cobs > worst_c && cobs == cobs) worst_c = cobs;
+      if (cobs > worst_c[f4] && cobs == cobs) worst_c[f4] = cobs;
     }
-    if (worst > worst_ratio) worst_ratio = worst;
-    TU_CHECK(worst <= 1.0, "%s: element %zu = %g, reference %g, err/bound %.3g [%s]", cc_isa_names[i], at, o1[at],
+    if (worst > worst_ratio[f4]) worst_ratio[f4] = worst;
+    TU_CHECK(worst <= 1.0, "%s %s: element %zu = %g, reference %g, err/bound %.3g [%s]", lc_route_name(route), cc_isa_names[i], at, o1[at],
              ref[at], worst, desc);
   }
   /* Same table, other thread counts and a small budget (more, smaller chunks): bitwise equal. */
   lc_conv_shape sh;
-  st = cc_run(ctxs[top], c, LC_ROUTE_WINOGRAD, in, o1, &sh);
+  st = cc_run(ctxs[top], c, route, in, o1, &sh);
   TU_CHECK(st == LC_OK, "1 thread: %s", lc_status_name(st));
   for (int t = 0; t < 3; t++) {
     memset(on, 0xff, nout * sizeof(float));
-    lc_status s2 = cc_run(ctx_thr[t], c, LC_ROUTE_WINOGRAD, in, on, &sh);
+    lc_status s2 = cc_run(ctx_thr[t], c, route, in, on, &sh);
     if (t == 2 && s2 == LC_ERR_BUDGET) continue; /* wide layers don't fit the small budget */
     TU_CHECK(s2 == LC_OK, "threads ctx %d: %s (%s) [%s]", t, lc_status_name(s2), lc_last_error(), desc);
     if (s2 != LC_OK) continue;
-    compared++;
+    compared[f4]++;
     TU_CHECK(memcmp(o1, on, nout * sizeof(float)) == 0, "ctx %d differs from 1 thread (max |diff| %g) [%s]", t,
              tu_max_abs_diff(o1, on, nout), desc);
   }
@@ -302,10 +311,10 @@ static void check_quant(int s) {
     double worst = 0.0;
     size_t at = 0;
     for (size_t k = 0; k < nout; k++) {
-      double r = fabs((double)o1[k] - (double)ref[k]) / wino_bound(&c, ref[k], xw, bm);
+      double r = fabs((double)o1[k] - (double)ref[k]) / wino_bound(&c, ref[k], xw, bm, 0);
       if (!(r <= worst)) worst = r, at = k;
     }
-    if (worst > worst_ratio) worst_ratio = worst;
+    if (worst > worst_ratio[0]) worst_ratio[0] = worst;
     TU_CHECK(worst <= 1.0, "%s q: element %zu = %g, reference %g, err/bound %.3g [%s]", cc_isa_names[i], at, o1[at],
              ref[at], worst, desc);
     st = cc_run(ctxs[i], &f, LC_ROUTE_WINOGRAD, in, o2, &sh);
@@ -394,7 +403,8 @@ int main(void) {
   for (int s = 0; s < nshapes; s++) {
     cc_case c;
     gen_shape(&c, s % 20 == 19, s % 20 == 9);
-    check_shape(&c);
+    check_shape(&c, LC_ROUTE_WINOGRAD);
+    if (c.d.weight_format == LC_WEIGHTS_F32) check_shape(&c, LC_ROUTE_WINOGRAD4);
     cc_free(&c);
   }
   check_statuses(ctxs[0]);
@@ -402,9 +412,11 @@ int main(void) {
   check_quant_auto();
   printf("winograd q8/q4: %ld runs against the reference, %ld bitwise comparisons (fp32 twin, threads, budgets), "
          "%ld smallest budgets\n", q_ran, q_bitwise, q_budgets);
-  printf("winograd: %ld runs against the reference, worst err/bound %.4f, worst err/(u*K*X*W) %.3f; %ld bitwise "
-         "comparisons across threads/budgets\n",
-         ran, worst_ratio, worst_c, compared);
+  for (int f = 0; f < 2; f++)
+    printf("%s: %ld runs against the reference, worst err/bound %.4f, worst err/(u*K*X*W) %.3f; %ld bitwise "
+           "comparisons across threads/budgets\n",
+           f ? "winograd4 F(4x4)" : "winograd F(2x2)", ran[f], worst_ratio[f], worst_c[f], compared[f]);
+  TU_CHECK(ran[1] > 0, "winograd4 never ran");
   for (int i = 0; i < CC_NISA; i++)
     if (ctxs[i]) lc_context_destroy(ctxs[i]);
   for (int t = 0; t < 3; t++)
