@@ -315,6 +315,9 @@ static lc_status tune_now(lc_conv *c, lc_cpu_tuner *t, const lc_conv_plan *geo, 
   c->dev_info.kernel_ms = cs[bi].ms;
   c->tune_src = LC_TSRC_TUNED;
   label(c, p, "tuned");
+  if (c->dev_info.tune_ms > 4 * PROGRESS_MS && !isatty(2)) /* a log gets a line per long conv instead of a bar */
+    fprintf(stderr, "lowconv: tuned conv %d in %.1f s: %s, %d candidates, %.3f ms (heuristic's %.3f ms)\n",
+            t->convs_tuned + 1, c->dev_info.tune_ms * 1e-3, c->dev_info.kernel, n, cs[bi].ms, cs[0].ms);
   char val[160];
   snprintf(val, sizeof val, "%s %zu %zu %d %.6f %.6f", lc_route_name(cs[bi].r), cs[bi].tile, cs[bi].split,
            cs[bi].threads, cs[bi].ms, cs[0].ms);
