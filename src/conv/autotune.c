@@ -3,6 +3,7 @@
 #include "conv/autotune.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ struct lc_cpu_tuner {
   lc_tune_level level;
   char fingerprint[256];
   int warned_budget, warned_record, warned_save;
-  int convs_tuned;
+  atomic_int convs_tuned; /* read by the progress lines outside mu */
 };
 
 static void warn(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -206,7 +207,7 @@ static double median(double *v, int n) {
 
 #define MAX_ROUNDS 25
 
-static void progress(const lc_cpu_tuner *t, int done, int total, double t0, int *shown);
+static void progress(lc_cpu_tuner *t, int done, int total, double t0, int *shown);
 
 /* One timed run of plan q (c->plan is set to it); < 0 when it failed. */
 static double time_once(lc_conv *c, const lc_conv_plan *q, const float *in, float *out, unsigned char *ws) {
@@ -259,13 +260,13 @@ static void time_all(lc_conv *c, lc_cpu_tuner *t, cand *cs, int n, const float *
   lc_free(v), lc_free(live);
 }
 
-static void progress(const lc_cpu_tuner *t, int done, int total, double t0, int *shown) {
+static void progress(lc_cpu_tuner *t, int done, int total, double t0, int *shown) {
   if (lc_now_ms() - t0 < PROGRESS_MS || !isatty(2)) return;
   char bar[21];
   int fill = total ? done * 20 / total : 20;
   for (int i = 0; i < 20; i++) bar[i] = i < fill ? '#' : '.';
   bar[20] = '\0';
-  fprintf(stderr, "\rlowconv: tuning conv %d [%s] round %d/%d", t->convs_tuned + 1, bar, done, total);
+  fprintf(stderr, "\rlowconv: tuning conv %d [%s] round %d/%d", atomic_load(&t->convs_tuned) + 1, bar, done, total);
   *shown = 1;
 }
 
@@ -317,13 +318,13 @@ static lc_status tune_now(lc_conv *c, lc_cpu_tuner *t, const lc_conv_plan *geo, 
   label(c, p, "tuned");
   if (c->dev_info.tune_ms > 4 * PROGRESS_MS && !isatty(2)) /* a log gets a line per long conv instead of a bar */
     fprintf(stderr, "lowconv: tuned conv %d in %.1f s: %s, %d candidates, %.3f ms (heuristic's %.3f ms)\n",
-            t->convs_tuned + 1, c->dev_info.tune_ms * 1e-3, c->dev_info.kernel, n, cs[bi].ms, cs[0].ms);
+            atomic_load(&t->convs_tuned) + 1, c->dev_info.tune_ms * 1e-3, c->dev_info.kernel, n, cs[bi].ms, cs[0].ms);
   char val[160];
   snprintf(val, sizeof val, "%s %zu %zu %d %.6f %.6f", lc_route_name(cs[bi].r), cs[bi].tile, cs[bi].split,
            cs[bi].threads, cs[bi].ms, cs[0].ms);
   lc_free(cs), lc_free(in), lc_free(out);
   pthread_mutex_lock(&t->mu);
-  t->convs_tuned++;
+  atomic_fetch_add(&t->convs_tuned, 1);
   lc_status ps = lc_tune_cache_put(t->tc, key, val);
   /* Saved per conv (atomically: temp file + rename), so an interrupted tuning keeps what it did. */
   if (!ps && lc_tune_cache_save(t->tc))
