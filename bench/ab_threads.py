@@ -3,7 +3,8 @@
 1 and at T threads in turn, `--rounds` times; prints each build's median of medians, the
 2-thread speedup (1-thread ms / T-thread ms) and the shapes above --min-ms that miss --target.
 
-usage: ab_threads.py --suite NAME [--threads 2] [--rounds 3] [--build LABEL=PATH ...] [DESC...]
+usage: ab_threads.py --suite NAME [--threads 2] [--rounds 3] [--build "LABEL=PATH [ARG...]" ...] [DESC...]
+A build may carry its own conv options: --build "tuned=build/lowconv --tune fast" (warm the cache first).
 """
 import argparse
 import json
@@ -14,6 +15,8 @@ import sys
 
 
 def run(lowconv, desc, threads, extra):
+    lowconv, *own = lowconv.split()
+    extra = own + extra
     cmd = [lowconv, "conv", desc, "--json", "--threads", str(threads)] + extra
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
@@ -34,7 +37,7 @@ def main():
     ap.add_argument("--arg", action="append", default=[], help="extra lowconv conv option (repeatable)")
     a = ap.parse_args()
     builds = [b.split("=", 1) for b in a.build] or [["new", "build/lowconv"]]
-    first = builds[0][1]
+    first = builds[0][1].split()[0]
     cmd = [first, "conv", "--dry-run"] + (["--suite", a.suite] if a.suite else []) + a.descs
     items = [json.loads(l) for l in subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
              if l.startswith("{")]
