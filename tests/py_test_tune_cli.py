@@ -4,30 +4,17 @@ convs [tuned], a warm conv/info/run reads it ([cache], no candidates timed) and 
 outputs as a run without --tune when the route is the same; both layouts are tuned; usage errors
 exit 2; a corrupt cache warns and is rewritten; no --tune never reads the cache."""
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mini_onnx  # noqa: E402
-passed = failed = 0
+import py_test_cli as t  # noqa: E402  (check, run and json_lines, with their pass/fail counts)
 
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}", file=sys.stderr)
-
-
-def run(args, env):
-    return subprocess.run([CLI] + args, capture_output=True, text=True, timeout=600, env=env)
+check, run, rows_of = t.check, t.run, t.json_lines
 
 
 def cache_files(d):
@@ -36,19 +23,18 @@ def cache_files(d):
 
 
 def main():
-    global CLI
     ap = argparse.ArgumentParser()
     ap.add_argument("--lowconv", required=True)
     ap.add_argument("--build-dir")
     a = ap.parse_args()
-    CLI = os.path.abspath(a.lowconv)
+    t.CLI = os.path.abspath(a.lowconv)
     tmp = tempfile.mkdtemp(prefix="lc_tune_cli_")
     cache = os.path.join(tmp, "cache")
-    env = dict(os.environ, LOWCONV_CACHE_DIR=cache, XDG_CACHE_HOME=os.path.join(tmp, "xdg"))
+    env = {"LOWCONV_CACHE_DIR": cache, "XDG_CACHE_HOME": os.path.join(tmp, "xdg")}
     descs = ["mb1ic16ih10oc16kh3ph1", "mb1ic8ih9oc16kh1sh2"]
     try:
         r = run(["tune"] + descs + ["--level", "fast", "--threads", "2", "--json"], env)
-        rows = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+        rows = rows_of(r.stdout)
         check(r.returncode == 0 and len(rows) == 4, f"tune: rc {r.returncode}, {len(rows)} rows: {r.stderr}")
         check({x["layout"] for x in rows} == {"nchw", "nhwc"}, "both layouts tuned")
         check(all(x.get("tuned", "").endswith("[tuned]") and x["candidates"] >= 2 and not x["tune_cached"]
@@ -59,14 +45,14 @@ def main():
         check(text.count("\n") == 6 and "conv t2 nhwc f32" in text, f"4 records: {text}")
         # Warm: no timing, the same routes.
         r = run(["conv"] + descs + ["--tune", "normal", "--threads", "2", "--json"], env)
-        warm = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+        warm = rows_of(r.stdout)
         check(r.returncode == 0 and all(x.get("tune_cached") == 1 and x["candidates"] == 0 for x in warm),
               f"warm: {warm}")
         check([x["route"] for x in warm] == [x["route"] for x in rows if x["layout"] == "nchw"], "warm routes")
         check(open(files[0]).read() == text, "a warm run leaves the file alone")
         # Without --tune the cache is not read.
         r = run(["conv"] + descs + ["--threads", "2", "--json"], env)
-        plain = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+        plain = rows_of(r.stdout)
         check(r.returncode == 0 and all("tuned" not in x for x in plain), f"untuned: {plain}")
         # A model: info --tune labels each conv; run --tune gives the untuned bits when the route is the same.
         model = os.path.join(tmp, "m.onnx")
@@ -103,13 +89,13 @@ def main():
             f.seek(40)
             f.write(b"#")
         r = run(["conv", descs[0], "--tune", "fast", "--threads", "2", "--json"], env)
-        row = next((json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")), {})
+        row = next(iter(rows_of(r.stdout)), {})
         check(r.returncode == 0 and "corrupt" in r.stderr and row.get("tune_cached") == 0, f"corrupt: {r.stderr}")
         check("checksum" in open(files[0]).read(), "rewritten")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"py_test_tune_cli: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"py_test_tune_cli: {t.passed} passed, {t.failed} failed")
+    return 1 if t.failed else 0
 
 
 if __name__ == "__main__":
