@@ -239,7 +239,7 @@ static void info_text(const margs *a, const lc_model *m, const lc_model_stats *s
     lc_layer_info li;
     lc_model_layer(m, i, &li);
     if (strcmp(li.op_type, "Conv")) continue;
-    printf("  %-28s %-10s %-14s ws %zu\n", li.name, li.route[0] ? li.route : "?", li.fused, li.workspace_bytes);
+    printf("  %-28s %-18s %-14s ws %zu\n", li.name, li.route[0] ? li.route : "?", li.fused, li.workspace_bytes);
   }
 }
 
