@@ -8,6 +8,13 @@
  * is ~sqrt(K) * 2^-24 * rms, three orders below the bound, while any indexing error moves an
  * output by one term, ~1e-2 of max |ref| or more.
  *
+ * Winograd (family wino, F(2x2, 3x3)) is held to the same bound and gets its own randomized 3x3
+ * stride-1 shapes (fp32; up to 130 channels, maps 1..24, every pad, batch 1-3). Its transforms
+ * have exact coefficients (0, +-1, +-1/2), so the error is the GEMM's rounding on values the
+ * input transform makes up to 4x and the weight transform 2.25x larger, summed over 9 products
+ * by the output transform: measured at most 1.1e-5 of max |ref| on PoCL (the test prints it), 9x
+ * below the bound, while a wrong tile or channel is off by ~1e-1.
+ *
  * Env: LOWCONV_CL_FAMILY / LOWCONV_CL_VARIANT restrict the families tested (as in the tuner);
  * LC_TEST_QUICK=1 fewer shapes; LC_REQUIRE_OPENCL=1 makes a missing device a failure (CI). */
 #include <math.h>
@@ -65,6 +72,7 @@ static double act_ref(double v, const lc_conv_desc *d) {
 }
 
 static int tested_runs, skipped_runs;
+static double worst_rel[16]; /* per family: max over runs of max |got - ref| / max |ref| */
 
 /* One conv: every eligible family x variant, checked against the reference. */
 static void check_shape(lc_context *ctx, const shape *s, int idx) {
@@ -141,6 +149,7 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
       double err = 0;
       for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - ref[i]) : INFINITY);
       tested_runs++;
+      if (f < 16) worst_rel[f] = fmax(worst_rel[f], err / fmax(mx, 1e-30));
       TU_CHECK(err <= 1e-4 * fmax(mx, 1e-30),
                "shape %d %s %s: err %.3g, max|ref| %.3g (n%d g%d cin_g%d cout_g%d %dx%d k%dx%d s%dx%d d%dx%d p%d%d%d%d "
                "fmt%d asym%d block%d act%d res%d %s)",
@@ -159,6 +168,31 @@ out:
   free(x), free(r), free(ref), free(got), free(wq);
 out_w:
   free(w), free(b);
+}
+
+/* Winograd on its own shapes: 3x3, stride 1, one group, fp32 (idx a multiple of 3), odd sizes. */
+static void check_wino(lc_context *ctx, int n) {
+  const char *only_f = getenv("LOWCONV_CL_FAMILY");
+  if (only_f && *only_f && strcmp(only_f, "wino")) return;
+  setenv("LOWCONV_CL_FAMILY", "wino", 1);
+  int runs0 = tested_runs, fw = -1;
+  for (int f = 0; f < lc_cl_nfamilies; f++)
+    if (!strcmp(lc_cl_families[f]->name, "wino")) fw = f;
+  for (int i = 0; i < n; i++) {
+    shape s;
+    memset(&s, 0, sizeof s);
+    s.n = tu_rand_int(1, 3), s.g = 1, s.kh = s.kw = 3, s.sh = s.sw = 1, s.dh = s.dw = 1;
+    s.cin_g = i % 4 == 3 ? tu_rand_int(60, 130) : tu_rand_int(1, 40);
+    s.cout_g = i % 4 == 2 ? tu_rand_int(60, 140) : tu_rand_int(1, 40);
+    s.pt = tu_rand_int(0, 2), s.pl = tu_rand_int(0, 2), s.pb = tu_rand_int(0, 2), s.pr = tu_rand_int(0, 2);
+    s.ih = tu_rand_int(3 > s.pt + s.pb ? 3 - s.pt - s.pb : 1, 24);
+    s.iw = tu_rand_int(3 > s.pl + s.pr ? 3 - s.pl - s.pr : 1, 24);
+    check_shape(ctx, &s, 3 * i);
+  }
+  if (only_f) setenv("LOWCONV_CL_FAMILY", only_f, 1); else unsetenv("LOWCONV_CL_FAMILY");
+  TU_CHECK(tested_runs > runs0, "no Winograd run was checked");
+  printf("wino: %d runs on %d shapes, worst max|err| / max|ref| %.3g (bound 1e-4)\n", tested_runs - runs0, n,
+         fw >= 0 && fw < 16 ? worst_rel[fw] : -1.0);
 }
 
 /* Host-pointer run and the tuner's own choice (level fast) on a few shapes. */
@@ -207,6 +241,7 @@ int main(void) {
     check_shape(ctx, &s, i);
   }
   printf("%d family x variant runs checked, %d not eligible\n", tested_runs, skipped_runs);
+  check_wino(ctx, nshapes / 2);
   lc_context_destroy(ctx);
   p.tune = LC_TUNE_FAST;
   unsetenv("LOWCONV_CL_FAMILY"); /* the tuner's own choice among every family */

@@ -23,6 +23,8 @@ typedef struct lc_cl_conv {
   cl_mem w, sc, of, bias;     /* sc/of/bias: a 4-byte dummy when absent (kernels never read it) */
   cl_mem ws;                  /* split-K partial sums (grown at prepare), NULL if none */
   size_t ws_bytes;
+  cl_mem wu;                  /* Winograd-transformed weights (family wino), NULL unless it may run */
+  size_t wu_bytes;
   size_t weight_bytes;        /* device bytes of w + sc + of + bias */
   char options[64];           /* program build options: "-DWFMT=2 -DASYM=1" */
   lc_cl_conv_args a;          /* filled at create (weights, act) and prepare (sizes, strides) */
@@ -56,6 +58,12 @@ extern const lc_cl_family lc_cl_family_direct; /* cl_fam_direct.c: c4h1w1 ... c8
 extern const lc_cl_family lc_cl_family_dw;     /* cl_fam_direct.c: depthwise */
 extern const lc_cl_family lc_cl_family_gemv;   /* cl_fam_direct.c: 1x1 on few pixels */
 extern const lc_cl_family lc_cl_family_gemm;   /* cl_fam_gemm.c: local-memory implicit GEMM */
+extern const lc_cl_family lc_cl_family_wino;   /* cl_fam_wino.c: Winograd F(2x2, 3x3) */
+
+/* Family wino's transformed weights: made on the device before its candidates run (once), and
+ * released when another family is chosen. */
+lc_status lc_cl_wino_ready(lc_cl_conv *c);
+void lc_cl_wino_release(lc_cl_conv *c);
 
 /* Every family, in the order the heuristic tries them (cl_families.c); the baseline is last. */
 extern const lc_cl_family *const lc_cl_families[];
@@ -69,6 +77,11 @@ lc_status lc_cl_conv_set_std_args(const lc_cl_conv *c, cl_kernel k, const char *
 lc_status lc_cl_conv_enqueue_std(const lc_cl_conv *c, const lc_cl_cand *cand, const char *program, const char *name,
                                  int dims, const size_t gws[3], cl_mem in, cl_mem out, cl_mem res, cl_event *first,
                                  cl_event *last);
+/* Builds the programs of candidates cands[0..n) on worker threads (lc_cl_build_wanted), without
+ * running anything; only running out of memory fails. */
+lc_status lc_cl_conv_prebuild(lc_cl_conv *c, const lc_cl_cand *cands, int n);
+/* Builds and creates every kernel of one candidate without launching it (errors with the log). */
+lc_status lc_cl_conv_build(lc_cl_conv *c, const lc_cl_cand *cand);
 /* The kernel `name` of program `program` built with c's options. */
 lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char *name, cl_kernel *k);
 

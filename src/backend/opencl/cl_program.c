@@ -1,9 +1,11 @@
 #include "backend/opencl/cl_program.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tune/blob.h"
 #include "tune/cache_dir.h"
@@ -20,9 +22,15 @@ struct lc_cl_program_entry {
   char key[];
 };
 
+/* Builds run on worker threads too: the once-flag and the counters are guarded. */
+static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void lc_cl_warn_once(lc_cl_rt *rt, const char *fmt, ...) {
-  if (rt->warned_cache) return;
+  pthread_mutex_lock(&warn_lock);
+  int warned = rt->warned_cache;
   rt->warned_cache = 1;
+  pthread_mutex_unlock(&warn_lock);
+  if (warned) return;
   va_list ap;
   va_start(ap, fmt);
   fputs("lowconv: warning: ", stderr);
@@ -57,6 +65,9 @@ void lc_cl_programs_free(lc_cl_rt *rt) {
     lc_free(e);
   }
   rt->programs = NULL;
+  lc_free(rt->want);
+  rt->want = NULL;
+  rt->nwant = rt->capwant = 0;
   lc_free(rt->cache_dir);
   rt->cache_dir = NULL;
 }
@@ -135,19 +146,25 @@ static cl_program load_cached(lc_cl_rt *rt, const char *path, const char *key) {
   return NULL;
 }
 
-lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_program *out) {
-  char key[256];
-  int kn = snprintf(key, sizeof key, "%s|%s", name, options ? options : "");
-  if (kn < 0 || (size_t)kn >= sizeof key) return lc_error(LC_ERR_INVALID_ARG, "opencl: program key too long");
+static int program_key(const char *name, const char *options, char *key, size_t n) {
+  int kn = snprintf(key, n, "%s|%s", name, options ? options : "");
+  return kn < 0 || (size_t)kn >= n ? -1 : kn;
+}
+
+static cl_program find_program(const lc_cl_rt *rt, const char *key) {
   for (lc_cl_program_entry *e = rt->programs; e; e = e->next)
-    if (!strcmp(e->key, key)) {
-      *out = e->prog;
-      return LC_OK;
-    }
+    if (!strcmp(e->key, key)) return e->prog;
+  return NULL;
+}
+
+/* One program from the disk cache or from source; touches no shared state of rt except through
+ * lc_cl_warn_once, so several run at once on worker threads. *from_source: built, not loaded. */
+static lc_status build_one(lc_cl_rt *rt, const char *name, const char *options, const char *key, cl_program *out,
+                           int *from_source) {
+  *out = NULL, *from_source = 0;
   size_t slen = 0;
   char *src = assemble(name, &slen);
   if (!src) return lc_error(LC_ERR_NO_MEMORY, "opencl: no embedded program '%s' (or out of memory)", name);
-  double t0 = lc_now_ms();
   /* Cache key: what makes a binary valid — device, driver, source, options, our version. */
   char ckey[1024], path[1400];
   snprintf(ckey, sizeof ckey, "%s\n%s\n%016llx\n%d.%d.%d", rt->info.fingerprint, key,
@@ -157,7 +174,6 @@ lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_
   if (rt->cache_dir) {
     snprintf(path, sizeof path, "%s/prog-%016llx.bin", rt->cache_dir, (unsigned long long)lc_hash64(ckey, strlen(ckey)));
     p = load_cached(rt, path, ckey);
-    if (p) rt->programs_loaded++;
   }
   lc_status s = LC_OK;
   if (!p) {
@@ -175,7 +191,7 @@ lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_
       lc_free(src);
       return s;
     }
-    rt->programs_built++;
+    *from_source = 1;
     if (rt->cache_dir) {
       size_t blen = 0;
       unsigned char *bin = program_binary(rt, p, &blen);
@@ -185,16 +201,142 @@ lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_
     }
   }
   lc_free(src);
-  rt->compile_ms += lc_now_ms() - t0;
-  lc_cl_program_entry *ent = lc_malloc(sizeof *ent + (size_t)kn + 1);
+  *out = p;
+  return LC_OK;
+}
+
+static lc_status insert(lc_cl_rt *rt, const char *key, cl_program p, int from_source) {
+  size_t kn = strlen(key);
+  lc_cl_program_entry *ent = lc_malloc(sizeof *ent + kn + 1);
   if (!ent) {
     rt->cl->ReleaseProgram(p);
     return lc_error(LC_ERR_NO_MEMORY, "opencl: out of memory");
   }
   ent->prog = p;
-  memcpy(ent->key, key, (size_t)kn + 1);
+  memcpy(ent->key, key, kn + 1);
   ent->next = rt->programs;
   rt->programs = ent;
-  *out = p;
+  if (from_source) rt->programs_built++;
+  else rt->programs_loaded++;
   return LC_OK;
+}
+
+int lc_cl_program_known(const lc_cl_rt *rt, const char *name, const char *options) {
+  char key[256];
+  return program_key(name, options, key, sizeof key) >= 0 && find_program(rt, key) != NULL;
+}
+
+lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_program *out) {
+  char key[256];
+  if (program_key(name, options, key, sizeof key) < 0)
+    return lc_error(LC_ERR_INVALID_ARG, "opencl: program key too long");
+  if ((*out = find_program(rt, key))) return LC_OK;
+  double t0 = lc_now_ms();
+  cl_program p;
+  int from_source;
+  lc_status s = build_one(rt, name, options, key, &p, &from_source);
+  rt->compile_ms += lc_now_ms() - t0;
+  if (!s) s = insert(rt, key, p, from_source);
+  if (!s) *out = p;
+  return s;
+}
+
+lc_status lc_cl_want_program(lc_cl_rt *rt, const char *name, const char *options) {
+  char key[256];
+  if (program_key(name, options, key, sizeof key) < 0)
+    return lc_error(LC_ERR_INVALID_ARG, "opencl: program key too long");
+  if (find_program(rt, key)) return LC_OK;
+  for (int i = 0; i < rt->nwant; i++)
+    if (!strcmp(rt->want[i].key, key)) return LC_OK;
+  if (rt->nwant == rt->capwant) {
+    int cap = rt->capwant ? 2 * rt->capwant : 16;
+    lc_cl_want *w = lc_malloc((size_t)cap * sizeof *w);
+    if (!w) return lc_error(LC_ERR_NO_MEMORY, "opencl: out of memory");
+    if (rt->nwant) memcpy(w, rt->want, (size_t)rt->nwant * sizeof *w);
+    lc_free(rt->want);
+    rt->want = w, rt->capwant = cap;
+  }
+  lc_cl_want *w = &rt->want[rt->nwant++];
+  snprintf(w->key, sizeof w->key, "%s", key);
+  snprintf(w->name, sizeof w->name, "%s", name);
+  snprintf(w->options, sizeof w->options, "%s", options ? options : "");
+  return LC_OK;
+}
+
+/* Worker state of a concurrent build: items are taken in order from a shared counter. */
+typedef struct build_job {
+  lc_cl_rt *rt;
+  pthread_mutex_t lock;
+  int next, n;
+  cl_program *prog;
+  int *from_source;
+  lc_status *st;
+  int oom;  /* one build ran out of memory: that is an error of the whole build */
+  char oom_msg[512];
+} build_job;
+
+static void *build_worker(void *arg) {
+  build_job *j = arg;
+  for (;;) {
+    pthread_mutex_lock(&j->lock);
+    int i = j->next < j->n ? j->next++ : -1;
+    pthread_mutex_unlock(&j->lock);
+    if (i < 0) return NULL;
+    const lc_cl_want *w = &j->rt->want[i];
+    j->st[i] = build_one(j->rt, w->name, w->options, w->key, &j->prog[i], &j->from_source[i]);
+    if (j->st[i] == LC_ERR_NO_MEMORY) {
+      pthread_mutex_lock(&j->lock);
+      if (!j->oom) snprintf(j->oom_msg, sizeof j->oom_msg, "%s", lc_last_error());
+      j->oom = 1;
+      pthread_mutex_unlock(&j->lock);
+    }
+  }
+}
+
+#define MAX_BUILD_THREADS 16
+
+/* Builds the wanted programs at once: NVIDIA JIT-compiles each program for up to a second when
+ * its cache is cold, and builds of different programs from different threads may overlap. A
+ * build that fails for another reason than memory is left out: the caller's serial build of it
+ * fails again and reports the build log where the program is used. */
+lc_status lc_cl_build_wanted(lc_cl_rt *rt) {
+  int n = rt->nwant;
+  if (!n) return LC_OK;
+  double t0 = lc_now_ms();
+  build_job j;
+  memset(&j, 0, sizeof j);
+  j.rt = rt, j.n = n;
+  j.prog = lc_calloc((size_t)n, sizeof *j.prog);
+  j.from_source = lc_calloc((size_t)n, sizeof *j.from_source);
+  j.st = lc_calloc((size_t)n, sizeof *j.st);
+  lc_status s = LC_OK;
+  if (!j.prog || !j.from_source || !j.st) {
+    s = lc_error(LC_ERR_NO_MEMORY, "opencl: out of memory");
+    goto done;
+  }
+  pthread_mutex_init(&j.lock, NULL);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int nt = (int)(cores < 1 ? 1 : cores > MAX_BUILD_THREADS ? MAX_BUILD_THREADS : cores);
+  if (nt > n) nt = n;
+  pthread_t th[MAX_BUILD_THREADS];
+  int started = 0;
+  for (; started < nt - 1; started++) /* the calling thread is the last worker */
+    if (pthread_create(&th[started], NULL, build_worker, &j)) break;
+  build_worker(&j);
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  pthread_mutex_destroy(&j.lock);
+  for (int i = 0; i < n; i++) {
+    if (!j.prog[i]) continue;
+    lc_status e = s ? LC_OK : insert(rt, rt->want[i].key, j.prog[i], j.from_source[i]);
+    if (s) rt->cl->ReleaseProgram(j.prog[i]);
+    if (e) s = e; /* insert released it */
+  }
+  if (!s && j.oom) s = lc_error(LC_ERR_NO_MEMORY, "%s", j.oom_msg);
+done:
+  lc_free(j.prog);
+  lc_free(j.from_source);
+  lc_free(j.st);
+  rt->nwant = 0;
+  rt->compile_ms += lc_now_ms() - t0;
+  return s;
 }

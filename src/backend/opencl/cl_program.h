@@ -20,6 +20,14 @@ lc_status lc_cl_programs_init(lc_cl_rt *rt, const char *cache_dir);
 void lc_cl_programs_free(lc_cl_rt *rt);
 /* The program `name` built with `options`; the build log is in the message when it fails. */
 lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_program *out);
+/* 1 if the program is built already (in this runtime). */
+int lc_cl_program_known(const lc_cl_rt *rt, const char *name, const char *options);
+/* Lists a program to build (rt->want) unless it is built or listed already. */
+lc_status lc_cl_want_program(lc_cl_rt *rt, const char *name, const char *options);
+/* Builds (or loads from the disk cache) every listed program on worker threads and empties the
+ * list. Only running out of memory is an error here: a program that fails to build is left out,
+ * and building it where it is used gives its build log. */
+lc_status lc_cl_build_wanted(lc_cl_rt *rt);
 /* Counters for tests and reports: programs built from source / loaded from the cache. */
 void lc_cl_program_counts(const lc_cl_rt *rt, int *built, int *loaded);
 /* Prints "lowconv: warning: ..." once per runtime (cache problems). */

@@ -194,6 +194,10 @@ struct lc_cl_kernel_entry {
 
 void lc_cl_rt_destroy(lc_cl_rt *rt) {
   if (!rt) return;
+  if (getenv("LOWCONV_CL_TIMING"))
+    fprintf(stderr, "lowconv: opencl start-up: packing %.1f ms, uploads %.1f ms, conv prepare %.1f ms "
+            "(programs %.1f ms: %d built, %d loaded)\n", rt->pack_ms, rt->upload_ms, rt->prep_ms, rt->compile_ms,
+            rt->programs_built, rt->programs_loaded);
   for (lc_cl_kernel_entry *e = rt->kernels, *n; e; e = n) {
     n = e->next;
     rt->cl->ReleaseKernel(e->k);
@@ -215,6 +219,10 @@ lc_status lc_cl_kernel(lc_cl_rt *rt, const char *program, const char *options, c
       *out = e->k;
       return LC_OK;
     }
+  if (rt->dry == LC_CL_COLLECT && !lc_cl_program_known(rt, program, options)) {
+    *out = NULL;
+    return lc_cl_want_program(rt, program, options);
+  }
   cl_program prog;
   lc_status s = lc_cl_program(rt, program, options, &prog);
   if (s) return s;
@@ -268,6 +276,7 @@ lc_status lc_cl_finish(lc_cl_rt *rt) {
 
 lc_status lc_cl_set_args(lc_cl_rt *rt, cl_kernel k, const char *name, int nargs, const size_t *sizes,
                          const void *const *vals) {
+  if (rt->dry) return LC_OK;
   for (int i = 0; i < nargs; i++) {
     cl_int e = rt->cl->SetKernelArg(k, (cl_uint)i, sizes[i], vals[i]);
     if (e) return lc_cl_fail(rt, e, "setting argument %d of kernel %s", i, name);
@@ -277,6 +286,8 @@ lc_status lc_cl_set_args(lc_cl_rt *rt, cl_kernel k, const char *name, int nargs,
 
 lc_status lc_cl_enqueue(lc_cl_rt *rt, cl_kernel k, const char *name, int dims, const size_t *gws, const size_t *lws,
                         cl_event *ev) {
+  if (ev) *ev = NULL;
+  if (rt->dry) return LC_OK;
   size_t g[3];
   for (int i = 0; i < dims; i++) {
     g[i] = gws[i];

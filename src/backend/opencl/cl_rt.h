@@ -25,6 +25,17 @@ typedef struct lc_cl_dev_info {
 typedef struct lc_cl_kernel_entry lc_cl_kernel_entry;
 typedef struct lc_cl_program_entry lc_cl_program_entry;
 
+/* A program to build (lc_cl_build_wanted): its cache key, embedded file name and options. */
+typedef struct lc_cl_want {
+  char key[256], name[64], options[192];
+} lc_cl_want;
+
+/* rt->dry: how kernels are enqueued. LC_CL_COLLECT: a kernel whose program is not built yet is
+ * only listed in rt->want (lc_cl_kernel gives NULL); arguments are not set and nothing launches.
+ * LC_CL_NOLAUNCH: kernels are built and created, nothing is set or launched. Either lets a
+ * family's enqueue name the kernels a candidate needs without running it. */
+enum { LC_CL_RUN = 0, LC_CL_COLLECT = 1, LC_CL_NOLAUNCH = 2 };
+
 typedef struct lc_cl_rt {
   const lc_cl_api *cl;
   cl_platform_id platform;
@@ -40,6 +51,10 @@ typedef struct lc_cl_rt {
   double compile_ms;       /* time spent building / loading programs so far */
   int programs_built, programs_loaded; /* from source / from the program cache */
   int warned_cache;        /* a cache problem is warned about once */
+  int dry;                 /* LC_CL_RUN, LC_CL_COLLECT or LC_CL_NOLAUNCH (set under lock) */
+  lc_cl_want *want;        /* programs listed by LC_CL_COLLECT, built by lc_cl_build_wanted */
+  int nwant, capwant;
+  double pack_ms, upload_ms, prep_ms; /* start-up time: weight repacking, uploads, prepare */
 } lc_cl_rt;
 
 /* Opens platform/device (-1, -1: LOWCONV_OPENCL_DEVICE="P:D" if set, else the first GPU, else the

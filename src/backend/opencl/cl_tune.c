@@ -78,6 +78,10 @@ static int enumerate(const lc_cl_conv *cc, int level, lc_cl_cand *out, int max, 
 
 /* Device workspace for candidate x (grows cc->ws); LC_ERR_BUDGET past the context's budget. */
 static lc_status ensure_ws(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *x) {
+  if (lc_cl_families[x->family] == &lc_cl_family_wino) {
+    lc_status s = lc_cl_wino_ready(cc);
+    if (s) return s;
+  }
   size_t need = lc_cl_families[x->family]->ws_bytes(cc, x->variant);
   if (need <= cc->ws_bytes) return LC_OK;
   if (c->ctx->budget && need > c->ctx->budget)
@@ -269,6 +273,17 @@ static int from_cache(const lc_cl_conv *cc, const char *val, lc_cl_cand *x, doub
   return 1;
 }
 
+/* After the choice: the workspace cut to what the chosen candidate needs (a larger one timed
+ * before it grew it), Winograd's weights dropped unless it won. */
+static lc_status fit_to(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *x) {
+  if (lc_cl_families[x->family] != &lc_cl_family_wino) lc_cl_wino_release(cc);
+  if (lc_cl_families[x->family]->ws_bytes(cc, x->variant) < cc->ws_bytes) {
+    lc_cl_release_mem(cc->rt, &cc->ws);
+    cc->ws_bytes = 0;
+  }
+  return ensure_ws(c, cc, x);
+}
+
 lc_status lc_cl_tune(lc_conv *c, lc_cl_conv *cc, lc_cl_cand *out, lc_conv_device_info *info) {
   lc_cl_ctx *x = c->ctx->dev;
   char key[256], val[160];
@@ -280,7 +295,7 @@ lc_status lc_cl_tune(lc_conv *c, lc_cl_conv *cc, lc_cl_cand *out, lc_conv_device
   if (cached && from_cache(cc, cached, out, &ms)) {
     info->from_cache = 1;
     info->kernel_ms = ms;
-    return ensure_ws(c, cc, out);
+    return fit_to(c, cc, out);
   }
   lc_cl_cand *cands = lc_malloc(MAX_CANDS * sizeof *cands);
   if (!cands) return lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory");
@@ -288,12 +303,13 @@ lc_status lc_cl_tune(lc_conv *c, lc_cl_conv *cc, lc_cl_cand *out, lc_conv_device
   int n = enumerate(cc, level, cands, MAX_CANDS, &s);
   if (!s && (level == LC_TUNE_NONE || n == 1)) {
     *out = cands[0];
-    s = ensure_ws(c, cc, out);
+    s = fit_to(c, cc, out);
   } else if (!s) {
     double t0 = lc_now_ms();
-    s = measure(c, cc, cands, n, level, out, info);
+    s = lc_cl_conv_prebuild(cc, cands, n);
+    if (!s) s = measure(c, cc, cands, n, level, out, info);
     info->tune_ms = lc_now_ms() - t0;
-    if (!s) s = ensure_ws(c, cc, out);
+    if (!s) s = fit_to(c, cc, out);
     if (!s && x->tc) {
       const lc_cl_family *f = lc_cl_families[out->family];
       snprintf(val, sizeof val, "%s %s %zu %zu %zu %.6f", f->name, f->variants[out->variant], out->lws[0],
