@@ -8,12 +8,13 @@
  * is ~sqrt(K) * 2^-24 * rms, three orders below the bound, while any indexing error moves an
  * output by one term, ~1e-2 of max |ref| or more.
  *
- * Winograd (family wino, F(2x2, 3x3)) is held to the same bound and gets its own randomized 3x3
- * stride-1 shapes (fp32; up to 130 channels, maps 1..24, every pad, batch 1-3). Its transforms
- * have exact coefficients (0, +-1, +-1/2), so the error is the GEMM's rounding on values the
- * input transform makes up to 4x and the weight transform 2.25x larger, summed over 9 products
- * by the output transform: measured at most 1.1e-5 of max |ref| on PoCL (the test prints it), 9x
- * below the bound, while a wrong tile or channel is off by ~1e-1.
+ * Winograd (family wino) gets its own randomized 3x3 stride-1 shapes (fp32; up to 130 channels,
+ * maps 1..24, every pad, batch 1-3). F(2x2, 3x3) is held to the same 1e-4: its transforms have
+ * exact coefficients (0, +-1, +-1/2); measured on PoCL at most 1.1e-5 of max |ref| (that worst is
+ * a clipped output, max |ref| 0.7 over pre-activation values ~30; 4e-7 of the scale otherwise,
+ * like the GEMM's 6.5e-7). F(4x4, 3x3) gets 5e-4: its matrices hold 1/24 .. 8, so rounding grows
+ * ~10x (Lavin & Gray); measured at most 9.5e-5 of max |ref| (clipped output again; 7e-6 of the
+ * scale otherwise). A wrong tile, channel or transform entry is off by ~1e-1 of max |ref|.
  *
  * Env: LOWCONV_CL_FAMILY / LOWCONV_CL_VARIANT restrict the families tested (as in the tuner);
  * LC_TEST_QUICK=1 fewer shapes; LC_REQUIRE_OPENCL=1 makes a missing device a failure (CI). */
@@ -72,7 +73,8 @@ static double act_ref(double v, const lc_conv_desc *d) {
 }
 
 static int tested_runs, skipped_runs;
-static double worst_rel[16]; /* per family: max over runs of max |got - ref| / max |ref| */
+#define WINO4_TOL 5e-4 /* F(4x4, 3x3): see the header */
+static double worst_rel[16][16]; /* per family, variant: max over runs of max |got - ref| / max |ref| */
 
 /* One conv: every eligible family x variant, checked against the reference. */
 static void check_shape(lc_context *ctx, const shape *s, int idx) {
@@ -149,8 +151,9 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
       double err = 0;
       for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - ref[i]) : INFINITY);
       tested_runs++;
-      if (f < 16) worst_rel[f] = fmax(worst_rel[f], err / fmax(mx, 1e-30));
-      TU_CHECK(err <= 1e-4 * fmax(mx, 1e-30),
+      if (f < 16 && v < 16) worst_rel[f][v] = fmax(worst_rel[f][v], err / fmax(mx, 1e-30));
+      double tol = !strcmp(fam->name, "wino") && !strncmp(fam->variants[v], "f4x4", 4) ? WINO4_TOL : 1e-4;
+      TU_CHECK(err <= tol * fmax(mx, 1e-30),
                "shape %d %s %s: err %.3g, max|ref| %.3g (n%d g%d cin_g%d cout_g%d %dx%d k%dx%d s%dx%d d%dx%d p%d%d%d%d "
                "fmt%d asym%d block%d act%d res%d %s)",
                idx, fam->name, fam->variants[v], err, mx, s->n, s->g, s->cin_g, s->cout_g, s->ih, s->iw, s->kh, s->kw,
@@ -191,8 +194,10 @@ static void check_wino(lc_context *ctx, int n) {
   }
   if (only_f) setenv("LOWCONV_CL_FAMILY", only_f, 1); else unsetenv("LOWCONV_CL_FAMILY");
   TU_CHECK(tested_runs > runs0, "no Winograd run was checked");
-  printf("wino: %d runs on %d shapes, worst max|err| / max|ref| %.3g (bound 1e-4)\n", tested_runs - runs0, n,
-         fw >= 0 && fw < 16 ? worst_rel[fw] : -1.0);
+  printf("wino: %d runs on %d shapes; worst max|err| / max|ref|:", tested_runs - runs0, n);
+  for (int v = 0; fw >= 0 && fw < 16 && v < lc_cl_families[fw]->nvariants && v < 16; v++)
+    printf(" %s %.3g", lc_cl_families[fw]->variants[v], worst_rel[fw][v]);
+  printf(" (bounds: f2x2 1e-4, f4x4 %g)\n", WINO4_TOL);
 }
 
 /* Host-pointer run and the tuner's own choice (level fast) on a few shapes. */

@@ -126,6 +126,7 @@ typedef struct result {
   int checked;
   int on_device;
   double setup_ms;          /* create + prepare, wall clock (weights packing, compile, tuning) */
+  double create_ms;         /* create alone (quantizing, repacking, uploading the weights) */
   conv_device_result dev;
 } result;
 
@@ -262,6 +263,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
     set_error(r, s, "create");
     goto done;
   }
+  r->create_ms = (lc_now_s() - t_setup) * 1e3;
   if ((s = lc_conv_prepare(conv, c->mb, c->ih, c->iw, &shape))) {
     set_error(r, s, "prepare");
     goto done;
@@ -370,9 +372,9 @@ static void print_json(const opts *o, lc_context *ctx, const bd_conv *c, const c
     printf(",\"variant\":");
     json_string(stdout, di->kernel);
     printf(",\"local_size\":[%zu,%zu,%zu],\"compile_ms\":%.3f,\"tune_ms\":%.3f,\"tune_cached\":%d,"
-           "\"candidates\":%d,\"programs_built\":%d,\"wall_ms\":%.5f,\"setup_ms\":%.3f",
+           "\"candidates\":%d,\"programs_built\":%d,\"wall_ms\":%.5f,\"setup_ms\":%.3f,\"create_ms\":%.3f",
            di->local_size[0], di->local_size[1], di->local_size[2], di->compile_ms, di->tune_ms, di->from_cache,
-           di->candidates, di->programs_built, r->dev.wall_ms, r->setup_ms);
+           di->candidates, di->programs_built, r->dev.wall_ms, r->setup_ms, r->create_ms);
   }
   if (!r->on_device && !r->status && r->cpu.kernel[0] && strcmp(r->cpu.kernel, lc_route_name(r->route))) {
     printf(",\"tuned\":");

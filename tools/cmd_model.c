@@ -279,9 +279,12 @@ int cmd_info(int argc, char **argv) {
 }
 
 /* Loads, fixes shapes, plans and binds the inputs; 0, 1 or 2. */
-static int prepare(const char *cmd, const margs *a, lc_model **m, int require) {
+/* ph (may be NULL): ms spent loading, planning (device: op create and prepare) and binding. */
+static int prepare_timed(const char *cmd, const margs *a, lc_model **m, int require, double ph[3]) {
   minputs in;
+  double t0 = lc_now_ms();
   int symbolic = 0, r = model_open(cmd, a, m, &in, &symbolic);
+  double t1 = lc_now_ms();
   if (!r && symbolic) {
     for (int i = 0; i < lc_model_n_inputs(*m) && !r; i++) {
       const lc_tensor *t = lc_model_input(*m, i);
@@ -295,9 +298,15 @@ static int prepare(const char *cmd, const margs *a, lc_model **m, int require) {
     }
   }
   if (!r) r = model_plan(cmd, a, *m);
+  double t2 = lc_now_ms();
   if (!r) r = model_bind(cmd, *m, &in, require);
+  if (ph) ph[0] = t1 - t0, ph[1] = t2 - t1, ph[2] = lc_now_ms() - t2;
   minputs_free(&in);
   return r;
+}
+
+static int prepare(const char *cmd, const margs *a, lc_model **m, int require) {
+  return prepare_timed(cmd, a, m, require, NULL);
 }
 
 int cmd_run(int argc, char **argv) {
@@ -354,8 +363,8 @@ int cmd_bench(int argc, char **argv) {
   int r = parse_args(&bench_cmd, argc, argv, &a);
   if (r) return r < 0 ? 0 : r;
   lc_model *m = NULL;
-  double t_start = lc_now_ms(), start_ms = 0;
-  if ((r = prepare("bench", &a, &m, 0))) {
+  double t_start = lc_now_ms(), start_ms = 0, ph[3] = {0, 0, 0};
+  if ((r = prepare_timed("bench", &a, &m, 0, ph))) {
     lc_model_free(m);
     return r;
   }
@@ -400,7 +409,8 @@ int cmd_bench(int argc, char **argv) {
       printf(", ");
       json_layers(stdout, m, med_ms);
       json_device(m, start_ms);
-      printf("}\n");
+      printf(", \"start_phases_ms\": {\"load\": %.3f, \"plan\": %.3f, \"bind\": %.3f, \"first_run\": %.3f}}\n", ph[0],
+             ph[1], ph[2], start_ms - ph[0] - ph[1] - ph[2]);
     } else {
       if (a.per_layer) per_layer_table(m, med_ms, sum_med);
       char wtext[128];

@@ -3,8 +3,9 @@
 # the OpenCL ICD loader and headers come as .deb files in .cl-debs/ (apt-get download
 # ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers), unpacked with dpkg -x; NVIDIA's
 # OpenCL driver is registered through a vendors folder. Results go to $OUT (or ./out-gpu).
-# Usage: bench/gpu/run_h200.sh [full|mid|quick|models]   (quick: correctness + one batch-1 suite;
-# models: whole networks against PyTorch, bench/gpu/models.py)
+# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start]   (quick: correctness + one batch-1
+# suite; models: whole networks against PyTorch, bench/gpu/models.py; start: cold and warm start of
+# the resnet34-112 suite and of IResNet34, Winograd's correctness and the f32 suites with it)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 final=${OUT:-out-gpu}
@@ -31,15 +32,39 @@ suite() { # suite mb weights tune -> lowconv JSON lines
   $lc conv --suite "$1" --mb "$2" --device opencl --weights "$3" --tune "$4" --json --repeat 50 --warmup 3 \
     ${5:-} 2>&1
 }
-if [ "$mode" != models ] && [ "$mode" != quant ]; then
+if [ "$mode" = start ]; then echo "== Winograd on the GPU (test_cl_conv, family wino)"
+LOWCONV_CL_FAMILY=wino LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 60 $b/tests/test_cl_conv 2>&1 | tail -4 | tee "$out/test_cl_wino.txt"
+fi
+if [ "$mode" != models ] && [ "$mode" != quant ] && [ "$mode" != start ]; then
 echo "== correctness on the GPU (test_cl_conv, quick)"
 LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 300 $b/tests/test_cl_conv 2>&1 | tail -5 | tee "$out/test_cl_conv.txt"
-
+fi
+if [ "$mode" != models ] && [ "$mode" != quant ]; then
 echo "== cold start: empty caches, driver JIT cache off, tuning fast"
 rm -rf $LOWCONV_CACHE_DIR
-( time CUDA_CACHE_DISABLE=1 suite resnet34-112 1 f32 fast > "$out/r34_b1_cold.jsonl" ) 2>&1 | tail -3
+( time CUDA_CACHE_DISABLE=1 LOWCONV_CL_TIMING=1 suite resnet34-112 1 f32 fast > "$out/r34_b1_cold.jsonl" ) 2>&1 | tail -3
 echo "== warm start"
-( time suite resnet34-112 1 f32 fast > "$out/r34_b1_warm.jsonl" ) 2>&1 | tail -3
+( time LOWCONV_CL_TIMING=1 suite resnet34-112 1 f32 fast > "$out/r34_b1_warm.jsonl" ) 2>&1 | tail -3
+grep -h "start-up" "$out"/r34_b1_*.jsonl
+fi
+if [ "$mode" = start ]; then
+  python3 -c "import sys; sys.path.insert(0,'tests/models'); import iresnet34, onnx; onnx.save(iresnet34.build(112), '/tmp/ir34.onnx')"
+  mstart() { LOWCONV_CL_TIMING=1 $lc bench /tmp/ir34.onnx --device opencl --json --repeat 20 2>"$out/ir34_$1.err" > "$out/ir34_$1.json"
+    python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print('iresnet34 b1 $1 start_ms', j['start_ms'], j.get('start_phases_ms'), 'compile_ms', j['compile_ms'], 'tune_ms', j['tune_ms'], 'median_ms', j['median_ms'])" "$out/ir34_$1.json"
+    grep -h "start-up" "$out/ir34_$1.err"; }
+  rm -rf $LOWCONV_CACHE_DIR
+  CUDA_CACHE_DISABLE=1 mstart cold; mstart warm1; mstart warm2
+  snap
+  for mb in 1 32; do
+    suite resnet34-112 $mb f32 fast > "$out/resnet34-112_b${mb}_f32_r1.jsonl"
+    for v in f2x2_64x64 f2x2_32x32; do
+      LOWCONV_CL_FAMILY=wino LOWCONV_CL_VARIANT=$v suite resnet34-112 $mb f32 none > "$out/resnet34-112_b${mb}_wino_$v.jsonl"
+    done
+    timeout 60 python3 bench/gpu/torch_conv.py --lowconv $lc --suite resnet34-112 --mb $mb > "$out/resnet34-112_b${mb}_cudnn_r1.jsonl"
+    snap
+  done
+  python3 bench/gpu/summarize.py "$out" | tee "$out/summary.txt"
+  exit 0
 fi
 
 if [ "$mode" = quant ]; then # q8/q4 against f32 on the resnet34-112 layers, and a model's warm start

@@ -65,11 +65,15 @@ def main(d):
             print(f"geomean lowconv/cuDNN time: device {geomean(rd):.3f}, wall {geomean(rw):.3f} "
                   f"(throughput {1 / geomean(rw):.3f}x cuDNN) over {len(rd)} layers; worst layer {max(rw):.2f}")
             ratios = rd
-            for w in ("q8", "q4"):
+            for w in ("q8", "q4", "wino_f2x2_64x64", "wino_f2x2_32x32"):
                 q = by_desc(glob.glob(f"{d}/{suite}_b{mb}_{w}.jsonl"), "median_ms")
                 rr = [q[k][0] / lc[k][0] for k in q if k in lc]
                 if rr:
-                    print(f"  {w} / f32 time, geomean: {geomean(rr):.3f} (max {max(rr):.2f})")
+                    what = f"{w} (forced) / tuned f32" if w.startswith("wino") else f"{w} / f32"
+                    print(f"  {what} time, geomean: {geomean(rr):.3f} (min {min(rr):.2f}, max {max(rr):.2f}, "
+                          f"{len(rr)} layers)")
+            won = [r.get("name") or k for k, (_, r) in lc.items() if str(r.get("variant", "")).startswith("wino")]
+            print(f"  layers where the tuner chose Winograd: {len(won)} {won}")
     bw = None
     m = [l for l in devices.splitlines() if "read" in l and "GB/s" in l]
     if m:
@@ -93,8 +97,9 @@ def main(d):
             setup = sum(r.get("setup_ms", 0) for r in rows)
             comp = sum(r.get("compile_ms", 0) for r in rows)
             tune = sum(r.get("tune_ms", 0) for r in rows)
+            create = sum(r.get("create_ms", 0) for r in rows)
             print(f"resnet34-112 {tag} start: create+prepare of {len(rows)} convs {setup:.0f} ms "
-                  f"(compile {comp:.0f} ms, tune {tune:.0f} ms)")
+                  f"(create {create:.0f} ms, compile {comp:.0f} ms, tune {tune:.0f} ms)")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,10 @@
  * tuner choose; run enqueues the choice with no host synchronisation. */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/opencl/cl_backend.h"
 #include "backend/opencl/cl_program.h"
@@ -31,64 +33,115 @@ static void code_row(const lc_qmatrix *m, size_t oc, int8_t *row) {
     }
 }
 
+/* Repacking job: oc4 blocks [b0, b1) of the device layout from OIHW fp32 or from the codes. */
+typedef struct pack_job {
+  const lc_qmatrix *m;
+  const float *oihw;
+  lc_weight_format wfmt;
+  size_t ob, K, cout_g, cin, taps, nblk;
+  unsigned char *w;
+  float *sc, *of;
+  size_t b0, b1;
+  int failed;
+} pack_job;
+
+static void *pack_blocks(void *arg) {
+  pack_job *j = arg;
+  const lc_qmatrix *m = j->m;
+  size_t K = j->K, cin = j->cin, taps = j->taps, nblk = j->nblk;
+  int8_t *row = m ? lc_malloc(K) : NULL;
+  if (m && !row) {
+    j->failed = 1;
+    return NULL;
+  }
+  for (size_t wb = j->b0; wb < j->b1; wb++)
+    for (size_t lane = 0; lane < 4; lane++) {
+      size_t g = wb / j->ob, ocg = (wb % j->ob) * 4 + lane, oc = g * j->cout_g + ocg;
+      if (ocg >= j->cout_g) continue; /* zero weights, zero scales */
+      if (!m) {
+        const float *src = j->oihw + oc * cin * taps; /* row k = t * cin + ic of OIHW [ic][t] */
+        float *dst = (float *)j->w + wb * K * 4 + lane;
+        for (size_t ic = 0; ic < cin; ic++)
+          for (size_t t = 0; t < taps; t++) dst[(t * cin + ic) * 4] = src[ic * taps + t];
+        continue;
+      }
+      code_row(m, oc, row);
+      if (j->wfmt == LC_WEIGHTS_Q8) {
+        int8_t *dst = (int8_t *)j->w + wb * K * 4 + lane;
+        for (size_t k = 0; k < K; k++) dst[k * 4] = row[k];
+      } else {
+        unsigned char *dst = j->w + wb * K * 2 + lane / 2;
+        unsigned sh = lane & 1 ? 4 : 0;
+        for (size_t k = 0; k < K; k++) dst[k * 2] |= (unsigned char)((unsigned)(row[k] + 8) << sh);
+      }
+      for (size_t bl = 0; bl < nblk; bl++) {
+        j->sc[(wb * nblk + bl) * 4 + lane] = m->scales[oc * nblk + bl];
+        if (j->of) j->of[(wb * nblk + bl) * 4 + lane] = m->offsets[oc * nblk + bl];
+      }
+    }
+  lc_free(row);
+  return NULL;
+}
+
+#define PACK_THREADS 8
+#define PACK_MIN_PER_THREAD (1u << 18) /* weights: below this a thread costs more than it saves */
+
+/* Runs the job on up to PACK_THREADS threads (IResNet34's 34 M weights are a start-up cost). */
+static int pack_parallel(const pack_job *proto, size_t blocks) {
+  size_t per = proto->K * 4, nt = blocks * per / PACK_MIN_PER_THREAD;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (nt > PACK_THREADS) nt = PACK_THREADS;
+  if (cores > 0 && nt > (size_t)cores) nt = (size_t)cores;
+  if (nt > blocks) nt = blocks;
+  if (nt < 1) nt = 1;
+  pack_job jobs[PACK_THREADS];
+  pthread_t th[PACK_THREADS];
+  int started[PACK_THREADS] = {0}, failed = 0;
+  for (size_t i = 0; i < nt; i++) {
+    jobs[i] = *proto;
+    jobs[i].b0 = blocks * i / nt, jobs[i].b1 = blocks * (i + 1) / nt;
+    if (i + 1 < nt && !pthread_create(&th[i], NULL, pack_blocks, &jobs[i])) started[i] = 1;
+    else if (i + 1 < nt) pack_blocks(&jobs[i]); /* no thread: this one packs it */
+  }
+  pack_blocks(&jobs[nt - 1]);
+  for (size_t i = 0; i < nt; i++) {
+    if (started[i]) pthread_join(th[i], NULL);
+    failed |= jobs[i].failed;
+  }
+  return failed;
+}
+
 /* Device weights, scales and offsets from the CPU's representation (c->qw, or OIHW fp32): one
- * pass over each source row, no division per weight (start-up time: 34 M weights in IResNet34). */
+ * pass over each source row, no division per weight, on several threads for large convs. */
 static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
   const lc_qmatrix *m = c->qw;
-  size_t G = (size_t)c->d.groups, ob = (size_t)cc->a.ob, K = c->K, cout_g = (size_t)c->cout_g;
-  size_t cin = (size_t)c->cin_g, taps = (size_t)c->taps, nblk = m ? m->nb : 1, blocks = G * ob, wbytes, sbytes;
+  size_t G = (size_t)c->d.groups, ob = (size_t)cc->a.ob, K = c->K;
+  size_t nblk = m ? m->nb : 1, blocks = G * ob, wbytes, sbytes;
   size_t per = cc->wfmt == LC_WEIGHTS_F32 ? 16 : cc->wfmt == LC_WEIGHTS_Q8 ? 4 : 2;
   if (!lc_mul_sz(blocks, K, &wbytes) || !lc_mul_sz(wbytes, per, &wbytes) || !lc_mul_sz(blocks, nblk, &sbytes) ||
       !lc_mul_sz(sbytes, 16, &sbytes))
     return lc_error(LC_ERR_OVERFLOW, "conv (opencl): weight size overflows");
   double t0 = lc_now_ms();
-  unsigned char *w = lc_calloc(1, wbytes);
-  float *sc = m ? lc_calloc(1, sbytes) : NULL, *of = m && m->asym ? lc_calloc(1, sbytes) : NULL;
-  int8_t *row = m ? lc_malloc(K) : NULL;
+  pack_job j = {m, oihw, cc->wfmt, ob, K, (size_t)c->cout_g, (size_t)c->cin_g, (size_t)c->taps, nblk,
+                lc_calloc(1, wbytes), m ? lc_calloc(1, sbytes) : NULL, m && m->asym ? lc_calloc(1, sbytes) : NULL,
+                0, 0, 0};
   lc_status s = LC_OK;
-  if (!w || (m && (!sc || !row)) || (m && m->asym && !of)) {
+  if (!j.w || (m && !j.sc) || (m && m->asym && !j.of) || pack_parallel(&j, blocks)) {
     s = lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking %zu bytes of weights", wbytes);
     goto done;
   }
-  for (size_t g = 0; g < G; g++)
-    for (size_t b = 0; b < ob; b++)
-      for (size_t lane = 0; lane < 4; lane++) {
-        size_t ocg = b * 4 + lane, oc = g * cout_g + ocg, wb = g * ob + b;
-        if (ocg >= cout_g) continue; /* zero weights, zero scales */
-        if (!m) {
-          const float *src = oihw + oc * cin * taps; /* row k = t * cin + ic of OIHW [ic][t] */
-          float *dst = (float *)w + wb * K * 4 + lane;
-          for (size_t ic = 0; ic < cin; ic++)
-            for (size_t t = 0; t < taps; t++) dst[(t * cin + ic) * 4] = src[ic * taps + t];
-          continue;
-        }
-        code_row(m, oc, row);
-        if (cc->wfmt == LC_WEIGHTS_Q8) {
-          int8_t *dst = (int8_t *)w + wb * K * 4 + lane;
-          for (size_t k = 0; k < K; k++) dst[k * 4] = row[k];
-        } else {
-          unsigned char *dst = w + wb * K * 2 + lane / 2;
-          unsigned sh = lane & 1 ? 4 : 0;
-          for (size_t k = 0; k < K; k++) dst[k * 2] |= (unsigned char)((unsigned)(row[k] + 8) << sh);
-        }
-        for (size_t bl = 0; bl < nblk; bl++) {
-          sc[(wb * nblk + bl) * 4 + lane] = m->scales[oc * nblk + bl];
-          if (of) of[(wb * nblk + bl) * 4 + lane] = m->offsets[oc * nblk + bl];
-        }
-      }
   lc_cl_rt *rt = cc->rt;
   double t1 = lc_now_ms();
   rt->pack_ms += t1 - t0;
-  if ((s = lc_cl_buffer(rt, wbytes, w, &cc->w))) goto done;
-  if ((s = lc_cl_buffer(rt, sc ? sbytes : 4, sc, &cc->sc))) goto done;
-  if ((s = lc_cl_buffer(rt, of ? sbytes : 4, of, &cc->of))) goto done;
+  if ((s = lc_cl_buffer(rt, wbytes, j.w, &cc->w))) goto done;
+  if ((s = lc_cl_buffer(rt, j.sc ? sbytes : 4, j.sc, &cc->sc))) goto done;
+  if ((s = lc_cl_buffer(rt, j.of ? sbytes : 4, j.of, &cc->of))) goto done;
   rt->upload_ms += lc_now_ms() - t1;
-  cc->weight_bytes = wbytes + (sc ? sbytes : 0) + (of ? sbytes : 0);
+  cc->weight_bytes = wbytes + (j.sc ? sbytes : 0) + (j.of ? sbytes : 0);
 done:
-  lc_free(w);
-  lc_free(sc);
-  lc_free(of);
-  lc_free(row);
+  lc_free(j.w);
+  lc_free(j.sc);
+  lc_free(j.of);
   return s;
 }
 

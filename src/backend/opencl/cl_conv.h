@@ -25,6 +25,7 @@ typedef struct lc_cl_conv {
   size_t ws_bytes;
   cl_mem wu;                  /* Winograd-transformed weights (family wino), NULL unless it may run */
   size_t wu_bytes;
+  int wu_m;                   /* the transform wu holds: F(wu_m x wu_m, 3x3) */
   size_t weight_bytes;        /* device bytes of w + sc + of + bias */
   char options[64];           /* program build options: "-DWFMT=2 -DASYM=1" */
   lc_cl_conv_args a;          /* filled at create (weights, act) and prepare (sizes, strides) */
@@ -60,9 +61,9 @@ extern const lc_cl_family lc_cl_family_gemv;   /* cl_fam_direct.c: 1x1 on few pi
 extern const lc_cl_family lc_cl_family_gemm;   /* cl_fam_gemm.c: local-memory implicit GEMM */
 extern const lc_cl_family lc_cl_family_wino;   /* cl_fam_wino.c: Winograd F(2x2, 3x3) */
 
-/* Family wino's transformed weights: made on the device before its candidates run (once), and
- * released when another family is chosen. */
-lc_status lc_cl_wino_ready(lc_cl_conv *c);
+/* Family wino's transformed weights for variant v: made on the device before its candidates run
+ * (again only when the transform changes), released when another family is chosen. */
+lc_status lc_cl_wino_ready(lc_cl_conv *c, int v);
 void lc_cl_wino_release(lc_cl_conv *c);
 
 /* Every family, in the order the heuristic tries them (cl_families.c); the baseline is last. */

@@ -1,10 +1,10 @@
-/* Kernel family "wino": Winograd F(2x2, 3x3) for 3x3 stride-1 convs of one group with fp32
- * weights (kernels/conv_wino.cl): input transform, 16 GEMMs over the tiles, output transform with
- * the epilogue. 2.25x fewer multiplications than the direct product, paid for with three launches
- * and the transformed input and products in the workspace, so the tuner keeps it only where it
- * measures faster. The transformed weights U (16 per 9 weights, fp32) are made on the device from
- * the packed weights when the family is first tried, and released if it is not chosen; q8/q4 convs
- * are not offered (their weights would have to be fp32 on the device). */
+/* Kernel family "wino": Winograd F(2x2, 3x3) and F(4x4, 3x3) for 3x3 stride-1 convs of one group
+ * with fp32 weights (kernels/conv_wino.cl): input transform, 16 or 36 GEMMs over the tiles, output
+ * transform with the epilogue. 2.25x or 4x fewer multiplications than the direct product, paid
+ * for with three launches and the transformed input and products in the workspace, so the tuner
+ * keeps it only where it measures faster. The transformed weights U (16 or 36 fp32 per 9 weights)
+ * are made on the device from the packed weights before a candidate runs, and released if the
+ * family is not chosen; q8/q4 convs are not offered (their weights would be fp32 on the device). */
 #include "backend/opencl/cl_conv.h"
 #include "util/error.h"
 
@@ -12,20 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const wino_names[] = {"f2x2_64x64", "f2x2_32x32"};
-static const int wino_tile[] = {64, 32};
-#define WINO_NV 2
+static const char *const wino_names[] = {"f2x2_64x64", "f2x2_32x32", "f4x4_64x64", "f4x4_32x32"};
+static const int wino_tile[] = {64, 32, 64, 32}, wino_m[] = {2, 2, 4, 4};
+#define WINO_NV 4
 #define WINO_OPAD 64 /* U's output channels are padded for the widest tile */
 #define WINO_KPAD 16 /* LCW_TK of conv_wino.cl */
 
 static size_t wino_up(size_t a, size_t b) { return (a + b - 1) / b * b; }
 
 typedef struct wino_dims {
-  size_t P, Pp, Cp, Op; /* tiles, and the padded sizes of the GEMMs */
+  size_t X, P, Pp, Cp, Op; /* values per tile, tiles, and the padded sizes of the GEMMs */
 } wino_dims;
 
 static void wino_size(const lc_cl_conv *c, int v, wino_dims *d) {
-  size_t th = ((size_t)c->a.oh + 1) / 2, tw = ((size_t)c->a.ow + 1) / 2;
+  size_t m = (size_t)wino_m[v], th = ((size_t)c->a.oh + m - 1) / m, tw = ((size_t)c->a.ow + m - 1) / m;
+  d->X = (m + 2) * (m + 2);
   d->P = (size_t)c->a.n * th * tw;
   d->Pp = wino_up(d->P, (size_t)wino_tile[v]);
   d->Cp = wino_up((size_t)c->a.cin_g, WINO_KPAD);
@@ -36,7 +37,7 @@ static size_t wino_ws(const lc_cl_conv *c, int v) {
   if (v < 0 || v >= WINO_NV) return 0;
   wino_dims d;
   wino_size(c, v, &d);
-  return 16 * (d.Cp + d.Op) * d.Pp * sizeof(float);
+  return d.X * (d.Cp + d.Op) * d.Pp * sizeof(float);
 }
 
 static int wino_eligible(const lc_cl_conv *c, int v) {
@@ -49,24 +50,26 @@ static int wino_eligible(const lc_cl_conv *c, int v) {
   wino_dims d;
   wino_size(c, v, &d);
   /* the kernels index with int */
-  return 16 * (d.Cp + d.Op) * d.Pp < ((size_t)1 << 31) && 16 * d.Cp * d.Op < ((size_t)1 << 31);
+  return d.X * (d.Cp + d.Op) * d.Pp < ((size_t)1 << 31) && d.X * d.Cp * d.Op < ((size_t)1 << 31);
 }
 
-/* The 64-wide tile where it gives at least two work-groups per compute unit, else the 32. */
-static int wino_pick(const lc_cl_conv *c) {
+/* Of transform v's two tiles (v even: the 64), the 64 where it gives at least two work-groups
+ * per compute unit, else the 32. */
+static int wino_pick(const lc_cl_conv *c, int v) {
   wino_dims d;
-  wino_size(c, 0, &d);
-  size_t wgs = 16 * (d.Pp / 64) * wino_up((size_t)c->a.cout_g, 64) / 64, cu = c->rt->info.compute_units;
-  return wgs >= 2 * (cu ? cu : 1) ? 0 : 1;
+  int v64 = v & ~1;
+  wino_size(c, v64, &d);
+  size_t wgs = d.X * (d.Pp / 64) * (d.Op / 64), cu = c->rt->info.compute_units;
+  return wgs >= 2 * (cu ? cu : 1) ? v64 : v64 + 1;
 }
 
 /* Not offered at level none (the heuristic keeps the GEMM, which needs no workspace); fast times
- * the picked tile, normal and heavy both. */
+ * the picked tile of each transform, normal and heavy every tile. */
 static int wino_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
   if (max < 1 || v < 0 || v >= WINO_NV) return 0;
   const char *fv = getenv("LOWCONV_CL_VARIANT");
   int forced = fv && !strcmp(fv, wino_names[v]);
-  if (!forced && (level <= 0 || (level == 1 && wino_pick(c) != v))) return 0;
+  if (!forced && (level <= 0 || (level == 1 && wino_pick(c, v) != v))) return 0;
   lws[0][0] = (size_t)(wino_tile[v] / 4) * (size_t)(wino_tile[v] / 4), lws[0][1] = 1, lws[0][2] = 1;
   return 1;
 }
@@ -80,29 +83,30 @@ static lc_status wino_launch(const lc_cl_conv *c, const char *name, int nargs, c
   return s;
 }
 
-lc_status lc_cl_wino_ready(lc_cl_conv *c) {
-  if (c->wu) return LC_OK;
+lc_status lc_cl_wino_ready(lc_cl_conv *c, int v) {
+  if (c->wu && c->wu_m == wino_m[v]) return LC_OK;
+  lc_cl_wino_release(c);
   wino_dims d;
-  wino_size(c, 0, &d);
-  size_t bytes = 16 * d.Cp * d.Op * sizeof(float);
+  wino_size(c, v, &d);
+  size_t bytes = d.X * d.Cp * d.Op * sizeof(float);
   lc_status s = lc_cl_buffer(c->rt, bytes, NULL, &c->wu);
   if (s) return s;
   int Cp = (int)d.Cp, Op = (int)d.Op;
   const size_t sz[5] = {sizeof(cl_mem), sizeof(cl_mem), sizeof c->a, sizeof(int), sizeof(int)};
   const void *val[5] = {&c->w, &c->wu, &c->a, &Cp, &Op};
   const size_t gws[2] = {d.Op, d.Cp}, lws[2] = {64, 1};
-  s = wino_launch(c, "wino_wtrans", 5, sz, val, 2, gws, lws, NULL);
+  s = wino_launch(c, wino_m[v] == 2 ? "wino_wtrans2" : "wino_wtrans4", 5, sz, val, 2, gws, lws, NULL);
   if (s) {
     lc_cl_release_mem(c->rt, &c->wu);
     return s;
   }
-  c->wu_bytes = bytes;
+  c->wu_bytes = bytes, c->wu_m = wino_m[v];
   return LC_OK;
 }
 
 void lc_cl_wino_release(lc_cl_conv *c) {
   lc_cl_release_mem(c->rt, &c->wu);
-  c->wu_bytes = 0;
+  c->wu_bytes = 0, c->wu_m = 0;
 }
 
 static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
@@ -111,17 +115,17 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   wino_dims d;
   wino_size(c, v, &d);
   size_t need = wino_ws(c, v);
-  if (!c->rt->dry && (!c->wu || !c->ws || c->ws_bytes < need))
+  if (!c->rt->dry && (!c->wu || c->wu_m != wino_m[v] || !c->ws || c->ws_bytes < need))
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): wino %s without its weights or %zu bytes of workspace",
                     wino_names[v], need);
   if (c->rt->dry == LC_CL_COLLECT) { /* name the weight transform too, so it is built with the rest */
     cl_kernel k;
-    lc_status s = lc_cl_conv_kernel(c, "conv_wino", "wino_wtrans", &k);
+    lc_status s = lc_cl_conv_kernel(c, "conv_wino", wino_m[v] == 2 ? "wino_wtrans2" : "wino_wtrans4", &k);
     if (s) return s;
   }
   /* V and M share the workspace: M starts moff floats in (an argument: sub-buffers would cost
    * an object per run and need aligned origins). */
-  int Cp = (int)d.Cp, Op = (int)d.Op, Pp = (int)d.Pp, moff = (int)(16 * d.Cp * d.Pp);
+  int Cp = (int)d.Cp, Op = (int)d.Op, Pp = (int)d.Pp, moff = (int)(d.X * d.Cp * d.Pp);
   cl_mem r0 = res ? res : c->bias; /* never read when has_res is 0 */
   const size_t szi[5] = {sizeof(cl_mem), sizeof(cl_mem), sizeof c->a, sizeof(int), sizeof(int)};
   const void *vi[5] = {&in, &c->ws, &c->a, &Cp, &Pp};
@@ -129,17 +133,19 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   const size_t szg[6] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(int), sizeof(int), sizeof(int), sizeof(int)};
   const void *vg[6] = {&c->wu, &c->ws, &moff, &Cp, &Op, &Pp};
   const size_t gg[3] = {d.Pp / (size_t)wino_tile[v] * cand->lws[0],
-                        wino_up((size_t)c->a.cout_g, (size_t)wino_tile[v]) / (size_t)wino_tile[v], 16};
+                        wino_up((size_t)c->a.cout_g, (size_t)wino_tile[v]) / (size_t)wino_tile[v], d.X};
   const size_t szo[8] = {sizeof(cl_mem), sizeof(int),      sizeof(cl_mem), sizeof(cl_mem),
                          sizeof(cl_mem), sizeof c->a, sizeof(int),    sizeof(int)};
   const void *vo[8] = {&c->ws, &moff, &c->bias, &r0, &out, &c->a, &Op, &Pp};
   const size_t go[2] = {d.P, (size_t)c->a.cout_g}, lo[2] = {64, 1};
-  char gname[32];
+  char gname[32], iname[16], oname[16];
   snprintf(gname, sizeof gname, "wino_gemm_%dx%d", wino_tile[v], wino_tile[v]);
+  snprintf(iname, sizeof iname, "wino_itrans%d", wino_m[v]);
+  snprintf(oname, sizeof oname, "wino_otrans%d", wino_m[v]);
   cl_event e0 = NULL, e1 = NULL;
-  lc_status s = wino_launch(c, "wino_itrans", 5, szi, vi, 2, gi, li, first ? &e0 : NULL);
+  lc_status s = wino_launch(c, iname, 5, szi, vi, 2, gi, li, first ? &e0 : NULL);
   if (!s) s = wino_launch(c, gname, 6, szg, vg, 3, gg, cand->lws, NULL);
-  if (!s) s = wino_launch(c, "wino_otrans", 8, szo, vo, 2, go, lo, last ? &e1 : NULL);
+  if (!s) s = wino_launch(c, oname, 8, szo, vo, 2, go, lo, last ? &e1 : NULL);
   if (s) {
     if (e0) c->rt->cl->ReleaseEvent(e0);
     if (e1) c->rt->cl->ReleaseEvent(e1);

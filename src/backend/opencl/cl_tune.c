@@ -79,7 +79,7 @@ static int enumerate(const lc_cl_conv *cc, int level, lc_cl_cand *out, int max, 
 /* Device workspace for candidate x (grows cc->ws); LC_ERR_BUDGET past the context's budget. */
 static lc_status ensure_ws(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *x) {
   if (lc_cl_families[x->family] == &lc_cl_family_wino) {
-    lc_status s = lc_cl_wino_ready(cc);
+    lc_status s = lc_cl_wino_ready(cc, x->variant);
     if (s) return s;
   }
   size_t need = lc_cl_families[x->family]->ws_bytes(cc, x->variant);

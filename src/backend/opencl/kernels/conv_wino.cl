@@ -1,73 +1,115 @@
-/* Winograd F(2x2, 3x3) convolution (family "wino", cl_fam_wino.c): 3x3, stride 1, dilation 1, one
- * group, fp32 weights. Output tiles of 2x2 pixels, P = n * th * tw of them (th = ceil(oh / 2)).
- *   wino_wtrans (once, at prepare): U[xi][c][o] = (G g G^T)[xi] of weight (o, c), xi = 4 * i + j
- *   wino_itrans:  V[xi][c][t] = (B^T d B)[xi] of the 4x4 input patch of tile t, channel c
- *   wino_gemm_*:  M[xi][o][t] = sum_c U[xi][c][o] V[xi][c][t]   (16 independent GEMMs)
- *   wino_otrans:  the 2x2 outputs A^T M A, then bias, residual, activation (lc_store)
- * Every matrix is zero-padded (c to Cp, o to Op, t to Pp: multiples of the GEMM tiles), so the
- * GEMM has no bounds tests. U lives in its own buffer, V and M in the conv's workspace (M at
- * float offset moff). */
+/* Winograd F(m x m, 3x3) convolution, m = 2 or 4 (family "wino", cl_fam_wino.c): 3x3, stride 1,
+ * dilation 1, one group, fp32 weights. Output tiles of m x m pixels, P = n * th * tw of them
+ * (th = ceil(oh / m)); a = m + 2 input rows per tile, X = a * a transformed values per tile.
+ *   wino_wtrans<m> (once, at prepare): U[xi][c][o] = (G g G^T)[xi] of weight (o, c)
+ *   wino_itrans<m>:  V[xi][c][t] = (B^T d B)[xi] of the a x a input patch of tile t, channel c
+ *   wino_gemm_*:     M[xi][o][t] = sum_c U[xi][c][o] V[xi][c][t]   (X independent GEMMs)
+ *   wino_otrans<m>:  the m x m outputs A^T M A, then bias, residual, activation (lc_store)
+ * xi = a * i + j. Matrices of Lavin & Gray's F(2x2, 3x3) and F(4x4, 3x3). Every matrix is
+ * zero-padded (c to Cp, o to Op, t to Pp: multiples of the GEMM tiles), so the GEMM has no bounds
+ * tests. U lives in its own buffer, V and M in the conv's workspace (M at float offset moff). */
 
-#if LC_ALL_KERNELS || defined(LC_WANT_wino_wtrans)
-/* Global size [Op, Cp]. U = G g G^T with G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1]. */
-__kernel void wino_wtrans(__global const float *restrict w, __global float *restrict u, const lc_cl_conv_args p,
-                          const int Cp, const int Op) {
-  const int o = get_global_id(0), c = get_global_id(1);
-  if (o >= Op || c >= Cp) return;
-  const int O = p.cout_g;
-  float g[3][3], t[4][3];
-  for (int ky = 0; ky < 3; ky++)
-    for (int kx = 0; kx < 3; kx++)
-      g[ky][kx] = o < O && c < p.cin_g ? w[((o / 4) * p.K + (ky * 3 + kx) * p.cin_g + c) * 4 + o % 4] : 0.0f;
-  for (int j = 0; j < 3; j++) { /* t = G g */
-    t[0][j] = g[0][j];
-    t[1][j] = 0.5f * (g[0][j] + g[1][j] + g[2][j]);
-    t[2][j] = 0.5f * (g[0][j] - g[1][j] + g[2][j]);
-    t[3][j] = g[2][j];
-  }
-  for (int i = 0; i < 4; i++) { /* U = t G^T */
-    float r[4] = {t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]), 0.5f * (t[i][0] - t[i][1] + t[i][2]), t[i][2]};
-    for (int j = 0; j < 4; j++) u[((i * 4 + j) * Cp + c) * Op + o] = r[j];
-  }
+/* The 1-D transforms, applied to columns then rows. */
+inline void lcw_g2(const float *g, float *t) { /* G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1] */
+  t[0] = g[0];
+  t[1] = 0.5f * (g[0] + g[1] + g[2]);
+  t[2] = 0.5f * (g[0] - g[1] + g[2]);
+  t[3] = g[2];
 }
+inline void lcw_g4(const float *g, float *t) {
+  t[0] = 0.25f * g[0];
+  t[1] = (-1.0f / 6) * (g[0] + g[1] + g[2]);
+  t[2] = (-1.0f / 6) * (g[0] - g[1] + g[2]);
+  t[3] = (1.0f / 24) * g[0] + (1.0f / 12) * g[1] + (1.0f / 6) * g[2];
+  t[4] = (1.0f / 24) * g[0] - (1.0f / 12) * g[1] + (1.0f / 6) * g[2];
+  t[5] = g[2];
+}
+inline void lcw_b2(const float *d, float *e) { /* B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] */
+  e[0] = d[0] - d[2];
+  e[1] = d[1] + d[2];
+  e[2] = d[2] - d[1];
+  e[3] = d[1] - d[3];
+}
+inline void lcw_b4(const float *d, float *e) {
+  e[0] = 4.0f * d[0] - 5.0f * d[2] + d[4];
+  e[1] = -4.0f * (d[1] + d[2]) + d[3] + d[4];
+  e[2] = 4.0f * (d[1] - d[2]) - d[3] + d[4];
+  e[3] = 2.0f * (d[3] - d[1]) - d[2] + d[4];
+  e[4] = 2.0f * (d[1] - d[3]) - d[2] + d[4];
+  e[5] = 4.0f * d[1] - 5.0f * d[3] + d[5];
+}
+inline void lcw_a2(const float *m, float *y) { /* A^T = [1 1 1 0; 0 1 -1 -1] */
+  y[0] = m[0] + m[1] + m[2];
+  y[1] = m[1] - m[2] - m[3];
+}
+inline void lcw_a4(const float *m, float *y) {
+  y[0] = m[0] + m[1] + m[2] + m[3] + m[4];
+  y[1] = m[1] - m[2] + 2.0f * (m[3] - m[4]);
+  y[2] = m[1] + m[2] + 4.0f * (m[3] + m[4]);
+  y[3] = m[1] - m[2] + 8.0f * (m[3] - m[4]) + m[5];
+}
+
+/* Global size [Op, Cp]. */
+#define LCW_WTRANS(NAME, M, GT)                                                                              \
+  __kernel void NAME(__global const float *restrict w, __global float *restrict u, const lc_cl_conv_args p,  \
+                     const int Cp, const int Op) {                                                           \
+    const int o = get_global_id(0), c = get_global_id(1), A = M + 2;                                         \
+    if (o >= Op || c >= Cp) return;                                                                          \
+    float g[3][3], t[6][3], col[3], tc[6], r[6];                                                             \
+    for (int ky = 0; ky < 3; ky++)                                                                           \
+      for (int kx = 0; kx < 3; kx++)                                                                         \
+        g[ky][kx] =                                                                                          \
+            o < p.cout_g && c < p.cin_g ? w[((o / 4) * p.K + (ky * 3 + kx) * p.cin_g + c) * 4 + o % 4] : 0.0f; \
+    for (int j = 0; j < 3; j++) {                                                                            \
+      for (int i = 0; i < 3; i++) col[i] = g[i][j];                                                          \
+      GT(col, tc);                                                                                           \
+      for (int i = 0; i < A; i++) t[i][j] = tc[i];                                                           \
+    }                                                                                                        \
+    for (int i = 0; i < A; i++) {                                                                            \
+      GT(t[i], r);                                                                                           \
+      for (int j = 0; j < A; j++) u[((i * A + j) * Cp + c) * Op + o] = r[j];                                 \
+    }                                                                                                        \
+  }
+
+/* Global size [Pp, Cp]: tiles fastest, so a warp's stores are coalesced rows. */
+#define LCW_ITRANS(NAME, M, BT)                                                                              \
+  __kernel void NAME(__global const float *restrict in, __global float *restrict v, const lc_cl_conv_args p, \
+                     const int Cp, const int Pp) {                                                           \
+    const int t = get_global_id(0), c = get_global_id(1), A = M + 2;                                         \
+    if (t >= Pp || c >= Cp) return;                                                                          \
+    const int tw = (p.ow + M - 1) / M, th = (p.oh + M - 1) / M;                                              \
+    float d[6][6], e[6][6], col[6], ec[6], r[6];                                                             \
+    const int ok = t < p.n * th * tw && c < p.cin_g;                                                         \
+    const int img = t / (th * tw), q = t - img * th * tw, ty = q / tw, tx = q - ty * tw;                     \
+    const int y0 = ty * M - p.pt, x0 = tx * M - p.pl;                                                        \
+    __global const float *x = in + img * p.in_sn + c * p.in_sc;                                              \
+    for (int i = 0; i < A; i++)                                                                              \
+      for (int j = 0; j < A; j++) {                                                                          \
+        const int y = y0 + i, xx = x0 + j;                                                                   \
+        d[i][j] = ok && y >= 0 && y < p.ih && xx >= 0 && xx < p.iw ? x[y * p.in_sh + xx * p.in_sw] : 0.0f;   \
+      }                                                                                                      \
+    for (int j = 0; j < A; j++) {                                                                            \
+      for (int i = 0; i < A; i++) col[i] = d[i][j];                                                          \
+      BT(col, ec);                                                                                           \
+      for (int i = 0; i < A; i++) e[i][j] = ec[i];                                                           \
+    }                                                                                                        \
+    for (int i = 0; i < A; i++) {                                                                            \
+      BT(e[i], r);                                                                                           \
+      for (int j = 0; j < A; j++) v[((i * A + j) * Cp + c) * Pp + t] = r[j];                                 \
+    }                                                                                                        \
+  }
+
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_wtrans2)
+LCW_WTRANS(wino_wtrans2, 2, lcw_g2)
 #endif
-
-#if LC_ALL_KERNELS || defined(LC_WANT_wino_itrans)
-/* Global size [Pp, Cp]: tiles fastest, so the 16 stores of a warp are 16 coalesced rows. B^T =
- * [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. */
-__kernel void wino_itrans(__global const float *restrict in, __global float *restrict v, const lc_cl_conv_args p,
-                          const int Cp, const int Pp) {
-  const int t = get_global_id(0), c = get_global_id(1);
-  if (t >= Pp || c >= Cp) return;
-  const int tw = (p.ow + 1) / 2, th = (p.oh + 1) / 2;
-  float d[4][4];
-  if (t < p.n * th * tw && c < p.cin_g) {
-    const int img = t / (th * tw), q = t - img * th * tw, ty = q / tw, tx = q - ty * tw;
-    const int y0 = ty * 2 - p.pt, x0 = tx * 2 - p.pl;
-    __global const float *x = in + img * p.in_sn + c * p.in_sc;
-    for (int i = 0; i < 4; i++) {
-      const int y = y0 + i;
-      for (int j = 0; j < 4; j++) {
-        const int xx = x0 + j;
-        d[i][j] = y >= 0 && y < p.ih && xx >= 0 && xx < p.iw ? x[y * p.in_sh + xx * p.in_sw] : 0.0f;
-      }
-    }
-  } else {
-    for (int i = 0; i < 4; i++)
-      for (int j = 0; j < 4; j++) d[i][j] = 0.0f;
-  }
-  float e[4][4];
-  for (int j = 0; j < 4; j++) { /* e = B^T d */
-    e[0][j] = d[0][j] - d[2][j];
-    e[1][j] = d[1][j] + d[2][j];
-    e[2][j] = d[2][j] - d[1][j];
-    e[3][j] = d[1][j] - d[3][j];
-  }
-  for (int i = 0; i < 4; i++) { /* V = e B */
-    float r[4] = {e[i][0] - e[i][2], e[i][1] + e[i][2], e[i][2] - e[i][1], e[i][1] - e[i][3]};
-    for (int j = 0; j < 4; j++) v[((i * 4 + j) * Cp + c) * Pp + t] = r[j];
-  }
-}
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_wtrans4)
+LCW_WTRANS(wino_wtrans4, 4, lcw_g4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_itrans2)
+LCW_ITRANS(wino_itrans2, 2, lcw_b2)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_itrans4)
+LCW_ITRANS(wino_itrans4, 4, lcw_b4)
 #endif
 
 /* C[Op][Pp] = A[Cp][Op]^T B[Cp][Pp] for matrix xi = group id 2; TM x TN tile per work-group,
@@ -128,29 +170,34 @@ LCW_GEMM_KERNEL(wino_gemm_64x64, 64, 64)
 LCW_GEMM_KERNEL(wino_gemm_32x32, 32, 32)
 #endif
 
-#if LC_ALL_KERNELS || defined(LC_WANT_wino_otrans)
-/* Global size [P, O]. A^T = [1 1 1 0; 0 1 -1 -1]. */
-__kernel void wino_otrans(__global const float *restrict ws, const int moff, __global const float *restrict bias,
-                          __global const float *restrict res, __global float *restrict out, const lc_cl_conv_args p,
-                          const int Op, const int Pp) {
-  const int t = get_global_id(0), o = get_global_id(1);
-  const int tw = (p.ow + 1) / 2, th = (p.oh + 1) / 2;
-  if (t >= p.n * th * tw || o >= p.cout_g) return;
-  __global const float *m = ws + moff;
-  float s[4][4];
-  for (int i = 0; i < 16; i++) s[i / 4][i % 4] = m[(i * Op + o) * Pp + t];
-  float e[2][4];
-  for (int j = 0; j < 4; j++) { /* e = A^T s */
-    e[0][j] = s[0][j] + s[1][j] + s[2][j];
-    e[1][j] = s[1][j] - s[2][j] - s[3][j];
+/* Global size [P, O]. */
+#define LCW_OTRANS(NAME, M, AT)                                                                              \
+  __kernel void NAME(__global const float *restrict ws, const int moff, __global const float *restrict bias,  \
+                     __global const float *restrict res, __global float *restrict out, const lc_cl_conv_args p, \
+                     const int Op, const int Pp) {                                                           \
+    const int t = get_global_id(0), o = get_global_id(1), A = M + 2;                                         \
+    const int tw = (p.ow + M - 1) / M, th = (p.oh + M - 1) / M;                                              \
+    if (t >= p.n * th * tw || o >= p.cout_g) return;                                                         \
+    __global const float *m = ws + moff + o * Pp + t;                                                        \
+    float s[6][6], e[4][6], col[6], ec[4], y[4];                                                             \
+    for (int i = 0; i < A; i++)                                                                              \
+      for (int j = 0; j < A; j++) s[i][j] = m[(i * A + j) * Op * Pp];                                        \
+    for (int j = 0; j < A; j++) {                                                                            \
+      for (int i = 0; i < A; i++) col[i] = s[i][j];                                                          \
+      AT(col, ec);                                                                                           \
+      for (int i = 0; i < M; i++) e[i][j] = ec[i];                                                           \
+    }                                                                                                        \
+    const int img = t / (th * tw), q = t - img * th * tw, ty = q / tw, tx = q - ty * tw;                     \
+    for (int i = 0; i < M && ty * M + i < p.oh; i++) {                                                       \
+      AT(e[i], y);                                                                                           \
+      for (int j = 0; j < M && tx * M + j < p.ow; j++)                                                     \
+        lc_store(out, bias, res, &p, img, o, ty * M + i, tx * M + j, y[j]);                                  \
+    }                                                                                                        \
   }
-  const int img = t / (th * tw), q = t - img * th * tw, ty = q / tw, tx = q - ty * tw;
-  for (int i = 0; i < 2; i++) {
-    const float y0 = e[i][0] + e[i][1] + e[i][2], y1 = e[i][1] - e[i][2] - e[i][3]; /* e A */
-    const int y = ty * 2 + i;
-    if (y >= p.oh) break;
-    lc_store(out, bias, res, &p, img, o, y, tx * 2, y0);
-    if (tx * 2 + 1 < p.ow) lc_store(out, bias, res, &p, img, o, y, tx * 2 + 1, y1);
-  }
-}
+
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_otrans2)
+LCW_OTRANS(wino_otrans2, 2, lcw_a2)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_otrans4)
+LCW_OTRANS(wino_otrans4, 4, lcw_a4)
 #endif
