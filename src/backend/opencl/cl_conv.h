@@ -25,7 +25,7 @@ typedef struct lc_cl_conv {
   size_t ws_bytes;
   cl_mem wu;                  /* Winograd-transformed weights (family wino), NULL unless it may run */
   size_t wu_bytes;
-  int wu_m;                   /* the transform wu holds: F(wu_m x wu_m, 3x3) */
+  int wu_m, wu_op;            /* what wu holds: F(wu_m x wu_m, 3x3), output channels padded to wu_op */
   size_t weight_bytes;        /* device bytes of w + sc + of + bias */
   char options[64];           /* program build options: "-DWFMT=2 -DASYM=1" */
   lc_cl_conv_args a;          /* filled at create (weights, act) and prepare (sizes, strides) */

@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const wino_names[] = {"f2x2_64x64", "f2x2_32x32", "f4x4_64x64", "f4x4_32x32"};
-static const int wino_tile[] = {64, 32, 64, 32}, wino_m[] = {2, 2, 4, 4};
-#define WINO_NV 4
-#define WINO_OPAD 64 /* U's output channels are padded for the widest tile */
+/* Per transform, three GEMM tiles: 128x128 (8x8 per work item), 64x64 and 32x32 (4x4). */
+static const char *const wino_names[] = {"f2x2_128x128", "f2x2_64x64", "f2x2_32x32",
+                                         "f4x4_128x128", "f4x4_64x64", "f4x4_32x32"};
+static const int wino_tile[] = {128, 64, 32, 128, 64, 32}, wino_m[] = {2, 2, 2, 4, 4, 4};
+static const int wino_items[] = {256, 256, 64, 256, 256, 64};
+#define WINO_NV 6
 #define WINO_KPAD 16 /* LCW_TK of conv_wino.cl */
 
 static size_t wino_up(size_t a, size_t b) { return (a + b - 1) / b * b; }
@@ -30,7 +32,7 @@ static void wino_size(const lc_cl_conv *c, int v, wino_dims *d) {
   d->P = (size_t)c->a.n * th * tw;
   d->Pp = wino_up(d->P, (size_t)wino_tile[v]);
   d->Cp = wino_up((size_t)c->a.cin_g, WINO_KPAD);
-  d->Op = wino_up((size_t)c->a.cout_g, WINO_OPAD);
+  d->Op = wino_up((size_t)c->a.cout_g, (size_t)wino_tile[v]); /* U is made for this padding */
 }
 
 static size_t wino_ws(const lc_cl_conv *c, int v) {
@@ -45,22 +47,30 @@ static int wino_eligible(const lc_cl_conv *c, int v) {
   if (v < 0 || v >= WINO_NV || c->wfmt != LC_WEIGHTS_F32 || a->groups != 1 || a->kh != 3 || a->kw != 3 ||
       a->sh != 1 || a->sw != 1 || a->dh != 1 || a->dw != 1)
     return 0;
-  size_t t = (size_t)(wino_tile[v] / 4) * (size_t)(wino_tile[v] / 4);
-  if (t > c->rt->info.max_wg || t > c->rt->info.max_wi[0]) return 0;
+  size_t t = (size_t)wino_items[v], lmem = 2 * 16 * (size_t)wino_tile[v] * sizeof(float);
+  if (t > c->rt->info.max_wg || t > c->rt->info.max_wi[0] || lmem > c->rt->info.local_mem) return 0;
+  /* a tile more than twice the problem along M or N only wastes work (32 always runs) */
+  size_t th = ((size_t)a->oh + wino_m[v] - 1) / (size_t)wino_m[v], tw = ((size_t)a->ow + wino_m[v] - 1) / (size_t)wino_m[v];
+  size_t P = (size_t)a->n * th * tw;
+  if (wino_tile[v] > 32 && ((size_t)a->cout_g <= (size_t)wino_tile[v] / 2 || P <= (size_t)wino_tile[v] / 2)) return 0;
   wino_dims d;
   wino_size(c, v, &d);
   /* the kernels index with int */
   return d.X * (d.Cp + d.Op) * d.Pp < ((size_t)1 << 31) && d.X * d.Cp * d.Op < ((size_t)1 << 31);
 }
 
-/* Of transform v's two tiles (v even: the 64), the 64 where it gives at least two work-groups
- * per compute unit, else the 32. */
+/* Of transform v's tiles, the widest eligible one that still gives every compute unit two
+ * work-groups (the 32 if none does). */
 static int wino_pick(const lc_cl_conv *c, int v) {
-  wino_dims d;
-  int v64 = v & ~1;
-  wino_size(c, v64, &d);
-  size_t wgs = d.X * (d.Pp / 64) * (d.Op / 64), cu = c->rt->info.compute_units;
-  return wgs >= 2 * (cu ? cu : 1) ? v64 : v64 + 1;
+  int v0 = v / 3 * 3;
+  size_t cu = c->rt->info.compute_units ? c->rt->info.compute_units : 1;
+  for (int u = v0; u < v0 + 2; u++) {
+    if (!wino_eligible(c, u)) continue;
+    wino_dims d;
+    wino_size(c, u, &d);
+    if (d.X * (d.Pp / (size_t)wino_tile[u]) * (d.Op / (size_t)wino_tile[u]) >= 2 * cu) return u;
+  }
+  return v0 + 2;
 }
 
 /* Not offered at level none (the heuristic keeps the GEMM, which needs no workspace); fast times
@@ -70,7 +80,7 @@ static int wino_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][
   const char *fv = getenv("LOWCONV_CL_VARIANT");
   int forced = fv && !strcmp(fv, wino_names[v]);
   if (!forced && (level <= 0 || (level == 1 && wino_pick(c, v) != v))) return 0;
-  lws[0][0] = (size_t)(wino_tile[v] / 4) * (size_t)(wino_tile[v] / 4), lws[0][1] = 1, lws[0][2] = 1;
+  lws[0][0] = (size_t)wino_items[v], lws[0][1] = 1, lws[0][2] = 1;
   return 1;
 }
 
@@ -84,10 +94,10 @@ static lc_status wino_launch(const lc_cl_conv *c, const char *name, int nargs, c
 }
 
 lc_status lc_cl_wino_ready(lc_cl_conv *c, int v) {
-  if (c->wu && c->wu_m == wino_m[v]) return LC_OK;
-  lc_cl_wino_release(c);
   wino_dims d;
   wino_size(c, v, &d);
+  if (c->wu && c->wu_m == wino_m[v] && c->wu_op == (int)d.Op) return LC_OK;
+  lc_cl_wino_release(c);
   size_t bytes = d.X * d.Cp * d.Op * sizeof(float);
   lc_status s = lc_cl_buffer(c->rt, bytes, NULL, &c->wu);
   if (s) return s;
@@ -100,13 +110,13 @@ lc_status lc_cl_wino_ready(lc_cl_conv *c, int v) {
     lc_cl_release_mem(c->rt, &c->wu);
     return s;
   }
-  c->wu_bytes = bytes, c->wu_m = wino_m[v];
+  c->wu_bytes = bytes, c->wu_m = wino_m[v], c->wu_op = Op;
   return LC_OK;
 }
 
 void lc_cl_wino_release(lc_cl_conv *c) {
   lc_cl_release_mem(c->rt, &c->wu);
-  c->wu_bytes = 0, c->wu_m = 0;
+  c->wu_bytes = 0, c->wu_m = 0, c->wu_op = 0;
 }
 
 static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
@@ -115,7 +125,7 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   wino_dims d;
   wino_size(c, v, &d);
   size_t need = wino_ws(c, v);
-  if (!c->rt->dry && (!c->wu || c->wu_m != wino_m[v] || !c->ws || c->ws_bytes < need))
+  if (!c->rt->dry && (!c->wu || c->wu_m != wino_m[v] || c->wu_op != (int)d.Op || !c->ws || c->ws_bytes < need))
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): wino %s without its weights or %zu bytes of workspace",
                     wino_names[v], need);
   if (c->rt->dry == LC_CL_COLLECT) { /* name the weight transform too, so it is built with the rest */

@@ -112,8 +112,9 @@ LCW_ITRANS(wino_itrans2, 2, lcw_b2)
 LCW_ITRANS(wino_itrans4, 4, lcw_b4)
 #endif
 
-/* C[Op][Pp] = A[Cp][Op]^T B[Cp][Pp] for matrix xi = group id 2; TM x TN tile per work-group,
- * 4x4 per work item, TK rows of K staged in local memory per step. */
+/* C[Op][Pp] = A[Cp][Op]^T B[Cp][Pp] for matrix xi = group id 2; TM x TN tile per work-group, RM x RN
+ * per work item (float4 groups strided by TM / RM and TN / RN, so a warp's local reads are
+ * broadcasts or consecutive), TK rows of K staged in local memory per step. */
 #ifdef POCL_DEVICE_ADDRESS_BITS
 #define LCW_UNROLL _Pragma("unroll 1")
 #else
@@ -123,12 +124,17 @@ LCW_ITRANS(wino_itrans4, 4, lcw_b4)
 
 static inline __attribute__((always_inline)) void
 lcw_gemm(__global const float *restrict u, __global const float *restrict v, __global float *restrict m,
-         const int Cp, const int Op, const int Pp, __local float *As, __local float *Bs, const int TM, const int TN) {
-  const int T = (TM / 4) * (TN / 4), lid = get_local_id(0);
+         const int Cp, const int Op, const int Pp, __local float *As, __local float *Bs, const int TM, const int TN,
+         const int RM, const int RN) {
+  const int T = (TM / RM) * (TN / RN), lid = get_local_id(0);
   const int xi = get_group_id(2), n0 = get_group_id(0) * TN, m0 = get_group_id(1) * TM;
   __global const float *A = u + xi * Cp * Op + m0, *B = v + xi * Cp * Pp + n0;
-  const int tx = lid % (TN / 4), ty = lid / (TN / 4);
-  float4 acc[4] = {(float4)(0.0f), (float4)(0.0f), (float4)(0.0f), (float4)(0.0f)};
+  const int tx = lid % (TN / RN), ty = lid / (TN / RN);
+  float4 acc[8][2]; /* [row][column group]: RM <= 8, RN <= 8 */
+LCW_UNROLL
+  for (int i = 0; i < RM; i++)
+LCW_UNROLL
+    for (int q = 0; q < RN / 4; q++) acc[i][q] = (float4)(0.0f);
   for (int k0 = 0; k0 < Cp; k0 += LCW_TK) {
 LCW_UNROLL
     for (int i = lid; i < LCW_TK * TM / 4; i += T) {
@@ -143,31 +149,49 @@ LCW_UNROLL
     barrier(CLK_LOCAL_MEM_FENCE);
 LCW_UNROLL
     for (int k = 0; k < LCW_TK; k++) {
-      const float4 a = vload4(ty, As + k * TM), b = vload4(tx, Bs + k * TN);
-      acc[0] = mad((float4)(a.x), b, acc[0]);
-      acc[1] = mad((float4)(a.y), b, acc[1]);
-      acc[2] = mad((float4)(a.z), b, acc[2]);
-      acc[3] = mad((float4)(a.w), b, acc[3]);
+      float4 b[2];
+LCW_UNROLL
+      for (int q = 0; q < RN / 4; q++) b[q] = vload4(tx + q * (TN / RN), Bs + k * TN);
+LCW_UNROLL
+      for (int r = 0; r < RM / 4; r++) {
+        const float4 a = vload4(ty + r * (TM / RM), As + k * TM);
+LCW_UNROLL
+        for (int q = 0; q < RN / 4; q++) {
+          acc[4 * r + 0][q] = mad((float4)(a.x), b[q], acc[4 * r + 0][q]);
+          acc[4 * r + 1][q] = mad((float4)(a.y), b[q], acc[4 * r + 1][q]);
+          acc[4 * r + 2][q] = mad((float4)(a.z), b[q], acc[4 * r + 2][q]);
+          acc[4 * r + 3][q] = mad((float4)(a.w), b[q], acc[4 * r + 3][q]);
+        }
+      }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  __global float *C = m + xi * Op * Pp + (m0 + ty * 4) * Pp + n0 + tx * 4;
-  for (int i = 0; i < 4; i++) vstore4(acc[i], 0, C + i * Pp);
+  __global float *C = m + xi * Op * Pp + m0 * Pp + n0;
+LCW_UNROLL
+  for (int r = 0; r < RM / 4; r++)
+LCW_UNROLL
+    for (int i = 0; i < 4; i++)
+LCW_UNROLL
+      for (int q = 0; q < RN / 4; q++)
+        vstore4(acc[4 * r + i][q], 0, C + ((ty + r * (TM / RM)) * 4 + i) * Pp + (tx + q * (TN / RN)) * 4);
 }
 
-#define LCW_GEMM_KERNEL(NAME, TM, TN)                                                                        \
-  __kernel __attribute__((reqd_work_group_size((TM / 4) * (TN / 4), 1, 1))) void NAME(                       \
+#define LCW_GEMM_KERNEL(NAME, TM, TN, RM, RN)                                                                \
+  __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(                     \
       __global const float *restrict u, __global float *ws, const int moff, const int Cp, const int Op,     \
       const int Pp) {                                                                                        \
     __local float As[LCW_TK * TM], Bs[LCW_TK * TN];                                                          \
-    lcw_gemm(u, ws, ws + moff, Cp, Op, Pp, As, Bs, TM, TN);                                                  \
+    lcw_gemm(u, ws, ws + moff, Cp, Op, Pp, As, Bs, TM, TN, RM, RN);                                          \
   }
 
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_gemm_128x128)
+LCW_GEMM_KERNEL(wino_gemm_128x128, 128, 128, 8, 8)
+#endif
 #if LC_ALL_KERNELS || defined(LC_WANT_wino_gemm_64x64)
-LCW_GEMM_KERNEL(wino_gemm_64x64, 64, 64)
+LCW_GEMM_KERNEL(wino_gemm_64x64, 64, 64, 4, 4)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_wino_gemm_32x32)
-LCW_GEMM_KERNEL(wino_gemm_32x32, 32, 32)
+LCW_GEMM_KERNEL(wino_gemm_32x32, 32, 32, 4, 4)
 #endif
 
 /* Global size [P, O]. */
