@@ -65,7 +65,9 @@ def main(d):
             print(f"geomean lowconv/cuDNN time: device {geomean(rd):.3f}, wall {geomean(rw):.3f} "
                   f"(throughput {1 / geomean(rw):.3f}x cuDNN) over {len(rd)} layers; worst layer {max(rw):.2f}")
             ratios = rd
-            for w in ("q8", "q4", "wino_f2x2_64x64", "wino_f2x2_32x32"):
+            winos = sorted(os.path.basename(p)[len(f"{suite}_b{mb}_"):-6]
+                           for p in glob.glob(f"{d}/{suite}_b{mb}_wino_*.jsonl"))
+            for w in ["q8", "q4"] + winos:
                 q = by_desc(glob.glob(f"{d}/{suite}_b{mb}_{w}.jsonl"), "median_ms")
                 rr = [q[k][0] / lc[k][0] for k in q if k in lc]
                 if rr:
@@ -90,7 +92,7 @@ def main(d):
                 print(f"GEMV {w} K=4096 N=14336: {ms:.4f} ms, weights {r.get('weight_bytes')} B -> {gbs:.0f} GB/s"
                       + (f" = {100 * gbs / bw:.0f}% of the measured {bw:.0f} GB/s read" if bw else "")
                       + f", {r.get('variant')}, max_rel_err {r.get('max_rel_err')}")
-    for tag in ("cold", "warm"):
+    for tag in ("cold1", "cold", "warm", "warm2"):
         p = f"{d}/r34_b1_{tag}.jsonl"
         if os.path.exists(p):
             rows = load(p)
@@ -100,6 +102,15 @@ def main(d):
             create = sum(r.get("create_ms", 0) for r in rows)
             print(f"resnet34-112 {tag} start: create+prepare of {len(rows)} convs {setup:.0f} ms "
                   f"(create {create:.0f} ms, compile {comp:.0f} ms, tune {tune:.0f} ms)")
+    for tag in ("cold", "warm1", "warm2"):
+        p = f"{d}/ir34_{tag}.json"
+        if os.path.exists(p):
+            try:
+                j = json.load(open(p))
+            except ValueError:
+                continue
+            print(f"iresnet34-112 b1 {tag}: load to first result {j.get('start_ms')} ms {j.get('start_phases_ms')}, "
+                  f"compile {j.get('compile_ms')} ms, tune {j.get('tune_ms')} ms, median {j.get('median_ms')} ms")
 
 
 if __name__ == "__main__":

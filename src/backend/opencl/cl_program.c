@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -316,6 +317,8 @@ lc_status lc_cl_build_wanted(lc_cl_rt *rt) {
   }
   pthread_mutex_init(&j.lock, NULL);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *env = getenv("LOWCONV_CL_BUILD_THREADS"); /* 1: one build after another */
+  if (env && atoi(env) > 0) cores = atoi(env);
   int nt = (int)(cores < 1 ? 1 : cores > MAX_BUILD_THREADS ? MAX_BUILD_THREADS : cores);
   if (nt > n) nt = n;
   pthread_t th[MAX_BUILD_THREADS];
