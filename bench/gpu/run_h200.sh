@@ -14,7 +14,6 @@ mkdir -p "$out" "$final"
 snap() { tar czf "$final/results.tgz" -C "$out" . 2>/dev/null; cp "$out/summary.txt" "$final/" 2>/dev/null; }
 trap snap EXIT
 mode=${1:-full}
-[ "$mode" = start ] && out="$final/raw" && mkdir -p "$out" # straight to $OUT: a time limit loses nothing
 ocl=/tmp/lc-ocl
 mkdir -p $ocl/vendors
 for f in .cl-debs/*.deb; do dpkg -x "$f" $ocl; done
@@ -41,7 +40,7 @@ if [ "$mode" = start ]; then
 echo "== cold start, programs built one after another (LOWCONV_CL_BUILD_THREADS=1)"
 rm -rf $LOWCONV_CACHE_DIR
 ( time CUDA_CACHE_DISABLE=1 LOWCONV_CL_BUILD_THREADS=1 LOWCONV_CL_TIMING=1 suite resnet34-112 1 f32 fast > "$out/r34_b1_cold1.jsonl" ) 2>&1 | tail -3
-grep -h "start-up" "$out/r34_b1_cold1.jsonl"
+grep -h "start-up" "$out/r34_b1_cold1.jsonl"; snap
 fi
 if [ "$mode" != models ] && [ "$mode" != quant ]; then
 echo "== cold start: empty caches, driver JIT cache off, tuning fast"
@@ -54,20 +53,21 @@ fi
 if [ "$mode" = start ]; then
   echo "== second warm start (the driver's JIT cache now warm too)"
   ( time LOWCONV_CL_TIMING=1 suite resnet34-112 1 f32 fast > "$out/r34_b1_warm2.jsonl" ) 2>&1 | tail -3
-  grep -h "start-up" "$out/r34_b1_warm2.jsonl"
+  grep -h "start-up" "$out/r34_b1_warm2.jsonl"; snap
   python3 -c "import sys; sys.path.insert(0,'tests/models'); import iresnet34, onnx; onnx.save(iresnet34.build(112), '/tmp/ir34.onnx')"
   mstart() { LOWCONV_CL_TIMING=1 timeout 60 $lc bench /tmp/ir34.onnx --device opencl --json --repeat 20 2>"$out/ir34_$1.err" > "$out/ir34_$1.json"
     python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print('iresnet34 b1 $1 start_ms', j['start_ms'], j.get('start_phases_ms'), 'compile_ms', j['compile_ms'], 'tune_ms', j['tune_ms'], 'median_ms', j['median_ms'])" "$out/ir34_$1.json"
     grep -h "start-up" "$out/ir34_$1.err"; }
   rm -rf $LOWCONV_CACHE_DIR
   echo "== IResNet34-112 start: fresh caches (CUDA_CACHE_DISABLE=1), then warm twice"
-  CUDA_CACHE_DISABLE=1 mstart cold; mstart warm1; mstart warm2
+  CUDA_CACHE_DISABLE=1 mstart cold; mstart warm1; mstart warm2; snap
   echo "== Winograd on the GPU (test_cl_conv, family wino)"
   LOWCONV_CL_FAMILY=wino LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 40 $b/tests/test_cl_conv 2>&1 | tail -4 | tee "$out/test_cl_wino.txt"
   for mb in 1 32; do
     echo "== resnet34-112 b$mb f32 (tuning fast, Winograd among the candidates) and cuDNN"
     TMO=40 suite resnet34-112 $mb f32 fast > "$out/resnet34-112_b${mb}_f32_r1.jsonl"
     timeout 60 python3 bench/gpu/torch_conv.py --lowconv $lc --suite resnet34-112 --mb $mb > "$out/resnet34-112_b${mb}_cudnn_r1.jsonl"
+    snap
   done
   echo "== Winograd variants forced (3x3 stride-1 layers)"
   for mv in 1:f4x4_32x32 1:f2x2_32x32 32:f4x4_64x64 32:f4x4_128x128 32:f2x2_64x64 32:f2x2_128x128; do
@@ -75,6 +75,7 @@ if [ "$mode" = start ]; then
     LOWCONV_CL_FAMILY=wino LOWCONV_CL_VARIANT=$v timeout 30 $lc conv --suite resnet34-112 --mb $mb --device opencl \
       --weights f32 --tune none --json --repeat 20 --warmup 3 > "$out/resnet34-112_b${mb}_wino_$v.jsonl" 2>&1
   done
+  snap
   python3 bench/gpu/summarize.py "$out" | tee "$out/summary.txt"
   exit 0
 fi

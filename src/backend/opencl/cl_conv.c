@@ -45,41 +45,54 @@ typedef struct pack_job {
   int failed;
 } pack_job;
 
+/* Writes every byte of its blocks (padding lanes too), so the scratch it fills needs no zeroing. */
 static void *pack_blocks(void *arg) {
   pack_job *j = arg;
   const lc_qmatrix *m = j->m;
   size_t K = j->K, cin = j->cin, taps = j->taps, nblk = j->nblk;
-  int8_t *row = m ? lc_malloc(K) : NULL;
-  if (m && !row) {
+  int8_t *rows = m ? lc_malloc(4 * K) : NULL; /* the 4 lanes' codes; a missing lane's are 0 (u = 8) */
+  if (m && !rows) {
     j->failed = 1;
     return NULL;
   }
-  for (size_t wb = j->b0; wb < j->b1; wb++)
-    for (size_t lane = 0; lane < 4; lane++) {
-      size_t g = wb / j->ob, ocg = (wb % j->ob) * 4 + lane, oc = g * j->cout_g + ocg;
-      if (ocg >= j->cout_g) continue; /* zero weights, zero scales */
-      if (!m) {
-        const float *src = j->oihw + oc * cin * taps; /* row k = t * cin + ic of OIHW [ic][t] */
-        float *dst = (float *)j->w + wb * K * 4 + lane;
+  for (size_t wb = j->b0; wb < j->b1; wb++) {
+    size_t g = wb / j->ob, ocg0 = (wb % j->ob) * 4, oc0 = g * j->cout_g + ocg0;
+    size_t lanes = j->cout_g - ocg0 < 4 ? j->cout_g - ocg0 : 4;
+    if (!m) {
+      float *dst = (float *)j->w + wb * K * 4;
+      for (size_t lane = 0; lane < 4; lane++) {
+        if (lane >= lanes) {
+          for (size_t k = 0; k < K; k++) dst[k * 4 + lane] = 0.0f;
+          continue;
+        }
+        const float *src = j->oihw + (oc0 + lane) * cin * taps; /* row k = t * cin + ic of OIHW [ic][t] */
         for (size_t ic = 0; ic < cin; ic++)
-          for (size_t t = 0; t < taps; t++) dst[(t * cin + ic) * 4] = src[ic * taps + t];
-        continue;
+          for (size_t t = 0; t < taps; t++) dst[(t * cin + ic) * 4 + lane] = src[ic * taps + t];
       }
-      code_row(m, oc, row);
-      if (j->wfmt == LC_WEIGHTS_Q8) {
-        int8_t *dst = (int8_t *)j->w + wb * K * 4 + lane;
-        for (size_t k = 0; k < K; k++) dst[k * 4] = row[k];
-      } else {
-        unsigned char *dst = j->w + wb * K * 2 + lane / 2;
-        unsigned sh = lane & 1 ? 4 : 0;
-        for (size_t k = 0; k < K; k++) dst[k * 2] |= (unsigned char)((unsigned)(row[k] + 8) << sh);
-      }
+      continue;
+    }
+    for (size_t lane = 0; lane < 4; lane++) {
+      if (lane < lanes) code_row(m, oc0 + lane, rows + lane * K);
+      else memset(rows + lane * K, 0, K);
       for (size_t bl = 0; bl < nblk; bl++) {
-        j->sc[(wb * nblk + bl) * 4 + lane] = m->scales[oc * nblk + bl];
-        if (j->of) j->of[(wb * nblk + bl) * 4 + lane] = m->offsets[oc * nblk + bl];
+        size_t i = (wb * nblk + bl) * 4 + lane, q = (oc0 + lane) * nblk + bl;
+        j->sc[i] = lane < lanes ? m->scales[q] : 0.0f;
+        if (j->of) j->of[i] = lane < lanes ? m->offsets[q] : 0.0f;
       }
     }
-  lc_free(row);
+    if (j->wfmt == LC_WEIGHTS_Q8) {
+      int8_t *dst = (int8_t *)j->w + wb * K * 4;
+      for (size_t k = 0; k < K; k++)
+        for (size_t lane = 0; lane < 4; lane++) dst[k * 4 + lane] = rows[lane * K + k];
+    } else {
+      unsigned char *dst = j->w + wb * K * 2;
+      for (size_t k = 0; k < K; k++) {
+        dst[k * 2] = (unsigned char)((unsigned)(rows[k] + 8) | (unsigned)(rows[K + k] + 8) << 4);
+        dst[k * 2 + 1] = (unsigned char)((unsigned)(rows[2 * K + k] + 8) | (unsigned)(rows[3 * K + k] + 8) << 4);
+      }
+    }
+  }
+  lc_free(rows);
   return NULL;
 }
 
@@ -121,16 +134,32 @@ static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
   if (!lc_mul_sz(blocks, K, &wbytes) || !lc_mul_sz(wbytes, per, &wbytes) || !lc_mul_sz(blocks, nblk, &sbytes) ||
       !lc_mul_sz(sbytes, 16, &sbytes))
     return lc_error(LC_ERR_OVERFLOW, "conv (opencl): weight size overflows");
+  /* One scratch for every conv of the runtime, grown to the largest: a fresh allocation per conv
+   * would page-fault its way through all the model's weight bytes once more. */
+  size_t soff = lc_div_up(wbytes, 16) * 16, need; /* the scales' floats aligned after the codes */
+  lc_cl_rt *rt = cc->rt;
+  if (!lc_add_sz(soff, m ? sbytes : 0, &need) || !lc_add_sz(need, m ? sbytes : 0, &need))
+    return lc_error(LC_ERR_OVERFLOW, "conv (opencl): weight size overflows");
+  pthread_mutex_lock(&rt->lock);
   double t0 = lc_now_ms();
-  pack_job j = {m, oihw, cc->wfmt, ob, K, (size_t)c->cout_g, (size_t)c->cin_g, (size_t)c->taps, nblk,
-                lc_calloc(1, wbytes), m ? lc_calloc(1, sbytes) : NULL, m && m->asym ? lc_calloc(1, sbytes) : NULL,
+  if (rt->scratch_bytes < need) {
+    lc_free(rt->scratch);
+    rt->scratch_bytes = 0;
+    if (!(rt->scratch = lc_malloc(need))) {
+      pthread_mutex_unlock(&rt->lock);
+      return lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking %zu bytes of weights", wbytes);
+    }
+    rt->scratch_bytes = need;
+  }
+  unsigned char *buf = rt->scratch;
+  pack_job j = {m, oihw, cc->wfmt, ob, K, (size_t)c->cout_g, (size_t)c->cin_g, (size_t)c->taps, nblk, buf,
+                m ? (float *)(buf + soff) : NULL, m && m->asym ? (float *)(buf + soff + sbytes) : NULL,
                 0, 0, 0};
   lc_status s = LC_OK;
-  if (!j.w || (m && !j.sc) || (m && m->asym && !j.of) || pack_parallel(&j, blocks)) {
+  if (pack_parallel(&j, blocks)) {
     s = lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking %zu bytes of weights", wbytes);
     goto done;
   }
-  lc_cl_rt *rt = cc->rt;
   double t1 = lc_now_ms();
   rt->pack_ms += t1 - t0;
   if ((s = lc_cl_buffer(rt, wbytes, j.w, &cc->w))) goto done;
@@ -139,9 +168,7 @@ static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
   rt->upload_ms += lc_now_ms() - t1;
   cc->weight_bytes = wbytes + (j.sc ? sbytes : 0) + (j.of ? sbytes : 0);
 done:
-  lc_free(j.w);
-  lc_free(j.sc);
-  lc_free(j.of);
+  pthread_mutex_unlock(&rt->lock);
   return s;
 }
 

@@ -74,12 +74,14 @@ static int wino_pick(const lc_cl_conv *c, int v) {
 }
 
 /* Not offered at level none (the heuristic keeps the GEMM, which needs no workspace); fast times
- * the picked tile of each transform, normal and heavy every tile. */
+ * F(4x4)'s picked tile only (4 programs to compile on a cold start: F(4x4) does fewer
+ * multiplications and moves less through the workspace than F(2x2) on every layer big enough to
+ * gain from either), normal F(2x2)'s picked tile too, heavy every tile. */
 static int wino_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
   if (max < 1 || v < 0 || v >= WINO_NV) return 0;
   const char *fv = getenv("LOWCONV_CL_VARIANT");
   int forced = fv && !strcmp(fv, wino_names[v]);
-  if (!forced && (level <= 0 || (level == 1 && wino_pick(c, v) != v))) return 0;
+  if (!forced && (level <= 0 || (level <= 2 && wino_pick(c, v) != v) || (level == 1 && wino_m[v] != 4))) return 0;
   lws[0][0] = (size_t)wino_items[v], lws[0][1] = 1, lws[0][2] = 1;
   return 1;
 }

@@ -204,6 +204,7 @@ void lc_cl_rt_destroy(lc_cl_rt *rt) {
     lc_free(e);
   }
   lc_cl_programs_free(rt);
+  lc_free(rt->scratch);
   if (rt->queue) rt->cl->ReleaseCommandQueue(rt->queue);
   if (rt->context) rt->cl->ReleaseContext(rt->context);
   pthread_mutex_destroy(&rt->lock);
