@@ -49,22 +49,27 @@ inline void lcw_a4(const float *m, float *y) {
   y[3] = m[1] - m[2] + 8.0f * (m[3] - m[4]) + m[5];
 }
 
+/* dst = F applied to every column j < NC of src (NI rows in, NO rows out). */
+#define LCW_COLUMNS(src, dst, NC, NI, NO, F)                                                                 \
+  for (int j_ = 0; j_ < (NC); j_++) {                                                                        \
+    float ci_[6], co_[6];                                                                                    \
+    for (int i_ = 0; i_ < (NI); i_++) ci_[i_] = src[i_][j_];                                                 \
+    F(ci_, co_);                                                                                             \
+    for (int i_ = 0; i_ < (NO); i_++) dst[i_][j_] = co_[i_];                                                 \
+  }
+
 /* Global size [Op, Cp]. */
 #define LCW_WTRANS(NAME, M, GT)                                                                              \
   __kernel void NAME(__global const float *restrict w, __global float *restrict u, const lc_cl_conv_args p,  \
                      const int Cp, const int Op) {                                                           \
     const int o = get_global_id(0), c = get_global_id(1), A = M + 2;                                         \
     if (o >= Op || c >= Cp) return;                                                                          \
-    float g[3][3], t[6][3], col[3], tc[6], r[6];                                                             \
+    float g[3][3], t[6][3], r[6];                                                                            \
     for (int ky = 0; ky < 3; ky++)                                                                           \
       for (int kx = 0; kx < 3; kx++)                                                                         \
         g[ky][kx] =                                                                                          \
             o < p.cout_g && c < p.cin_g ? w[((o / 4) * p.K + (ky * 3 + kx) * p.cin_g + c) * 4 + o % 4] : 0.0f; \
-    for (int j = 0; j < 3; j++) {                                                                            \
-      for (int i = 0; i < 3; i++) col[i] = g[i][j];                                                          \
-      GT(col, tc);                                                                                           \
-      for (int i = 0; i < A; i++) t[i][j] = tc[i];                                                           \
-    }                                                                                                        \
+    LCW_COLUMNS(g, t, 3, 3, A, GT)                                                                           \
     for (int i = 0; i < A; i++) {                                                                            \
       GT(t[i], r);                                                                                           \
       for (int j = 0; j < A; j++) u[((i * A + j) * Cp + c) * Op + o] = r[j];                                 \
@@ -78,7 +83,7 @@ inline void lcw_a4(const float *m, float *y) {
     const int t = get_global_id(0), c = get_global_id(1), A = M + 2;                                         \
     if (t >= Pp || c >= Cp) return;                                                                          \
     const int tw = (p.ow + M - 1) / M, th = (p.oh + M - 1) / M;                                              \
-    float d[6][6], e[6][6], col[6], ec[6], r[6];                                                             \
+    float d[6][6], e[6][6], r[6];                                                                            \
     const int ok = t < p.n * th * tw && c < p.cin_g;                                                         \
     const int img = t / (th * tw), q = t - img * th * tw, ty = q / tw, tx = q - ty * tw;                     \
     const int y0 = ty * M - p.pt, x0 = tx * M - p.pl;                                                        \
@@ -88,29 +93,12 @@ inline void lcw_a4(const float *m, float *y) {
         const int y = y0 + i, xx = x0 + j;                                                                   \
         d[i][j] = ok && y >= 0 && y < p.ih && xx >= 0 && xx < p.iw ? x[y * p.in_sh + xx * p.in_sw] : 0.0f;   \
       }                                                                                                      \
-    for (int j = 0; j < A; j++) {                                                                            \
-      for (int i = 0; i < A; i++) col[i] = d[i][j];                                                          \
-      BT(col, ec);                                                                                           \
-      for (int i = 0; i < A; i++) e[i][j] = ec[i];                                                           \
-    }                                                                                                        \
+    LCW_COLUMNS(d, e, A, A, A, BT)                                                                           \
     for (int i = 0; i < A; i++) {                                                                            \
       BT(e[i], r);                                                                                           \
       for (int j = 0; j < A; j++) v[((i * A + j) * Cp + c) * Pp + t] = r[j];                                 \
     }                                                                                                        \
   }
-
-#if LC_ALL_KERNELS || defined(LC_WANT_wino_wtrans2)
-LCW_WTRANS(wino_wtrans2, 2, lcw_g2)
-#endif
-#if LC_ALL_KERNELS || defined(LC_WANT_wino_wtrans4)
-LCW_WTRANS(wino_wtrans4, 4, lcw_g4)
-#endif
-#if LC_ALL_KERNELS || defined(LC_WANT_wino_itrans2)
-LCW_ITRANS(wino_itrans2, 2, lcw_b2)
-#endif
-#if LC_ALL_KERNELS || defined(LC_WANT_wino_itrans4)
-LCW_ITRANS(wino_itrans4, 4, lcw_b4)
-#endif
 
 /* C[Op][Pp] = A[Cp][Op]^T B[Cp][Pp] for matrix xi = group id 2; TM x TN tile per work-group, RM x RN
  * per work item (float4 groups strided by TM / RM and TN / RN, so a warp's local reads are
@@ -203,14 +191,10 @@ LCW_GEMM_KERNEL(wino_gemm_32x32, 32, 32, 4, 4)
     const int tw = (p.ow + M - 1) / M, th = (p.oh + M - 1) / M;                                              \
     if (t >= p.n * th * tw || o >= p.cout_g) return;                                                         \
     __global const float *m = ws + moff + o * Pp + t;                                                        \
-    float s[6][6], e[4][6], col[6], ec[4], y[4];                                                             \
+    float s[6][6], e[4][6], y[4];                                                                            \
     for (int i = 0; i < A; i++)                                                                              \
       for (int j = 0; j < A; j++) s[i][j] = m[(i * A + j) * Op * Pp];                                        \
-    for (int j = 0; j < A; j++) {                                                                            \
-      for (int i = 0; i < A; i++) col[i] = s[i][j];                                                          \
-      AT(col, ec);                                                                                           \
-      for (int i = 0; i < M; i++) e[i][j] = ec[i];                                                           \
-    }                                                                                                        \
+    LCW_COLUMNS(s, e, A, A, M, AT)                                                                           \
     const int img = t / (th * tw), q = t - img * th * tw, ty = q / tw, tx = q - ty * tw;                     \
     for (int i = 0; i < M && ty * M + i < p.oh; i++) {                                                       \
       AT(e[i], y);                                                                                           \
@@ -219,6 +203,19 @@ LCW_GEMM_KERNEL(wino_gemm_32x32, 32, 32, 4, 4)
     }                                                                                                        \
   }
 
+/* The transforms' kernels, m = 2 and 4 (each compiled alone on GPUs: -DLC_WANT_<name>). */
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_wtrans2)
+LCW_WTRANS(wino_wtrans2, 2, lcw_g2)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_wtrans4)
+LCW_WTRANS(wino_wtrans4, 4, lcw_g4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_itrans2)
+LCW_ITRANS(wino_itrans2, 2, lcw_b2)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wino_itrans4)
+LCW_ITRANS(wino_itrans4, 4, lcw_b4)
+#endif
 #if LC_ALL_KERNELS || defined(LC_WANT_wino_otrans2)
 LCW_OTRANS(wino_otrans2, 2, lcw_a2)
 #endif
