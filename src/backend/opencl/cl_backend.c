@@ -69,8 +69,16 @@ static lc_status cl_conv_run(lc_conv *c, const lc_buffer *in, lc_buffer *out, co
 
 static lc_cl_rt *rt_of(const lc_context *ctx) { return ((lc_cl_ctx *)ctx->dev)->rt; }
 
-/* LOWCONV_CL_MAX_ALLOC (bytes) lowers the device's largest buffer: a test hook for the arena
- * split, which no test device would otherwise need. */
+/* Test hooks, as no test device is that small: LOWCONV_CL_MAX_ALLOC and LOWCONV_CL_GLOBAL_MEM
+ * (bytes) lower the largest buffer (the arena split) and the device memory (the plan-time
+ * out-of-memory error) the runner plans with. */
+static void lower_by_env(const char *name, size_t *v) {
+  const char *e = getenv(name);
+  char *end;
+  unsigned long long x = e ? strtoull(e, &end, 10) : 0;
+  if (e && *end == 0 && x > 0 && x < *v) *v = (size_t)x;
+}
+
 static lc_status cl_limits(const lc_context *ctx, lc_backend_limits *o) {
   lc_cl_rt *rt = rt_of(ctx);
   cl_uint bits = 0;
@@ -78,10 +86,8 @@ static lc_status cl_limits(const lc_context *ctx, lc_backend_limits *o) {
   o->global_mem = (size_t)rt->info.global_mem;
   o->max_alloc = (size_t)rt->info.max_alloc;
   o->base_align = bits / 8 > 64 ? bits / 8 : 64;
-  const char *e = getenv("LOWCONV_CL_MAX_ALLOC");
-  char *end;
-  unsigned long long v = e ? strtoull(e, &end, 10) : 0;
-  if (e && *end == 0 && v > 0 && v < o->max_alloc) o->max_alloc = (size_t)v;
+  lower_by_env("LOWCONV_CL_MAX_ALLOC", &o->max_alloc);
+  lower_by_env("LOWCONV_CL_GLOBAL_MEM", &o->global_mem);
   return LC_OK;
 }
 
