@@ -72,17 +72,15 @@ lc_status lc_fuse_device(lc_model *m) {
     if (M <= 0) continue;
     double *f = lc_malloc((size_t)M * 2 * sizeof(double));
     if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-    int q = p;
     lc_status s = LC_OK;
-    for (;;) {
-      lc_gnode *k = &m->nodes[q];
-      int c = lc_fold_sole_consumer(m, k->out[0]);
-      if (c < 0 || m->nodes[c].dead) break;
+    for (int q = p, c, before = -1; !s && q != before; ) { /* along the chain while something fuses */
+      if ((c = lc_fold_sole_consumer(m, m->nodes[q].out[0])) < 0 || m->nodes[c].dead) break;
+      const lc_gnode *k = &m->nodes[q];
       const char *op = m->nodes[c].n.op_type;
-      int before = q, act = has(k, "_act") || has(k, "_prelu") || has(k, "_post_mul");
+      int act = has(k, "_act") || has(k, "_prelu") || has(k, "_post_mul");
+      before = q;
       if (!strcmp(op, "PRelu") && !act) s = fuse_prelu(m, &q, c, f);
       else if (!strcmp(op, "BatchNormalization") && !act && !has(k, "_chan_mul")) s = fuse_bn_after(m, &q, c, f);
-      if (s || q == before) break;
     }
     lc_free(f);
     if (s) return s;
