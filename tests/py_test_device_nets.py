@@ -8,7 +8,9 @@ lists none on the CPU). PoCL is slow, so inputs are small (64x64; det 160x160, r
 tuning is off. No OpenCL device: skipped (LC_REQUIRE_OPENCL=1 makes that a failure).
 Usage: py_test_device_nets.py --lowconv CLI [--build-dir DIR]"""
 import argparse
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -141,6 +143,58 @@ def check_fallback_and_errors(cli, tmp, res):
     print("  %-40s %s %s" % ("too big for the device", "PASS" if ok else "FAIL", big.stderr.strip()))
 
 
+def bench_json(cli, path, env=None):
+    p = subprocess.run([cli, "bench", path, "--repeat", "1", "--json"] + DEVICE, capture_output=True, text=True,
+                       timeout=600, env=dict(os.environ, **(env or {})))
+    try:
+        return json.loads(p.stdout), p
+    except ValueError:
+        return None, p
+
+
+def check_memory(cli, tmp, res):
+    """Device activation memory: at most 1.2x the CPU runner's plan for the same model (both in
+    bench --json). The arena split past the device's largest allocation (LOWCONV_CL_MAX_ALLOC, a
+    test hook) gives the same output; a tensor larger than that, and a device too small for the
+    plan (LOWCONV_CL_GLOBAL_MEM), fail at plan time naming the bytes, before anything runs."""
+    for name, _, _ in NETS:
+        j, p = bench_json(cli, os.path.join(tmp, name + ".onnx"))
+        dev, cpu = (j or {}).get("device_activation_bytes", 0), (j or {}).get("cpu_activation_bytes", 0)
+        ok = bool(j) and 0 < dev <= 1.2 * cpu
+        res["pass" if ok else "fail"] += 1
+        print("  %-40s %s device %s B, CPU plan %s B (<= 1.2x)%s" % (name + "/activation memory", "PASS" if ok else "FAIL",
+                                                                   dev, cpu, "" if j else ": " + p.stderr.strip()[-300:]))
+    path = os.path.join(tmp, "iresnet34.onnx")
+    j, _ = bench_json(cli, path)
+    whole = (j or {}).get("device_activation_bytes", 0)
+    x = os.path.join(tmp, "iresnet34_x.npy")
+    ref = outputs(os.path.join(tmp, "iresnet34_f32_dev"))
+    limit = str(whole // 3)
+    js, p = bench_json(cli, path, {"LOWCONV_CL_MAX_ALLOC": limit})
+    out = os.path.join(tmp, "split_out")
+    os.makedirs(out, exist_ok=True)
+    r = subprocess.run([cli, "run", path, "--input", "input=" + x, "--output-dir", out] + DEVICE, capture_output=True,
+                       text=True, timeout=600, env=dict(os.environ, LOWCONV_CL_MAX_ALLOC=limit))
+    got = outputs(out) if r.returncode == 0 else {}
+    same = bool(ref) and got.keys() == ref.keys() and all(np.array_equal(got[k], ref[k]) for k in ref)
+    ok = bool(js) and js.get("arena_buffers", 0) > 1 and same
+    res["pass" if ok else "fail"] += 1
+    print("  %-40s %s max alloc %s B: %s buffers, %s B (whole %s B); output %s" % (
+        "arena split", "PASS" if ok else "FAIL", limit, (js or {}).get("arena_buffers"),
+        (js or {}).get("device_activation_bytes"), whole, "identical" if same else (r.stderr or p.stderr).strip()[-300:]))
+    for env, want in (({"LOWCONV_CL_MAX_ALLOC": "4096"}, "more than the device's largest buffer (4096 bytes)"),
+                      ({"LOWCONV_CL_GLOBAL_MEM": "100000"}, "bytes of device memory")):
+        out = os.path.join(tmp, "oom_out_" + list(env)[0])
+        r = subprocess.run([cli, "run", path, "--input", "input=" + x, "--output-dir", out] + DEVICE,
+                           capture_output=True, text=True, timeout=600, env=dict(os.environ, **env))
+        msg = r.stderr.strip()
+        ok = r.returncode == 1 and want in msg and re.search(r"\d{6,} bytes", msg) is not None and (not os.path.isdir(out) or not os.listdir(out))
+        if "GLOBAL" in list(env)[0]:
+            ok = ok and "has 100000" in msg
+        res["pass" if ok else "fail"] += 1
+        print("  %-40s %s %s" % ("device too small (%s)" % list(env)[0], "PASS" if ok else "FAIL", msg))
+
+
 def have_device(cli):
     p = run(cli, ["devices"])
     return p.returncode == 0 and any(l.startswith("opencl:") for l in p.stdout.splitlines())
@@ -165,6 +219,7 @@ def main():
             x = np.random.default_rng(size).standard_normal((1, 3, size, size)).astype(np.float32)
             check_model(a.lowconv, tmp, name, path, x, 1e-4, RUNS, res)
         check_fallback_and_errors(a.lowconv, tmp, res)
+        check_memory(a.lowconv, tmp, res)
         wheel = os.path.join(a.build_dir or "", "rapidocr")
         for fname, shape, tol in PPOCR:
             found = [os.path.join(r, fname) for r, _, fs in os.walk(wheel) if fname in fs] if a.build_dir else []

@@ -4,7 +4,9 @@
   - uses: a source file that calls (or reads) something defined in another, which through such
     uses comes back to it (routes <-> op.c, graph.c <-> exec.c ...). Read from the library's object
     files with nm, so declarations in a shared header don't hide who depends on whom.
-Prints each circle as a chain of files."""
+Prints each circle as a chain of files. Also a layer rule: the model runner (src/model/) reaches
+a device only through the backend interface (backend/backend.h), so nothing there includes or
+uses a file under src/backend/opencl/."""
 import argparse
 import glob
 import os
@@ -106,6 +108,15 @@ def use_graph(build_dir):
     return {f: {defined[s] for s in us if s in defined and defined[s] != f} for f, us in undefined.items()}
 
 
+# (folder that must not depend on, folder) pairs.
+LAYERS = (("model/", "backend/opencl/"),)
+
+
+def layer_breaks(what, g):
+    return [f"{f} {what}s {d}" for f in sorted(g) for d in sorted(g[f])
+            for lo, hi in LAYERS if f.startswith(lo) and d.startswith(hi)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lowconv")
@@ -125,6 +136,11 @@ def main():
                   file=sys.stdout if k else sys.stderr)
         passed, failed = passed + (not found), failed + bool(found)
         print(f"{what} graph: {len(g)} files, {sum(len(v) for v in g.values())} edges, {len(found)} new circles")
+        breaks = layer_breaks(what, g)
+        for b in breaks:
+            print(f"FAIL: layer rule: {b} (go through backend/backend.h)", file=sys.stderr)
+        passed, failed = passed + (not breaks), failed + bool(breaks)
+        print(f"{what} layers: {len(breaks)} breaks of {', '.join(a + ' -> ' + b for a, b in LAYERS)}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -174,6 +174,42 @@ def run_case(cli, tmp, name, model, feeds, extra=(), external=False):
     return "pass", ""
 
 
+def chan_epilogue_case(cli, tmp):
+    """The per-channel conv epilogue a device plan fuses (src/model/fuse_device.c: _residual, then
+    _chan_mul/_chan_add, then _prelu on the Conv), run by the CPU conv op as when a device hands the
+    node back: the fused node against onnxruntime on the unfused Conv, Add, BN, PRelu."""
+    c = 6
+    wt, bt, bns = w("W", c, 3, 3, 3), w("B", c), bn("bn", c)
+    sc, sh, mean, var = (numpy_helper.to_array(t).astype(np.float64) for t in bns)
+    slope = (RNG.random((c, 1, 1)) * 0.5).astype(np.float32)
+    mul = sc / np.sqrt(var + 1e-5)
+    io = [vi("X", [1, 3, 8, 8]), vi("R", [1, c, 8, 8])], [vi("Y", [1, c, 8, 8])]
+    conv = dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    ref = make([helper.make_node("Conv", ["X", "W", "B"], ["c"], **conv), helper.make_node("Add", ["c", "R"], ["a"]),
+                bn_node("bn", "a", "n"), helper.make_node("PRelu", ["n", "S"], ["Y"])],
+               [wt, bt, numpy_helper.from_array(slope, "S")] + bns, io[0], io[1], "chan_ref")
+    fused = helper.make_node("Conv", ["X", "W", "B", "R"], ["Y"], _residual=1, _chan_mul=mul.tolist(),
+                             _chan_add=(sh - mean * mul).tolist(), _prelu=slope.ravel().tolist(), **conv)
+    m = helper.make_model(helper.make_graph([fused], "chan", io[0], io[1], [wt, bt]),
+                          opset_imports=[helper.make_opsetid("", OPSET)])
+    path = os.path.join(tmp, "chan.onnx")
+    onnx.save(m, path)
+    feeds = {"X": RNG.standard_normal((1, 3, 8, 8)).astype(np.float32),
+             "R": RNG.standard_normal((1, c, 8, 8)).astype(np.float32)}
+    args = [cli, "run", path, "--output-dir", os.path.join(tmp, "chan_out")]
+    for k, v in feeds.items():
+        np.save(os.path.join(tmp, "chan_%s.npy" % k), v)
+        args += ["--input", "%s=%s" % (k, os.path.join(tmp, "chan_%s.npy" % k))]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        return "fail", "exit %d: %s" % (p.returncode, p.stderr.strip())
+    want = ort.InferenceSession(ref.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    got = np.load(os.path.join(tmp, "chan_out", "Y.npy"))
+    err = float(np.max(np.abs(got - want)))
+    ok = err <= 1e-4 * float(np.max(np.abs(want)))
+    return ("pass" if ok else "fail"), "max abs err %.3g" % err
+
+
 def expect_error(cli, tmp, name, model, args, needle, code=1):
     path = os.path.join(tmp, name + ".onnx")
     onnx.save(model, path)
@@ -209,6 +245,7 @@ def main():
             ("paddle_hswish_div", lambda: fused_case(a.lowconv, tmp, "div")),
             ("paddle_hswish_mul6", lambda: fused_case(a.lowconv, tmp, "mul6")),
             ("paddle_hswish_hsig", lambda: fused_case(a.lowconv, tmp, "hsig")),
+            ("conv_chan_epilogue_cpu", lambda: chan_epilogue_case(a.lowconv, tmp)),
             ("shape_chain", lambda: run_case(a.lowconv, tmp, "shape_chain", shape_chain(),
                                              {"X": RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)})),
             ("dynamic_dims", lambda: run_case(a.lowconv, tmp, "dyn", dyn,

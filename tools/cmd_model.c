@@ -155,10 +155,34 @@ static void print_device(lc_model *m, const double *start_ms, double median_ms) 
            "(median wall %.3f ms)\n", *start_ms, d.last_run_ms, d.kernels, us, d.kernels * us * 1e-3, median_ms);
 }
 
-static void json_device(lc_model *m, double start_ms) {
+/* The CPU runner's planned activation bytes for the same model (a dry-run plan, no weights
+ * packed): what the device arena is held to (issue 10: at most 1.2x). 0 if it cannot plan. */
+static size_t cpu_activation_bytes(const margs *a) {
+  margs c = *a;
+  c.device = NULL;
+  lc_model *m = NULL;
+  minputs in;
+  int sym = 0;
+  size_t bytes = 0;
+  if (!model_open("bench", &c, &m, &in, &sym) && !sym) {
+    lc_model_options o;
+    lc_model_options_init(&o);
+    o.threads = a->threads;
+    o.no_fusion = a->no_fusion;
+    o.dry_run = 1;
+    lc_model_stats st;
+    if (!lc_model_plan(m, &o)) lc_model_get_stats(m, &st), bytes = st.peak_activation_bytes;
+  }
+  minputs_free(&in);
+  lc_model_free(m);
+  return bytes;
+}
+
+static void json_device(lc_model *m, double start_ms, const margs *a) {
   lc_model_device_stats d;
   lc_model_get_device_stats(m, &d);
   if (!d.device) return;
+  if (a) printf(", \"cpu_activation_bytes\": %zu, \"arena_buffers\": %d", cpu_activation_bytes(a), d.arena_buffers);
   double us = 0;
   if (start_ms >= 0 && lc_model_device_launch_us(m, &us)) us = 0;
   printf(", \"device\": ");
@@ -267,7 +291,7 @@ int cmd_info(int argc, char **argv) {
       json_stats(stdout, &st);
       printf(", ");
       json_layers(stdout, m, NULL);
-      json_device(m, -1);
+      json_device(m, -1, NULL);
       printf("}\n");
     } else {
       info_text(&a, m, &st);
@@ -408,7 +432,7 @@ int cmd_bench(int argc, char **argv) {
       json_stats(stdout, &st);
       printf(", ");
       json_layers(stdout, m, med_ms);
-      json_device(m, start_ms);
+      json_device(m, start_ms, &a);
       printf(", \"start_phases_ms\": {\"load\": %.3f, \"plan\": %.3f, \"bind\": %.3f, \"first_run\": %.3f}}\n", ph[0],
              ph[1], ph[2], start_ms - ph[0] - ph[1] - ph[2]);
     } else {

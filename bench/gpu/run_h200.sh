@@ -4,8 +4,9 @@
 # ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers), unpacked with dpkg -x; NVIDIA's
 # OpenCL driver is registered through a vendors folder. Results go to $OUT (or ./out-gpu).
 # Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start]   (quick: correctness + one batch-1
-# suite; models: whole networks against PyTorch, bench/gpu/models.py; start: cold and warm start of
-# the resnet34-112 suite and of IResNet34, Winograd's correctness and the f32 suites with it)
+# suite; models: whole networks against PyTorch, bench/gpu/models.py, with PP-OCR from .ppocr/ when
+# there; start: cold and warm start of the resnet34-112 suite and of IResNet34, Winograd's correctness
+# and the f32 suites with it)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 final=${OUT:-out-gpu}
@@ -97,7 +98,8 @@ PY
   exit 0
 fi
 if [ "$mode" = models ]; then # whole networks (issue 10): lowconv on the device vs PyTorch, same graph
-  PYTHONUNBUFFERED=1 python3 bench/gpu/models.py --lowconv $lc | tee "$out/models.jsonl"
+  # PP-OCR det/cls/rec: the .onnx of the rapidocr-onnxruntime wheel in .ppocr/ (carried; git-ignored)
+  PYTHONUNBUFFERED=1 python3 bench/gpu/models.py --lowconv $lc --ppocr .ppocr --reps ${REPS:-20} | tee "$out/models.jsonl" "$final/models.jsonl"
   exit 0
 fi
 if [ "$mode" = quick ]; then

@@ -7,12 +7,40 @@
 #include "lowconv.h"
 
 struct lc_conv;
+struct lc_node;
+struct lc_tensor;
+struct lc_exec_ctx;
 
 struct lc_buffer {
   lc_context *ctx;
   size_t bytes;
   void *data;          /* CPU: host memory; OpenCL: a cl_mem */
+  int sub;             /* a view into another buffer (buffer_sub): freeing leaves the parent's memory */
 };
+
+/* What the model runner needs to lay out its activation arena on a device. */
+typedef struct lc_backend_limits {
+  size_t global_mem;   /* device memory in all */
+  size_t max_alloc;    /* the largest single buffer */
+  size_t base_align;   /* the alignment of a sub-buffer's offset, bytes */
+} lc_backend_limits;
+
+/* One model node on the device (backend-private). */
+typedef struct lc_backend_op lc_backend_op;
+
+typedef struct lc_backend_op_info {
+  const char *route;       /* "ew", "copy", "conv gemv ...", "resize", "view" ... */
+  char kernel[64];         /* the kernel (conv: family and variant) */
+  int launches;            /* kernels per run (0: a view, nothing to do when in place) */
+  size_t device_bytes;     /* weights, constants and tables the op holds on the device */
+  unsigned packed_inputs;  /* bit i: input i was copied to the device at create */
+  double tune_ms;          /* conv tuning at create */
+} lc_backend_op_info;
+
+/* Profiling marks of one enqueued op (its first and last command), read after sync. */
+typedef struct lc_backend_span {
+  void *first, *last;
+} lc_backend_span;
 
 typedef struct lc_backend_ops {
   const char *name;    /* "cpu", "opencl" */
@@ -38,6 +66,40 @@ typedef struct lc_backend_ops {
   lc_status (*conv_run_host)(struct lc_conv *c, const float *in, float *out);
   /* The weights as computed with, OIHW fp32 (lc_conv_get_weights). */
   lc_status (*conv_weights)(const struct lc_conv *c, float *oihw);
+
+  /* ---- The model runner on a device (src/model/exec_device.c); NULL on the CPU, whose
+   * runner calls the ops of src/model/ops directly. ---- */
+  lc_status (*limits)(const lc_context *ctx, lc_backend_limits *out);
+  /* Back-to-back launch latency (µs), measured once per device (the profile's launch floor). */
+  lc_status (*launch_us)(lc_context *ctx, double *us);
+  /* Time spent compiling or loading device programs since the context opened (ms). */
+  double (*compile_ms)(const lc_context *ctx);
+  /* A view of bytes t->bytes at offset of parent (offset a multiple of base_align); t->ctx set. */
+  lc_status (*buffer_sub)(lc_buffer *t, const lc_buffer *parent, size_t offset);
+  /* Queued copies between host memory and a buffer: done (and src/dst free again) at sync. */
+  lc_status (*upload_async)(lc_buffer *t, size_t offset, const void *src, size_t bytes);
+  lc_status (*download_async)(const lc_buffer *t, size_t offset, void *dst, size_t bytes);
+  /* The device version of one planned node, dispatched by n->op_type: elementwise (unary,
+   * binary with broadcasting, BatchNormalization and PRelu as per-channel affines), data
+   * movement (reshape-likes as views, Concat, Split, Slice, Transpose, Expand, Pad, Gather,
+   * Cast), Resize in every CPU mode, pools and reductions, Softmax, and the matrix ops (Conv
+   * with fused bias/BN/activation/residual/PRelu/per-channel affine, ConvTranspose, Gemm, MatMul;
+   * quantized weights as x->weight_format says). in/out describe the node's tensors (shapes,
+   * dtypes); const_mask bit i: in[i] is a constant whose data is read now and never again.
+   * LC_ERR_UNSUPPORTED (with the reason in lc_last_error) when the device has no version: the
+   * runner then runs the node on the CPU. */
+  lc_status (*op_create)(lc_context *ctx, const struct lc_node *n, const struct lc_tensor *const *in, int n_in,
+                         const struct lc_tensor *out, int n_out, const struct lc_exec_ctx *x, unsigned const_mask,
+                         lc_backend_op **op);
+  /* Queues the op's kernels (no wait). in[i]/out[i]: buffers of the node's inputs and outputs
+   * (NULL for constants and absent ones). span (may be NULL): profiling marks, read by span_ms. */
+  lc_status (*op_enqueue)(lc_backend_op *op, const lc_buffer *const *in, const lc_buffer *const *out,
+                          lc_backend_span *span);
+  void (*op_describe)(const lc_backend_op *op, lc_backend_op_info *info);
+  void (*op_free)(lc_backend_op *op);
+  /* After sync: ms[i] (may be NULL) the device time of span i (0 for an empty one), *total the
+   * time from the earliest start to the latest end; releases every span, also on failure. */
+  lc_status (*span_ms)(lc_context *ctx, lc_backend_span *spans, int n, double *ms, double *total);
 } lc_backend_ops;
 
 extern const lc_backend_ops lc_backend_cpu;

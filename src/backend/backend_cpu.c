@@ -23,7 +23,14 @@ static lc_status cpu_buffer_alloc(lc_buffer *t) {
   t->data = lc_malloc(t->bytes ? t->bytes : 1);
   return t->data ? LC_OK : lc_error(LC_ERR_NO_MEMORY, "tensor: cannot allocate %zu bytes", t->bytes);
 }
-static void cpu_buffer_free(lc_buffer *t) { lc_free(t->data); }
+static void cpu_buffer_free(lc_buffer *t) {
+  if (!t->sub) lc_free(t->data);
+}
+static lc_status cpu_buffer_sub(lc_buffer *t, const lc_buffer *parent, size_t off) {
+  t->data = (char *)parent->data + off;
+  t->sub = 1;
+  return LC_OK;
+}
 static lc_status cpu_upload(lc_buffer *t, size_t off, const void *src, size_t n) {
   memcpy((char *)t->data + off, src, n);
   return LC_OK;
@@ -62,4 +69,6 @@ const lc_backend_ops lc_backend_cpu = {
     .conv_run = cpu_conv_run,
     .conv_run_host = NULL,
     .conv_weights = NULL,
+    .buffer_sub = cpu_buffer_sub,
+    /* limits .. span_ms: NULL, the CPU runner calls src/model/ops itself */
 };

@@ -72,7 +72,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   if (m->st.memory_cap != SIZE_MAX) m->x.scratch_limit = m->st.memory_cap; /* ops run while folding */
   if ((s = lc_fold_and_infer(m))) return s;
   if (m->opt.no_fusion) lc_plan_count_uses(m);
-  else if ((s = lc_fuse(m))) return s;
+  else if ((s = lc_fuse(m)) || (m->dev && (s = lc_fuse_device(m)))) return s;
   if ((s = lc_plan_memory(m))) return s;
   m->layers = lc_arena_alloc(m->arena, ((size_t)m->n_nodes + 1) * sizeof(int));
   if (!m->layers) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");

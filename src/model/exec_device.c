@@ -1,32 +1,34 @@
-/* The model runner on an OpenCL device: activations in one device arena (the liveness planner's
- * offsets, aligned to the device's base-address alignment, as sub-buffers), every node's device
- * op (backend/opencl/cl_ops.h) enqueued back to back with no host synchronisation, the inputs
- * uploaded once and the outputs downloaded once. A node without a device op runs on the CPU
- * between an explicit download of its inputs and upload of its outputs, and is reported. */
+/* The model runner on a device, through the backend interface (backend/backend.h) only:
+ * activations in a device arena (the liveness planner's offsets, aligned to the device's
+ * sub-buffer alignment, as sub-buffers; split into several buffers when it exceeds the device's
+ * largest allocation), every node's device op enqueued back to back with no host
+ * synchronisation, the inputs uploaded once and the outputs downloaded once. A node without a
+ * device op runs on the CPU between an explicit download of its inputs and upload of its
+ * outputs, and is reported. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "api/context.h"
+#include "backend/backend.h"
 #include "model/graph.h"
 #include "util/alloc.h"
+#include "util/checked.h"
 #include "util/error.h"
 #include "util/timer.h"
 
-#if LC_HAVE_OPENCL
-#include "api/context.h"
-#include "backend/opencl/cl_backend.h"
-#include "backend/opencl/cl_ops.h"
-
 typedef struct lc_model_dev {
   lc_context *ctx;
-  lc_cl_rt *rt;
-  cl_mem arena;
-  cl_mem *vmem;           /* per value: its sub-buffer (aliases share the root's), NULL if none */
-  unsigned char *vown;    /* per value: vmem is this value's own sub-buffer */
-  lc_clop **ops;          /* per node; NULL: the node runs on the CPU */
+  const lc_backend_ops *be;
+  lc_buffer *chunk;       /* the arena's buffers (one unless split) */
+  int n_chunks;
+  lc_buffer *vbuf;        /* per value: its own buffer (a sub-buffer, or a buffer of its own) */
+  const lc_buffer **vref; /* per value: the buffer it lives in (aliases: the root's), NULL if none */
+  lc_backend_op **ops;    /* per node; NULL: the node runs on the CPU */
   char (*what)[96];       /* per node: the kernel, or why it runs on the CPU */
-  cl_event *ev;           /* per node: first and last event of the last run */
-  cl_mem *io;             /* a node's input then output buffers, for one enqueue */
+  lc_backend_span *span;  /* per node: profiling marks of the last run */
+  double *ms;             /* per node: device ms of the last run */
+  const lc_buffer **io;   /* a node's input then output buffers, for one enqueue */
   int maxio, n_values, n_nodes; /* as when bound */
   int fallbacks, kernels;
   size_t weight_bytes, activation_bytes;
@@ -51,11 +53,13 @@ lc_status lc_dev_open(lc_model *m) {
   }
   m->dev = d;
   m->dev_free = lc_dev_free;
-  d->rt = ((lc_cl_ctx *)d->ctx->dev)->rt;
-  d->compile_ms0 = d->rt->compile_ms;
-  cl_uint bits = 0;
-  if (d->rt->cl->GetDeviceInfo(d->rt->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL)) bits = 0;
-  m->arena_align = bits / 8 > 64 ? bits / 8 : 64; /* sub-buffer origins must be aligned to it */
+  d->be = lc_context_backend_ops(d->ctx);
+  if (!d->be->op_create || !d->be->limits)
+    return lc_error(LC_ERR_UNSUPPORTED, "model: device '%s' (%s backend) cannot run models", m->opt.device, d->be->name);
+  d->compile_ms0 = d->be->compile_ms(d->ctx);
+  lc_backend_limits lim;
+  if ((s = d->be->limits(d->ctx, &lim))) return s;
+  m->arena_align = lim.base_align; /* sub-buffer origins must be aligned to it */
   return LC_OK;
 }
 
@@ -64,37 +68,122 @@ static int root_of(const lc_model *m, int v) {
   return v;
 }
 
+/* Values with memory of their own in the arena (not constants, aliases or empty ones). */
+static int placed(const lc_model *m, int i) {
+  const lc_value *v = &m->values[i];
+  int live = v->is_input || (v->producer >= 0 && !m->nodes[v->producer].dead);
+  return !v->is_const && live && v->alias < 0 && v->t.nbytes;
+}
+
+static const lc_model *sort_m;
+static int by_offset(const void *a, const void *b) {
+  size_t x = sort_m->values[*(const int *)a].offset, y = sort_m->values[*(const int *)b].offset;
+  return x < y ? -1 : x > y;
+}
+
+static lc_status new_buffer(lc_model_dev *d, lc_buffer *t, size_t bytes) {
+  t->ctx = d->ctx, t->bytes = bytes;
+  lc_status s = d->be->buffer_alloc(t);
+  if (s) t->data = NULL;
+  return s;
+}
+
+static size_t end_of(const lc_model *m, int id) { return m->values[id].offset + m->values[id].t.nbytes; }
+
+/* The arena's buffers. Runs of values whose address ranges overlap (components) are never cut;
+ * consecutive components share a buffer up to max_alloc bytes (one buffer when the arena fits).
+ * A component larger than that gives each of its values a buffer of its own (more memory, but
+ * it runs). ids: the placed values, sorted here by offset. */
+static lc_status lay_out(lc_model *m, int *ids, int n, size_t max_alloc) {
+  lc_model_dev *d = m->dev;
+  sort_m = m;
+  qsort(ids, (size_t)n, sizeof *ids, by_offset);
+  int *comp = lc_calloc((size_t)n + 1, sizeof *comp); /* comp[c]: index in ids where component c starts */
+  d->chunk = lc_calloc((size_t)n + 1, sizeof *d->chunk);
+  if (!comp || !d->chunk) {
+    lc_free(comp);
+    return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  }
+  int nc = 0;
+  for (int j = 0; j < n;) {
+    size_t end = end_of(m, ids[j]);
+    comp[nc++] = j++;
+    for (; j < n && m->values[ids[j]].offset < end; j++)
+      if (end_of(m, ids[j]) > end) end = end_of(m, ids[j]);
+  }
+  comp[nc] = n;
+  lc_status s = LC_OK;
+  for (int c = 0; c < nc && !s;) {
+    size_t start = m->values[ids[comp[c]]].offset, end = 0;
+    int c2 = c;
+    for (int j = comp[c]; j < comp[c + 1]; j++)
+      if (end_of(m, ids[j]) > end) end = end_of(m, ids[j]);
+    if (end - start > max_alloc) { /* one component too large for a buffer: its values apart */
+      for (int j = comp[c]; j < comp[c + 1] && !s; j++) {
+        const lc_value *v = &m->values[ids[j]];
+        if (v->t.nbytes > max_alloc)
+          s = lc_error(LC_ERR_NO_MEMORY, "model: activation '%s' needs %zu bytes, more than the device's largest "
+                       "buffer (%zu bytes)", v->t.name, v->t.nbytes, max_alloc);
+        else if (!(s = new_buffer(d, &d->vbuf[ids[j]], v->t.nbytes)))
+          d->activation_bytes += v->t.nbytes;
+      }
+      c++;
+      continue;
+    }
+    for (;;) { /* take the following components while the buffer stays within max_alloc */
+      size_t e2 = end;
+      if (c2 + 1 >= nc) break;
+      for (int j = comp[c2 + 1]; j < comp[c2 + 2]; j++)
+        if (end_of(m, ids[j]) > e2) e2 = end_of(m, ids[j]);
+      if (e2 - start > max_alloc) break;
+      end = e2, c2++;
+    }
+    lc_buffer *b = &d->chunk[d->n_chunks];
+    if ((s = new_buffer(d, b, end - start))) break;
+    d->n_chunks++;
+    d->activation_bytes += end - start;
+    for (int j = comp[c]; j < comp[c2 + 1] && !s; j++) {
+      const lc_value *v = &m->values[ids[j]];
+      d->vbuf[ids[j]] = (lc_buffer){.ctx = d->ctx, .bytes = v->t.nbytes};
+      s = d->be->buffer_sub(&d->vbuf[ids[j]], b, v->offset - start);
+    }
+    c = c2 + 1;
+  }
+  lc_free(comp);
+  return s;
+}
+
 lc_status lc_dev_bind(lc_model *m) {
   lc_model_dev *d = m->dev;
   if (!d) return LC_OK;
   d->n_values = m->n_values, d->n_nodes = m->n_nodes; /* final now: folding and fusion are done */
   d->t_plan = d->t_said = lc_now_ms();
-  d->vmem = lc_calloc((size_t)m->n_values + 1, sizeof *d->vmem);
-  d->vown = lc_calloc((size_t)m->n_values + 1, 1);
+  d->vbuf = lc_calloc((size_t)m->n_values + 1, sizeof *d->vbuf);
+  d->vref = lc_calloc((size_t)m->n_values + 1, sizeof *d->vref);
   d->ops = lc_calloc((size_t)m->n_nodes + 1, sizeof *d->ops);
   d->what = lc_calloc((size_t)m->n_nodes + 1, sizeof *d->what);
-  d->ev = lc_calloc(2 * (size_t)m->n_nodes + 2, sizeof *d->ev);
-  if (!d->vmem || !d->vown || !d->ops || !d->what || !d->ev) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-  lc_cl_rt *rt = d->rt;
+  d->span = lc_calloc((size_t)m->n_nodes + 1, sizeof *d->span);
+  d->ms = lc_calloc((size_t)m->n_nodes + 1, sizeof *d->ms);
+  int *ids = lc_calloc((size_t)m->n_values + 1, sizeof *ids);
+  lc_status s = LC_OK;
+  if (!d->vbuf || !d->vref || !d->ops || !d->what || !d->span || !d->ms || !ids)
+    s = lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  lc_backend_limits lim = {0};
+  if (!s) s = d->be->limits(d->ctx, &lim);
   size_t total = m->st.peak_activation_bytes;
-  d->activation_bytes = total;
-  if (total > rt->info.global_mem)
-    return lc_error(LC_ERR_NO_MEMORY, "model: activations need %zu bytes of device memory, %s has %llu", total,
-                    rt->info.device, (unsigned long long)rt->info.global_mem);
-  lc_status s;
-  if (total && (s = lc_cl_buffer(rt, total, NULL, &d->arena))) return s;
+  if (!s && total > lim.global_mem) /* before anything is allocated or run */
+    s = lc_error(LC_ERR_NO_MEMORY, "model: activations need %zu bytes of device memory, %s has %zu", total,
+                 d->be->device_name(d->ctx), lim.global_mem);
+  int n = 0;
+  for (int i = 0; !s && i < m->n_values; i++)
+    if (placed(m, i)) ids[n++] = i;
+  if (!s) s = lay_out(m, ids, n, lim.max_alloc);
+  lc_free(ids);
+  if (s) return s;
   for (int i = 0; i < m->n_values; i++) {
-    lc_value *v = &m->values[i];
-    int live = v->is_input || (v->producer >= 0 && !m->nodes[v->producer].dead);
-    if (v->is_const || !live || v->alias >= 0 || !v->t.nbytes) continue;
-    cl_buffer_region r = {v->offset, v->t.nbytes};
-    cl_int e;
-    d->vmem[i] = rt->cl->CreateSubBuffer(d->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &e);
-    if (!d->vmem[i]) return lc_cl_fail(rt, e, "a sub-buffer of %zu bytes at %zu of the activation arena", r.size, r.origin);
-    d->vown[i] = 1;
+    int r = root_of(m, i);
+    if (placed(m, r) && m->values[i].t.nbytes) d->vref[i] = &d->vbuf[r];
   }
-  for (int i = 0; i < m->n_values; i++)
-    if (m->values[i].alias >= 0) d->vmem[i] = d->vmem[root_of(m, i)];
   for (int p = 0; p < m->n_nodes; p++) {
     int k = m->nodes[p].n.n_inputs + m->nodes[p].n.n_outputs;
     if (k > d->maxio) d->maxio = k;
@@ -111,9 +200,9 @@ lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed
   unsigned cm = 0;
   for (int k = 0; k < g->n.n_inputs && k < 32; k++)
     if (g->in[k] >= 0 && m->values[g->in[k]].is_const) cm |= 1u << k;
-  lc_clop *op = NULL;
+  lc_backend_op *op = NULL;
   lc_status s = g->n.n_inputs > 32 ? LC_ERR_UNSUPPORTED
-                                   : lc_clop_create(d->ctx, &g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, cm, &op);
+                                   : d->be->op_create(d->ctx, &g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, cm, &op);
   if (s == LC_ERR_UNSUPPORTED) { /* no device version: the CPU runs it */
     snprintf(d->what[p], sizeof d->what[p], "cpu: %s", lc_last_error());
     g->route = d->what[p];
@@ -121,8 +210,8 @@ lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed
     return LC_OK;
   }
   if (s) return s;
-  lc_clop_info info;
-  lc_clop_describe(op, &info);
+  lc_backend_op_info info;
+  d->be->op_describe(op, &info);
   d->ops[p] = op;
   snprintf(d->what[p], sizeof d->what[p], "%s", info.kernel[0] ? info.kernel : info.route);
   g->route = d->what[p];
@@ -136,8 +225,8 @@ lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed
     int live = 0;
     for (int q = 0; q < m->n_nodes; q++) live += !m->nodes[q].dead;
     fprintf(stderr, "lowconv: planning on %s: %d of %d nodes, %.1f s (tuning %.1f s, compiling %.1f s)\n",
-            d->rt->info.device, d->inited, live, (t - d->t_plan) * 1e-3, d->tune_ms * 1e-3,
-            (d->rt->compile_ms - d->compile_ms0) * 1e-3);
+            d->be->device_name(d->ctx), d->inited, live, (t - d->t_plan) * 1e-3, d->tune_ms * 1e-3,
+            (d->be->compile_ms(d->ctx) - d->compile_ms0) * 1e-3);
     d->t_said = t;
   }
   *packed = info.packed_inputs;
@@ -149,13 +238,13 @@ lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed
 static lc_status xfer(lc_model *m, int id, int to_device) {
   lc_model_dev *d = m->dev;
   const lc_value *v = &m->values[id];
-  if (v->is_const || !d->vmem[id] || !v->t.nbytes) return LC_OK;
-  return to_device ? lc_cl_write(d->rt, d->vmem[id], 0, v->t.nbytes, v->t.data)
-                   : lc_cl_read(d->rt, d->vmem[id], 0, v->t.nbytes, v->t.data);
+  lc_buffer *b = (lc_buffer *)d->vref[id];
+  if (v->is_const || !b) return LC_OK;
+  return to_device ? d->be->upload(b, 0, v->t.data, v->t.nbytes) : d->be->download(b, 0, v->t.data, v->t.nbytes);
 }
 
 static lc_status run_on_host(lc_model *m, lc_gnode *g) {
-  lc_status s = LC_OK;
+  lc_status s = m->dev->be->sync(m->dev->ctx); /* the inputs' producers must be done */
   double t0 = lc_now_ms();
   for (int k = 0; k < g->n.n_inputs && !s; k++)
     if (g->in[k] >= 0) s = xfer(m, g->in[k], 0);
@@ -167,40 +256,17 @@ static lc_status run_on_host(lc_model *m, lc_gnode *g) {
   return s;
 }
 
-static void release_events(lc_model_dev *d, int n) {
-  for (int i = 0; i < 2 * n; i++)
-    if (d->ev[i]) d->rt->cl->ReleaseEvent(d->ev[i]), d->ev[i] = NULL;
-}
-
-/* Per-node device times from the events, and the run's span. */
-static lc_status read_times(lc_model *m) {
-  lc_model_dev *d = m->dev;
-  cl_ulong lo = 0, hi = 0;
-  for (int p = 0; p < m->n_nodes; p++) {
-    if (!d->ev[2 * p]) continue;
-    cl_ulong t0 = 0, t1 = 0;
-    cl_int e = d->rt->cl->GetEventProfilingInfo(d->ev[2 * p], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-    if (!e) e = d->rt->cl->GetEventProfilingInfo(d->ev[2 * p + 1], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-    if (e) return lc_cl_fail(d->rt, e, "reading the profiling times of node %d", p);
-    m->nodes[p].ms = t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
-    if (!lo || t0 < lo) lo = t0;
-    if (t1 > hi) hi = t1;
-  }
-  d->last_run_ms = hi > lo ? (double)(hi - lo) * 1e-6 : 0.0;
-  return LC_OK;
-}
-
 lc_status lc_dev_run(lc_model *m) {
   lc_model_dev *d = m->dev;
-  lc_cl_rt *rt = d->rt;
+  const lc_backend_ops *be = d->be;
   lc_status s = LC_OK;
   for (int i = 0; i < m->n_inputs && !s; i++) {
     const lc_value *v = &m->values[m->inputs[i]];
-    if (!d->vmem[m->inputs[i]] || !v->t.nbytes) continue;
-    cl_int e = rt->cl->EnqueueWriteBuffer(rt->queue, d->vmem[m->inputs[i]], CL_FALSE, 0, v->t.nbytes, v->t.data, 0,
-                                          NULL, NULL);
-    if (e) s = lc_cl_fail(rt, e, "uploading input '%s' (%zu bytes)", v->t.name, v->t.nbytes);
+    lc_buffer *b = (lc_buffer *)d->vref[m->inputs[i]];
+    if (b && (s = be->upload_async(b, 0, v->t.data, v->t.nbytes)))
+      s = lc_error(s, "model: uploading input '%s': %s", v->t.name, lc_last_error());
   }
+  int prof = m->opt.device_profile;
   for (int p = 0; p < m->n_nodes && !s; p++) {
     lc_gnode *g = &m->nodes[p];
     if (g->dead) continue;
@@ -208,36 +274,39 @@ lc_status lc_dev_run(lc_model *m) {
       s = run_on_host(m, g);
       continue;
     }
-    cl_mem *in = d->io, *out = d->io + g->n.n_inputs;
-    for (int k = 0; k < g->n.n_inputs; k++) in[k] = g->in[k] >= 0 ? d->vmem[g->in[k]] : NULL;
-    for (int k = 0; k < g->n.n_outputs; k++) out[k] = g->out[k] >= 0 ? d->vmem[g->out[k]] : NULL;
-    int prof = m->opt.device_profile;
-    s = lc_clop_enqueue(d->ops[p], in, out, prof ? &d->ev[2 * p] : NULL, prof ? &d->ev[2 * p + 1] : NULL);
+    const lc_buffer **in = d->io, **out = d->io + g->n.n_inputs;
+    for (int k = 0; k < g->n.n_inputs; k++) in[k] = g->in[k] >= 0 ? d->vref[g->in[k]] : NULL;
+    for (int k = 0; k < g->n.n_outputs; k++) out[k] = g->out[k] >= 0 ? d->vref[g->out[k]] : NULL;
+    s = be->op_enqueue(d->ops[p], in, out, prof ? &d->span[p] : NULL);
   }
   for (int i = 0; i < m->n_outputs && !s; i++) {
     const lc_value *v = &m->values[m->outputs[i]];
-    if (v->is_const || !d->vmem[m->outputs[i]] || !v->t.nbytes) continue;
-    cl_int e = rt->cl->EnqueueReadBuffer(rt->queue, d->vmem[m->outputs[i]], CL_FALSE, 0, v->t.nbytes, v->t.data, 0,
-                                         NULL, NULL);
-    if (e) s = lc_cl_fail(rt, e, "downloading output '%s' (%zu bytes)", v->t.name, v->t.nbytes);
+    const lc_buffer *b = v->is_const ? NULL : d->vref[m->outputs[i]];
+    if (b && (s = be->download_async(b, 0, v->t.data, v->t.nbytes)))
+      s = lc_error(s, "model: downloading output '%s': %s", v->t.name, lc_last_error());
   }
-  lc_status f = lc_cl_finish(rt); /* also when something failed: nothing may still read the host arena */
+  lc_status f = be->sync(d->ctx); /* also when something failed: nothing may still read the host arena */
   if (!s) s = f;
-  if (!s) s = read_times(m);
-  release_events(d, m->n_nodes);
+  lc_status t = be->span_ms(d->ctx, d->span, m->n_nodes, d->ms, &d->last_run_ms); /* releases them */
+  if (!s) s = t;
+  for (int p = 0; !s && prof && p < m->n_nodes; p++)
+    if (d->ops[p]) m->nodes[p].ms = d->ms[p];
   return s;
 }
 
 void lc_dev_free(lc_model *m) {
   lc_model_dev *d = m->dev;
   if (!d) return;
-  lc_cl_finish(d->rt); /* nothing in flight may still use what is released below */
-  if (d->ev) release_events(d, d->n_nodes);
-  for (int p = 0; d->ops && p < d->n_nodes; p++) lc_clop_free(d->ops[p]);
-  for (int i = d->vmem ? d->n_values - 1 : -1; i >= 0; i--) /* sub-buffers before their arena, newest first */
-    if (d->vown[i]) lc_cl_release_mem(d->rt, &d->vmem[i]);
-  if (d->arena) lc_cl_release_mem(d->rt, &d->arena);
-  lc_free(d->vmem), lc_free(d->vown), lc_free(d->ops), lc_free(d->what), lc_free(d->ev), lc_free(d->io);
+  if (d->be->sync) d->be->sync(d->ctx); /* nothing in flight may still use what is released below */
+  if (d->span) d->be->span_ms(d->ctx, d->span, d->n_nodes, NULL, NULL);
+  for (int p = 0; d->ops && p < d->n_nodes; p++)
+    if (d->ops[p]) d->be->op_free(d->ops[p]);
+  for (int i = d->vbuf ? d->n_values - 1 : -1; i >= 0; i--) /* views before their arena, newest first */
+    if (d->vbuf[i].data) d->be->buffer_free(&d->vbuf[i]);
+  for (int c = d->n_chunks - 1; c >= 0; c--)
+    if (d->chunk[c].data) d->be->buffer_free(&d->chunk[c]);
+  lc_free(d->chunk), lc_free(d->vbuf), lc_free(d->vref), lc_free(d->ops), lc_free(d->what), lc_free(d->span);
+  lc_free(d->ms), lc_free(d->io);
   lc_context_destroy(d->ctx);
   lc_free(d);
   m->dev = NULL;
@@ -246,56 +315,28 @@ void lc_dev_free(lc_model *m) {
 void lc_model_get_device_stats(const lc_model *m, lc_model_device_stats *s) {
   memset(s, 0, sizeof *s);
   const lc_model_dev *d = m->dev;
-  if (!d) return;
-  s->device = d->rt->info.device;
+  if (!d || !d->be->op_create) return;
+  s->device = d->be->device_name(d->ctx);
   s->fallbacks = d->fallbacks, s->kernels = d->kernels;
   s->weight_bytes = d->weight_bytes, s->activation_bytes = d->activation_bytes;
-  s->compile_ms = d->rt->compile_ms - d->compile_ms0;
+  s->arena_buffers = d->n_chunks;
+  for (int i = 0; d->vbuf && i < d->n_values; i++) s->arena_buffers += d->vbuf[i].data && !d->vbuf[i].sub;
+  s->compile_ms = d->be->compile_ms(d->ctx) - d->compile_ms0;
   s->tune_ms = d->tune_ms;
   s->last_run_ms = d->last_run_ms;
 }
 
 lc_status lc_model_device_launch_us(lc_model *m, double *us) {
   *us = 0;
-  if (!m || !m->dev) return lc_error(LC_ERR_STATE, "model: not planned on a device");
-  lc_cl_limits lim;
-  lc_status s = lc_cl_limits_get(m->dev->ctx, &lim);
-  if (!s) *us = lim.launch_us;
-  return s;
+  if (!m || !m->dev || !m->dev->be->launch_us) return lc_error(LC_ERR_STATE, "model: not planned on a device");
+  return m->dev->be->launch_us(m->dev->ctx, us);
 }
-
-#else /* no OpenCL backend in this build */
-
-typedef struct lc_model_dev lc_model_dev;
-
-lc_status lc_dev_open(lc_model *m) {
-  if (!m->opt.device || !strcmp(m->opt.device, "cpu")) return LC_OK;
-  return lc_error(LC_ERR_UNSUPPORTED, "model: device '%s': this build has no OpenCL backend (no CL/cl.h at build time)",
-                  m->opt.device);
-}
-lc_status lc_dev_bind(lc_model *m) { return LC_OK; }
-lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed) {
-  *done = 0, *packed = 0;
-  return LC_OK;
-}
-lc_status lc_dev_run(lc_model *m) { return lc_error(LC_ERR_STATE, "model: no device"); }
-void lc_dev_free(lc_model *m) {}
-void lc_model_get_device_stats(const lc_model *m, lc_model_device_stats *s) { memset(s, 0, sizeof *s); }
-lc_status lc_model_device_launch_us(lc_model *m, double *us) {
-  *us = 0;
-  return lc_error(LC_ERR_STATE, "model: not planned on a device");
-}
-
-#endif
 
 int lc_model_layer_on_host(const lc_model *m, int i) {
-#if LC_HAVE_OPENCL
   if (!m->dev || !m->dev->ops) return 0;
   for (int p = 0; p < m->n_nodes; p++) {
     if (m->nodes[p].dead || i-- > 0) continue;
     return m->dev->ops[p] == NULL;
   }
-#endif
-  (void)m, (void)i;
   return 0;
 }

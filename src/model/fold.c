@@ -180,12 +180,12 @@ done:
 /* ------------------------------------------------------------------ fusion */
 
 /* The single live consumer of value v at a later position, or -1. */
-static int sole_consumer(const lc_model *m, int v) {
+int lc_fold_sole_consumer(const lc_model *m, int v) {
   const lc_value *x = &m->values[v];
   return !x->is_output && x->n_uses == 1 ? x->consumer : -1;
 }
 
-static lc_status add_attr(lc_model *m, lc_gnode *g, const char *name, lc_attr_type type, int64_t i, float f) {
+lc_status lc_fold_add_attr(lc_model *m, lc_gnode *g, const char *name, lc_attr_type type, int64_t i, float f) {
   lc_attr *a = lc_arena_alloc(m->arena, ((size_t)g->n.n_attrs + 1) * sizeof(lc_attr));
   if (!a) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   if (g->n.n_attrs) memcpy(a, g->n.attrs, (size_t)g->n.n_attrs * sizeof(lc_attr));
@@ -218,7 +218,7 @@ static lc_status set_input(lc_model *m, lc_gnode *g, int k, int v) {
 }
 
 /* Moves conv node at p into the slot of consumer c (which it replaces), taking c's output. */
-static int absorb(lc_model *m, int p, int c, const char *tag) {
+int lc_fold_absorb(lc_model *m, int p, int c, const char *tag) {
   lc_gnode *k = &m->nodes[p], *d = &m->nodes[c];
   int out = d->out[0];
   m->values[k->out[0]].n_uses = 0;
@@ -235,7 +235,7 @@ static int absorb(lc_model *m, int p, int c, const char *tag) {
   return c;
 }
 
-static const float *const_f32(lc_model *m, const lc_gnode *g, int k, size_t n) {
+const float *lc_fold_const_f32(lc_model *m, const lc_gnode *g, int k, size_t n) {
   if (k >= g->n.n_inputs || g->in[k] < 0) return NULL;
   lc_graph_ensure(m, g->in[k]);
   const lc_value *v = &m->values[g->in[k]];
@@ -273,9 +273,9 @@ static lc_status fuse_bn(lc_model *m, int *pp, int c) {
   const lc_value *w = &m->values[src];
   if (!w->is_const || !w->t.data || w->t.dtype != LC_DT_FLOAT || w->t.ndim < 3) return LC_OK;
   int64_t oc = w->t.dims[0];
-  const float *sc = const_f32(m, b, 1, (size_t)oc), *bb = const_f32(m, b, 2, (size_t)oc),
-              *mean = const_f32(m, b, 3, (size_t)oc), *var = const_f32(m, b, 4, (size_t)oc);
-  const float *bias = k->n.n_inputs > 2 && k->in[2] >= 0 ? const_f32(m, k, 2, (size_t)oc) : NULL;
+  const float *sc = lc_fold_const_f32(m, b, 1, (size_t)oc), *bb = lc_fold_const_f32(m, b, 2, (size_t)oc),
+              *mean = lc_fold_const_f32(m, b, 3, (size_t)oc), *var = lc_fold_const_f32(m, b, 4, (size_t)oc);
+  const float *bias = k->n.n_inputs > 2 && k->in[2] >= 0 ? lc_fold_const_f32(m, k, 2, (size_t)oc) : NULL;
   if (!sc || !bb || !mean || !var || (k->n.n_inputs > 2 && k->in[2] >= 0 && !bias)) return LC_OK;
   for (int i = 1; i < b->n.n_outputs; i++)
     if (b->out[i] >= 0) return LC_OK; /* training-mode outputs */
@@ -299,7 +299,7 @@ static lc_status fuse_bn(lc_model *m, int *pp, int c) {
     nb[o] = (float)(((bias ? bias[o] : 0.0) - mean[o]) * f[o] + bb[o]);
   }
   if ((s = set_input(m, k, 1, wid)) || (s = set_input(m, k, 2, bid))) return s;
-  *pp = absorb(m, *pp, c, "bn");
+  *pp = lc_fold_absorb(m, *pp, c, "bn");
   m->st.fused_bn++;
   return LC_OK;
 }
@@ -313,8 +313,8 @@ static lc_status fuse_add(lc_model *m, int *pp, int c) {
       memcmp(rv->t.dims, cv->t.dims, sizeof(int64_t) * (size_t)cv->t.ndim))
     return LC_OK; /* broadcasting adds stay separate */
   lc_status s;
-  if ((s = set_input(m, k, 3, r)) || (s = add_attr(m, k, "_residual", LC_ATTR_INT, 1, 0))) return s;
-  *pp = absorb(m, *pp, c, "add");
+  if ((s = set_input(m, k, 3, r)) || (s = lc_fold_add_attr(m, k, "_residual", LC_ATTR_INT, 1, 0))) return s;
+  *pp = lc_fold_absorb(m, *pp, c, "add");
   m->st.fused_add++;
   return LC_OK;
 }
@@ -338,7 +338,7 @@ static lc_status fuse_act(lc_model *m, int *pp, int c) {
     hi = lc_attr_float(&a->n, "max", hi);
     for (int i = 1; i < a->n.n_inputs && i < 3; i++) {
       if (a->in[i] < 0) continue;
-      const float *v = const_f32(m, a, i, 1);
+      const float *v = lc_fold_const_f32(m, a, i, 1);
       if (!v) return LC_OK; /* bounds computed at run time */
       if (i == 1) lo = *v;
       else hi = *v;
@@ -347,15 +347,15 @@ static lc_status fuse_act(lc_model *m, int *pp, int c) {
     return LC_OK;
   }
   lc_status s;
-  if ((s = add_attr(m, k, "_act", LC_ATTR_INT, act, 0))) return s;
-  if (act == LC_ACT_CLIP && ((s = add_attr(m, k, "_act_min", LC_ATTR_FLOAT, 0, lo)) ||
-                             (s = add_attr(m, k, "_act_max", LC_ATTR_FLOAT, 0, hi))))
+  if ((s = lc_fold_add_attr(m, k, "_act", LC_ATTR_INT, act, 0))) return s;
+  if (act == LC_ACT_CLIP && ((s = lc_fold_add_attr(m, k, "_act_min", LC_ATTR_FLOAT, 0, lo)) ||
+                             (s = lc_fold_add_attr(m, k, "_act_max", LC_ATTR_FLOAT, 0, hi))))
     return s;
-  if (act == LC_ACT_LEAKY_RELU && (s = add_attr(m, k, "_act_alpha", LC_ATTR_FLOAT, 0, alpha))) return s;
+  if (act == LC_ACT_LEAKY_RELU && (s = lc_fold_add_attr(m, k, "_act_alpha", LC_ATTR_FLOAT, 0, alpha))) return s;
   char tag[16];
   snprintf(tag, sizeof tag, "%s", op);
   for (char *t = tag; *t; t++) *t = (char)(*t >= 'A' && *t <= 'Z' ? *t + 32 : *t);
-  *pp = absorb(m, *pp, c, tag);
+  *pp = lc_fold_absorb(m, *pp, c, tag);
   m->st.fused_act++;
   return LC_OK;
 }
@@ -364,7 +364,7 @@ static lc_status fuse_act(lc_model *m, int *pp, int c) {
 
 /* Value of a constant float scalar input (any rank, one element) in *v; 0 if not one. */
 static int const_scalar(lc_model *m, const lc_gnode *g, int k, float *v) {
-  const float *p = const_f32(m, g, k, 1);
+  const float *p = lc_fold_const_f32(m, g, k, 1);
   if (p) *v = *p;
   return p != NULL;
 }
@@ -428,7 +428,7 @@ static lc_status fuse_hswish_at(lc_model *m, int p) {
   if (!strcmp(a->n.op_type, "HardSigmoid")) {
     int x = a->n.n_inputs == 1 ? a->in[0] : -1;
     if (x < 0 || a->out[0] < 0 || !near(lc_attr_float(&a->n, "alpha", 0.2f), 1.0f / 6.0f) ||
-        lc_attr_float(&a->n, "beta", 0.5f) != 0.5f || (c1 = sole_consumer(m, a->out[0])) < 0 ||
+        lc_attr_float(&a->n, "beta", 0.5f) != 0.5f || (c1 = lc_fold_sole_consumer(m, a->out[0])) < 0 ||
         !is_mul_by(&m->nodes[c1], a->out[0], x))
       return LC_OK;
     return make_hswish(m, c1, x, (int[]){p}, 1);
@@ -437,7 +437,7 @@ static lc_status fuse_hswish_at(lc_model *m, int p) {
   int x = a->n.n_inputs == 2 ? a->in[0] : -1, k = 1;
   if (x >= 0 && m->values[x].is_const) x = a->in[1], k = 0;
   if (x < 0 || m->values[x].is_const || other_input(a, x) < 0 || !const_scalar(m, a, k, &v) || v != 3.0f) return LC_OK;
-  if ((c1 = sole_consumer(m, a->out[0])) < 0) return LC_OK;
+  if ((c1 = lc_fold_sole_consumer(m, a->out[0])) < 0) return LC_OK;
   lc_gnode *cl = &m->nodes[c1];
   if (cl->dead || strcmp(cl->n.op_type, "Clip") || cl->n.n_outputs != 1 || cl->out[0] < 0 || cl->in[0] != a->out[0])
     return LC_OK;
@@ -446,11 +446,11 @@ static lc_status fuse_hswish_at(lc_model *m, int p) {
   if ((cl->n.n_inputs > 1 && cl->in[1] >= 0 && !const_scalar(m, cl, 1, &lo)) ||
       (cl->n.n_inputs > 2 && cl->in[2] >= 0 && !const_scalar(m, cl, 2, &hi)) || lo != 0.0f || hi != 6.0f)
     return LC_OK;
-  if ((c2 = sole_consumer(m, cl->out[0])) < 0) return LC_OK;
+  if ((c2 = lc_fold_sole_consumer(m, cl->out[0])) < 0) return LC_OK;
   const lc_gnode *g2 = &m->nodes[c2];
   int mul_first = is_mul_by(g2, cl->out[0], x);
   if (!mul_first && !is_sixth(m, g2, cl->out[0])) return LC_OK;
-  if ((c3 = sole_consumer(m, g2->out[0])) < 0) return LC_OK;
+  if ((c3 = lc_fold_sole_consumer(m, g2->out[0])) < 0) return LC_OK;
   const lc_gnode *g3 = &m->nodes[c3];
   if (mul_first ? !is_sixth(m, g3, g2->out[0]) : !is_mul_by(g3, g2->out[0], x)) return LC_OK;
   return make_hswish(m, c3, x, (int[]){p, c1, c2}, 3);
@@ -460,7 +460,7 @@ static lc_status fuse_hswish_at(lc_model *m, int p) {
 
 /* Per-output-channel values of a constant c broadcast against conv output y ([N, M, ...]):
  * c must be one element or vary only along dim 1. Fills f[M] (as double); 0 if not such. */
-static int channel_const(lc_model *m, const lc_gnode *g, int k, int y, double *f) {
+int lc_fold_channel_const(lc_model *m, const lc_gnode *g, int k, int y, double *f) {
   if (k >= g->n.n_inputs || g->in[k] < 0) return 0;
   const lc_value *cv = &m->values[g->in[k]];
   const lc_tensor *yt = &m->values[y].t;
@@ -493,11 +493,11 @@ static lc_status fuse_affine(lc_model *m, int *pp, int c, int is_mul) {
   int64_t M = w->t.dims[0];
   if (M != m->values[y].t.dims[1]) return LC_OK;
   int has_b = k->n.n_inputs > 2 && k->in[2] >= 0;
-  const float *bias = has_b ? const_f32(m, k, 2, (size_t)M) : NULL;
+  const float *bias = has_b ? lc_fold_const_f32(m, k, 2, (size_t)M) : NULL;
   if (has_b && !bias) return LC_OK;
   double *f = lc_malloc((size_t)(M ? M : 1) * sizeof(double) * 2);
   if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-  if (!channel_const(m, a, a->in[0] == r ? 0 : 1, y, f)) {
+  if (!lc_fold_channel_const(m, a, a->in[0] == r ? 0 : 1, y, f)) {
     lc_free(f);
     return LC_OK;
   }
@@ -527,7 +527,7 @@ static lc_status fuse_affine(lc_model *m, int *pp, int c, int is_mul) {
   }
   lc_free(f);
   if (s || (s = set_input(m, k, 1, wid)) || (s = set_input(m, k, 2, bid))) return s;
-  *pp = absorb(m, *pp, c, is_mul ? "mul" : "add");
+  *pp = lc_fold_absorb(m, *pp, c, is_mul ? "mul" : "add");
   m->st.fused_bn++;
   return LC_OK;
 }
@@ -541,13 +541,13 @@ static lc_status fuse_post(lc_model *m, int *pp, int c, int is_mul) {
   if (r < 0 || !same_shape(m, y, a->out[0]) || !const_scalar(m, a, a->in[0] == r ? 0 : 1, &v)) return LC_OK;
   lc_attr *pm = (lc_attr *)lc_node_attr(&k->n, "_post_mul"), *pa = (lc_attr *)lc_node_attr(&k->n, "_post_add");
   lc_status s;
-  if (!pm && (s = add_attr(m, k, "_post_mul", LC_ATTR_FLOAT, 0, 1.0f))) return s;
-  if (!pa && (s = add_attr(m, k, "_post_add", LC_ATTR_FLOAT, 0, 0.0f))) return s;
+  if (!pm && (s = lc_fold_add_attr(m, k, "_post_mul", LC_ATTR_FLOAT, 0, 1.0f))) return s;
+  if (!pa && (s = lc_fold_add_attr(m, k, "_post_add", LC_ATTR_FLOAT, 0, 0.0f))) return s;
   pm = (lc_attr *)lc_node_attr(&k->n, "_post_mul"); /* add_attr moves the array */
   pa = (lc_attr *)lc_node_attr(&k->n, "_post_add");
   if (is_mul) pm->f *= v, pa->f *= v;
   else pa->f += v;
-  *pp = absorb(m, *pp, c, is_mul ? "mul" : "add");
+  *pp = lc_fold_absorb(m, *pp, c, is_mul ? "mul" : "add");
   m->st.fused_act++;
   return LC_OK;
 }
@@ -566,7 +566,7 @@ lc_status lc_fuse(lc_model *m) {
     int q = p;
     for (;;) {
       lc_gnode *k = &m->nodes[q];
-      int c = sole_consumer(m, k->out[0]);
+      int c = lc_fold_sole_consumer(m, k->out[0]);
       if (c < 0 || m->nodes[c].dead) break;
       const char *op = m->nodes[c].n.op_type;
       int has_act = lc_node_attr(&k->n, "_act") != NULL, has_res = lc_node_attr(&k->n, "_residual") != NULL;

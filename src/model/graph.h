@@ -80,6 +80,18 @@ int lc_graph_nbytes(lc_tensor *t);
 
 lc_status lc_fold_and_infer(lc_model *m);   /* fold.c */
 lc_status lc_fuse(lc_model *m);             /* fold.c */
+/* fold.c's fusion helpers (fuse_device.c uses them too): the single live consumer of value v or
+ * -1; a private attribute added to g; conv node p moved into consumer c's slot (taking its
+ * output, tag appended to its fused list), returning c; constant float input k of g with n
+ * elements or NULL; per-channel values (f[M]) of constant input k broadcast against conv output y. */
+int lc_fold_sole_consumer(const lc_model *m, int v);
+lc_status lc_fold_add_attr(lc_model *m, lc_gnode *g, const char *name, lc_attr_type type, int64_t i, float f);
+int lc_fold_absorb(lc_model *m, int p, int c, const char *tag);
+const float *lc_fold_const_f32(lc_model *m, const lc_gnode *g, int k, size_t n);
+int lc_fold_channel_const(lc_model *m, const lc_gnode *g, int k, int y, double *f);
+/* fuse_device.c: fusions only a device conv's epilogue can run (PRelu, a per-channel affine
+ * after the residual add); for a plan on a device, after lc_fuse. */
+lc_status lc_fuse_device(lc_model *m);
 lc_status lc_plan_memory(lc_model *m);      /* planner.c */
 /* planner.c: the init loop: folded weights made on demand, consumed constants released. */
 lc_status lc_plan_init_ops(lc_model *m);

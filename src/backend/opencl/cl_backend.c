@@ -1,5 +1,8 @@
 /* The OpenCL backend's lc_backend_ops: a device per context, tensors as device buffers. */
+#include <stdlib.h>
+
 #include "backend/opencl/cl_backend.h"
+#include "backend/opencl/cl_ops.h"
 #include "backend/opencl/cl_program.h"
 
 #include "conv/conv.h"
@@ -62,6 +65,115 @@ static lc_status cl_conv_run(lc_conv *c, const lc_buffer *in, lc_buffer *out, co
   return lc_cl_conv_enqueue(c, in->data, out->data, res ? res->data : NULL);
 }
 
+/* ---- the model runner's entry points ---- */
+
+static lc_cl_rt *rt_of(const lc_context *ctx) { return ((lc_cl_ctx *)ctx->dev)->rt; }
+
+/* Test hooks, as no test device is that small: LOWCONV_CL_MAX_ALLOC and LOWCONV_CL_GLOBAL_MEM
+ * (bytes) lower the largest buffer (the arena split) and the device memory (the plan-time
+ * out-of-memory error) the runner plans with. */
+static void lower_by_env(const char *name, size_t *v) {
+  const char *e = getenv(name);
+  char *end;
+  unsigned long long x = e ? strtoull(e, &end, 10) : 0;
+  if (e && *end == 0 && x > 0 && x < *v) *v = (size_t)x;
+}
+
+static lc_status cl_limits(const lc_context *ctx, lc_backend_limits *o) {
+  lc_cl_rt *rt = rt_of(ctx);
+  cl_uint bits = 0;
+  if (rt->cl->GetDeviceInfo(rt->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL)) bits = 0;
+  o->global_mem = (size_t)rt->info.global_mem;
+  o->max_alloc = (size_t)rt->info.max_alloc;
+  o->base_align = bits / 8 > 64 ? bits / 8 : 64;
+  lower_by_env("LOWCONV_CL_MAX_ALLOC", &o->max_alloc);
+  lower_by_env("LOWCONV_CL_GLOBAL_MEM", &o->global_mem);
+  return LC_OK;
+}
+
+static lc_status cl_launch_us(lc_context *ctx, double *us) {
+  lc_cl_limits lim;
+  lc_status s = lc_cl_limits_get(ctx, &lim);
+  *us = s ? 0 : lim.launch_us;
+  return s;
+}
+
+static double cl_compile_ms(const lc_context *ctx) { return rt_of(ctx)->compile_ms; }
+
+static lc_status cl_buffer_sub(lc_buffer *t, const lc_buffer *parent, size_t off) {
+  lc_cl_rt *rt = rt_of(t->ctx);
+  cl_buffer_region r = {off, t->bytes};
+  cl_int e;
+  cl_mem m = rt->cl->CreateSubBuffer(parent->data, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &e);
+  if (!m) return lc_cl_fail(rt, e, "a sub-buffer of %zu bytes at %zu of a %zu-byte buffer", t->bytes, off, parent->bytes);
+  t->data = m;
+  t->sub = 1;
+  return LC_OK;
+}
+
+static lc_status cl_upload_async(lc_buffer *t, size_t off, const void *src, size_t n) {
+  lc_cl_rt *rt = rt_of(t->ctx);
+  cl_int e = rt->cl->EnqueueWriteBuffer(rt->queue, t->data, CL_FALSE, off, n, src, 0, NULL, NULL);
+  return e ? lc_cl_fail(rt, e, "uploading %zu bytes", n) : LC_OK;
+}
+static lc_status cl_download_async(const lc_buffer *t, size_t off, void *dst, size_t n) {
+  lc_cl_rt *rt = rt_of(t->ctx);
+  cl_int e = rt->cl->EnqueueReadBuffer(rt->queue, t->data, CL_FALSE, off, n, dst, 0, NULL, NULL);
+  return e ? lc_cl_fail(rt, e, "downloading %zu bytes", n) : LC_OK;
+}
+
+static lc_status cl_op_create(lc_context *ctx, const lc_node *n, const lc_tensor *const *in, int n_in,
+                              const lc_tensor *out, int n_out, const lc_exec_ctx *x, unsigned cm, lc_backend_op **op) {
+  lc_clop *o = NULL;
+  lc_status s = lc_clop_create(ctx, n, in, n_in, out, n_out, x, cm, &o);
+  *op = (lc_backend_op *)o;
+  return s;
+}
+
+/* The node's buffers as cl_mem, input slots first (a small node needs no allocation). */
+static lc_status cl_op_enqueue(lc_backend_op *op, const lc_buffer *const *in, const lc_buffer *const *out,
+                               lc_backend_span *span) {
+  lc_clop *o = (lc_clop *)op;
+  int ni = lc_clop_n_inputs(o), no = lc_clop_n_outputs(o);
+  cl_mem local[64], *m = ni + no <= 64 ? local : lc_malloc((size_t)(ni + no) * sizeof *m);
+  if (!m) return lc_error(LC_ERR_NO_MEMORY, "opencl ops: out of memory");
+  for (int k = 0; k < ni; k++) m[k] = in[k] ? in[k]->data : NULL;
+  for (int k = 0; k < no; k++) m[ni + k] = out[k] ? out[k]->data : NULL;
+  lc_status s = lc_clop_enqueue(o, m, m + ni, span ? (cl_event *)&span->first : NULL,
+                                span ? (cl_event *)&span->last : NULL);
+  if (m != local) lc_free(m);
+  return s;
+}
+
+static void cl_op_describe(const lc_backend_op *op, lc_backend_op_info *info) {
+  lc_clop_describe((const lc_clop *)op, info);
+}
+static void cl_op_free(lc_backend_op *op) { lc_clop_free((lc_clop *)op); }
+
+static lc_status cl_span_ms(lc_context *ctx, lc_backend_span *sp, int n, double *ms, double *total) {
+  lc_cl_rt *rt = rt_of(ctx);
+  cl_ulong lo = 0, hi = 0;
+  lc_status s = LC_OK;
+  for (int i = 0; i < n; i++) {
+    cl_event a = sp[i].first, b = sp[i].last;
+    if (ms) ms[i] = 0;
+    if (!s && a && b) {
+      cl_ulong t0 = 0, t1 = 0;
+      cl_int e = rt->cl->GetEventProfilingInfo(a, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+      if (!e) e = rt->cl->GetEventProfilingInfo(b, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+      if (e) s = lc_cl_fail(rt, e, "reading the profiling times of op %d", i);
+      if (ms && !e) ms[i] = t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
+      if (!e && (!lo || t0 < lo)) lo = t0;
+      if (!e && t1 > hi) hi = t1;
+    }
+    if (a) rt->cl->ReleaseEvent(a);
+    if (b) rt->cl->ReleaseEvent(b);
+    sp[i].first = sp[i].last = NULL;
+  }
+  if (total) *total = hi > lo ? (double)(hi - lo) * 1e-6 : 0.0;
+  return s;
+}
+
 const lc_backend_ops lc_backend_opencl = {
     .name = "opencl",
     .open = cl_open,
@@ -79,6 +191,17 @@ const lc_backend_ops lc_backend_opencl = {
     .conv_run = cl_conv_run,
     .conv_run_host = lc_cl_conv_run_host,
     .conv_weights = lc_cl_conv_weights,
+    .limits = cl_limits,
+    .launch_us = cl_launch_us,
+    .compile_ms = cl_compile_ms,
+    .buffer_sub = cl_buffer_sub,
+    .upload_async = cl_upload_async,
+    .download_async = cl_download_async,
+    .op_create = cl_op_create,
+    .op_enqueue = cl_op_enqueue,
+    .op_describe = cl_op_describe,
+    .op_free = cl_op_free,
+    .span_ms = cl_span_ms,
 };
 
 lc_status lc_cl_conv_time(lc_conv *c, const lc_buffer *in, lc_buffer *out, int reps, double *ms) {

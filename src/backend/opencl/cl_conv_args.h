@@ -12,8 +12,11 @@
  *   q4:  uchar  w[((g*ob + b)*K + k)*2 + lane/2]        nibble u = code + 8; even lane LOW nibble
  *   scale/offset (q8, q4): float s[((g*ob + b)*nblk + blk)*4 + lane], weight = code*scale + offset
  *   blk(k) = (k / cin_g) * bpt + (k % cin_g) / bsz   (one block per row: bpt = 0, bsz = 2^30)
- * Epilogue: v = acc + bias[o] (has_bias) + residual (has_res); then the activation (lc_activation
- *   values: 0 none, 1 relu, 2 clip to [act_min, act_max], 3 leaky relu act_alpha, 4 hard swish). */
+ * Epilogue: v = acc + bias[o] (has_bias) + residual (has_res); then, with epi bit 1, the
+ *   per-channel affine v * bias[2M + o] + bias[3M + o] (M = groups * cout_g); then the activation
+ *   (lc_activation values: 0 none, 1 relu, 2 clip to [act_min, act_max], 3 leaky relu act_alpha,
+ *   4 hard swish); then, with epi bit 0, PRelu: v < 0 ? v * bias[M + o] : v. epi != 0 needs
+ *   has_bias and a bias buffer of 4M floats (the model runner's fused PRelu and BN after an add). */
 #ifndef LC_CL_CONV_ARGS_H
 #define LC_CL_CONV_ARGS_H
 
@@ -35,7 +38,7 @@ typedef struct lc_cl_conv_args {
   lc_cl_int bsz, ksplit, kchunk, pad0; /* ksplit: K split in this many chunks of kchunk (split-K GEMM) */
   lc_cl_int in_sn, in_sc, in_sh, in_sw;
   lc_cl_int out_sn, out_sc, out_sh, out_sw;
-  lc_cl_int act, has_bias, has_res, pad1;
+  lc_cl_int act, has_bias, has_res, epi;
   lc_cl_float act_min, act_max, act_alpha, pad2;
 } lc_cl_conv_args;
 

@@ -184,13 +184,14 @@ static int has_device_op(const char *t) {
 lc_status lc_clop_create(lc_context *ctx, const lc_node *n, const lc_tensor *const *in, int n_in,
                          const lc_tensor *out, int n_out, const lc_exec_ctx *x, unsigned cm, lc_clop **res) {
   *res = NULL;
-  if (!ctx || lc_context_backend(ctx) != LC_BACKEND_OPENCL)
+  if (!ctx || ctx->be != &lc_backend_opencl) /* ctx->be, not lc_context_backend: no use circle with api/ */
     return lc_error(LC_ERR_INVALID_ARG, "opencl ops: not an OpenCL context");
   if (!has_device_op(n->op_type)) return lcop_fail(n, LC_ERR_UNSUPPORTED, "no device kernel for %s", n->op_type);
   lc_clop *op = lc_calloc(1, sizeof *op);
   if (!op) return lc_error(LC_ERR_NO_MEMORY, "opencl ops: out of memory");
   op->ctx = ctx;
   op->rt = ((lc_cl_ctx *)ctx->dev)->rt;
+  op->n_in = n_in, op->n_out = n_out;
   lc_status s = clop_make_ew(op, n, in, n_in, out, n_out, cm);
   if (s == LC_ERR_UNSUPPORTED && !op->nl) s = clop_make_data(op, n, in, n_in, out, n_out, cm);
   if (s == LC_ERR_UNSUPPORTED && !op->nl) s = clop_make_reduce(op, n, in, n_in, out, n_out, cm);
@@ -212,6 +213,9 @@ void lc_clop_free(lc_clop *op) {
   lc_free(op->l);
   lc_free(op);
 }
+
+int lc_clop_n_inputs(const lc_clop *op) { return op->n_in; }
+int lc_clop_n_outputs(const lc_clop *op) { return op->n_out; }
 
 void lc_clop_describe(const lc_clop *op, lc_clop_info *info) {
   memset(info, 0, sizeof *info);

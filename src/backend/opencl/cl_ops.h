@@ -5,6 +5,7 @@
 #ifndef LC_CL_OPS_H
 #define LC_CL_OPS_H
 
+#include "backend/backend.h"
 #include "backend/opencl/cl_rt.h"
 #include "model/ops.h"
 
@@ -19,14 +20,10 @@ lc_status lc_clop_create(lc_context *ctx, const lc_node *n, const lc_tensor *con
 lc_status lc_clop_enqueue(lc_clop *op, const cl_mem *in, const cl_mem *out, cl_event *first, cl_event *last);
 void lc_clop_free(lc_clop *op);
 
-typedef struct lc_clop_info {
-  const char *route;       /* "ew", "copy", "conv gemv ...", "resize" ... */
-  char kernel[64];         /* kernel (conv: family and variant) */
-  int launches;            /* kernels per run (0: a view, nothing to do when in place) */
-  size_t device_bytes;     /* weights, constants and tables the op holds on the device */
-  unsigned packed_inputs;  /* bit i: input i was copied to the device at create */
-  double tune_ms;          /* conv tuning at create */
-} lc_clop_info;
+typedef lc_backend_op_info lc_clop_info; /* backend/backend.h */
 void lc_clop_describe(const lc_clop *op, lc_clop_info *info);
+/* The node's input and output slot counts (what enqueue's arrays hold). */
+int lc_clop_n_inputs(const lc_clop *op);
+int lc_clop_n_outputs(const lc_clop *op);
 
 #endif

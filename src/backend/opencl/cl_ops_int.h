@@ -37,6 +37,7 @@ struct lc_clop {
   lc_context *ctx;
   lc_cl_rt *rt;
   const char *route;
+  int n_in, n_out;          /* the node's slots */
   int nl, capl;
   clop_launch *l;
   cl_mem *owned;

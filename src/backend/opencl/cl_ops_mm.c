@@ -6,7 +6,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/opencl/cl_backend.h"
 #include "backend/opencl/cl_ops_int.h"
+#include "conv/conv.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
@@ -24,6 +26,37 @@ static lc_status post_affine(lc_clop *op, const lc_node *n, const lc_tensor *out
   return clop_affine(op, 0, clop_numel(out), mul, add);
 }
 
+/* fuse_device.c's per-channel epilogue: the conv's bias buffer becomes the table
+ * [bias | PRelu slope | affine mul | affine add] (M each) the kernels' lc_store reads. */
+static lc_status chan_epilogue(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in, lc_conv *c) {
+  const lc_attr *pr = lc_node_attr(n, "_prelu"), *cm = lc_node_attr(n, "_chan_mul"), *ca = lc_node_attr(n, "_chan_add");
+  if (!pr && !cm) return LC_OK;
+  lc_cl_conv *cc = c->dev;
+  size_t M = (size_t)cc->a.groups * (size_t)cc->a.cout_g;
+  if ((pr && pr->n != M) || !cm != !ca || (cm && (cm->n != M || ca->n != M)))
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "per-channel epilogue does not match the %zu output channels", M);
+  float *t = lc_calloc(4 * M + 1, sizeof *t);
+  if (!t) return lc_error(LC_ERR_NO_MEMORY, "opencl ops: out of memory");
+  const float *b = lcop_has(in, n_in, 2) ? in[2]->data : NULL;
+  for (size_t o = 0; o < M; o++) {
+    t[o] = b ? b[o] : 0.0f;
+    t[M + o] = pr ? pr->floats[o] : 0.0f;
+    t[2 * M + o] = cm ? cm->floats[o] : 1.0f;
+    t[3 * M + o] = cm ? ca->floats[o] : 0.0f;
+  }
+  cl_mem m;
+  lc_status s = lc_cl_buffer(op->rt, 4 * M * sizeof *t, t, &m);
+  lc_free(t);
+  if (s) return s;
+  lc_cl_release_mem(op->rt, &cc->bias);
+  cc->bias = m;
+  cc->weight_bytes += (4 * M - (b ? M : 0)) * sizeof(float);
+  c->weight_bytes = cc->weight_bytes;
+  cc->a.has_bias = 1;
+  cc->a.epi = (pr ? 1 : 0) | (cm ? 2 : 0);
+  return LC_OK;
+}
+
 static lc_status make_conv(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
                            const lc_tensor *out, const lc_exec_ctx *x, unsigned cm) {
   int res = lc_attr_int(n, "_residual", 0) != 0;
@@ -33,6 +66,7 @@ static lc_status make_conv(lc_clop *op, const lc_node *n, const lc_tensor *const
   dx.lc = op->ctx;
   lc_conv_shape sh;
   lc_status s = lcop_conv_make(n, in, n_in, &dx, 1, &op->convs[0], &sh);
+  if (!s) s = chan_epilogue(op, n, in, n_in, op->convs[0]);
   if (s) return s;
   op->packed |= 6u;
   op->route = "conv";

@@ -228,7 +228,23 @@ typedef struct conv_state {
   conv_act act;
   int residual;
   char route[64]; /* the route, and "(cache)" / "(tuned)" when the CPU tuner chose it */
+  const lc_attr *prelu, *cmul, *cadd; /* fuse_device.c's per-channel epilogue, NULL if none */
 } conv_state;
+
+/* The per-channel epilogue (fuse_device.c) when the device hands the conv back to the CPU:
+ * residual, y * cmul[o] + cadd[o], the activation, PRelu, in that order; NCHW output. */
+static void chan_epilogue(lc_exec_ctx *x, const conv_state *st, float *y, const float *r, const lc_tensor *out) {
+  size_t n = out->nbytes / sizeof(float), M = (size_t)out->dims[1], inner = M ? n / ((size_t)out->dims[0] * M) : 0;
+  for (size_t i = 0; inner && i < n; i++) {
+    size_t o = i / inner % M;
+    float v = y[i] + (r ? r[i] : 0.0f);
+    if (st->cmul) v = v * st->cmul->floats[o] + st->cadd->floats[o];
+    y[i] = v;
+  }
+  run_epilogue(x, y, NULL, n, &st->act);
+  for (size_t i = 0; st->prelu && inner && i < n; i++)
+    if (y[i] < 0.0f) y[i] *= st->prelu->floats[i / inner % M];
+}
 
 /* Weights are packed once in init, so they must be constants; infer is where constness is
  * visible (at init, non-constant inputs already point into the activation arena). */
@@ -366,9 +382,14 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
   conv_state *st = lc_calloc(1, sizeof *st);
   if (!st) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
   st->residual = conv_has_residual(n);
+  st->prelu = lc_node_attr(n, "_prelu"), st->cmul = lc_node_attr(n, "_chan_mul"), st->cadd = lc_node_attr(n, "_chan_add");
   lc_status s = read_act(n, &st->act);
+  size_t M = lcop_has(in, n_in, 1) && in[1]->ndim ? (size_t)in[1]->dims[0] : 0;
+  if (!s && ((st->prelu && st->prelu->n != M) || (!st->cmul != !st->cadd) || (st->cmul && (st->cmul->n != M || st->cadd->n != M))))
+    s = lcop_fail(n, LC_ERR_INVALID_ARG, "per-channel epilogue does not match the %zu output channels", M);
   /* with a residual the activation must follow the add, which the CPU library cannot do */
-  if (!s) s = lcop_conv_make(n, in, n_in, x, !st->residual, &st->conv, &st->shape);
+  int later = st->residual || st->prelu || st->cmul;
+  if (!s) s = lcop_conv_make(n, in, n_in, x, !later, &st->conv, &st->shape);
   if (s) {
     lc_free(st);
     return s;
@@ -398,7 +419,9 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
   if (x && x->scratch && x->scratch_bytes >= st->shape.workspace_bytes) ws = x->scratch, wsz = x->scratch_bytes;
   lc_status s = lc_conv_run(st->conv, in[0]->data, out->data, ws, wsz);
   if (s) return lcop_fail(n, s, "conv failed: %s", lc_last_error());
-  if (st->residual) {
+  if (st->prelu || st->cmul) {
+    chan_epilogue(x, st, out->data, st->residual ? in[n_in - 1]->data : NULL, out);
+  } else if (st->residual) {
     run_epilogue(x, out->data, in[n_in - 1]->data, out->nbytes / sizeof(float), &st->act);
   } else if (st->act.post) { /* the library applied the activation */
     conv_act post = st->act;

@@ -88,6 +88,14 @@ inline void lc_store(__global float *out, __global const float *bias, __global c
   int i = n * p->out_sn + o * p->out_sc + y * p->out_sh + x * p->out_sw;
   if (p->has_bias) acc += bias[o];
   if (p->has_res) acc += res[i];
+  if (p->epi) { /* per-channel tables after the bias (cl_conv_args.h) */
+    int M = p->groups * p->cout_g;
+    if (p->epi & 2) acc = mad(acc, bias[2 * M + o], bias[3 * M + o]);
+    acc = lc_act(acc, p);
+    if (p->epi & 1) acc = acc < 0.0f ? acc * bias[M + o] : acc;
+    out[i] = acc;
+    return;
+  }
   out[i] = lc_act(acc, p);
 }
 

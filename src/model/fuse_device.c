@@ -1,0 +1,90 @@
+/* Fusions for a plan on a device, after lc_fuse: what a device conv's epilogue runs but the CPU
+ * conv library does not (the CPU conv op still runs them, as a pass after the conv, should a
+ * node fall back). ArcFace-style nets put PRelu after a conv and BatchNormalization after the
+ * residual add; each was a kernel of its own, reading and writing the whole tensor again.
+ *   _prelu (FLOATS, one slope per output channel): y = y < 0 ? y * slope[o] : y
+ *   _chan_mul, _chan_add (FLOATS per channel): y = y * mul[o] + add[o], after the residual add
+ * Epilogue order: bias, residual, per-channel affine, activation, PRelu. */
+#include <math.h>
+#include <string.h>
+
+#include "model/graph.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+static int has(const lc_gnode *k, const char *a) { return lc_node_attr(&k->n, a) != NULL; }
+
+/* Adds FLOATS attribute name with v[M] (copied into the model's arena). */
+static lc_status add_floats(lc_model *m, lc_gnode *k, const char *name, const double *v, int64_t M) {
+  float *f = lc_arena_alloc(m->arena, (size_t)(M ? M : 1) * sizeof(float));
+  if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  for (int64_t o = 0; o < M; o++) f[o] = (float)v[o];
+  lc_status s = lc_fold_add_attr(m, k, name, LC_ATTR_FLOATS, 0, 0);
+  if (s) return s;
+  lc_attr *a = &k->n.attrs[k->n.n_attrs - 1];
+  a->floats = f, a->n = (size_t)M;
+  return LC_OK;
+}
+
+/* PRelu(y, slope) with a constant per-channel (or scalar) slope. */
+static lc_status fuse_prelu(lc_model *m, int *pp, int c, double *f) {
+  lc_gnode *k = &m->nodes[*pp], *a = &m->nodes[c];
+  int y = k->out[0];
+  if (a->n.n_inputs != 2 || a->in[0] != y || a->n.n_outputs != 1 || a->out[0] < 0 ||
+      !lc_fold_channel_const(m, a, 1, y, f))
+    return LC_OK;
+  lc_status s = add_floats(m, k, "_prelu", f, m->values[y].t.dims[1]);
+  if (s) return s;
+  *pp = lc_fold_absorb(m, *pp, c, "prelu");
+  m->st.fused_act++;
+  return LC_OK;
+}
+
+/* BatchNormalization(y) in inference form as y * mul + add per channel. */
+static lc_status fuse_bn_after(lc_model *m, int *pp, int c, double *f) {
+  lc_gnode *k = &m->nodes[*pp], *b = &m->nodes[c];
+  int y = k->out[0];
+  if (b->n.n_inputs < 5 || b->in[0] != y || b->n.n_outputs < 1 || b->out[0] < 0 || m->values[y].t.ndim < 3) return LC_OK;
+  for (int i = 1; i < b->n.n_outputs; i++)
+    if (b->out[i] >= 0) return LC_OK; /* training-mode outputs */
+  int64_t M = m->values[y].t.dims[1];
+  const float *sc = lc_fold_const_f32(m, b, 1, (size_t)M), *bb = lc_fold_const_f32(m, b, 2, (size_t)M),
+              *mean = lc_fold_const_f32(m, b, 3, (size_t)M), *var = lc_fold_const_f32(m, b, 4, (size_t)M);
+  if (!sc || !bb || !mean || !var) return LC_OK;
+  double eps = lc_attr_float(&b->n, "epsilon", 1e-5f);
+  for (int64_t o = 0; o < M; o++) {
+    f[o] = (double)sc[o] / sqrt((double)var[o] + eps);
+    f[M + o] = bb[o] - mean[o] * f[o];
+  }
+  lc_status s;
+  if ((s = add_floats(m, k, "_chan_mul", f, M)) || (s = add_floats(m, &m->nodes[*pp], "_chan_add", f + M, M))) return s;
+  *pp = lc_fold_absorb(m, *pp, c, "bn");
+  m->st.fused_bn++;
+  return LC_OK;
+}
+
+lc_status lc_fuse_device(lc_model *m) {
+  lc_plan_count_uses(m);
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_gnode *g = &m->nodes[p];
+    if (g->dead || strcmp(g->n.op_type, "Conv") || g->n.n_outputs != 1 || g->out[0] < 0) continue;
+    int64_t M = m->values[g->out[0]].t.ndim >= 3 ? m->values[g->out[0]].t.dims[1] : 0;
+    if (M <= 0) continue;
+    double *f = lc_malloc((size_t)M * 2 * sizeof(double));
+    if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+    lc_status s = LC_OK;
+    for (int q = p, c, before = -1; !s && q != before; ) { /* along the chain while something fuses */
+      if ((c = lc_fold_sole_consumer(m, m->nodes[q].out[0])) < 0 || m->nodes[c].dead) break;
+      const lc_gnode *k = &m->nodes[q];
+      const char *op = m->nodes[c].n.op_type;
+      int act = has(k, "_act") || has(k, "_prelu") || has(k, "_post_mul");
+      before = q;
+      if (!strcmp(op, "PRelu") && !act) s = fuse_prelu(m, &q, c, f);
+      else if (!strcmp(op, "BatchNormalization") && !act && !has(k, "_chan_mul")) s = fuse_bn_after(m, &q, c, f);
+    }
+    lc_free(f);
+    if (s) return s;
+  }
+  lc_plan_count_uses(m);
+  return LC_OK;
+}
