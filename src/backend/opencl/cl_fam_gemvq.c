@@ -85,7 +85,8 @@ static lc_status gq_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem 
   cl_kernel k;
   lc_status s = lc_cl_kernel(c->rt, "conv_gemvq", opt, name, &k);
   if (!s) s = lc_cl_conv_set_std_args(c, k, name, in, out, res);
-  cl_int e = s ? CL_SUCCESS : c->rt->cl->SetKernelArg(k, 8, gq_local(c, cand->variant, L), NULL);
+  /* The local buffer (argument 8); a dry enqueue (rt->dry: only naming kernels) sets nothing. */
+  cl_int e = s || c->rt->dry ? CL_SUCCESS : c->rt->cl->SetKernelArg(k, 8, gq_local(c, cand->variant, L), NULL);
   if (!s && e != CL_SUCCESS) s = lc_cl_fail(c->rt, e, "setting the local memory of %s", name);
   if (s) return s;
   size_t nb = (size_t)gq_nb[cand->variant], gws[3] = {((size_t)c->a.ob + nb - 1) / nb * L, 1, 1}, lws[3] = {L, 1, 1};
