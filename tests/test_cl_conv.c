@@ -51,6 +51,7 @@ static void random_shape(shape *s, int i) {
     s->sh = s->sw = tu_rand_int(0, 2) ? 1 : 2;
     s->cin_g = tu_rand_int(1, 90);
     if (tu_rand_int(0, 1)) s->n = 1, s->ih = s->iw = 1; /* fully connected */
+    if (i % 10 == 8) s->n = 1, s->ih = s->iw = 1, s->cin_g = 8 * tu_rand_int(1, 11); /* gemvq */
   }
   if (!s->ih) {
     int kmin_h = (s->kh - 1) * s->dh + 1, kmin_w = (s->kw - 1) * s->dw + 1;
@@ -72,7 +73,7 @@ static double act_ref(double v, const lc_conv_desc *d) {
   }
 }
 
-static int tested_runs, skipped_runs;
+static int tested_runs, skipped_runs, gemvq_runs;
 #define WINO4_TOL 5e-4 /* F(4x4, 3x3): see the header */
 static double worst_rel[16][16]; /* per family, variant: max over runs of max |got - ref| / max |ref| */
 
@@ -111,14 +112,21 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
   tu_fill(x, nin, -1.0f, 1.0f);
   tu_fill(r, nout, -1.0f, 1.0f);
   TU_CHECK(lc_conv_get_weights(conv, wq) == LC_OK, "get_weights: %s", lc_last_error());
-  /* Reference: the same conv on the device's weights, no activation, then + residual, act. */
+  /* Reference: the same conv on the device's weights, no activation, then + residual, act;
+   * refq on the input as gemvq rounds it to int8 (its one input pixel, units of 8 channels). */
   lc_conv_desc rd = d;
   rd.weights = wq, rd.weight_format = LC_WEIGHTS_F32, rd.activation = LC_ACT_NONE;
+  float *xd = malloc(nin * sizeof(float)), *refq = malloc(nout * sizeof(float));
+  memcpy(xd, x, nin * sizeof(float));
+  if (d.in_channels % 8 == 0)
+    tu_act_int8(x, (size_t)d.in_channels / 8, d.layout == LC_NCHW ? (size_t)(s->ih * s->iw) : 1, xd, NULL);
   TU_CHECK(lc_conv_reference(&rd, s->n, s->ih, s->iw, x, ref) == LC_OK, "reference: %s", lc_last_error());
-  double mx = 0;
+  TU_CHECK(lc_conv_reference(&rd, s->n, s->ih, s->iw, xd, refq) == LC_OK, "reference: %s", lc_last_error());
+  double mx = 0, mxq = 0;
   for (size_t i = 0; i < nout; i++) {
     ref[i] = (float)act_ref((double)ref[i] + (use_res ? r[i] : 0.0), &d);
-    mx = fmax(mx, fabs(ref[i]));
+    refq[i] = (float)act_ref((double)refq[i] + (use_res ? r[i] : 0.0), &d);
+    mx = fmax(mx, fabs(ref[i])), mxq = fmax(mxq, fabs(refq[i]));
   }
   lc_buffer *tin = NULL, *tout = NULL, *tres = NULL;
   TU_CHECK(!lc_buffer_create(ctx, nin * 4, &tin) && !lc_buffer_create(ctx, nout * 4, &tout) &&
@@ -148,15 +156,18 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
       st = lc_conv_run_buffers(conv, tin, tout, use_res ? tres : NULL);
       TU_CHECK(st == LC_OK, "shape %d %s %s run: %s", idx, fam->name, fam->variants[v], lc_last_error());
       TU_CHECK(lc_buffer_download(tout, got, nout * 4) == LC_OK, "download: %s", lc_last_error());
-      double err = 0;
-      for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - ref[i]) : INFINITY);
+      int isq = !strcmp(fam->name, "gemvq");
+      const float *rf = isq ? refq : ref;
+      double err = 0, m = isq ? mxq : mx;
+      for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - rf[i]) : INFINITY);
       tested_runs++;
-      if (f < 16 && v < 16) worst_rel[f][v] = fmax(worst_rel[f][v], err / fmax(mx, 1e-30));
+      gemvq_runs += isq;
+      if (f < 16 && v < 16) worst_rel[f][v] = fmax(worst_rel[f][v], err / fmax(m, 1e-30));
       double tol = !strcmp(fam->name, "wino") && !strncmp(fam->variants[v], "f4x4", 4) ? WINO4_TOL : 1e-4;
-      TU_CHECK(err <= tol * fmax(mx, 1e-30),
+      TU_CHECK(err <= tol * fmax(m, 1e-30),
                "shape %d %s %s: err %.3g, max|ref| %.3g (n%d g%d cin_g%d cout_g%d %dx%d k%dx%d s%dx%d d%dx%d p%d%d%d%d "
                "fmt%d asym%d block%d act%d res%d %s)",
-               idx, fam->name, fam->variants[v], err, mx, s->n, s->g, s->cin_g, s->cout_g, s->ih, s->iw, s->kh, s->kw,
+               idx, fam->name, fam->variants[v], err, m, s->n, s->g, s->cin_g, s->cout_g, s->ih, s->iw, s->kh, s->kw,
                s->sh, s->sw, s->dh, s->dw, s->pt, s->pl, s->pb, s->pr, (int)d.weight_format, d.asym, d.block_size,
                (int)d.activation, use_res, d.layout == LC_NCHW ? "nchw" : "nhwc");
     }
@@ -168,7 +179,7 @@ out:
   lc_buffer_destroy(tout);
   lc_buffer_destroy(tres);
   lc_conv_destroy(conv);
-  free(x), free(r), free(ref), free(got), free(wq);
+  free(x), free(r), free(ref), free(got), free(wq), free(xd), free(refq);
 out_w:
   free(w), free(b);
 }
@@ -237,6 +248,7 @@ int main(void) {
   p.cache_dir = mkdtemp(dir) ? dir : "";
   lc_context *ctx;
   if (tu_no_opencl()) return tu_finish("test_cl_conv");
+  setenv("LOWCONV_CL_DP4A_EMU", "1", 0); /* gemvq with dp4a emulated where the device has none */
   TU_CHECK(lc_context_create(&p, &ctx) == LC_OK, "context: %s", lc_last_error());
   printf("device: %s\n", lc_context_device_name(ctx));
   int nshapes = getenv("LC_TEST_QUICK") && *getenv("LC_TEST_QUICK") == '1' ? 40 : 120;
@@ -245,7 +257,9 @@ int main(void) {
     random_shape(&s, i);
     check_shape(ctx, &s, i);
   }
-  printf("%d family x variant runs checked, %d not eligible\n", tested_runs, skipped_runs);
+  printf("%d family x variant runs checked (%d gemvq), %d not eligible\n", tested_runs, gemvq_runs, skipped_runs);
+  const char *ff = getenv("LOWCONV_CL_FAMILY");
+  TU_CHECK(gemvq_runs > 0 || (ff && *ff && strcmp(ff, "gemvq")), "no gemvq run: no 1-pixel q8/q4 1x1 shape with K %% 8 == 0");
   check_wino(ctx, nshapes / 2);
   lc_context_destroy(ctx);
   p.tune = LC_TUNE_FAST;

@@ -35,6 +35,21 @@ void tu_fill(float *x, size_t n, float lo, float hi) {
   for (size_t i = 0; i < n; i++) x[i] = tu_rand_float(lo, hi);
 }
 
+void tu_act_int8(const float *x, size_t nu, size_t stride, float *xd, float *amax) {
+  for (size_t u = 0; u < nu; u++) {
+    const float *v = x + u * 8 * stride;
+    float m = 0.0f;
+    int finite = 1;
+    for (size_t r = 0; r < 8; r++) {
+      finite = finite && isfinite(v[r * stride]);
+      m = fmaxf(m, fabsf(v[r * stride]));
+    }
+    float s = m / 127.0f, inv = m > 0.0f && finite ? 127.0f / m : 0.0f;
+    for (size_t r = 0; r < 8; r++) xd[(u * 8 + r) * stride] = finite ? (float)(int)rintf(v[r * stride] * inv) * s : NAN;
+    if (amax) amax[u] = m;
+  }
+}
+
 double tu_max_abs_diff(const float *a, const float *b, size_t n) {
   double m = 0;
   for (size_t i = 0; i < n; i++) {

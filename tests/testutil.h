@@ -38,6 +38,12 @@ extern char tu_stderr_text[4096];
 void tu_stderr_begin(void);
 int tu_stderr_end(void);
 
+/* The OpenCL gemvq family's view of its input: the nu units of 8 values x[(8u + r) * stride]
+ * quantized to int8 (q = rint(x * (127 / amax)), value q * (amax / 127), NaN for a unit with a
+ * non-finite value), written to the same places of xd; amax[u] gets each unit's max |x| (may be
+ * NULL). xd's other elements are left as they are. */
+void tu_act_int8(const float *x, size_t nu, size_t stride, float *xd, float *amax);
+
 /* Prints "N passed, N failed" and returns the process exit code. */
 int tu_finish(const char *name);
 

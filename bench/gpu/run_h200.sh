@@ -3,10 +3,11 @@
 # the OpenCL ICD loader and headers come as .deb files in .cl-debs/ (apt-get download
 # ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers), unpacked with dpkg -x; NVIDIA's
 # OpenCL driver is registered through a vendors folder. Results go to $OUT (or ./out-gpu).
-# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start]   (quick: correctness + one batch-1
-# suite; models: whole networks against PyTorch, bench/gpu/models.py, with PP-OCR from .ppocr/ when
-# there; start: cold and warm start of the resnet34-112 suite and of IResNet34, Winograd's correctness
-# and the f32 suites with it)
+# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start|qperf]   (quick: correctness + one
+# batch-1 suite; models: whole networks against PyTorch, bench/gpu/models.py, with PP-OCR from
+# .ppocr/ when there; start: cold and warm start of the resnet34-112 suite and of IResNet34,
+# Winograd's correctness and the f32 suites with it; qperf: the quantized GEMV's bandwidth per
+# family and variant, GPU tests of gemvq/gemm/gemv, q8/q4 vs f32 on resnet34-112)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 final=${OUT:-out-gpu}
@@ -22,9 +23,16 @@ echo libnvidia-opencl.so.1 > $ocl/vendors/nvidia.icd
 export OCL_ICD_VENDORS=$ocl/vendors
 export LOWCONV_OPENCL_LIBRARY=$ocl/usr/lib/x86_64-linux-gnu/libOpenCL.so.1
 export LOWCONV_CACHE_DIR=/tmp/lc-cache
-b=/tmp/lc-build
-cmake -S . -B $b -DCMAKE_BUILD_TYPE=Release -DLC_OPENCL_INCLUDE=$ocl/usr/include -DLOWCONV_BENCH=OFF >/dev/null
-cmake --build $b -j"$(nproc)" 2>&1 | grep -E "error|warning" | head -20
+b=${LC_BUILD:-/tmp/lc-build}
+[ -n "${LC_PREBUILT:-}" ] || cmake -S . -B $b -DCMAKE_BUILD_TYPE=Release -DLC_OPENCL_INCLUDE=$ocl/usr/include -DLOWCONV_BENCH=OFF >/dev/null
+t0=$(date +%s)
+if [ -n "${LC_PREBUILT:-}" ]; then # lowconv and tests/ built elsewhere (x86-64, glibc <= the machine's)
+  b=$(cd "$LC_PREBUILT" && pwd)
+else
+  targets=""; [ "$mode" = qperf ] && targets="--target lowconv test_cl_gemv test_cl_conv"
+  cmake --build $b -j"$(nproc)" $targets 2>&1 | grep -E "error|warning" | head -20
+  echo "built in $(( $(date +%s) - t0 )) s"
+fi
 lc=$b/lowconv
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 [ "$mode" = start ] || $lc devices | tee "$out/devices.txt"
@@ -33,6 +41,81 @@ suite() { # suite mb weights tune -> lowconv JSON lines
   timeout "${TMO:-600}" $lc conv --suite "$1" --mb "$2" --device opencl --weights "$3" --tune "$4" --json --repeat 50 --warmup 3 \
     ${5:-} 2>&1
 }
+if [ "$mode" = qperf ]; then # issue 9's quantized gaps: GEMV bandwidth, q8/q4 vs f32 on resnet34-112
+  # QPERF_S: seconds from the start of the script after which no further step begins.
+  end=$(( t0 + ${QPERF_S:-600} ))
+  time_for() { [ $(( end - $(date +%s) )) -ge "$1" ] || { echo "skipped: $2 (time)"; return 1; }; }
+  {
+  echo "== GEMV K=4096 N=14336 one row: the tuner's choice (fast), float families only (nodp4a), gemvq variants"
+  for w in q4 q8 f32; do
+    for cfg in fast nodp4a; do
+      [ $w = f32 ] && [ $cfg = nodp4a ] && continue
+      time_for 4 "gemv $w $cfg" || continue
+      [ $w = q8 ] && [ $cfg = nodp4a ] && continue
+      t=fast; env=""; [ $cfg = nodp4a ] && env="LOWCONV_CL_DP4A=0"
+      LOWCONV_CACHE_DIR=/tmp/lc-cache-gemv-$cfg env $env $lc conv mb1ic4096ih1oc14336kh1 --device opencl \
+        --weights $w --block 32 --tune $t --json --repeat 200 --check --tol 0.05 | sed "s/^{/{\"cfg\":\"$cfg\",/"
+    done
+    [ $w = f32 ] && continue
+    for v in b1 b2 b4 b8; do
+      [ $w = q4 ] || continue
+      time_for 4 "gemvq $w $v" || continue
+      LOWCONV_CL_FAMILY=gemvq LOWCONV_CL_VARIANT=$v $lc conv mb1ic4096ih1oc14336kh1 --device opencl --weights $w \
+        --block 32 --json --repeat 200 --check --tol 0.05 | sed "s/^{/{\"cfg\":\"gemvq-$v\",/"
+    done
+  done > "$out/gemv_q.jsonl" 2>&1
+  python3 - "$out" <<'PY'
+import json, sys
+d = sys.argv[1]
+bw = float(open(f"{d}/devices.txt").read().split("read")[1].split("GB/s")[0])
+for l in open(f"{d}/gemv_q.jsonl"):
+    if not l.startswith("{"): print(l.rstrip()); continue
+    r = json.loads(l)
+    if r.get("error") or not r.get("median_ms"): print(r.get("cfg"), r.get("weights"), "error:", r.get("error")); continue
+    gbs = r["weight_bytes"] / (r["median_ms"] * 1e-3) / 1e9
+    print(f"GEMV {r['weights']} {r['cfg']:>9}: {r['median_ms']:.4f} ms, {r['weight_bytes']} B -> {gbs:.0f} GB/s = "
+          f"{100 * gbs / bw:.0f}% of the measured {bw:.0f} GB/s read; {r.get('variant')} lws {r.get('local_size')}, "
+          f"max_rel_err {r.get('max_rel_err') or float('nan'):.2e}, tune {r.get('tune_ms')} ms")
+PY
+  snap
+  echo "== test_cl_conv quick on the GPU (gemvq: PTX dp4a), resnet34-112 q8/q4 vs f32 (tuning fast) at batch 1"
+  echo "   and 32, test_cl_conv quick (gemm), test_cl_gemv (gemv + gemvq)"
+  for mb in gemvq 1 32 gemm gemv; do
+    if [ $mb = gemv ]; then
+      time_for 20 "test_cl_gemv" && LC_REQUIRE_OPENCL=1 timeout $(( end - $(date +%s) )) $b/tests/test_cl_gemv 2>&1 | tail -3
+      continue
+    fi
+    if [ $mb = gemvq ] || [ $mb = gemm ]; then
+      time_for 15 "test_cl_conv $mb" || continue
+      LOWCONV_CL_FAMILY=$mb LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout $(( end - $(date +%s) )) $b/tests/test_cl_conv 2>&1 | tail -3
+      continue
+    fi
+    for w in f32 q8 q4; do
+      time_for 10 "resnet34-112 b$mb $w" || continue
+      timeout $(( end - $(date +%s) )) $lc conv --suite resnet34-112 --mb $mb --device opencl --weights $w --tune fast \
+        --json --repeat 20 --warmup 3 > "$out/resnet34-112_b${mb}_${w}_q.jsonl" 2>&1
+      snap
+    done
+  done
+  python3 - "$out" <<'PY'
+import json, math, sys
+d = sys.argv[1]
+load = lambda p: {r["desc"]: r for r in map(json.loads, (l for l in open(p) if l.startswith("{")))}
+for mb in (1, 32):
+    try: f = load(f"{d}/resnet34-112_b{mb}_f32_q.jsonl")
+    except (OSError, ValueError): continue
+    for w in ("q8", "q4"):
+        try: q = load(f"{d}/resnet34-112_b{mb}_{w}_q.jsonl")
+        except (OSError, ValueError): continue
+        r = {k: q[k]["median_ms"] / f[k]["median_ms"] for k in q if k in f and q[k].get("median_ms") and f[k].get("median_ms")}
+        if not r: continue
+        worst = max(r, key=r.get)
+        print(f"resnet34-112 b{mb} {w}/f32 geomean {math.exp(sum(map(math.log, r.values())) / len(r)):.3f} "
+              f"max {r[worst]:.2f} ({q[worst].get('name', worst)}: {q[worst].get('variant')} vs {f[worst].get('variant')})")
+PY
+  } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
+  exit 0
+fi
 if [ "$mode" != models ] && [ "$mode" != quant ] && [ "$mode" != start ]; then
 echo "== correctness on the GPU (test_cl_conv, quick)"
 LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 300 $b/tests/test_cl_conv 2>&1 | tail -5 | tee "$out/test_cl_conv.txt"

@@ -437,6 +437,11 @@ lc_status lc_cl_conv_enqueue_std(const lc_cl_conv *c, const lc_cl_cand *cand, co
   cl_event ev = NULL;
   st = lc_cl_enqueue(c->rt, k, name, dims, gws, have_lws ? lws : NULL, first || last ? &ev : NULL);
   if (st != LC_OK) return st;
+  return lc_cl_conv_hand_events(c, ev, name, first, last);
+}
+
+lc_status lc_cl_conv_hand_events(const lc_cl_conv *c, cl_event ev, const char *name, cl_event *first,
+                                 cl_event *last) {
   if (first && last && ev) {
     cl_int err = c->rt->cl->RetainEvent(ev);
     if (err != CL_SUCCESS) {

@@ -65,10 +65,16 @@ extern const lc_cl_family lc_cl_family_wino;   /* cl_fam_wino.c: Winograd F(2x2,
  * (again only when the transform changes), released when another family is chosen. */
 lc_status lc_cl_wino_ready(lc_cl_conv *c, int v);
 void lc_cl_wino_release(lc_cl_conv *c);
+extern const lc_cl_family lc_cl_family_gemvq;  /* cl_fam_gemvq.c: 1x1 on one pixel, dp4a */
 
 /* Every family, in the order the heuristic tries them (cl_families.c); the baseline is last. */
 extern const lc_cl_family *const lc_cl_families[];
 extern const int lc_cl_nfamilies;
+
+/* Candidates that quantize the activations (gemvq) write the input as their kernels see it (x of
+ * n floats, dequantized) to xd and return 1; others return 0 (the input as given). The tuner's
+ * reference and the tests use it. */
+int lc_cl_input_seen(const lc_cl_conv *c, int family, const float *x, size_t n, float *xd);
 
 /* The 8 standard kernel arguments (common.cl LC_KERNEL_ARGS) of conv c set on kernel k. */
 lc_status lc_cl_conv_set_std_args(const lc_cl_conv *c, cl_kernel k, const char *name, cl_mem in, cl_mem out,
@@ -83,6 +89,10 @@ lc_status lc_cl_conv_enqueue_std(const lc_cl_conv *c, const lc_cl_cand *cand, co
 lc_status lc_cl_conv_prebuild(lc_cl_conv *c, const lc_cl_cand *cands, int n);
 /* Builds and creates every kernel of one candidate without launching it (errors with the log). */
 lc_status lc_cl_conv_build(lc_cl_conv *c, const lc_cl_cand *cand);
+/* Hands the one event ev of a single-kernel candidate to first and last (retained twice when both
+ * want it; either may be NULL); releases it on failure. */
+lc_status lc_cl_conv_hand_events(const lc_cl_conv *c, cl_event ev, const char *name, cl_event *first,
+                                 cl_event *last);
 /* The kernel `name` of program `program` built with c's options. */
 lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char *name, cl_kernel *k);
 

@@ -128,9 +128,11 @@ static lc_status time_cand(lc_cl_conv *cc, const lc_cl_cand *x, cl_mem in, cl_me
  * moves whole rows, columns or channels, is caught. */
 typedef struct tune_bufs {
   cl_mem in, out;
-  float *x, *got, *w, *bias;
+  float *x, *got, *w, *bias, *xd;
   size_t nin, nout, idx[NSAMPLES];
   double ref[NSAMPLES], mx;
+  double refq[NSAMPLES], mxq; /* on the input as family qfam - 1's kernels see it (lc_cl_input_seen) */
+  int qfam;                   /* -(f + 1): family f sees the input as given */
 } tune_bufs;
 
 static void bufs_free(lc_cl_rt *rt, tune_bufs *b) {
@@ -140,6 +142,7 @@ static void bufs_free(lc_cl_rt *rt, tune_bufs *b) {
   lc_free(b->got);
   lc_free(b->w);
   lc_free(b->bias);
+  lc_free(b->xd);
 }
 
 static double act_d(double v, const lc_cl_conv_args *a) {
@@ -211,16 +214,38 @@ static lc_status bufs_init(const lc_conv *c, lc_cl_conv *cc, tune_bufs *b) {
   return s;
 }
 
+/* The reference for candidate x: on the input itself, or (a family that quantizes activations)
+ * on the input as its kernels see it, computed once per family. NULL: out of memory. */
+static const double *ref_for(lc_cl_conv *cc, tune_bufs *b, const lc_cl_cand *x, double *mx) {
+  *mx = b->mx;
+  if (b->qfam == -(x->family + 1)) return b->ref;
+  if (b->qfam != x->family + 1) {
+    if (!b->xd && !(b->xd = lc_malloc(b->nin * sizeof(float)))) return NULL;
+    if (!lc_cl_input_seen(cc, x->family, b->x, b->nin, b->xd)) {
+      b->qfam = -(x->family + 1);
+      return b->ref;
+    }
+    b->mxq = 0;
+    for (size_t j = 0; j < NSAMPLES; j++) {
+      b->refq[j] = ref_at(&cc->a, b->xd, b->w, b->bias, b->idx[j]);
+      b->mxq = fmax(b->mxq, fabs(b->refq[j]));
+    }
+    b->qfam = x->family + 1;
+  }
+  *mx = b->mxq;
+  return b->refq;
+}
+
 /* max |got - ref| <= 1e-3 * max |ref| over the samples: an indexing error is of the order of the
  * outputs; fp32 accumulation-order differences stay orders of magnitude below. */
-static int outputs_match(const lc_cl_conv_args *a, const tune_bufs *b) {
+static int outputs_match(const lc_cl_conv_args *a, const tune_bufs *b, const double *ref, double mx) {
   double err = 0;
   for (size_t j = 0; j < NSAMPLES; j++) {
     double g = b->got[out_offset(a, b->idx[j])];
     if (!isfinite(g)) return 0;
-    err = fmax(err, fabs(g - b->ref[j]));
+    err = fmax(err, fabs(g - ref[j]));
   }
-  return err <= 1e-3 * fmax(b->mx, 1e-30);
+  return err <= 1e-3 * fmax(mx, 1e-30);
 }
 
 /* Times every candidate and keeps the fastest that passes the check. */
@@ -241,8 +266,14 @@ static lc_status measure(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *cands, in
       s = e;
       break;
     }
+    double mx = 0;
+    const double *ref = e ? NULL : ref_for(cc, &b, &cands[i], &mx);
+    if (!e && !ref) {
+      s = lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory for tuning buffers");
+      break;
+    }
     info->candidates++;
-    if (e || !outputs_match(&cc->a, &b)) {
+    if (e || !outputs_match(&cc->a, &b, ref, mx)) {
       if (getenv("LOWCONV_CL_DEBUG"))
         fprintf(stderr, "lowconv: tune: %s %s lws %zux%zux%zu %s\n", lc_cl_families[cands[i].family]->name,
                 lc_cl_families[cands[i].family]->variants[cands[i].variant], cands[i].lws[0], cands[i].lws[1],

@@ -200,16 +200,23 @@ inline float4 lcg_codes(__global const wtype *w, int row) {
 #endif
 }
 
-/* Dequantized row from lcg_codes' q and scale index si (one 16-byte load per operand). */
-inline float4 lcg_deq(float4 q, __global const float *sc, __global const float *of, int si) {
-#if WFMT == 0
-  return q;
-#else
-  float4 s = ((__global const float4 *)sc)[si];
+/* Scale and offset (0 when symmetric) of scale index si (one 16-byte load per operand). */
+inline void lcg_scales(__global const float *sc, __global const float *of, int si, float4 *s, float4 *o) {
+  *s = ((__global const float4 *)sc)[si];
 #if ASYM
-  return mad(q, s, ((__global const float4 *)of)[si]);
+  *o = ((__global const float4 *)of)[si];
 #else
-  return q * s;
+  (void)of;
+  *o = (float4)(0.0f);
 #endif
+}
+
+/* Dequantized row from lcg_codes' q and its block's scale s and offset o. */
+inline float4 lcg_deq(float4 q, float4 s, float4 o) {
+#if ASYM
+  return mad(q, s, o);
+#else
+  (void)o;
+  return q * s;
 #endif
 }

@@ -109,6 +109,12 @@ LC_UNROLL
 
   float bv[LC_MAXC];
   float4 av[LC_MAXA];
+#if WFMT != 0
+  /* The scales (and offsets) of the rows staged: reloaded only when the tile's block changes
+   * (every bsz / TK tiles), not per tile: per row they are 4-8x the codes' bytes. */
+  float4 qs[LC_MAXA], qo[LC_MAXA];
+  int qcur = -1;
+#endif
   float4 acc[8][2];
 LC_UNROLL
   for (int i = 0; i < RM; i++)
@@ -159,11 +165,21 @@ LC_UNROLL
 #else
       const int ablk = qfast ? qblk : atap * p->bpt + aic / p->bsz;
 #endif
+#if WFMT != 0
+      if (ablk != qcur) {
+        qcur = ablk;
+LC_UNROLL
+        for (int i = 0; i < APT; i++) lcg_scales(sc, of, awb[i] >= 0 ? awb[i] * p->nblk + ablk : 0, &qs[i], &qo[i]);
+      }
+#endif
 LC_UNROLL
       for (int i = 0; i < APT; i++) {
         av[i] = (float4)(0.0f);
-        if (awb[i] >= 0 && ak < kend)
-          av[i] = lcg_deq(lcg_codes(w, awb[i] * p->K + ak), sc, of, awb[i] * p->nblk + ablk);
+#if WFMT == 0
+        if (awb[i] >= 0 && ak < kend) av[i] = lcg_codes(w, awb[i] * p->K + ak);
+#else
+        if (awb[i] >= 0 && ak < kend) av[i] = lcg_deq(lcg_codes(w, awb[i] * p->K + ak), qs[i], qo[i]);
+#endif
       }
       ak += TK;
 #if WFMT != 0

@@ -1,0 +1,216 @@
+/* 1x1 convolution of one output pixel (groups 1) with integer dot products: family "gemvq"
+ * (cl_fam_gemvq.c), for q8/q4 weights on devices whose dp4a probe passed. Each work-group first
+ * quantizes the input pixel's channels to int8 in units of 8 (one scale amax / 127 per unit, the
+ * rounding documented in cl_fam_gemvq.c) into local memory, then streams the codes of NB oc4
+ * blocks: item t reads units t, t + L, ... (16 bytes of q4 or 32 of q8 per unit and block, a warp
+ * reading 512 or 1024 contiguous bytes per load), LCQ_U units of every block loaded before any is
+ * used. A unit's 4 lanes are transposed with byte permutes into 4-row words and summed with dp4a
+ * against the input codes; the unit's integer sums become floats exactly (magic-number add, no
+ * conversion instruction) and are scaled by the input unit's and the weight block's scales.
+ * One tree reduction in local memory for all NB blocks at the end.
+ *
+ * q4 lanes 1 and 3 are summed as 16 * u (the high nibbles masked in place), folded out at the end;
+ * the codes' +8 (q4) is taken off with the input unit's code sum nq.
+ * Built with -DLC_PTX where inline PTX runs (NVIDIA); elsewhere prmt and dp4a are emulated (the
+ * tests, PoCL). Global size (ceil(ob / NB) * L), local size L (a power of two, 32..256). */
+
+#ifdef LC_PTX
+inline uint lcq_prmt(uint a, uint b, uint s) {
+  uint d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(s));
+  return d;
+}
+inline int lcq_dp4a_us(uint a, uint b, int c) {
+  int d;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+inline int lcq_dp4a_ss(uint a, uint b, int c) {
+  int d;
+  asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+#else
+/* Byte i of the result is byte (s >> 4i) & 7 of {b:a} (a bytes 0-3). */
+inline uint lcq_prmt(uint a, uint b, uint s) {
+  ulong v = ((ulong)b << 32) | a;
+  uint d = 0;
+  for (int i = 0; i < 4; i++) d |= (uint)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+  return d;
+}
+inline int lcq_dp4a_us(uint a, uint b, int c) {
+  for (int i = 0; i < 4; i++) c += (int)((a >> (8 * i)) & 0xFF) * (int)(char)(b >> (8 * i));
+  return c;
+}
+inline int lcq_dp4a_ss(uint a, uint b, int c) {
+  for (int i = 0; i < 4; i++) c += (int)(char)(a >> (8 * i)) * (int)(char)(b >> (8 * i));
+  return c;
+}
+#endif
+
+#define LCQ_MB 8
+#define LCQ_U 2
+#if WFMT == 1
+#define LCQ_W 2 /* uint4 per unit and block */
+#else
+#define LCQ_W 1
+#endif
+
+/* Unit records {codes of rows 0-3, codes of rows 4-7, scale, sum of the codes}; channels c of
+ * the input pixel are at in[c * in_sc]. A non-finite input makes the scale NaN (the outputs
+ * become NaN as with float weights). */
+inline void lcq_quant_x(__global const float *in, int sc, int nu, __local uint4 *xr) {
+  const int t = get_local_id(0), L = get_local_size(0);
+  for (int i = t; i < nu; i += L) {
+    float v[8], amax = 0.0f;
+    int bad = 0;
+    for (int r = 0; r < 8; r++) {
+      v[r] = in[(8 * i + r) * sc];
+      bad |= !isfinite(v[r]);
+      amax = fmax(amax, fabs(v[r]));
+    }
+    float s = amax / 127.0f, inv = amax > 0.0f && !bad ? 127.0f / amax : 0.0f;
+    uint c0 = 0, c1 = 0;
+    int nq = 0;
+    for (int r = 0; r < 8; r++) {
+      int q = (int)rint(v[r] * inv);
+      nq += q;
+      if (r < 4)
+        c0 |= (uint)(q & 255) << (8 * r);
+      else
+        c1 |= (uint)(q & 255) << (8 * (r - 4));
+    }
+    xr[i] = (uint4)(c0, c1, as_uint(bad ? NAN : s), (uint)nq);
+  }
+}
+
+/* Integer sums of one unit for the 4 lanes (q4: lanes 1, 3 times 16; both: +8 / +128 not yet
+ * taken off), from the unit's raw codes w0 (rows 0-3, q8; rows 0-7, q4), w1 (rows 4-7, q8). */
+inline int4 lcq_unit(uint4 w0, uint4 w1, uint x0, uint x1) {
+  int4 s;
+#if WFMT == 2
+  (void)w1;
+  const uint m = 0x0F0F0F0Fu;
+  uint lx = w0.x & m, ly = w0.y & m, lz = w0.z & m, lw = w0.w & m;
+  uint hx = w0.x & ~m, hy = w0.y & ~m, hz = w0.z & ~m, hw = w0.w & ~m;
+  s.x = lcq_dp4a_us(lcq_prmt(lz, lw, 0x6420), x1, lcq_dp4a_us(lcq_prmt(lx, ly, 0x6420), x0, 0));
+  s.z = lcq_dp4a_us(lcq_prmt(lz, lw, 0x7531), x1, lcq_dp4a_us(lcq_prmt(lx, ly, 0x7531), x0, 0));
+  s.y = lcq_dp4a_us(lcq_prmt(hz, hw, 0x6420), x1, lcq_dp4a_us(lcq_prmt(hx, hy, 0x6420), x0, 0));
+  s.w = lcq_dp4a_us(lcq_prmt(hz, hw, 0x7531), x1, lcq_dp4a_us(lcq_prmt(hx, hy, 0x7531), x0, 0));
+#else
+  /* 4x4 byte transposes: rows of 4 lanes into lanes of 4 rows. */
+  uint a0 = lcq_prmt(w0.x, w0.y, 0x5140), a1 = lcq_prmt(w0.x, w0.y, 0x7362);
+  uint a2 = lcq_prmt(w0.z, w0.w, 0x5140), a3 = lcq_prmt(w0.z, w0.w, 0x7362);
+  uint b0 = lcq_prmt(w1.x, w1.y, 0x5140), b1 = lcq_prmt(w1.x, w1.y, 0x7362);
+  uint b2 = lcq_prmt(w1.z, w1.w, 0x5140), b3 = lcq_prmt(w1.z, w1.w, 0x7362);
+  s.x = lcq_dp4a_ss(lcq_prmt(b0, b2, 0x5410), x1, lcq_dp4a_ss(lcq_prmt(a0, a2, 0x5410), x0, 0));
+  s.y = lcq_dp4a_ss(lcq_prmt(b0, b2, 0x7632), x1, lcq_dp4a_ss(lcq_prmt(a0, a2, 0x7632), x0, 0));
+  s.z = lcq_dp4a_ss(lcq_prmt(b1, b3, 0x5410), x1, lcq_dp4a_ss(lcq_prmt(a1, a3, 0x5410), x0, 0));
+  s.w = lcq_dp4a_ss(lcq_prmt(b1, b3, 0x7632), x1, lcq_dp4a_ss(lcq_prmt(a1, a3, 0x7632), x0, 0));
+#endif
+  return s;
+}
+
+__attribute__((always_inline)) static inline void
+lcq_gemv(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
+         __global const float *restrict of, __global const float *restrict bias, __global const float *restrict res,
+         __global float *restrict out, const lc_cl_conv_args *pa, __local uint4 *lm, const int NB) {
+  const lc_cl_conv_args p = *pa;
+  const int t = get_local_id(0), L = get_local_size(0), nu = p.cin_g / 8, wg0 = (int)get_group_id(0) * NB;
+  /* Unit j's quantization block: bsz is a power of two, or one block spans the row. */
+  const int bpow2 = (p.bsz & (p.bsz - 1)) == 0, blg = 31 - clz(p.bsz);
+  float4 acc[LCQ_MB], acco[LCQ_MB];
+  #pragma unroll
+  for (int bw = 0; bw < NB; bw++) acc[bw] = acco[bw] = (float4)(0.0f);
+  __global const uint4 *w4 = (__global const uint4 *)w;
+  uint4 raw[LCQ_U][LCQ_MB][LCQ_W];
+/* Codes of units j0, j0 + L, ... of every block into raw (clamped: the overhang is never used). */
+#define LCQ_LOAD(J0)                                                                                    \
+  _Pragma("unroll") for (int u = 0; u < LCQ_U; u++) {                                                   \
+    const int jj = max(min((J0) + u * L, nu - 1), 0);                                                   \
+    _Pragma("unroll") for (int bw = 0; bw < NB; bw++) {                                                 \
+      const int wb = min(wg0 + bw, p.ob - 1);                                                           \
+      _Pragma("unroll") for (int k = 0; k < LCQ_W; k++) raw[u][bw][k] = w4[(wb * nu + jj) * LCQ_W + k]; \
+    }                                                                                                   \
+  }
+  /* The first codes are in flight while the input is quantized. */
+  LCQ_LOAD(t)
+  lcq_quant_x(in, p.in_sc, nu, lm);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int j0 = t; j0 < nu; j0 += LCQ_U * L) {
+    if (j0 != t) {
+      LCQ_LOAD(j0)
+    }
+    #pragma unroll
+    for (int u = 0; u < LCQ_U; u++) {
+      const int j = j0 + u * L;
+      if (j >= nu) break;
+      const uint4 xq = lm[j];
+      const float sx = as_float(xq.z);
+      const int nq = (int)xq.w, blk = bpow2 ? (8 * j) >> blg : 8 * j / p.bsz;
+#if WFMT == 2
+      /* int -> float: 1.5 * 2^23 + v for |v| < 2^22 (|sums| < 2^19 here), less the +8 codes' share. */
+      const int4 mag = (int4)(0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq, 0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq);
+#else
+      const int4 mag = (int4)(0x4B400000);
+#endif
+#if ASYM
+      const float xsum = sx * (float)nq;
+#endif
+      #pragma unroll
+      for (int bw = 0; bw < NB; bw++) {
+        const int wb = min(wg0 + bw, p.ob - 1), si = wb * p.nblk + blk;
+#if LCQ_W == 2
+        const int4 is = lcq_unit(raw[u][bw][0], raw[u][bw][1], xq.x, xq.y);
+#else
+        const int4 is = lcq_unit(raw[u][bw][0], raw[u][bw][0], xq.x, xq.y);
+#endif
+        const float4 f = as_float4(is + mag) - 12582912.0f;
+        acc[bw] = mad(f * sx, ((__global const float4 *)sc)[si], acc[bw]);
+#if ASYM
+        acco[bw] = mad((float4)(xsum), ((__global const float4 *)of)[si], acco[bw]);
+#endif
+      }
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE); /* the input records are dead: lm becomes the reduction's */
+  __local float4 *red = (__local float4 *)lm;
+#if WFMT == 2
+  const float4 fold = (float4)(1.0f, 1.0f / 16, 1.0f, 1.0f / 16);
+#else
+  const float4 fold = (float4)(1.0f);
+#endif
+  #pragma unroll
+  for (int bw = 0; bw < NB; bw++) red[bw * L + t] = mad(acc[bw], fold, acco[bw]);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = L >> 1; s > 0; s >>= 1) {
+    if (t < s) {
+      #pragma unroll
+      for (int bw = 0; bw < NB; bw++) red[bw * L + t] += red[bw * L + t + s];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (t < NB && wg0 + t < p.ob) {
+    const float4 v = red[t * L];
+    const int b = wg0 + t;
+    #pragma unroll
+    for (int lane = 0; lane < 4; lane++)
+      if (b * 4 + lane < p.cout_g) lc_store(out, bias, res, &p, 0, b * 4 + lane, 0, 0, lcd_lane(v, lane));
+  }
+}
+
+#define LCQ_KERNEL(NAME, NB)                                                                             \
+  __kernel void NAME(LC_KERNEL_ARGS, __local uint4 *lm) { lcq_gemv(in, w, sc, of, bias, res, out, &p, lm, NB); }
+
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_b1)
+LCQ_KERNEL(gemvq_b1, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_b2)
+LCQ_KERNEL(gemvq_b2, 2)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_b4)
+LCQ_KERNEL(gemvq_b4, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_b8)
+LCQ_KERNEL(gemvq_b8, 8)
+#endif
