@@ -3,7 +3,7 @@
 # the OpenCL ICD loader and headers come as .deb files in .cl-debs/ (apt-get download
 # ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers), unpacked with dpkg -x; NVIDIA's
 # OpenCL driver is registered through a vendors folder. Results go to $OUT (or ./out-gpu).
-# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start|qperf]   (quick: correctness + one
+# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start|qperf|final]   (quick: correctness + one
 # batch-1 suite; models: whole networks against PyTorch, bench/gpu/models.py, with PP-OCR from
 # .ppocr/ when there; start: cold and warm start of the resnet34-112 suite and of IResNet34,
 # Winograd's correctness and the f32 suites with it; qperf: the quantized GEMV's bandwidth per
@@ -114,6 +114,47 @@ for mb in (1, 32):
               f"max {r[worst]:.2f} ({q[worst].get('name', worst)}: {q[worst].get('variant')} vs {f[worst].get('variant')})")
 PY
   } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
+  exit 0
+fi
+if [ "$mode" = final ]; then # one call for every issue 9/10 figure, most important first, within FINAL_S s
+  end=$(( t0 + ${FINAL_S:-520} ))
+  left() { echo $(( end - $(date +%s) )); }
+  go() { [ "$(left)" -ge "$1" ] || { echo "skipped: $2 (time)"; return 1; }; echo "== $2 ($(date +%T))"; }
+  {
+  go 60 "cold start, resnet34-112 b1 f32 suite, empty caches, driver JIT cache off" && { rm -rf $LOWCONV_CACHE_DIR
+    ( time CUDA_CACHE_DISABLE=1 LOWCONV_CL_TIMING=1 TMO=$(left) suite resnet34-112 1 f32 fast > "$out/r34_b1_cold.jsonl" ) 2>&1 | tail -3
+    ( time LOWCONV_CL_TIMING=1 TMO=$(left) suite resnet34-112 1 f32 fast > "$out/r34_b1_warm.jsonl" ) 2>&1 | tail -3
+    grep -h "start-up" "$out"/r34_b1_*.jsonl; snap; }
+  python3 -c "import sys; sys.path.insert(0,'tests/models'); import iresnet34, onnx; onnx.save(iresnet34.build(112), '/tmp/ir34.onnx')"
+  mstart() { LOWCONV_CL_TIMING=1 timeout 60 $lc bench /tmp/ir34.onnx --device opencl --json --repeat 20 2>"$out/ir34_$1.err" > "$out/ir34_$1.json"
+    python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print('iresnet34 b1 $1 start_ms', j['start_ms'], j.get('start_phases_ms'), 'compile_ms', j['compile_ms'], 'tune_ms', j['tune_ms'], 'median_ms', j['median_ms'])" "$out/ir34_$1.json"
+    grep -h "start-up" "$out/ir34_$1.err"; }
+  go 60 "IResNet34-112 load to first result: fresh caches (CUDA_CACHE_DISABLE=1), then warm twice" && {
+    rm -rf $LOWCONV_CACHE_DIR; CUDA_CACHE_DISABLE=1 mstart cold; mstart warm1; mstart warm2; snap; }
+  for fam in wino gemvq gemm; do
+    go 30 "test_cl_conv quick, family $fam, on the GPU" &&
+      LOWCONV_CL_FAMILY=$fam LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 60 $b/tests/test_cl_conv 2>&1 | tail -2
+  done
+  go 30 "test_cl_gemv on the GPU" && LC_REQUIRE_OPENCL=1 timeout 60 $b/tests/test_cl_gemv 2>&1 | tail -2
+  for mb in 1 32; do
+    for w in f32 q8 q4; do
+      n=resnet34-112_b${mb}_$w.jsonl; [ $w = f32 ] && n=resnet34-112_b${mb}_f32_r1.jsonl
+      go 40 "resnet34-112 b$mb $w, tuning fast" && TMO=$(left) suite resnet34-112 $mb $w fast > "$out/$n"
+    done
+    go 30 "cuDNN resnet34-112 b$mb" &&
+      timeout $(left) python3 bench/gpu/torch_conv.py --lowconv $lc --suite resnet34-112 --mb $mb > "$out/resnet34-112_b${mb}_cudnn_r1.jsonl"
+    snap
+  done
+  go 90 "whole models against PyTorch (same graph)" &&
+    PYTHONUNBUFFERED=1 timeout $(left) python3 bench/gpu/models.py --lowconv $lc --ppocr .ppocr --reps ${REPS:-10} > "$out/models.jsonl"
+  snap
+  for w in q4 q8 f32; do
+    go 10 "GEMV K=4096 N=14336 $w" && $lc conv mb1ic4096ih1oc14336kh1 --device opencl --weights $w --block 32 \
+      --json --repeat 100 --check --tol 0.05 > "$out/gemv_$w.jsonl"
+  done
+  python3 bench/gpu/summarize.py "$out"
+  } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
+  cp "$out/models.jsonl" "$final/" 2>/dev/null
   exit 0
 fi
 if [ "$mode" != models ] && [ "$mode" != quant ] && [ "$mode" != start ]; then
