@@ -209,6 +209,18 @@ static lc_status build(lc_model *m) {
   for (int i = 0; i < o->n_nodes; i++) {
     lc_gnode *g = &src[i];
     g->n = o->nodes[i];
+    if ((!g->n.domain[0] || !strcmp(g->n.domain, "ai.onnx")) && o->opset > 0) {
+      /* the opset as a node attribute: ops whose meaning changed between opsets read it */
+      lc_attr *a = lc_arena_alloc(m->arena, ((size_t)g->n.n_attrs + 1) * sizeof(lc_attr));
+      if (!a) return oom();
+      if (g->n.n_attrs) memcpy(a, g->n.attrs, (size_t)g->n.n_attrs * sizeof(lc_attr));
+      memset(&a[g->n.n_attrs], 0, sizeof(lc_attr));
+      a[g->n.n_attrs].name = "_opset";
+      a[g->n.n_attrs].type = LC_ATTR_INT;
+      a[g->n.n_attrs].i = o->opset;
+      g->n.attrs = a;
+      g->n.n_attrs++;
+    }
     g->in = lc_arena_alloc(m->arena, ((size_t)g->n.n_inputs + 1) * sizeof(int));
     g->out = lc_arena_alloc(m->arena, ((size_t)g->n.n_outputs + 1) * sizeof(int));
     if (!g->in || !g->out) return oom();

@@ -1,4 +1,4 @@
-/* Gemm, MatMul (batched, broadcasting), Softmax. Row-times-matrix loops (axpy over the output
+/* Gemm, MatMul (batched, broadcasting). Row-times-matrix loops (axpy over the output
  * row) so the inner loop is contiguous and vectorizes; transposed B is handled as a dot product. */
 #include <math.h>
 #include <string.h>
@@ -337,60 +337,7 @@ static lc_status matmul_run(const lc_node *n, void *state, const lc_tensor *cons
   return LC_OK;
 }
 
-/* ---------------------------------------------------------------- Softmax */
-
-/* opset >= 13: softmax along `axis` (default -1). opset < 13: the input is flattened to 2-D at
- * `axis` (default 1) and softmax runs over each row. Nodes carry no opset, so the graph may set
- * "_opset"; without it we assume >= 13 (what current exporters emit). */
-lc_status lcop_softmax_geom(const lc_node *n, const lc_tensor *t, size_t *outer, size_t *len, size_t *inner) {
-  int64_t opset = lcop_opset(n);
-  int old = opset > 0 && opset < 13;
-  int r = t->ndim, axis;
-  if (r == 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "input must have rank >= 1");
-  lc_status s = lcop_axis(n, lc_attr_int(n, "axis", old ? 1 : -1), r, &axis);
-  if (s) return s;
-  lcop_dims_prod(t->dims, 0, axis, outer);
-  if (old) {
-    lcop_dims_prod(t->dims, axis, r, len);
-    *inner = 1;
-  } else {
-    *len = (size_t)t->dims[axis];
-    lcop_dims_prod(t->dims, axis + 1, r, inner);
-  }
-  return LC_OK;
-}
-
-static lc_status softmax_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
-  lc_status s = lcop_check_io(n, n_in, 1, 1, n_out, 1, 1);
-  if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
-  size_t a, b, c;
-  if (!s) s = lcop_softmax_geom(n, in[0], &a, &b, &c);
-  if (s) return s;
-  return lcop_set_out(n, out, LC_DT_FLOAT, in[0]->ndim, in[0]->dims);
-}
-
-static lc_status softmax_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
-                             int n_out, lc_exec_ctx *x) {
-  size_t outer, len, inner;
-  lc_status s = lcop_softmax_geom(n, in[0], &outer, &len, &inner);
-  if (s) return s;
-  const float *X = in[0]->data;
-  float *Y = out->data;
-  for (size_t o = 0; o < outer; o++)
-    for (size_t i = 0; i < inner; i++) {
-      const float *xr = X + o * len * inner + i;
-      float *yr = Y + o * len * inner + i;
-      float m = -INFINITY, sum = 0.0f;
-      for (size_t j = 0; j < len; j++) m = fmaxf(m, xr[j * inner]);
-      for (size_t j = 0; j < len; j++) sum += (yr[j * inner] = expf(xr[j * inner] - m));
-      float inv = 1.0f / sum;
-      for (size_t j = 0; j < len; j++) yr[j * inner] *= inv;
-    }
-  return LC_OK;
-}
-
 const lc_op_impl lcop_matmul_ops[] = {
     {"Gemm", gemm_infer, gemm_init, fc_fini, gemm_run, 0, fc_describe},
     {"MatMul", matmul_infer, matmul_init, fc_fini, matmul_run, 0, fc_describe},
-    {"Softmax", softmax_infer, NULL, NULL, softmax_run, 1, NULL},
     {NULL, NULL, NULL, NULL, NULL, 0, NULL}};

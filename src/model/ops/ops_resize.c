@@ -182,6 +182,55 @@ static lc_status resize_run(const lc_node *n, void *st, const lc_tensor *const *
   return LC_OK;
 }
 
+/* ---------------------------------------------------------------- Upsample (opset 7-9) */
+
+/* Upsample is Resize with asymmetric coordinates and floor rounding; scales come from the
+ * attribute (opset 7) or input 1 (opset 9). *as is the Resize node to plan with. */
+static lc_status upsample_as(const lc_node *n, const lc_tensor *const *in, int n_in, lc_node *as, lc_attr *attrs,
+                             lc_tensor *sc, const lc_tensor **rin) {
+  const char *mode = lc_attr_string(n, "mode", "nearest");
+  int lin = !strcmp(mode, "linear") || !strcmp(mode, "bilinear");
+  if (!lin && strcmp(mode, "nearest")) return lcop_fail(n, LC_ERR_UNSUPPORTED, "mode '%s'", mode);
+  *as = *n;
+  attrs[0] = (lc_attr){.name = "mode", .type = LC_ATTR_STRING, .s = lin ? "linear" : "nearest"};
+  attrs[1] = (lc_attr){.name = "coordinate_transformation_mode", .type = LC_ATTR_STRING, .s = "asymmetric"};
+  attrs[2] = (lc_attr){.name = "nearest_mode", .type = LC_ATTR_STRING, .s = "floor"};
+  as->attrs = attrs, as->n_attrs = 3;
+  rin[0] = in[0];
+  if (lcop_has(in, n_in, 1)) {
+    rin[1] = in[1];
+    return LC_OK;
+  }
+  const lc_attr *a = lc_node_attr(n, "scales");
+  if (!a || a->type != LC_ATTR_FLOATS) return lcop_fail(n, LC_ERR_INVALID_ARG, "scales are missing");
+  memset(sc, 0, sizeof *sc);
+  sc->dtype = LC_DT_FLOAT, sc->ndim = 1, sc->dims[0] = (int64_t)a->n, sc->data = (void *)a->floats;
+  sc->nbytes = a->n * sizeof(float);
+  rin[1] = sc;
+  return LC_OK;
+}
+
+static lc_status upsample_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 1, 2, n_out, 1, 1);
+  if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
+  lc_node as;
+  lc_attr attrs[3];
+  lc_tensor sc;
+  const lc_tensor *rin[2];
+  if (!s) s = upsample_as(n, in, n_in, &as, attrs, &sc, rin);
+  return s ? s : resize_infer(&as, rin, 2, out, n_out);
+}
+
+static lc_status upsample_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                              int n_out, lc_exec_ctx *x) {
+  lc_node as;
+  lc_attr attrs[3];
+  lc_tensor sc;
+  const lc_tensor *rin[2];
+  lc_status s = upsample_as(n, in, n_in, &as, attrs, &sc, rin);
+  return s ? s : resize_run(&as, st, rin, 2, out, n_out, x);
+}
+
 /* ---------------------------------------------------------------- Pad */
 
 lc_status lcop_pad_plan(const lc_node *n, const lc_tensor *const *in, int n_in, int64_t *pb, int64_t *pe,
@@ -322,5 +371,6 @@ static lc_status pad_run(const lc_node *n, void *st, const lc_tensor *const *in,
 
 const lc_op_impl lcop_resize_ops[] = {
     {"Resize", resize_infer, NULL, NULL, resize_run, 0, NULL},
+    {"Upsample", upsample_infer, NULL, NULL, upsample_run, 0, NULL},
     {"Pad", pad_infer, NULL, NULL, pad_run, 0, NULL},
     {NULL, NULL, NULL, NULL, NULL, 0, NULL}};
