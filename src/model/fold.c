@@ -2,6 +2,7 @@
  * activation into the Conv before them. The attributes fusion adds are the contract with the
  * Conv operator (docs/onnx.md, "Fusion attributes"). */
 #include "model/graph.h"
+#include "model/ops/ops_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -209,6 +210,12 @@ lc_status lc_fold_and_infer(lc_model *m) {
       if ((s = lc_model_charge(m, g, all_const ? "folded output" : "output", tmp[k].nbytes,
                                all_const ? &m->st.folded_bytes : NULL)))
         break;
+      size_t cnt;
+      if (lc_tensor_numel(&tmp[k], &cnt) || cnt > LCOP_GEN_MAX) {
+        s = lc_error(LC_ERR_BUDGET, "model: node '%s' (%s): output %d would have %zu elements (more than 2^31)",
+                     g->n.name, g->n.op_type, k, cnt);
+        break;
+      }
       ot->dtype = tmp[k].dtype;
       ot->ndim = tmp[k].ndim;
       memcpy(ot->dims, tmp[k].dims, sizeof(tmp[k].dims));

@@ -95,10 +95,9 @@ static inline float lcop_exp_fast(float x) {
   return p * s.f;
 }
 
-/* Outputs whose size comes from values (Range, Tile, Expand, Resize) are refused past this many
- * elements before anything is allocated, naming the node (LC_ERR_BUDGET). */
+/* No tensor may have more elements than this (8 GiB of float): shapes made from values (Range, Tile,
+ * Expand, Resize) past it are refused before anything is allocated, naming the node (fold.c). */
 #define LCOP_GEN_MAX ((size_t)1 << 31)
-lc_status lcop_check_gen(const lc_node *n, int nd, const int64_t *dims);
 
 /* Tables of each op family, terminated by an entry with op_type NULL. */
 extern const lc_op_impl lcop_conv_ops[];

@@ -2,9 +2,11 @@
  * Sums are kept in double (8 partial sums, so the loops still vectorize): the float sum of ~18k exps
  * was 4e-4 off. Rows are split over the context's threads. Error bounds (tested against an fp64
  * reference over >= 20k entries in tests/test_ops_numerics.c), u = 2^-24:
- *   Softmax     |y - ref| <= 4e-7 * ref + 2e-38 (exp_fast 1.2e-7, the stored exp u, the double sum
- *               ~n * 2^-53, the scale 2u; 2e-38: exps below e^-87 are clamped there)
- *   LogSoftmax  |y - ref| <= u * |ref| + 2e-7 (the log of the double sum off by exp_fast's 1.2e-7)
+ *   Softmax     |y - ref| <= (4e-7 + u |x - max|) * ref + 2e-38 (exp_fast 1.2e-7, the stored exp u,
+ *               the double sum ~n * 2^-53, the scale 2u; x - max is rounded in float, as the
+ *               reference does; 2e-38: exps below e^-87 are clamped there)
+ *   LogSoftmax  |y - ref| <= u * (|ref| + max|x - max|) + 2e-7 (the log of the double sum off by
+ *               exp_fast's 1.2e-7 and the exps' float arguments)
  *   *Norm       |y - ref| <= 4u * (|(x - mean) * invstd * scale| + |bias|) (mean and variance
  *               two-pass in double are exact to ~n * 2^-53; the rest is three float roundings) */
 #include <math.h>
@@ -198,11 +200,12 @@ static void nm_task(void *arg, size_t r, int thread) {
   if (j->mean_out) j->mean_out[r] = (float)mean;
   if (j->inv_out) j->inv_out[r] = (float)inv;
   size_t per = j->len / j->every, base = (r % j->srows) * per;
-  float fm = (float)mean, fi = (float)inv;
+  float fi = (float)inv;
+  /* x - mean in double, then rounded: a float mean would cost u * |mean| / std of the result */
   if (j->every == 1) { /* LayerNormalization: scale and bias per element */
     const float *g = j->scale + base, *b = j->bias ? j->bias + base : NULL;
-    if (b) for (size_t i = 0; i < j->len; i++) y[i] = (x[i] - fm) * fi * g[i] + b[i];
-    else for (size_t i = 0; i < j->len; i++) y[i] = (x[i] - fm) * fi * g[i];
+    if (b) for (size_t i = 0; i < j->len; i++) y[i] = (float)(x[i] - mean) * fi * g[i] + b[i];
+    else for (size_t i = 0; i < j->len; i++) y[i] = (float)(x[i] - mean) * fi * g[i];
     return;
   }
   for (size_t c = 0; c < per; c++) {
@@ -210,7 +213,7 @@ static void nm_task(void *arg, size_t r, int thread) {
     float g = j->scale[k], b = j->bias ? j->bias[k] : 0.0f;
     const float *xs = x + c * j->every;
     float *ys = y + c * j->every;
-    for (size_t i = 0; i < j->every; i++) ys[i] = (xs[i] - fm) * fi * g + b;
+    for (size_t i = 0; i < j->every; i++) ys[i] = (float)(xs[i] - mean) * fi * g + b;
   }
 }
 
