@@ -99,6 +99,21 @@ static inline float lcop_exp_fast(float x) {
  * Expand, Resize) past it are refused before anything is allocated, naming the node (fold.c). */
 #define LCOP_GEN_MAX ((size_t)1 << 31)
 
+/* The activation (and affine after it) fusion put on a Conv / ConvTranspose node (fold.c). */
+typedef struct conv_act {
+  lc_activation act;
+  float lo, hi, alpha;
+  float post_mul, post_add; /* y = y * post_mul + post_add after the activation */
+  int post;
+} conv_act;
+lc_status lcop_read_act(const lc_node *n, conv_act *a);
+/* y = act(y + r) (r may be NULL), then the affine. */
+void lcop_act_epilogue(float *y, const float *r, size_t n, const conv_act *a);
+static inline int lcop_conv_has_residual(const lc_node *n) { return lc_attr_int(n, "_residual", 0) != 0; }
+/* Output of a Conv (transpose = 0) or ConvTranspose node, with the fusion inputs checked. */
+lc_status lcop_conv_infer_common(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out,
+                                 int transpose);
+
 /* Tables of each op family, terminated by an entry with op_type NULL. */
 extern const lc_op_impl lcop_conv_ops[];
 extern const lc_op_impl lcop_elementwise_ops[];
@@ -113,5 +128,6 @@ extern const lc_op_impl lcop_gen_ops[];
 extern const lc_op_impl lcop_norm_ops[];
 extern const lc_op_impl lcop_rnn_ops[];
 extern const lc_op_impl lcop_einsum_ops[];
+extern const lc_op_impl lcop_convt_ops[];
 
 #endif

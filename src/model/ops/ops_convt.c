@@ -1,0 +1,275 @@
+/* ConvTranspose (1-D and 2-D, groups, dilations, output padding) with the fused activation and
+ * residual. With constant weights it is a GEMM and a col2im: col[(m, kh, kw)][ih, iw] =
+ * sum_c W[c][m][kh][kw] x[c][ih][iw] is a 1x1 conv of M/group * KH * KW output channels per group
+ * (run by the conv library's GEMM routes), then each col row is added into the output at
+ * (ih * s + kh * d - pad, iw * s + kw * d - pad). PP-OCRv4 det's 24->24 k2 s2 on 160x160: 30 ms on
+ * the row route below, ~4x less this way (docs/benchmarks.md). */
+#include <string.h>
+
+#include "model/ops/ops_internal.h"
+#include "model/ops/ops_plan.h"
+#include "util/alloc.h"
+#include "util/checked.h"
+
+static lc_status convt_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  return lcop_conv_infer_common(n, in, n_in, out, n_out, 1);
+}
+
+/* Valid input column range [lo, hi) for which ow = iw * s + off lands in [0, OW). */
+static void col_range(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t *lo, int64_t *hi) {
+  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t b = OW - off <= 0 ? 0 : (OW - off + s - 1) / s;
+  *lo = a;
+  *hi = b < W ? b : W;
+  if (*hi < *lo) *hi = *lo;
+}
+
+/* The row route, when the column matrix of the GEMM route would not fit the memory cap (or the
+ * weights are not constant). One task = (image, group, block of output channels). For each input row it computes
+ * col[(m, kh, kw)][iw] = sum_c W[c][m][kh][kw] * x[c][ih][iw] (axpy over contiguous rows, vectorizes),
+ * then scatter-adds each col row into its output row. Scratch per thread is one input row's worth of
+ * col (block * KH * KW * W floats), not a whole column matrix. 64->64 k2 s2 on 56x56: 43 ms as a
+ * per-pixel scatter, 9.5 ms this way (one thread). */
+typedef struct convt_job {
+  const conv_geom *g;
+  const float *X, *Wt, *B, *res;
+  float *Y, *col;
+  const int64_t *rng;
+  const conv_act *act;
+  int64_t blk, nblk;
+  size_t col_per_thread;
+} convt_job;
+
+static void convt_task(void *arg, size_t task, int thread) {
+  const convt_job *j = arg;
+  const conv_geom *g = j->g;
+  int64_t Cg = g->C / g->group, Mg = g->M / g->group, K = g->KH * g->KW, plane = g->OH * g->OW;
+  int64_t blk = (int64_t)task % j->nblk, bg = (int64_t)task / j->nblk, grp = bg % g->group, b = bg / g->group;
+  int64_t m0 = blk * j->blk, m1 = m0 + j->blk < Mg ? m0 + j->blk : Mg, R = (m1 - m0) * K;
+  float *col = j->col + (size_t)thread * j->col_per_thread;
+  float *Yb = j->Y + ((b * g->M + grp * Mg + m0) * plane);
+  for (int64_t m = m0; m < m1; m++) {
+    float bias = j->B ? j->B[grp * Mg + m] : 0.0f, *yp = Yb + (m - m0) * plane;
+    for (int64_t i = 0; i < plane; i++) yp[i] = bias;
+  }
+  for (int64_t ih = 0; ih < g->H; ih++) {
+    memset(col, 0, (size_t)(R * g->W) * sizeof(float));
+    for (int64_t c = 0; c < Cg; c++) {
+      const float *xr = j->X + ((b * g->C + grp * Cg + c) * g->H + ih) * g->W;
+      const float *w = j->Wt + (grp * Cg + c) * Mg * K + m0 * K;
+      for (int64_t r = 0; r < R; r++) {
+        float wv = w[r], *cr = col + r * g->W;
+        for (int64_t iw = 0; iw < g->W; iw++) cr[iw] += wv * xr[iw];
+      }
+    }
+    for (int64_t r = 0; r < R; r++) {
+      int64_t mm = r / K, kh = (r % K) / g->KW, kw = r % g->KW;
+      int64_t oh = ih * g->s[0] - g->pb[0] + kh * g->d[0], off = kw * g->d[1] - g->pb[1];
+      if (oh < 0 || oh >= g->OH) continue;
+      float *yr = Yb + (mm * g->OH + oh) * g->OW;
+      const float *cr = col + r * g->W;
+      int64_t lo = j->rng[2 * kw], hi = j->rng[2 * kw + 1], sw = g->s[1];
+      for (int64_t iw = lo; iw < hi; iw++) yr[iw * sw + off] += cr[iw];
+    }
+  }
+  size_t n = (size_t)((m1 - m0) * plane), o = (size_t)(Yb - j->Y);
+  lcop_act_epilogue(Yb, j->res ? j->res + o : NULL, n, j->act);
+}
+
+static lc_status convt_rows(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, lc_exec_ctx *x) {
+  conv_geom g;
+  lc_status s = lcop_conv_geometry(n, in, 1, &g);
+  if (s) return s;
+  conv_act act;
+  if ((s = lcop_read_act(n, &act))) return s;
+  convt_job j = {&g, in[0]->data, in[1]->data, lcop_has(in, n_in, 2) ? in[2]->data : NULL,
+                 lcop_conv_has_residual(n) ? in[n_in - 1]->data : NULL, out->data, NULL, NULL, &act, 0, 0, 0};
+  if (out->nbytes == 0) return LC_OK;
+  int threads = lcop_threads(x);
+  int64_t Mg = g.M / g.group, jobs = g.N * g.group;
+  /* Split output channels only when images x groups leave threads idle. */
+  j.nblk = jobs >= 2 * threads || Mg < 2 ? 1 : (2 * threads + jobs - 1) / jobs;
+  if (j.nblk > Mg) j.nblk = Mg;
+  j.blk = (Mg + j.nblk - 1) / j.nblk;
+  j.nblk = (Mg + j.blk - 1) / j.blk;
+  size_t total;
+  int64_t f[3] = {j.blk * g.KH * g.KW, g.W, threads};
+  if (!lc_mul_n(&j.col_per_thread, 2, f) || !lc_mul_n(&total, 3, f) || total > ((size_t)1 << 36))
+    return lcop_fail(n, LC_ERR_OVERFLOW, "scratch size overflows");
+  if (lcop_budget(x) && total > lcop_budget(x) / sizeof(float))
+    return lcop_fail(n, LC_ERR_BUDGET, "column buffer of %zu bytes exceeds the %zu bytes the memory cap leaves",
+                     total * sizeof(float), lcop_budget(x));
+  float *col = lc_malloc((total ? total : 1) * sizeof(float));
+  int64_t *rng = lc_malloc((size_t)(2 * g.KW) * sizeof(int64_t));
+  if (!col || !rng) {
+    lc_free(col), lc_free(rng);
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  }
+  for (int64_t kw = 0; kw < g.KW; kw++) col_range(kw * g.d[1] - g.pb[1], g.s[1], g.W, g.OW, &rng[2 * kw], &rng[2 * kw + 1]);
+  j.col = col, j.rng = rng;
+  lcop_parallel(x, (size_t)(jobs * j.nblk), convt_task, &j);
+  lc_free(col);
+  lc_free(rng);
+  return LC_OK;
+}
+
+
+/* ---------------------------------------------------------------- GEMM + col2im route */
+
+typedef struct convt_state {
+  lc_conv *conv;
+  lc_conv_shape shape;
+  size_t col_bytes; /* one image's column matrix: group * M/group * KH * KW rows of H * W */
+} convt_state;
+
+static void convt_fini(void *state) {
+  convt_state *st = state;
+  if (!st) return;
+  lc_conv_destroy(st->conv);
+  lc_free(st);
+}
+
+static void convt_describe(const void *state, lc_op_info *info) {
+  const convt_state *st = state;
+  info->route = "gemm+col2im";
+  info->workspace_bytes = lc_round_up(st->col_bytes, 64) + st->shape.workspace_bytes;
+  info->packed_bytes = lc_conv_weight_bytes(st->conv);
+  info->packed_inputs = 2u; /* the weights live in the 1x1 conv */
+}
+
+static lc_status convt_init(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out, int n_out,
+                            lc_exec_ctx *x, void **state) {
+  *state = NULL;
+  if (!x || !x->lc || !(x->const_inputs & 2u) || !in[1]->data || lc_context_backend(x->lc) != LC_BACKEND_CPU)
+    return LC_OK; /* the row route */
+  conv_geom g;
+  lc_status s = lcop_conv_geometry(n, in, 1, &g);
+  if (s) return s;
+  int64_t Cg = g.C / g.group, R = g.M / g.group * g.KH * g.KW, Rt = R * g.group;
+  size_t col_bytes, wt_bytes;
+  if (!lc_mul_n(&col_bytes, 4, (int64_t[]){Rt, g.H, g.W, 4}) || !lc_mul_n(&wt_bytes, 3, (int64_t[]){Rt, Cg, 4}) ||
+      Rt > INT32_MAX || g.C > INT32_MAX)
+    return LC_OK;
+  if (lcop_budget(x) && col_bytes > lcop_budget(x) / 4) return LC_OK; /* the row route needs far less */
+  float *wt = lc_malloc(wt_bytes ? wt_bytes : 1);
+  convt_state *st = lc_calloc(1, sizeof *st);
+  if (!wt || !st) {
+    lc_free(wt), lc_free(st);
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  }
+  const float *w = in[1]->data; /* [C][M/group][KH][KW]: per input channel, R contiguous values */
+  for (int64_t grp = 0; grp < g.group; grp++)
+    for (int64_t c = 0; c < Cg; c++)
+      for (int64_t r = 0; r < R; r++) wt[(grp * R + r) * Cg + c] = w[(grp * Cg + c) * R + r];
+  lc_conv_desc d;
+  lc_conv_desc_init(&d);
+  d.in_channels = g.C, d.out_channels = Rt, d.groups = g.group;
+  d.kernel_h = d.kernel_w = 1, d.stride_h = d.stride_w = 1, d.dilation_h = d.dilation_w = 1;
+  d.auto_pad = LC_PAD_NOTSET;
+  d.layout = LC_NCHW;
+  d.weights = wt;
+  s = lc_conv_create(x->lc, &d, &st->conv);
+  lc_free(wt);
+  if (!s) s = lc_conv_prepare(st->conv, 1, g.H, g.W, &st->shape);
+  if (s) {
+    convt_fini(st);
+    return lcop_fail(n, s, "GEMM setup failed: %s", lc_last_error());
+  }
+  st->col_bytes = col_bytes;
+  *state = st;
+  return LC_OK;
+}
+
+typedef struct c2i_job {
+  const conv_geom *g;
+  const float *col, *B, *res;
+  float *Y; /* this image's output */
+  const int64_t *rng;
+  const conv_act *act;
+} c2i_job;
+
+/* One output channel: bias, the KH * KW col rows of it added in, then the epilogue. */
+static void c2i_task(void *arg, size_t task, int thread) {
+  const c2i_job *j = arg;
+  const conv_geom *g = j->g;
+  (void)thread;
+  int64_t Mg = g->M / g->group, K = g->KH * g->KW, plane = g->OH * g->OW, HW = g->H * g->W;
+  int64_t oc = (int64_t)task, grp = oc / Mg, m = oc % Mg;
+  float *y = j->Y + oc * plane, bias = j->B ? j->B[oc] : 0.0f;
+  if (g->s[0] == g->KH && g->s[1] == g->KW && g->d[0] == 1 && g->d[1] == 1 && !g->pb[0] && !g->pb[1] &&
+      g->OH == g->H * g->KH && g->OW == g->W * g->KW) { /* k == s (k2 s2 upsampling): each output written once */
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+      int64_t ih = oh / g->KH, kh = oh % g->KH;
+      float *yr = y + oh * g->OW;
+      for (int64_t kw = 0; kw < g->KW; kw++) {
+        const float *c = j->col + (grp * Mg * K + m * K + kh * g->KW + kw) * HW + ih * g->W;
+        for (int64_t iw = 0; iw < g->W; iw++) yr[iw * g->KW + kw] = c[iw] + bias;
+      }
+    }
+    lcop_act_epilogue(y, j->res ? j->res + oc * plane : NULL, (size_t)plane, j->act);
+    return;
+  }
+  for (int64_t i = 0; i < plane; i++) y[i] = bias;
+  for (int64_t kh = 0; kh < g->KH; kh++)
+    for (int64_t kw = 0; kw < g->KW; kw++) {
+      const float *cr = j->col + (grp * Mg * K + m * K + kh * g->KW + kw) * HW;
+      int64_t off = kw * g->d[1] - g->pb[1], lo = j->rng[2 * kw], hi = j->rng[2 * kw + 1], sw = g->s[1];
+      for (int64_t ih = 0; ih < g->H; ih++) {
+        int64_t oh = ih * g->s[0] - g->pb[0] + kh * g->d[0];
+        if (oh < 0 || oh >= g->OH) continue;
+        float *yr = y + oh * g->OW + off;
+        const float *c = cr + ih * g->W;
+        if (sw == 1)
+          for (int64_t iw = lo; iw < hi; iw++) yr[iw] += c[iw];
+        else
+          for (int64_t iw = lo; iw < hi; iw++) yr[iw * sw] += c[iw];
+      }
+    }
+  lcop_act_epilogue(y, j->res ? j->res + oc * plane : NULL, (size_t)plane, j->act);
+}
+
+static lc_status convt_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                           int n_out, lc_exec_ctx *x) {
+  convt_state *st = state;
+  if (!st) return convt_rows(n, in, n_in, out, x);
+  conv_geom g;
+  conv_act act;
+  lc_status s = lcop_conv_geometry(n, in, 1, &g);
+  if (!s) s = lcop_read_act(n, &act);
+  if (s || out->nbytes == 0) return s;
+  size_t need = lc_round_up(st->col_bytes, 64) + st->shape.workspace_bytes;
+  float *col = NULL, *own = NULL;
+  void *ws = NULL;
+  size_t wsz = 0;
+  if (x && x->scratch && x->scratch_bytes >= need) {
+    col = x->scratch;
+    ws = (char *)x->scratch + lc_round_up(st->col_bytes, 64), wsz = x->scratch_bytes - lc_round_up(st->col_bytes, 64);
+  } else if (!(col = own = lc_malloc(st->col_bytes ? st->col_bytes : 1))) {
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for a %zu-byte column matrix", st->col_bytes);
+  }
+  int64_t rng[2 * 64], *rp = g.KW <= 64 ? rng : lc_malloc((size_t)(2 * g.KW) * sizeof(int64_t));
+  if (!rp) {
+    lc_free(own);
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  }
+  for (int64_t kw = 0; kw < g.KW; kw++) col_range(kw * g.d[1] - g.pb[1], g.s[1], g.W, g.OW, &rp[2 * kw], &rp[2 * kw + 1]);
+  const float *res = lcop_conv_has_residual(n) ? in[n_in - 1]->data : NULL;
+  size_t img_in = (size_t)(g.C * g.H * g.W), img_out = (size_t)(g.M * g.OH * g.OW);
+  for (int64_t b = 0; !s && b < g.N; b++) {
+    s = lc_conv_run(st->conv, (const float *)in[0]->data + (size_t)b * img_in, col, ws, wsz);
+    if (s) {
+      s = lcop_fail(n, s, "GEMM failed: %s", lc_last_error());
+      break;
+    }
+    c2i_job j = {&g, col, lcop_has(in, n_in, 2) ? in[2]->data : NULL, res ? res + (size_t)b * img_out : NULL,
+                 (float *)out->data + (size_t)b * img_out, rp, &act};
+    lcop_parallel(x, (size_t)g.M, c2i_task, &j);
+  }
+  if (rp != rng) lc_free(rp);
+  lc_free(own);
+  return s;
+}
+
+const lc_op_impl lcop_convt_ops[] = {
+    {"ConvTranspose", convt_infer, convt_init, convt_fini, convt_run, 0, convt_describe},
+    {NULL, NULL, NULL, NULL, NULL, 0, NULL}};
