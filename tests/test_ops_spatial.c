@@ -223,7 +223,9 @@ static void test_conv(void) {
 static void test_conv_transpose(void) {
   struct { int64_t C, H, W, M, G, K, s, d, p, op; } c[] = {
       {2, 3, 4, 3, 1, 3, 2, 1, 1, 1}, {4, 5, 3, 4, 2, 2, 2, 1, 0, 0}, {3, 4, 4, 2, 1, 3, 1, 2, 2, 0},
-      {2, 2, 3, 2, 1, 4, 3, 1, 1, 2}};
+      {2, 2, 3, 2, 1, 4, 3, 1, 1, 2},
+      /* tall enough for the GEMM route's input slabs (a column block of ~256 KiB), k == s and not */
+      {2, 128, 64, 4, 1, 2, 2, 1, 0, 0}, {2, 96, 64, 4, 1, 3, 2, 1, 1, 1}};
   for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
     int64_t Cg = c[t].C / c[t].G, Mg = c[t].M / c[t].G, K = c[t].K;
     int64_t OH = c[t].s * (c[t].H - 1) + c[t].op + (K - 1) * c[t].d + 1 - 2 * c[t].p;

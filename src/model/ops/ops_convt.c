@@ -2,8 +2,8 @@
  * residual. With constant weights it is a GEMM and a col2im: col[(m, kh, kw)][ih, iw] =
  * sum_c W[c][m][kh][kw] x[c][ih][iw] is a 1x1 conv of M/group * KH * KW output channels per group
  * (run by the conv library's GEMM routes), then each col row is added into the output at
- * (ih * s + kh * d - pad, iw * s + kw * d - pad). PP-OCRv4 det's 24->24 k2 s2 on 160x160: 30 ms on
- * the row route below, ~4x less this way (docs/benchmarks.md). */
+ * (ih * s + kh * d - pad, iw * s + kw * d - pad), a slab of input rows at a time. PP-OCRv4 det's
+ * 24->24 k2 s2 on 160x160: 30 ms on the row route below, less than half this way (docs/benchmarks.md). */
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
@@ -116,11 +116,19 @@ static lc_status convt_rows(const lc_node *n, const lc_tensor *const *in, int n_
 
 /* ---------------------------------------------------------------- GEMM + col2im route */
 
+/* The input in slabs of `ht` rows (all channels copied together, so the 1x1 conv reads a plain
+ * NCHW image), each slab's column block (~256 KiB) added into the output while it is in cache:
+ * the whole column matrix would be KH * KW * M / C times the input, written and read back. */
 typedef struct convt_state {
-  lc_conv *conv;
+  lc_conv *conv;           /* prepared for 1 x C x ht x W */
   lc_conv_shape shape;
-  size_t col_bytes; /* one image's column matrix: group * M/group * KH * KW rows of H * W */
+  int64_t ht;              /* input rows per slab, a divisor of H */
+  size_t slab_bytes, col_bytes;
 } convt_state;
+
+static size_t convt_ws(const convt_state *st) {
+  return lc_round_up(st->slab_bytes, 64) + lc_round_up(st->col_bytes, 64) + st->shape.workspace_bytes;
+}
 
 static void convt_fini(void *state) {
   convt_state *st = state;
@@ -132,7 +140,7 @@ static void convt_fini(void *state) {
 static void convt_describe(const void *state, lc_op_info *info) {
   const convt_state *st = state;
   info->route = "gemm+col2im";
-  info->workspace_bytes = lc_round_up(st->col_bytes, 64) + st->shape.workspace_bytes;
+  info->workspace_bytes = convt_ws(st);
   info->packed_bytes = lc_conv_weight_bytes(st->conv);
   info->packed_inputs = 2u; /* the weights live in the 1x1 conv */
 }
@@ -146,11 +154,14 @@ static lc_status convt_init(const lc_node *n, const lc_tensor *const *in, int n_
   lc_status s = lcop_conv_geometry(n, in, 1, &g);
   if (s) return s;
   int64_t Cg = g.C / g.group, R = g.M / g.group * g.KH * g.KW, Rt = R * g.group;
-  size_t col_bytes, wt_bytes;
-  if (!lc_mul_n(&col_bytes, 4, (int64_t[]){Rt, g.H, g.W, 4}) || !lc_mul_n(&wt_bytes, 3, (int64_t[]){Rt, Cg, 4}) ||
-      Rt > INT32_MAX || g.C > INT32_MAX)
+  if (Rt > INT32_MAX || g.C > INT32_MAX || g.W > INT32_MAX || g.H < 1 || g.W < 1) return LC_OK;
+  int64_t ht = 65536 / (Rt * g.W > 0 ? Rt * g.W : 1);
+  ht = ht < 1 ? 1 : ht > g.H ? g.H : ht;
+  while (g.H % ht) ht--;
+  size_t col_bytes, slab_bytes, wt_bytes;
+  if (!lc_mul_n(&col_bytes, 4, (int64_t[]){Rt, ht, g.W, 4}) || !lc_mul_n(&slab_bytes, 4, (int64_t[]){g.C, ht, g.W, 4}) ||
+      !lc_mul_n(&wt_bytes, 3, (int64_t[]){Rt, Cg, 4}))
     return LC_OK;
-  if (lcop_budget(x) && col_bytes > lcop_budget(x) / 4) return LC_OK; /* the row route needs far less */
   float *wt = lc_malloc(wt_bytes ? wt_bytes : 1);
   convt_state *st = lc_calloc(1, sizeof *st);
   if (!wt || !st) {
@@ -170,12 +181,16 @@ static lc_status convt_init(const lc_node *n, const lc_tensor *const *in, int n_
   d.weights = wt;
   s = lc_conv_create(x->lc, &d, &st->conv);
   lc_free(wt);
-  if (!s) s = lc_conv_prepare(st->conv, 1, g.H, g.W, &st->shape);
+  if (!s) s = lc_conv_prepare(st->conv, 1, ht, g.W, &st->shape);
   if (s) {
     convt_fini(st);
     return lcop_fail(n, s, "GEMM setup failed: %s", lc_last_error());
   }
-  st->col_bytes = col_bytes;
+  st->ht = ht, st->col_bytes = col_bytes, st->slab_bytes = slab_bytes;
+  if (lcop_budget(x) && convt_ws(st) > lcop_budget(x) / 2) { /* the row route needs less */
+    convt_fini(st);
+    return LC_OK;
+  }
   *state = st;
   return LC_OK;
 }
@@ -183,49 +198,65 @@ static lc_status convt_init(const lc_node *n, const lc_tensor *const *in, int n_
 typedef struct c2i_job {
   const conv_geom *g;
   const float *col, *B, *res;
-  float *Y; /* this image's output */
+  float *Y;                /* this image's output */
   const int64_t *rng;
   const conv_act *act;
+  int64_t ih0, ht;         /* the slab's input rows */
+  int exact, phase;        /* exact: k == s, each output written once; phase 0 fill, 1 add, 2 epilogue */
 } c2i_job;
 
-/* One output channel: bias, the KH * KW col rows of it added in, then the epilogue. */
+static int convt_exact(const conv_geom *g) {
+  return g->s[0] == g->KH && g->s[1] == g->KW && g->d[0] == 1 && g->d[1] == 1 && !g->pb[0] && !g->pb[1] &&
+         g->OH == g->H * g->KH && g->OW == g->W * g->KW;
+}
+
+/* One output channel for one slab: its KH * KW column rows added (or, exact, written) in. */
 static void c2i_task(void *arg, size_t task, int thread) {
   const c2i_job *j = arg;
   const conv_geom *g = j->g;
   (void)thread;
-  int64_t Mg = g->M / g->group, K = g->KH * g->KW, plane = g->OH * g->OW, HW = g->H * g->W;
+  int64_t Mg = g->M / g->group, K = g->KH * g->KW, plane = g->OH * g->OW, HW = j->ht * g->W;
   int64_t oc = (int64_t)task, grp = oc / Mg, m = oc % Mg;
   float *y = j->Y + oc * plane, bias = j->B ? j->B[oc] : 0.0f;
-  if (g->s[0] == g->KH && g->s[1] == g->KW && g->d[0] == 1 && g->d[1] == 1 && !g->pb[0] && !g->pb[1] &&
-      g->OH == g->H * g->KH && g->OW == g->W * g->KW) { /* k == s (k2 s2 upsampling): each output written once */
-    for (int64_t oh = 0; oh < g->OH; oh++) {
-      int64_t ih = oh / g->KH, kh = oh % g->KH;
-      float *yr = y + oh * g->OW;
-      for (int64_t kw = 0; kw < g->KW; kw++) {
-        const float *c = j->col + (grp * Mg * K + m * K + kh * g->KW + kw) * HW + ih * g->W;
-        for (int64_t iw = 0; iw < g->W; iw++) yr[iw * g->KW + kw] = c[iw] + bias;
-      }
-    }
-    lcop_act_epilogue(y, j->res ? j->res + oc * plane : NULL, (size_t)plane, j->act);
+  const float *res = j->res ? j->res + oc * plane : NULL;
+  if (j->phase == 0) {
+    for (int64_t i = 0; i < plane; i++) y[i] = bias;
     return;
   }
-  for (int64_t i = 0; i < plane; i++) y[i] = bias;
+  if (j->phase == 2) {
+    lcop_act_epilogue(y, res, (size_t)plane, j->act);
+    return;
+  }
+  const float *col = j->col + (grp * Mg * K + m * K) * HW;
+  if (j->exact) {
+    for (int64_t il = 0; il < j->ht; il++)
+      for (int64_t kh = 0; kh < g->KH; kh++) {
+        int64_t oh = (j->ih0 + il) * g->KH + kh;
+        float *yr = y + oh * g->OW;
+        for (int64_t kw = 0; kw < g->KW; kw++) {
+          const float *c = col + (kh * g->KW + kw) * HW + il * g->W;
+          for (int64_t iw = 0; iw < g->W; iw++) yr[iw * g->KW + kw] = c[iw] + bias;
+        }
+      }
+    int64_t r0 = j->ih0 * g->KH * g->OW, len = j->ht * g->KH * g->OW;
+    lcop_act_epilogue(y + r0, res ? res + r0 : NULL, (size_t)len, j->act);
+    return;
+  }
   for (int64_t kh = 0; kh < g->KH; kh++)
     for (int64_t kw = 0; kw < g->KW; kw++) {
-      const float *cr = j->col + (grp * Mg * K + m * K + kh * g->KW + kw) * HW;
+      const float *cr = col + (kh * g->KW + kw) * HW;
       int64_t off = kw * g->d[1] - g->pb[1], lo = j->rng[2 * kw], hi = j->rng[2 * kw + 1], sw = g->s[1];
-      for (int64_t ih = 0; ih < g->H; ih++) {
-        int64_t oh = ih * g->s[0] - g->pb[0] + kh * g->d[0];
+      for (int64_t il = 0; il < j->ht; il++) {
+        int64_t oh = (j->ih0 + il) * g->s[0] - g->pb[0] + kh * g->d[0];
         if (oh < 0 || oh >= g->OH) continue;
         float *yr = y + oh * g->OW + off;
-        const float *c = cr + ih * g->W;
+        const float *c = cr + il * g->W;
         if (sw == 1)
           for (int64_t iw = lo; iw < hi; iw++) yr[iw] += c[iw];
         else
           for (int64_t iw = lo; iw < hi; iw++) yr[iw * sw] += c[iw];
       }
     }
-  lcop_act_epilogue(y, j->res ? j->res + oc * plane : NULL, (size_t)plane, j->act);
 }
 
 static lc_status convt_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
@@ -237,16 +268,10 @@ static lc_status convt_run(const lc_node *n, void *state, const lc_tensor *const
   lc_status s = lcop_conv_geometry(n, in, 1, &g);
   if (!s) s = lcop_read_act(n, &act);
   if (s || out->nbytes == 0) return s;
-  size_t need = lc_round_up(st->col_bytes, 64) + st->shape.workspace_bytes;
-  float *col = NULL, *own = NULL;
-  void *ws = NULL;
-  size_t wsz = 0;
-  if (x && x->scratch && x->scratch_bytes >= need) {
-    col = x->scratch;
-    ws = (char *)x->scratch + lc_round_up(st->col_bytes, 64), wsz = x->scratch_bytes - lc_round_up(st->col_bytes, 64);
-  } else if (!(col = own = lc_malloc(st->col_bytes ? st->col_bytes : 1))) {
-    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for a %zu-byte column matrix", st->col_bytes);
-  }
+  size_t need = convt_ws(st), so = lc_round_up(st->slab_bytes, 64), co = so + lc_round_up(st->col_bytes, 64);
+  char *buf = x && x->scratch && x->scratch_bytes >= need ? x->scratch : NULL, *own = NULL;
+  if (!buf && !(buf = own = lc_malloc(need))) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for %zu bytes", need);
+  float *slab = (float *)buf, *col = (float *)(buf + so);
   int64_t rng[2 * 64], *rp = g.KW <= 64 ? rng : lc_malloc((size_t)(2 * g.KW) * sizeof(int64_t));
   if (!rp) {
     lc_free(own);
@@ -254,16 +279,26 @@ static lc_status convt_run(const lc_node *n, void *state, const lc_tensor *const
   }
   for (int64_t kw = 0; kw < g.KW; kw++) col_range(kw * g.d[1] - g.pb[1], g.s[1], g.W, g.OW, &rp[2 * kw], &rp[2 * kw + 1]);
   const float *res = lcop_conv_has_residual(n) ? in[n_in - 1]->data : NULL;
-  size_t img_in = (size_t)(g.C * g.H * g.W), img_out = (size_t)(g.M * g.OH * g.OW);
+  size_t img_in = (size_t)(g.C * g.H * g.W), img_out = (size_t)(g.M * g.OH * g.OW), row = (size_t)(st->ht * g.W);
+  c2i_job j = {&g, col, lcop_has(in, n_in, 2) ? in[2]->data : NULL, NULL, NULL, rp, &act, 0, st->ht, convt_exact(&g), 0};
   for (int64_t b = 0; !s && b < g.N; b++) {
-    s = lc_conv_run(st->conv, (const float *)in[0]->data + (size_t)b * img_in, col, ws, wsz);
-    if (s) {
-      s = lcop_fail(n, s, "GEMM failed: %s", lc_last_error());
-      break;
+    const float *X = (const float *)in[0]->data + (size_t)b * img_in;
+    j.Y = (float *)out->data + (size_t)b * img_out, j.res = res ? res + (size_t)b * img_out : NULL;
+    if (!j.exact) j.phase = 0, lcop_parallel(x, (size_t)g.M, c2i_task, &j);
+    for (int64_t ih0 = 0; !s && ih0 < g.H; ih0 += st->ht) {
+      const float *src = X + (size_t)ih0 * (size_t)g.W;
+      if (st->ht < g.H) {
+        for (int64_t c = 0; c < g.C; c++) memcpy(slab + (size_t)c * row, src + (size_t)c * (size_t)(g.H * g.W), row * 4);
+        src = slab;
+      }
+      if ((s = lc_conv_run(st->conv, src, col, buf + co, need - co))) {
+        s = lcop_fail(n, s, "GEMM failed: %s", lc_last_error());
+        break;
+      }
+      j.ih0 = ih0, j.phase = 1;
+      lcop_parallel(x, (size_t)g.M, c2i_task, &j);
     }
-    c2i_job j = {&g, col, lcop_has(in, n_in, 2) ? in[2]->data : NULL, res ? res + (size_t)b * img_out : NULL,
-                 (float *)out->data + (size_t)b * img_out, rp, &act};
-    lcop_parallel(x, (size_t)g.M, c2i_task, &j);
+    if (!s && !j.exact) j.phase = 2, lcop_parallel(x, (size_t)g.M, c2i_task, &j);
   }
   if (rp != rng) lc_free(rp);
   lc_free(own);

@@ -40,20 +40,6 @@ static lc_status unary_infer(const lc_node *n, const lc_tensor *const *in, int n
   return lcop_set_out(n, out, LC_DT_FLOAT, in[0]->ndim, in[0]->dims);
 }
 
-/* In blocks so that y may alias x: NaN inputs are copied through after the vector loop. */
-static void sigmoid_f32(float *y, const float *x, size_t n) {
-  float t[256];
-  for (size_t i0 = 0; i0 < n; i0 += 256) {
-    size_t m = n - i0 < 256 ? n - i0 : 256;
-    for (size_t i = 0; i < m; i++) t[i] = 1.0f / (1.0f + lcop_exp_fast(-x[i0 + i]));
-    for (size_t i = 0; i < m; i++) {
-      union { float f; int32_t i; } a = {x[i0 + i]}, b = {t[i]};
-      b.i = (a.i & 0x7fffffff) > 0x7f800000 ? a.i : b.i;
-      y[i0 + i] = b.f;
-    }
-  }
-}
-
 static inline float clamp01(float v) {
   v = v < 0.0f ? 0.0f : v; /* comparisons, not fminf/fmaxf: those are libm calls without -ffast-math */
   return v > 1.0f ? 1.0f : v;
@@ -70,7 +56,7 @@ static void unary_apply(un_kind k, float a, float b, float *y, const float *x, s
     for (size_t i = 0; i < n; i++) y[i] = x[i] < 0.0f ? a * x[i] : x[i];
     break;
   case UN_SIGMOID:
-    sigmoid_f32(y, x, n);
+    lcop_vec_sigmoid(y, x, n);
     break;
   case UN_HSIGMOID:
     for (size_t i = 0; i < n; i++) y[i] = clamp01(a * x[i] + b);

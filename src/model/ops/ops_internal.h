@@ -114,6 +114,14 @@ static inline int lcop_conv_has_residual(const lc_node *n) { return lc_attr_int(
 lc_status lcop_conv_infer_common(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out,
                                  int transpose);
 
+/* Vector loops (ops_vec.h) on the widest vectors this CPU has: y = e^(x - m) (lcop_exp_fast), the
+ * double sum of n floats, and the sigmoid (NaN passed through); y may alias x. */
+void lcop_vec_exp_sub(float *y, const float *x, float m, size_t n);
+double lcop_vec_sum_d(const float *x, size_t n);
+void lcop_vec_sigmoid(float *y, const float *x, size_t n);
+/* Softmax (lg = 0) or LogSoftmax of one contiguous row (ops_norm.c states the error bounds). */
+void lcop_vec_softmax_row(const float *x, float *y, size_t len, int lg);
+
 /* Tables of each op family, terminated by an entry with op_type NULL. */
 extern const lc_op_impl lcop_conv_ops[];
 extern const lc_op_impl lcop_elementwise_ops[];

@@ -17,16 +17,6 @@
 
 #define NORM_PAR_MIN 32768 /* elements: below this one thread beats waking the pool */
 
-/* Sum of n floats in double with 8 independent partial sums. */
-static double sum_d(const float *x, size_t n) {
-  double acc[8] = {0};
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; k++) acc[k] += x[i + k];
-  for (; i < n; i++) acc[i & 7] += x[i];
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-}
-
 /* Sum of (x - m)^2 in double. */
 static double ssq_d(const float *x, size_t n, double m) {
   double acc[8] = {0};
@@ -41,22 +31,6 @@ static double ssq_d(const float *x, size_t n, double m) {
     acc[i & 7] += d * d;
   }
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-}
-
-static float max_f(const float *x, size_t n) {
-  float m[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; k++) m[k] = x[i + k] > m[k] ? x[i + k] : m[k];
-  for (; i < n; i++) m[0] = x[i] > m[0] ? x[i] : m[0];
-  for (int k = 1; k < 8; k++) m[0] = m[k] > m[0] ? m[k] : m[0];
-  return m[0];
-}
-
-static int has_nan(const float *x, size_t n) {
-  int r = 0;
-  for (size_t i = 0; i < n; i++) r |= x[i] != x[i];
-  return r;
 }
 
 /* ---------------------------------------------------------------- Softmax, LogSoftmax */
@@ -98,30 +72,6 @@ typedef struct sm_job {
 
 #define SM_BLK 64 /* inner positions per task when softmax is not over the last axis */
 
-/* One contiguous row; y may alias x. */
-static void sm_row(const float *x, float *y, size_t len, int lg) {
-  float m = max_f(x, len);
-  if (has_nan(x, len) || m == INFINITY || m == -INFINITY) { /* the reference's e^(inf - inf): all NaN */
-    for (size_t j = 0; j < len; j++) y[j] = NAN;
-    return;
-  }
-  if (lg) {
-    float t[256];
-    double s = 0;
-    for (size_t j0 = 0; j0 < len; j0 += 256) {
-      size_t b = len - j0 < 256 ? len - j0 : 256;
-      for (size_t j = 0; j < b; j++) t[j] = lcop_exp_fast(x[j0 + j] - m);
-      s += sum_d(t, b);
-    }
-    double ls = log(s) + m;
-    for (size_t j = 0; j < len; j++) y[j] = (float)((double)x[j] - ls);
-    return;
-  }
-  for (size_t j = 0; j < len; j++) y[j] = lcop_exp_fast(x[j] - m);
-  float inv = (float)(1.0 / sum_d(y, len));
-  for (size_t j = 0; j < len; j++) y[j] *= inv;
-}
-
 /* Positions [i0, i0 + w) of one outer slice, softmax along a strided axis. */
 static void sm_cols(const sm_job *j, size_t o, size_t i0, size_t w) {
   const float *X = j->X + o * j->len * j->inner + i0;
@@ -155,7 +105,7 @@ static void sm_task(void *arg, size_t task, int thread) {
   const sm_job *j = arg;
   (void)thread;
   if (j->inner == 1) {
-    sm_row(j->X + task * j->len, j->Y + task * j->len, j->len, j->log);
+    lcop_vec_softmax_row(j->X + task * j->len, j->Y + task * j->len, j->len, j->log);
     return;
   }
   size_t o = task / j->nblk, i0 = task % j->nblk * SM_BLK;
@@ -194,7 +144,7 @@ static void nm_task(void *arg, size_t r, int thread) {
   (void)thread;
   const float *x = j->X + r * j->len;
   float *y = j->Y + r * j->len;
-  double mean = j->len ? sum_d(x, j->len) / (double)j->len : 0.0;
+  double mean = j->len ? lcop_vec_sum_d(x, j->len) / (double)j->len : 0.0;
   double var = j->len ? ssq_d(x, j->len, mean) / (double)j->len : 0.0;
   double inv = 1.0 / sqrt(var + (double)j->eps);
   if (j->mean_out) j->mean_out[r] = (float)mean;
