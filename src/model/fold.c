@@ -12,7 +12,6 @@
 #include "util/checked.h"
 #include "util/error.h"
 
-static int std_domain(const char *d) { return !d[0] || !strcmp(d, "ai.onnx"); }
 
 /* Shape(x) for a statically shaped x, with opset-15 start/end. */
 static lc_status fold_shape(lc_model *m, lc_gnode *g) {
@@ -88,66 +87,9 @@ static lc_status run_now(lc_model *m, lc_gnode *g, const lc_tensor **in, lc_tens
   return s;
 }
 
-/* Every node whose op has no implementation, in one message (a model is fixed once, not once per
- * missing op): "operator 'LSTM' (node 'lstm_1') ... is not supported", the first few by name. */
-static lc_status check_ops(lc_model *m) {
-  char list[640] = "";
-  int bad = 0;
-  for (int p = 0; p < m->n_nodes; p++) {
-    lc_gnode *g = &m->nodes[p];
-    g->op = std_domain(g->n.domain) ? lc_op_find(g->n.op_type) : NULL;
-    if (g->op) continue;
-    int seen = 0; /* one entry per op type, with its first node */
-    for (int q = 0; q < p && !seen; q++)
-      seen = !m->nodes[q].op && !strcmp(m->nodes[q].n.op_type, g->n.op_type) &&
-             !strcmp(m->nodes[q].n.domain, g->n.domain);
-    if (seen) continue;
-    size_t l = strlen(list);
-    if (l + 1 < sizeof list)
-      snprintf(list + l, sizeof list - l, "%s'%s%s%s' (node '%s')", bad ? ", " : "", g->n.domain,
-               g->n.domain[0] ? "." : "", g->n.op_type, g->n.name);
-    bad++;
-  }
-  if (!bad) return LC_OK;
-  if (bad == 1) return lc_error(LC_ERR_UNSUPPORTED, "model: operator %s is not supported", list);
-  return lc_error(LC_ERR_UNSUPPORTED, "model: %d operators are not supported: %s", bad, list);
-}
-
-/* PRelu slope of shape [C] on an [N, C, ...] input (opset 6 / 7 exporters): per channel, as
- * those runtimes read it, when numpy broadcasting would not align it with dim 1. A constant slope
- * gets a [C, 1, ..] view of the same data, so every backend sees a plain broadcast. */
-static lc_status prelu_slope(lc_model *m, lc_gnode *g) {
-  if (strcmp(g->n.op_type, "PRelu") || g->n.n_inputs != 2 || g->in[0] < 0 || g->in[1] < 0) return LC_OK;
-  const lc_tensor *x = &m->values[g->in[0]].t, *sl = &m->values[g->in[1]].t;
-  if (!m->values[g->in[1]].is_const || sl->ndim != 1 || x->ndim < 3 || sl->dims[0] != x->dims[1] ||
-      sl->dims[0] == x->dims[x->ndim - 1] || sl->dims[0] == 1)
-    return LC_OK;
-  int rank = x->ndim; /* x and sl point into values, which adding a value may move */
-  char name[256];
-  snprintf(name, sizeof name, "%.200s_per_channel", sl->name);
-  int id = lc_graph_find(m, name);
-  if (id < 0) {
-    if ((id = lc_graph_add_value(m, name)) < 0) return LC_ERR_NO_MEMORY;
-    lc_graph_ensure(m, g->in[1]);
-    lc_value *v = &m->values[id], *src = &m->values[g->in[1]];
-    const char *nm = v->t.name;
-    v->t = src->t; /* a copy (C values): the planner releases src once nothing reads it */
-    v->t.name = nm;
-    v->t.ndim = rank - 1;
-    for (int d = 1; d < v->t.ndim; d++) v->t.dims[d] = 1;
-    v->is_const = v->shaped = 1;
-    if (!(v->t.data = lc_malloc(src->t.nbytes ? src->t.nbytes : 1))) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-    if (src->t.nbytes) memcpy(v->t.data, src->t.data, src->t.nbytes);
-    v->owned = 1;
-  }
-  g->in[1] = id;
-  g->n.inputs[1] = m->values[id].t.name;
-  return LC_OK;
-}
-
 lc_status lc_fold_and_infer(lc_model *m) {
   lc_status s = resolve_inputs(m);
-  if (!s) s = check_ops(m);
+  if (!s) s = lc_graph_check_ops(m);
   if (s) return s;
   int maxio = 1;
   for (int p = 0; p < m->n_nodes; p++) {
@@ -163,7 +105,7 @@ lc_status lc_fold_and_infer(lc_model *m) {
   }
   for (int p = 0; p < m->n_nodes && !s; p++) {
     lc_gnode *g = &m->nodes[p];
-    if ((s = prelu_slope(m, g))) break;
+    if ((s = lc_graph_prelu_slope(m, g))) break;
     int all_const = 1, any_out = 0;
     for (int k = 0; k < g->n.n_outputs; k++) any_out |= g->out[k] >= 0;
     if (!any_out) { /* nothing reads what it would compute */
