@@ -12,7 +12,6 @@
 #include "util/checked.h"
 #include "util/error.h"
 
-
 /* Shape(x) for a statically shaped x, with opset-15 start/end. */
 static lc_status fold_shape(lc_model *m, lc_gnode *g) {
   const lc_value *x = &m->values[g->in[0]];

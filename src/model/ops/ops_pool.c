@@ -301,11 +301,7 @@ static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in,
         for (size_t j = 0; j < len; j++) v[0] *= xr[j];
         acc[off] = v[0];
       } else if (k <= RED_SUM) {
-        size_t j = 0;
-        for (; j + 4 <= len; j += 4)
-          for (int q = 0; q < 4; q++) v[q] += xr[j + q];
-        for (; j < len; j++) v[0] += xr[j];
-        acc[off] += (v[0] + v[2]) + (v[1] + v[3]);
+        acc[off] += lcop_vec_sum_d(xr, len);
       } else {
         for (size_t j = 0; j < len; j++) v[j & 3] += red_term(k, xr[j]);
         acc[off] += (v[0] + v[2]) + (v[1] + v[3]);
