@@ -128,9 +128,12 @@ static lc_status ein_run(const lc_node *n, void *st, const lc_tensor *const *in,
   ein_plan p;
   lc_status s = ein_build(n, in, n_in, &p);
   if (s || !out->nbytes) return s;
-  size_t total, inner = 1;
+  size_t total, inner = 1, work;
   lcop_numel(out, &total);
-  for (int i = 0; i < p.nsum; i++) inner *= (size_t)p.size[p.sum[i]]; /* <= the inputs' sizes */
+  for (int i = 0; i < p.nsum; i++)
+    if (!lc_mul_sz(inner, (size_t)p.size[p.sum[i]], &inner)) inner = SIZE_MAX;
+  if (!lc_mul_sz(total, inner, &work) || work > ((size_t)1 << 40)) /* hours of work: refused */
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "%zu output elements x %zu terms each is too much work", total, inner);
   int64_t oi[LC_MAX_DIMS] = {0}, si[EI_LETTERS];
   float *Y = out->data;
   for (size_t o = 0; o < total; o++) {

@@ -173,11 +173,7 @@ double lcop_sum_d_avx2(const float *x, size_t n);
 void lcop_sigmoid_avx2(float *y, const float *x, size_t n);
 void lcop_softmax_row_avx2(const float *x, float *y, size_t len, int lg);
 
-static int have_avx2(void) {
-  static int v = -1; /* a benign race: every thread computes the same value */
-  if (v < 0) v = (lc_cpu_features() & LC_CPU_AVX2_FMA) != 0;
-  return v;
-}
+static int have_avx2(void) { return (lc_cpu_features() & LC_CPU_AVX2_FMA) != 0; /* detected once */ }
 
 void lcop_vec_exp_sub(float *y, const float *x, float m, size_t n) {
   if (have_avx2()) lcop_exp_sub_avx2(y, x, m, n);
