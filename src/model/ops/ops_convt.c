@@ -15,15 +15,6 @@ static lc_status convt_infer(const lc_node *n, const lc_tensor *const *in, int n
   return lcop_conv_infer_common(n, in, n_in, out, n_out, 1);
 }
 
-/* Valid input column range [lo, hi) for which ow = iw * s + off lands in [0, OW). */
-static void col_range(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t *lo, int64_t *hi) {
-  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
-  int64_t b = OW - off <= 0 ? 0 : (OW - off + s - 1) / s;
-  *lo = a;
-  *hi = b < W ? b : W;
-  if (*hi < *lo) *hi = *lo;
-}
-
 /* The row route, when the column matrix of the GEMM route would not fit the memory cap (or the
  * weights are not constant). One task = (image, group, block of output channels). For each input row it computes
  * col[(m, kh, kw)][iw] = sum_c W[c][m][kh][kw] * x[c][ih][iw] (axpy over contiguous rows, vectorizes),
@@ -105,7 +96,8 @@ static lc_status convt_rows(const lc_node *n, const lc_tensor *const *in, int n_
     lc_free(col), lc_free(rng);
     return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
   }
-  for (int64_t kw = 0; kw < g.KW; kw++) col_range(kw * g.d[1] - g.pb[1], g.s[1], g.W, g.OW, &rng[2 * kw], &rng[2 * kw + 1]);
+  for (int64_t kw = 0; kw < g.KW; kw++)
+    lcop_tap_range(g.OW, g.W, g.s[1], kw * g.d[1] - g.pb[1], &rng[2 * kw], &rng[2 * kw + 1]);
   j.col = col, j.rng = rng;
   lcop_parallel(x, (size_t)(jobs * j.nblk), convt_task, &j);
   lc_free(col);
@@ -277,7 +269,8 @@ static lc_status convt_run(const lc_node *n, void *state, const lc_tensor *const
     lc_free(own);
     return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
   }
-  for (int64_t kw = 0; kw < g.KW; kw++) col_range(kw * g.d[1] - g.pb[1], g.s[1], g.W, g.OW, &rp[2 * kw], &rp[2 * kw + 1]);
+  for (int64_t kw = 0; kw < g.KW; kw++)
+    lcop_tap_range(g.OW, g.W, g.s[1], kw * g.d[1] - g.pb[1], &rp[2 * kw], &rp[2 * kw + 1]);
   const float *res = lcop_conv_has_residual(n) ? in[n_in - 1]->data : NULL;
   size_t img_in = (size_t)(g.C * g.H * g.W), img_out = (size_t)(g.M * g.OH * g.OW), row = (size_t)(st->ht * g.W);
   c2i_job j = {&g, col, lcop_has(in, n_in, 2) ? in[2]->data : NULL, NULL, NULL, rp, &act, 0, st->ht, convt_exact(&g), 0};

@@ -122,6 +122,10 @@ void lcop_vec_sigmoid(float *y, const float *x, size_t n);
 /* Softmax (lg = 0) or LogSoftmax of one contiguous row (ops_norm.c states the error bounds). */
 void lcop_vec_softmax_row(const float *x, float *y, size_t len, int lg);
 
+/* The positions i in [lo, hi), within [0, out), for which i * s + off lands inside [0, in): the
+ * output columns a pooling tap reaches, the input columns a ConvTranspose tap scatters from. */
+void lcop_tap_range(int64_t in, int64_t out, int64_t s, int64_t off, int64_t *lo, int64_t *hi);
+
 /* Tables of each op family, terminated by an entry with op_type NULL. */
 extern const lc_op_impl lcop_conv_ops[];
 extern const lc_op_impl lcop_elementwise_ops[];

@@ -95,7 +95,7 @@ static void tap_ranges(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d,
 }
 
 /* Output range [lo, hi) for which column tap j reads inside the input: 0 <= o*s - pb + j*d < in. */
-static void tap_out_range(int64_t in, int64_t out, int64_t s, int64_t off, int64_t *lo, int64_t *hi) {
+void lcop_tap_range(int64_t in, int64_t out, int64_t s, int64_t off, int64_t *lo, int64_t *hi) {
   int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
   int64_t h = in - off <= 0 ? 0 : (in - off + s - 1) / s;
   *lo = l < out ? l : out;
@@ -168,7 +168,7 @@ static lc_status pool_run(const lc_node *n, void *st, const lc_tensor *const *in
   int64_t *jlo = wpc + g.OW, *jhi = jlo + g.k[1];
   tap_ranges(g.H, g.OH, g.k[0], g.s[0], g.d[0], g.pb[0], g.pe[0], hlo, hhi, hpc);
   tap_ranges(g.W, g.OW, g.k[1], g.s[1], g.d[1], g.pb[1], g.pe[1], wlo, whi, wpc);
-  for (int64_t k = 0; k < g.k[1]; k++) tap_out_range(g.W, g.OW, g.s[1], k * g.d[1] - g.pb[1], &jlo[k], &jhi[k]);
+  for (int64_t k = 0; k < g.k[1]; k++) lcop_tap_range(g.W, g.OW, g.s[1], k * g.d[1] - g.pb[1], &jlo[k], &jhi[k]);
   j.g = &g, j.X = in[0]->data, j.Y = out->data, j.inv = inv;
   j.hlo = hlo, j.hhi = hhi, j.hpc = hpc, j.wlo = wlo, j.whi = whi, j.wpc = wpc, j.jlo = jlo, j.jhi = jhi;
   lcop_parallel(x, (size_t)(g.N * g.C), pool_task, &j);
