@@ -225,11 +225,11 @@ static lc_status arg_run(const lc_node *n, void *st, const lc_tensor *const *in,
 
 /* ---------------------------------------------------------------- TopK */
 
-static lc_status topk_geom(const lc_node *n, const lc_tensor *const *in, int *axis, int64_t *k) {
+static lc_status topk_geom(const lc_node *n, const lc_tensor *const *in, int n_in, int *axis, int64_t *k) {
   lc_status s = lcop_axis(n, lc_attr_int(n, "axis", -1), in[0]->ndim, axis);
   int64_t v[1];
   size_t nv;
-  if (!s && lcop_has(in, 2, 1)) s = lcop_read_ints(n, in[1], "K", v, 1, &nv);
+  if (!s && lcop_has(in, n_in, 1)) s = lcop_read_ints(n, in[1], "K", v, 1, &nv);
   else if (!s) v[0] = lc_attr_int(n, "k", -1), nv = 1; /* opset 1 */
   if (s) return s;
   if (nv != 1 || v[0] < 0 || v[0] > in[0]->dims[*axis])
@@ -248,7 +248,7 @@ static lc_status topk_infer(const lc_node *n, const lc_tensor *const *in, int n_
   if (in[0]->ndim < 1) return lcop_fail(n, LC_ERR_INVALID_ARG, "input must have rank >= 1");
   int axis;
   int64_t k, dims[LC_MAX_DIMS];
-  if ((s = topk_geom(n, in, &axis, &k))) return s;
+  if ((s = topk_geom(n, in, n_in, &axis, &k))) return s;
   memcpy(dims, in[0]->dims, sizeof(int64_t) * (size_t)in[0]->ndim);
   dims[axis] = k;
   s = lcop_set_out(n, &out[0], t, in[0]->ndim, dims);
@@ -281,7 +281,7 @@ static lc_status topk_run(const lc_node *n, void *st, const lc_tensor *const *in
                           int n_out, lc_exec_ctx *x) {
   int axis;
   int64_t k;
-  lc_status s = topk_geom(n, in, &axis, &k);
+  lc_status s = topk_geom(n, in, n_in, &axis, &k);
   if (s || k == 0) return s;
   size_t outer, inner, len = (size_t)in[0]->dims[axis];
   lcop_dims_prod(in[0]->dims, 0, axis, &outer);

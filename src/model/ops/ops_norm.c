@@ -200,6 +200,7 @@ static lc_status ln_infer(const lc_node *n, const lc_tensor *const *in, int n_in
   size_t rows, len;
   if (!s) s = ln_geom(n, in, n_in, &axis, &rows, &len);
   if (!s) s = lcop_set_out(n, &out[0], LC_DT_FLOAT, in[0]->ndim, in[0]->dims);
+  if (s) return s;
   int64_t dims[LC_MAX_DIMS];
   for (int i = 0; i < in[0]->ndim; i++) dims[i] = i < axis ? in[0]->dims[i] : 1;
   for (int k = 1; !s && k < n_out; k++) s = lcop_set_out(n, &out[k], LC_DT_FLOAT, in[0]->ndim, dims);
