@@ -10,17 +10,16 @@ Sqrt -> Relu (same graph otherwise, compared with onnxruntime on the same varian
 ~380 nodes stay tested.
 Usage: py_test_rapidocr.py --lowconv CLI [--build-dir DIR]"""
 import argparse
-import glob
 import os
 import subprocess
 import sys
 import tempfile
-import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 sys.path.insert(0, HERE)
 from pyvenv import require  # noqa: E402
+from pywheel import wheel_models  # noqa: E402
 
 if not require("numpy", "onnxruntime"):
     print("onnxruntime/numpy not available: 0 passed, 0 failed, 3 skipped")
@@ -41,25 +40,7 @@ MODELS = (("ch_PP-OCRv4_det_infer.onnx", (1, 3, 320, 320) if QUICK else (1, 3, 6
 
 def fetch_models(cache):
     """Returns {file name: path} of the .onnx files in the wheel, downloading it if needed."""
-    os.makedirs(cache, exist_ok=True)
-    wheels = glob.glob(os.path.join(cache, "rapidocr_onnxruntime-*.whl"))
-    if not wheels:
-        p = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                            "-q", WHEEL, "-d", cache], capture_output=True, text=True, timeout=600)
-        wheels = glob.glob(os.path.join(cache, "rapidocr_onnxruntime-*.whl"))
-        if p.returncode != 0 or not wheels:
-            return None, "pip download %s failed (no network?): %s" % (WHEEL, p.stderr.strip()[-300:])
-    out = {}
-    with zipfile.ZipFile(sorted(wheels)[-1]) as z:
-        for n in z.namelist():
-            if n.endswith(".onnx"):
-                dst = os.path.join(cache, os.path.basename(n))
-                if not os.path.exists(dst) or os.path.getsize(dst) != z.getinfo(n).file_size:
-                    with z.open(n) as src, open(dst + ".part", "wb") as f:
-                        f.write(src.read())
-                    os.replace(dst + ".part", dst)
-                out[os.path.basename(n)] = dst
-    return out, ""
+    return wheel_models(cache, WHEEL, "rapidocr_onnxruntime-*.whl")
 
 
 def patched_rec(src, dst):

@@ -54,7 +54,7 @@ int main(void) {
   TU_CHECK(lc_npy_parse(b, n, &t) == LC_OK && t.ndim == 0 && t.dtype == LC_DT_INT64 && ((int64_t *)t.data)[0] == -42,
            "scalar i8: %s", lc_last_error());
   lc_free(t.data);
-  n = mk(b, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", f, 8);
+  n = mk(b, 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }", f, 2);
   expect_err(b, n, "not supported");
   n = mk(b, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", f, 4);
   expect_err(b, n, "Fortran");

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -367,19 +368,46 @@ static int cmp_d(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
-static void per_layer_table(const lc_model *m, const double *ms, double sum_med) {
-  printf("%-4s %-28s %-18s %-18s %-10s %9s %6s %8s %10s\n", "#", "node", "op", "output", "route", "ms", "%",
-         "GFLOP/s", "workspace");
-  for (int i = 0; i < lc_model_n_layers(m); i++) {
+/* Per node: median, p90 and max over the runs (sorted[i * rep ...]); then per op type: count,
+ * sum of medians and its share, which is what comparing with another runtime's profile needs. */
+static void per_layer_table(const lc_model *m, const double *ms, const double *sorted, size_t rep, double sum_med) {
+  printf("%-4s %-28s %-18s %-18s %-10s %9s %8s %8s %6s %8s %10s\n", "#", "node", "op", "output", "route", "ms",
+         "p90", "max", "%", "GFLOP/s", "workspace");
+  int nl = lc_model_n_layers(m), nt = 0;
+  const char **types = calloc((size_t)nl + 1, sizeof(char *));
+  double *tms = calloc((size_t)nl + 1, sizeof(double));
+  int *tcount = calloc((size_t)nl + 1, sizeof(int));
+  for (int i = 0; i < nl; i++) {
     lc_layer_info li;
     lc_model_layer(m, i, &li);
     char shape[64] = "", op[96];
     for (int d = 0; d < li.ndim; d++)
       snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", d ? "x" : "", (long long)li.dims[d]);
     snprintf(op, sizeof op, "%s%s%s", li.op_type, li.fused[0] ? "+" : "", li.fused);
-    printf("%-4d %-28.28s %-18.18s %-18s %-10s %9.3f %6.1f %8.2f %10zu\n", i, li.name, op, shape, li.route, ms[i],
-           sum_med > 0 ? 100 * ms[i] / sum_med : 0, ms[i] > 0 ? li.flops / ms[i] / 1e6 : 0, li.workspace_bytes);
+    const double *r = sorted + (size_t)i * rep;
+    printf("%-4d %-28.28s %-18.18s %-18s %-10s %9.3f %8.3f %8.3f %6.1f %8.2f %10zu\n", i, li.name, op, shape, li.route,
+           ms[i], r[rep * 9 / 10 < rep ? rep * 9 / 10 : rep - 1], r[rep - 1], sum_med > 0 ? 100 * ms[i] / sum_med : 0,
+           ms[i] > 0 ? li.flops / ms[i] / 1e6 : 0, li.workspace_bytes);
+    int t = 0;
+    while (types && t < nt && strcmp(types[t], li.op_type)) t++;
+    if (!types || !tms || !tcount) continue;
+    if (t == nt) types[nt++] = li.op_type;
+    tms[t] += ms[i], tcount[t]++;
   }
+  printf("\n%-24s %6s %10s %6s\n", "op type", "count", "ms", "%");
+  for (int k = 0; k < nt; k++) { /* largest first */
+    int b = k;
+    for (int q = k + 1; q < nt; q++) b = tms[q] > tms[b] ? q : b;
+    const char *ts = types[b];
+    double tv = tms[b];
+    int tc = tcount[b];
+    types[b] = types[k], tms[b] = tms[k], tcount[b] = tcount[k];
+    types[k] = ts, tms[k] = tv, tcount[k] = tc;
+    printf("%-24s %6d %10.3f %6.1f\n", ts, tc, tv, sum_med > 0 ? 100 * tv / sum_med : 0);
+  }
+  free(types);
+  free(tms);
+  free(tcount);
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -436,15 +464,19 @@ int cmd_bench(int argc, char **argv) {
       printf(", \"start_phases_ms\": {\"load\": %.3f, \"plan\": %.3f, \"bind\": %.3f, \"first_run\": %.3f}}\n", ph[0],
              ph[1], ph[2], start_ms - ph[0] - ph[1] - ph[2]);
     } else {
-      if (a.per_layer) per_layer_table(m, med_ms, sum_med);
+      if (a.per_layer) per_layer_table(m, med_ms, layer_ms, rep, sum_med);
       char wtext[128];
       if (a.weights) /* what the ops hold, quantized; the file's fp32 size beside it */
         snprintf(wtext, sizeof wtext, "weights %.3f MB as %s (%.3f MB fp32 in the file)", st.packed_weight_bytes / 1e6,
                  fmt, st.weight_bytes / 1e6);
       else
         snprintf(wtext, sizeof wtext, "weights %.3f MB", st.weight_bytes / 1e6);
-      printf("%s: median %.3f ms, min %.3f ms over %d runs, %d threads; %s, peak activations %.3f MB\n", a.model,
-             med, tot[0], a.repeat, a.threads, wtext, st.peak_activation_bytes / 1e6);
+      struct rusage ru;
+      long rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0; /* Linux: KiB */
+      printf("%s: median %.3f ms (p90 %.3f, max %.3f), min %.3f ms over %d runs, %.1f runs/s, %d threads; %s, "
+             "peak activations %.3f MB, peak RSS %.1f MB\n",
+             a.model, med, tot[rep * 9 / 10 < rep ? rep * 9 / 10 : rep - 1], tot[rep - 1], tot[0], a.repeat,
+             med > 0 ? 1e3 / med : 0, a.threads, wtext, st.peak_activation_bytes / 1e6, rss_kb / 1024.0);
       print_device(m, &start_ms, med);
     }
   }

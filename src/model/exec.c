@@ -32,6 +32,12 @@ static double node_flops(const lc_model *m, const lc_gnode *g) {
     for (int i = 1; i < w->ndim; i++) k *= (double)w->dims[i];
     return 2 * out * k;
   }
+  if (!strcmp(g->n.op_type, "ConvTranspose") && w && w->ndim >= 3 && g->in[0] >= 0) {
+    /* every input pixel scatters into [M/group, KH, KW] outputs: W is [C, M/group, KH, KW] */
+    double k = 1;
+    for (int i = 1; i < w->ndim; i++) k *= (double)w->dims[i];
+    return 2 * numel_d(&m->values[g->in[0]].t) * k;
+  }
   if ((!strcmp(g->n.op_type, "Gemm") || !strcmp(g->n.op_type, "MatMul")) && g->in[0] >= 0) {
     const lc_tensor *a = &m->values[g->in[0]].t;
     if (a->ndim < 1) return out;

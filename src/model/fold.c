@@ -2,6 +2,7 @@
  * activation into the Conv before them. The attributes fusion adds are the contract with the
  * Conv operator (docs/onnx.md, "Fusion attributes"). */
 #include "model/graph.h"
+#include "model/ops/ops_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,8 +11,6 @@
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
-
-static int std_domain(const char *d) { return !d[0] || !strcmp(d, "ai.onnx"); }
 
 /* Shape(x) for a statically shaped x, with opset-15 start/end. */
 static lc_status fold_shape(lc_model *m, lc_gnode *g) {
@@ -89,6 +88,7 @@ static lc_status run_now(lc_model *m, lc_gnode *g, const lc_tensor **in, lc_tens
 
 lc_status lc_fold_and_infer(lc_model *m) {
   lc_status s = resolve_inputs(m);
+  if (!s) s = lc_graph_check_ops(m);
   if (s) return s;
   int maxio = 1;
   for (int p = 0; p < m->n_nodes; p++) {
@@ -104,12 +104,7 @@ lc_status lc_fold_and_infer(lc_model *m) {
   }
   for (int p = 0; p < m->n_nodes && !s; p++) {
     lc_gnode *g = &m->nodes[p];
-    g->op = std_domain(g->n.domain) ? lc_op_find(g->n.op_type) : NULL;
-    if (!g->op) {
-      s = lc_error(LC_ERR_UNSUPPORTED, "model: operator '%s%s%s' (node '%s') is not supported", g->n.domain,
-                   g->n.domain[0] ? "." : "", g->n.op_type, g->n.name);
-      break;
-    }
+    if ((s = lc_graph_prelu_slope(m, g))) break;
     int all_const = 1, any_out = 0;
     for (int k = 0; k < g->n.n_outputs; k++) any_out |= g->out[k] >= 0;
     if (!any_out) { /* nothing reads what it would compute */
@@ -156,6 +151,12 @@ lc_status lc_fold_and_infer(lc_model *m) {
       if ((s = lc_model_charge(m, g, all_const ? "folded output" : "output", tmp[k].nbytes,
                                all_const ? &m->st.folded_bytes : NULL)))
         break;
+      size_t cnt;
+      if (lc_tensor_numel(&tmp[k], &cnt) || cnt > LCOP_GEN_MAX) {
+        s = lc_error(LC_ERR_BUDGET, "model: node '%s' (%s): output %d would have %zu elements (more than 2^31)",
+                     g->n.name, g->n.op_type, k, cnt);
+        break;
+      }
       ot->dtype = tmp[k].dtype;
       ot->ndim = tmp[k].ndim;
       memcpy(ot->dims, tmp[k].dims, sizeof(tmp[k].dims));

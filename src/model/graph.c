@@ -209,6 +209,18 @@ static lc_status build(lc_model *m) {
   for (int i = 0; i < o->n_nodes; i++) {
     lc_gnode *g = &src[i];
     g->n = o->nodes[i];
+    if ((!g->n.domain[0] || !strcmp(g->n.domain, "ai.onnx")) && o->opset > 0) {
+      /* the opset as a node attribute: ops whose meaning changed between opsets read it */
+      lc_attr *a = lc_arena_alloc(m->arena, ((size_t)g->n.n_attrs + 1) * sizeof(lc_attr));
+      if (!a) return oom();
+      if (g->n.n_attrs) memcpy(a, g->n.attrs, (size_t)g->n.n_attrs * sizeof(lc_attr));
+      memset(&a[g->n.n_attrs], 0, sizeof(lc_attr));
+      a[g->n.n_attrs].name = "_opset";
+      a[g->n.n_attrs].type = LC_ATTR_INT;
+      a[g->n.n_attrs].i = o->opset;
+      g->n.attrs = a;
+      g->n.n_attrs++;
+    }
     g->in = lc_arena_alloc(m->arena, ((size_t)g->n.n_inputs + 1) * sizeof(int));
     g->out = lc_arena_alloc(m->arena, ((size_t)g->n.n_outputs + 1) * sizeof(int));
     if (!g->in || !g->out) return oom();
@@ -251,6 +263,65 @@ static lc_status build(lc_model *m) {
     m->outputs[m->n_outputs++] = id;
   }
   return topo_sort(m, src, o->n_nodes);
+}
+
+/* ---------------------------------------------------------------- checks and rewrites before shapes */
+
+/* Every node whose op has no implementation, in one message (a model is fixed once, not once per
+ * missing op): "operator 'LSTM' (node 'lstm_1') ... is not supported", the first few by name. */
+lc_status lc_graph_check_ops(lc_model *m) {
+  char list[640] = "";
+  int bad = 0;
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_gnode *g = &m->nodes[p];
+    g->op = (!g->n.domain[0] || !strcmp(g->n.domain, "ai.onnx")) ? lc_op_find(g->n.op_type) : NULL;
+    if (g->op) continue;
+    int seen = 0; /* one entry per op type, with its first node */
+    for (int q = 0; q < p && !seen; q++)
+      seen = !m->nodes[q].op && !strcmp(m->nodes[q].n.op_type, g->n.op_type) &&
+             !strcmp(m->nodes[q].n.domain, g->n.domain);
+    if (seen) continue;
+    size_t l = strlen(list);
+    if (l + 1 < sizeof list)
+      snprintf(list + l, sizeof list - l, "%s'%s%s%s' (node '%s')", bad ? ", " : "", g->n.domain,
+               g->n.domain[0] ? "." : "", g->n.op_type, g->n.name);
+    bad++;
+  }
+  if (!bad) return LC_OK;
+  if (bad == 1) return lc_error(LC_ERR_UNSUPPORTED, "model: operator %s is not supported", list);
+  return lc_error(LC_ERR_UNSUPPORTED, "model: %d operators are not supported: %s", bad, list);
+}
+
+/* PRelu slope of shape [C] on an [N, C, ...] input (opset 6 / 7 exporters): per channel, as
+ * those runtimes read it, when numpy broadcasting would not align it with dim 1. A constant slope
+ * gets a [C, 1, ..] view of the same data, so every backend sees a plain broadcast. */
+lc_status lc_graph_prelu_slope(lc_model *m, lc_gnode *g) {
+  if (strcmp(g->n.op_type, "PRelu") || g->n.n_inputs != 2 || g->in[0] < 0 || g->in[1] < 0) return LC_OK;
+  const lc_tensor *x = &m->values[g->in[0]].t, *sl = &m->values[g->in[1]].t;
+  if (!m->values[g->in[1]].is_const || sl->ndim != 1 || x->ndim < 3 || sl->dims[0] != x->dims[1] ||
+      sl->dims[0] == x->dims[x->ndim - 1] || sl->dims[0] == 1)
+    return LC_OK;
+  int rank = x->ndim; /* x and sl point into values, which adding a value may move */
+  char name[256];
+  snprintf(name, sizeof name, "%.200s_per_channel", sl->name);
+  int id = lc_graph_find(m, name);
+  if (id < 0) {
+    if ((id = lc_graph_add_value(m, name)) < 0) return LC_ERR_NO_MEMORY;
+    lc_graph_ensure(m, g->in[1]);
+    lc_value *v = &m->values[id], *src = &m->values[g->in[1]];
+    const char *nm = v->t.name;
+    v->t = src->t; /* a copy (C values): the planner releases src once nothing reads it */
+    v->t.name = nm;
+    v->t.ndim = rank - 1;
+    for (int d = 1; d < v->t.ndim; d++) v->t.dims[d] = 1;
+    v->is_const = v->shaped = 1;
+    if (!(v->t.data = lc_malloc(src->t.nbytes ? src->t.nbytes : 1))) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+    if (src->t.nbytes) memcpy(v->t.data, src->t.data, src->t.nbytes);
+    v->owned = 1;
+  }
+  g->in[1] = id;
+  g->n.inputs[1] = m->values[id].t.name;
+  return LC_OK;
 }
 
 /* Here, not in exec.c: loading sets the defaults, and exec.c already depends on this file. */

@@ -78,6 +78,9 @@ void lc_graph_ensure_inputs(lc_model *m, const lc_gnode *g);
 /* Bytes of a tensor from dtype and dims; 0 on success. */
 int lc_graph_nbytes(lc_tensor *t);
 
+/* graph.c: every unsupported op in one message; a PRelu's [C] slope on [N, C, ...] as [C, 1, ..]. */
+lc_status lc_graph_check_ops(lc_model *m);
+lc_status lc_graph_prelu_slope(lc_model *m, lc_gnode *g);
 lc_status lc_fold_and_infer(lc_model *m);   /* fold.c */
 lc_status lc_fuse(lc_model *m);             /* fold.c */
 /* fold.c's fusion helpers (fuse_device.c uses them too): the single live consumer of value v or

@@ -17,6 +17,11 @@ static const char *skip_ws(const char *p, const char *e) {
 }
 
 /* Parses "'key': value" pairs out of the header dict. */
+/* Little-endian element types the model runner has (one byte: no byte order). */
+static const struct { const char *d; lc_dtype t; } DESCR[] = {
+    {"<f4", LC_DT_FLOAT}, {"<f8", LC_DT_DOUBLE}, {"<i8", LC_DT_INT64}, {"<i4", LC_DT_INT32},
+    {"|i1", LC_DT_INT8},  {"|u1", LC_DT_UINT8},  {"|b1", LC_DT_BOOL}};
+
 static lc_status parse_header(const char *h, size_t n, lc_tensor *t) {
   const char *p = h, *e = h + n;
   int have_descr = 0, have_order = 0, have_shape = 0;
@@ -35,9 +40,11 @@ static lc_status parse_header(const char *h, size_t n, lc_tensor *t) {
     p = skip_ws(p, e);
     if (kl == 5 && !memcmp(k, "descr", 5)) {
       if (e - p < 5 || p[0] != '\'' || p[4] != '\'') return lc_error(LC_ERR_IO, "npy: bad descr");
-      if (!memcmp(p + 1, "<f4", 3)) t->dtype = LC_DT_FLOAT;
-      else if (!memcmp(p + 1, "<i8", 3)) t->dtype = LC_DT_INT64;
-      else return lc_error(LC_ERR_IO, "npy: dtype '%.3s' not supported (float32 '<f4' or int64 '<i8')", p + 1);
+      t->dtype = LC_DT_UNDEFINED;
+      for (size_t i = 0; i < sizeof DESCR / sizeof DESCR[0]; i++)
+        if (!memcmp(p + 1, DESCR[i].d, 3)) t->dtype = DESCR[i].t;
+      if (!t->dtype)
+        return lc_error(LC_ERR_IO, "npy: dtype '%.3s' not supported (<f4, <f8, <i8, <i4, |i1, |u1, |b1)", p + 1);
       p += 5;
       have_descr = 1;
     } else if (kl == 13 && !memcmp(k, "fortran_order", 13)) {
@@ -135,7 +142,9 @@ lc_status lc_npy_read(const char *path, lc_tensor *t) {
 }
 
 lc_status lc_npy_write(const char *path, const lc_tensor *t) {
-  const char *descr = t->dtype == LC_DT_FLOAT ? "<f4" : t->dtype == LC_DT_INT64 ? "<i8" : NULL;
+  const char *descr = NULL;
+  for (size_t i = 0; i < sizeof DESCR / sizeof DESCR[0]; i++)
+    if (DESCR[i].t == t->dtype) descr = DESCR[i].d;
   if (!descr) return lc_error(LC_ERR_UNSUPPORTED, "npy: cannot write element type %s", lc_dtype_name(t->dtype));
   char dict[512];
   int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);

@@ -69,6 +69,8 @@ static lc_status make_binary(lc_clop *op, const lc_node *n, const lc_tensor *con
                              unsigned cm) {
   int kind = bin_kind(n->op_type);
   int is64 = in[0]->dtype == LC_DT_INT64;
+  if (!is64 && in[0]->dtype != LC_DT_FLOAT) /* int32 arithmetic: the CPU's */
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "no %s device version", lc_dtype_name(in[0]->dtype));
   if (is64 && kind > 3) return lcop_fail(n, LC_ERR_UNSUPPORTED, "no int64 device version");
   if (is64 && kind == 3) { /* divisors must be known to be nonzero */
     if (!(cm & 2u)) return lcop_fail(n, LC_ERR_UNSUPPORTED, "int64 Div by a non-constant divisor");

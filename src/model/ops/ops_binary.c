@@ -1,4 +1,5 @@
-/* Add / Sub / Mul / Div / Pow / PRelu with ONNX multidirectional broadcasting (float and int64).
+/* Add / Sub / Mul / Div / Pow / PRelu with ONNX multidirectional broadcasting (float; int64 and
+ * int32 for the arithmetic).
  * The two shapes are reduced to at most LC_MAX_DIMS coalesced dims; the innermost dim runs as a
  * contiguous loop in one of four stride patterns (vec/vec, vec/scalar, scalar/vec, scalar/scalar),
  * so per-channel and same-shape cases have no index math inside the inner loop. */
@@ -107,14 +108,20 @@ ROW_FN(sub_i64, int64_t, (int64_t)((uint64_t)x - (uint64_t)y))
 ROW_FN(mul_i64, int64_t, (int64_t)((uint64_t)x * (uint64_t)y))
 /* Divisors are checked for 0 before; -1 negates through uint64 so INT64_MIN / -1 does not trap. */
 ROW_FN(div_i64, int64_t, y == -1 ? (int64_t)(0u - (uint64_t)x) : x / y)
+/* int32 index arithmetic (shape subgraphs exported with int32), wrapping the same way. */
+ROW_FN(add_i32, int32_t, (int32_t)((uint32_t)x + (uint32_t)y))
+ROW_FN(sub_i32, int32_t, (int32_t)((uint32_t)x - (uint32_t)y))
+ROW_FN(mul_i32, int32_t, (int32_t)((uint32_t)x * (uint32_t)y))
+ROW_FN(div_i32, int32_t, y == -1 ? (int32_t)(0u - (uint32_t)x) : x / y)
 
 typedef struct binop {
   const char *name;
-  row_fn f32, i64;
+  row_fn f32, i64, i32;
 } binop;
 
-static const binop BINOPS[] = {{"Add", add_f32, add_i64}, {"Sub", sub_f32, sub_i64}, {"Mul", mul_f32, mul_i64},
-                               {"Div", div_f32, div_i64}, {"PRelu", prelu_f32, NULL}, {"Pow", pow_f32, NULL}};
+static const binop BINOPS[] = {{"Add", add_f32, add_i64, add_i32}, {"Sub", sub_f32, sub_i64, sub_i32},
+                               {"Mul", mul_f32, mul_i64, mul_i32}, {"Div", div_f32, div_i64, div_i32},
+                               {"PRelu", prelu_f32, NULL, NULL},   {"Pow", pow_f32, NULL, NULL}};
 
 static const binop *find_binop(const char *name) {
   for (size_t i = 0; i < sizeof BINOPS / sizeof BINOPS[0]; i++)
@@ -130,7 +137,7 @@ static lc_status binary_infer(const lc_node *n, const lc_tensor *const *in, int 
   const binop *op = find_binop(n->op_type);
   if (!op) return lcop_fail(n, LC_ERR_INTERNAL, "no kernel");
   if (a->dtype != b->dtype) return lcop_fail(n, LC_ERR_INVALID_ARG, "input dtypes differ (%d, %d)", a->dtype, b->dtype);
-  if (!(a->dtype == LC_DT_FLOAT || (a->dtype == LC_DT_INT64 && op->i64)))
+  if (!(a->dtype == LC_DT_FLOAT || (a->dtype == LC_DT_INT64 && op->i64) || (a->dtype == LC_DT_INT32 && op->i32)))
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "element type %s not supported", lc_dtype_name(a->dtype));
   int nd;
   int64_t dims[LC_MAX_DIMS];
@@ -195,15 +202,15 @@ static lc_status binary_run(const lc_node *n, void *st, const lc_tensor *const *
   size_t total;
   if (lcop_numel(out, &total)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
   if (total == 0) return LC_OK;
-  int is64 = a->dtype == LC_DT_INT64;
+  int is64 = a->dtype == LC_DT_INT64, is32 = a->dtype == LC_DT_INT32;
   size_t es = is64 ? sizeof(int64_t) : sizeof(float);
-  row_fn f = is64 ? op->i64 : op->f32;
-  if (is64 && f == div_i64) {
+  row_fn f = is64 ? op->i64 : is32 ? op->i32 : op->f32;
+  if (f == div_i64 || f == div_i32) {
     size_t nb;
     if (lcop_numel(b, &nb)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
-    const int64_t *bv = b->data;
     for (size_t i = 0; i < nb; i++)
-      if (bv[i] == 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "integer division by zero");
+      if (is64 ? ((const int64_t *)b->data)[i] == 0 : ((const int32_t *)b->data)[i] == 0)
+        return lcop_fail(n, LC_ERR_INVALID_ARG, "integer division by zero");
   }
   bin_job j = {f, es, out->data, a->data, b->data, {0}, 0, 0, 0, 0};
   lcop_bcast_plan(a, b, out, &j.p);

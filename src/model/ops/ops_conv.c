@@ -122,11 +122,9 @@ static lc_status conv_check_inputs(const lc_node *n, const lc_tensor *const *in,
   return s;
 }
 
-static int conv_has_residual(const lc_node *n) { return lc_attr_int(n, "_residual", 0) != 0; }
-
-static lc_status conv_infer_common(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out,
+lc_status lcop_conv_infer_common(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out,
                                    int n_out, int transpose) {
-  int res = conv_has_residual(n);
+  int res = lcop_conv_has_residual(n);
   lc_status s = conv_check_inputs(n, in, n_in, n_out, 3 + res);
   if (s) return s;
   if (res && n_in < 4) return lcop_fail(n, LC_ERR_INVALID_ARG, "_residual=1 needs the residual as input 3");
@@ -147,14 +145,7 @@ static lc_status conv_infer_common(const lc_node *n, const lc_tensor *const *in,
 
 /* ---------------------------------------------------------------- fused epilogue */
 
-typedef struct conv_act {
-  lc_activation act;
-  float lo, hi, alpha;
-  float post_mul, post_add; /* y = y * post_mul + post_add after the activation */
-  int post;
-} conv_act;
-
-static lc_status read_act(const lc_node *n, conv_act *a) {
+lc_status lcop_read_act(const lc_node *n, conv_act *a) {
   int64_t act = lc_attr_int(n, "_act", LC_ACT_NONE);
   if (act < LC_ACT_NONE || act > LC_ACT_HARD_SWISH) return lcop_fail(n, LC_ERR_UNSUPPORTED, "_act=%lld", (long long)act);
   a->act = (lc_activation)act;
@@ -169,7 +160,7 @@ static lc_status read_act(const lc_node *n, conv_act *a) {
 
 /* y = act(y + r). The conv library has no residual input yet, so the conv runs with
  * LC_ACT_NONE and this adds the residual and then activates; it moves into the library later. */
-static void residual_act_epilogue(float *y, const float *r, size_t n, const conv_act *a) {
+void lcop_act_epilogue(float *y, const float *r, size_t n, const conv_act *a) {
   if (r)
     for (size_t i = 0; i < n; i++) y[i] += r[i];
   switch (a->act) {
@@ -212,7 +203,7 @@ static void epi_task(void *arg, size_t task, int thread) {
   const epi_job *j = arg;
   size_t o = task * EPI_CHUNK, len = j->n - o < EPI_CHUNK ? j->n - o : EPI_CHUNK;
   (void)thread;
-  residual_act_epilogue(j->y + o, j->r ? j->r + o : NULL, len, &j->a);
+  lcop_act_epilogue(j->y + o, j->r ? j->r + o : NULL, len, &j->a);
 }
 
 static void run_epilogue(lc_exec_ctx *x, float *y, const float *r, size_t n, const conv_act *a) {
@@ -249,7 +240,7 @@ static void chan_epilogue(lc_exec_ctx *x, const conv_state *st, float *y, const 
 /* Weights are packed once in init, so they must be constants; infer is where constness is
  * visible (at init, non-constant inputs already point into the activation arena). */
 static lc_status conv_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
-  lc_status s = conv_infer_common(n, in, n_in, out, n_out, 0);
+  lc_status s = lcop_conv_infer_common(n, in, n_in, out, n_out, 0);
   if (s) return s;
   if (!in[1]->data || (lcop_has(in, n_in, 2) && !in[2]->data))
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "weights and bias must be constants");
@@ -339,7 +330,7 @@ lc_status lcop_conv_make(const lc_node *n, const lc_tensor *const *in, int n_in,
   if (!in[1]->data) return lcop_fail(n, LC_ERR_UNSUPPORTED, "weights must be a constant");
   if (lcop_has(in, n_in, 2) && !in[2]->data) return lcop_fail(n, LC_ERR_UNSUPPORTED, "bias must be a constant");
   if (!x || !x->lc) return lcop_fail(n, LC_ERR_STATE, "no lowconv context");
-  if ((s = read_act(n, &act))) return s;
+  if ((s = lcop_read_act(n, &act))) return s;
   lc_conv_desc d;
   lc_conv_desc_init(&d);
   d.in_channels = g.C;
@@ -381,9 +372,9 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
                            lc_exec_ctx *x, void **state) {
   conv_state *st = lc_calloc(1, sizeof *st);
   if (!st) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
-  st->residual = conv_has_residual(n);
+  st->residual = lcop_conv_has_residual(n);
   st->prelu = lc_node_attr(n, "_prelu"), st->cmul = lc_node_attr(n, "_chan_mul"), st->cadd = lc_node_attr(n, "_chan_add");
-  lc_status s = read_act(n, &st->act);
+  lc_status s = lcop_read_act(n, &st->act);
   size_t M = lcop_has(in, n_in, 1) && in[1]->ndim ? (size_t)in[1]->dims[0] : 0;
   if (!s && ((st->prelu && st->prelu->n != M) || (!st->cmul != !st->cadd) || (st->cmul && (st->cmul->n != M || st->cadd->n != M))))
     s = lcop_fail(n, LC_ERR_INVALID_ARG, "per-channel epilogue does not match the %zu output channels", M);
@@ -431,111 +422,6 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
   return LC_OK;
 }
 
-/* ---------------------------------------------------------------- ConvTranspose */
-
-static lc_status convt_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
-  return conv_infer_common(n, in, n_in, out, n_out, 1);
-}
-
-/* Valid input column range [lo, hi) for which ow = iw * s + off lands in [0, OW). */
-static void col_range(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t *lo, int64_t *hi) {
-  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
-  int64_t b = OW - off <= 0 ? 0 : (OW - off + s - 1) / s;
-  *lo = a;
-  *hi = b < W ? b : W;
-  if (*hi < *lo) *hi = *lo;
-}
-
-/* One task = (image, group, block of output channels). For each input row it computes
- * col[(m, kh, kw)][iw] = sum_c W[c][m][kh][kw] * x[c][ih][iw] (axpy over contiguous rows, vectorizes),
- * then scatter-adds each col row into its output row. Scratch per thread is one input row's worth of
- * col (block * KH * KW * W floats), not a whole column matrix. 64->64 k2 s2 on 56x56: 43 ms as a
- * per-pixel scatter, 9.5 ms this way (one thread). */
-typedef struct convt_job {
-  const conv_geom *g;
-  const float *X, *Wt, *B, *res;
-  float *Y, *col;
-  const int64_t *rng;
-  const conv_act *act;
-  int64_t blk, nblk;
-  size_t col_per_thread;
-} convt_job;
-
-static void convt_task(void *arg, size_t task, int thread) {
-  const convt_job *j = arg;
-  const conv_geom *g = j->g;
-  int64_t Cg = g->C / g->group, Mg = g->M / g->group, K = g->KH * g->KW, plane = g->OH * g->OW;
-  int64_t blk = (int64_t)task % j->nblk, bg = (int64_t)task / j->nblk, grp = bg % g->group, b = bg / g->group;
-  int64_t m0 = blk * j->blk, m1 = m0 + j->blk < Mg ? m0 + j->blk : Mg, R = (m1 - m0) * K;
-  float *col = j->col + (size_t)thread * j->col_per_thread;
-  float *Yb = j->Y + ((b * g->M + grp * Mg + m0) * plane);
-  for (int64_t m = m0; m < m1; m++) {
-    float bias = j->B ? j->B[grp * Mg + m] : 0.0f, *yp = Yb + (m - m0) * plane;
-    for (int64_t i = 0; i < plane; i++) yp[i] = bias;
-  }
-  for (int64_t ih = 0; ih < g->H; ih++) {
-    memset(col, 0, (size_t)(R * g->W) * sizeof(float));
-    for (int64_t c = 0; c < Cg; c++) {
-      const float *xr = j->X + ((b * g->C + grp * Cg + c) * g->H + ih) * g->W;
-      const float *w = j->Wt + (grp * Cg + c) * Mg * K + m0 * K;
-      for (int64_t r = 0; r < R; r++) {
-        float wv = w[r], *cr = col + r * g->W;
-        for (int64_t iw = 0; iw < g->W; iw++) cr[iw] += wv * xr[iw];
-      }
-    }
-    for (int64_t r = 0; r < R; r++) {
-      int64_t mm = r / K, kh = (r % K) / g->KW, kw = r % g->KW;
-      int64_t oh = ih * g->s[0] - g->pb[0] + kh * g->d[0], off = kw * g->d[1] - g->pb[1];
-      if (oh < 0 || oh >= g->OH) continue;
-      float *yr = Yb + (mm * g->OH + oh) * g->OW;
-      const float *cr = col + r * g->W;
-      int64_t lo = j->rng[2 * kw], hi = j->rng[2 * kw + 1], sw = g->s[1];
-      for (int64_t iw = lo; iw < hi; iw++) yr[iw * sw + off] += cr[iw];
-    }
-  }
-  size_t n = (size_t)((m1 - m0) * plane), o = (size_t)(Yb - j->Y);
-  residual_act_epilogue(Yb, j->res ? j->res + o : NULL, n, j->act);
-}
-
-static lc_status convt_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
-                           int n_out, lc_exec_ctx *x) {
-  conv_geom g;
-  lc_status s = lcop_conv_geometry(n, in, 1, &g);
-  if (s) return s;
-  conv_act act;
-  if ((s = read_act(n, &act))) return s;
-  convt_job j = {&g, in[0]->data, in[1]->data, lcop_has(in, n_in, 2) ? in[2]->data : NULL,
-                 conv_has_residual(n) ? in[n_in - 1]->data : NULL, out->data, NULL, NULL, &act, 0, 0, 0};
-  if (out->nbytes == 0) return LC_OK;
-  int threads = lcop_threads(x);
-  int64_t Mg = g.M / g.group, jobs = g.N * g.group;
-  /* Split output channels only when images x groups leave threads idle. */
-  j.nblk = jobs >= 2 * threads || Mg < 2 ? 1 : (2 * threads + jobs - 1) / jobs;
-  if (j.nblk > Mg) j.nblk = Mg;
-  j.blk = (Mg + j.nblk - 1) / j.nblk;
-  j.nblk = (Mg + j.blk - 1) / j.blk;
-  size_t total;
-  int64_t f[3] = {j.blk * g.KH * g.KW, g.W, threads};
-  if (!lc_mul_n(&j.col_per_thread, 2, f) || !lc_mul_n(&total, 3, f) || total > ((size_t)1 << 36))
-    return lcop_fail(n, LC_ERR_OVERFLOW, "scratch size overflows");
-  if (lcop_budget(x) && total > lcop_budget(x) / sizeof(float))
-    return lcop_fail(n, LC_ERR_BUDGET, "column buffer of %zu bytes exceeds the %zu bytes the memory cap leaves",
-                     total * sizeof(float), lcop_budget(x));
-  float *col = lc_malloc((total ? total : 1) * sizeof(float));
-  int64_t *rng = lc_malloc((size_t)(2 * g.KW) * sizeof(int64_t));
-  if (!col || !rng) {
-    lc_free(col), lc_free(rng);
-    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
-  }
-  for (int64_t kw = 0; kw < g.KW; kw++) col_range(kw * g.d[1] - g.pb[1], g.s[1], g.W, g.OW, &rng[2 * kw], &rng[2 * kw + 1]);
-  j.col = col, j.rng = rng;
-  lcop_parallel(x, (size_t)(jobs * j.nblk), convt_task, &j);
-  lc_free(col);
-  lc_free(rng);
-  return LC_OK;
-}
-
 const lc_op_impl lcop_conv_ops[] = {
     {"Conv", conv_infer, conv_init, conv_fini, conv_run, 0, conv_describe},
-    {"ConvTranspose", convt_infer, NULL, NULL, convt_run, 0, NULL},
     {NULL, NULL, NULL, NULL, NULL, 0, NULL}};

@@ -1,4 +1,4 @@
-/* Gemm, MatMul (batched, broadcasting), Softmax. Row-times-matrix loops (axpy over the output
+/* Gemm, MatMul (batched, broadcasting). Row-times-matrix loops (axpy over the output
  * row) so the inner loop is contiguous and vectorizes; transposed B is handled as a dot product. */
 #include <math.h>
 #include <string.h>
@@ -47,6 +47,8 @@ static void sgemm_rows(int64_t m, int64_t n, int64_t k, float alpha, const float
 typedef struct fc_state {
   lc_qmatrix w;      /* N x K */
   float *bias;       /* beta * C when C is a per-column vector and alpha == 1, else NULL */
+  lc_conv *conv;     /* f32 with many rows: the product as a 1x1 NHWC conv (the library's GEMM) */
+  size_t conv_m;     /* the rows it was prepared for */
 } fc_state;
 
 #define FC_GEMV_MAX_M 8 /* lc_qgemv streams W once per call; beyond a few rows panels reuse it */
@@ -68,6 +70,7 @@ static void fc_fini(void *state) {
   if (!st) return;
   lc_qmatrix_free(&st->w);
   lc_free(st->bias);
+  lc_conv_destroy(st->conv);
   lc_free(st);
 }
 
@@ -139,6 +142,13 @@ static lc_status fc_run(const lc_node *n, const fc_state *st, const float *A, si
       for (size_t i = 0; i < M * N; i++) Y[i] *= alpha;
     return LC_OK;
   }
+  if (st->conv && M == st->conv_m) { /* bias (when alpha is 1) is the conv's */
+    lc_status s = lc_conv_run(st->conv, A, Y, NULL, 0);
+    if (s) return lcop_fail(n, s, "GEMM: %s", lc_last_error());
+    if (alpha != 1.0f)
+      for (size_t i = 0; i < M * N; i++) Y[i] *= alpha;
+    return LC_OK;
+  }
   int threads = lcop_threads(x);
   fc_job j = {&st->w, A, alpha == 1.0f ? st->bias : NULL, Y, NULL, M, 0, alpha};
   j.rows = K ? (16384 + K - 1) / K : 1; /* a 64 KiB panel stays in L2 while every row of A passes */
@@ -153,11 +163,46 @@ static lc_status fc_run(const lc_node *n, const fc_state *st, const float *A, si
   return LC_OK;
 }
 
+/* f32 weights and M rows beyond the gemv range: Y[M x N] = A W^T as a 1x1 conv over an NHWC image
+ * of 1 x M pixels with K channels, so the conv library's packed GEMM kernels run it (PP-OCR rec's
+ * 40x120x6625 classifier: 8.3 ms in fc panels, ~5x less this way, docs/benchmarks.md). */
+static lc_status fc_attach_gemm(const lc_node *n, fc_state *st, size_t M, lc_exec_ctx *x) {
+  size_t K = st->w.k, N = st->w.n, bytes;
+  if (st->w.format != LC_WEIGHTS_F32 || M <= FC_GEMV_MAX_M || !x || !x->lc ||
+      lc_context_backend(x->lc) != LC_BACKEND_CPU || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX ||
+      !lc_mul_sz(N * K, sizeof(float), &bytes))
+    return LC_OK;
+  float *w = lc_malloc(bytes ? bytes : 1);
+  if (!w) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  lc_status s = lc_dequant_rows(&st->w, 0, N, 0, K, w, K); /* OIHW with 1x1: row o = W^T's row */
+  lc_conv_desc d;
+  lc_conv_desc_init(&d);
+  d.in_channels = (int64_t)K, d.out_channels = (int64_t)N, d.groups = 1;
+  d.kernel_h = d.kernel_w = 1, d.stride_h = d.stride_w = 1, d.dilation_h = d.dilation_w = 1;
+  d.auto_pad = LC_PAD_NOTSET;
+  d.layout = LC_NHWC;
+  d.weights = w;
+  d.bias = st->bias;
+  lc_conv_shape sh;
+  if (!s) s = lc_conv_create(x->lc, &d, &st->conv);
+  lc_free(w);
+  if (!s) s = lc_conv_prepare(st->conv, 1, 1, (int64_t)M, &sh);
+  if (s) {
+    lc_conv_destroy(st->conv);
+    st->conv = NULL;
+    return lcop_fail(n, s, "GEMM setup: %s", lc_last_error());
+  }
+  st->conv_m = M;
+  return LC_OK;
+}
+
 static void fc_describe(const void *state, lc_op_info *info) {
   const fc_state *st = state;
   static const char *const names[] = {"fc_f32", "fc_q8", "fc_q4"};
   info->route = names[st->w.format <= LC_WEIGHTS_Q4 ? st->w.format : 0];
-  info->packed_bytes = lc_qmatrix_bytes(&st->w) + (st->bias ? st->w.n * sizeof(float) : 0);
+  info->packed_bytes = lc_qmatrix_bytes(&st->w) + (st->bias ? st->w.n * sizeof(float) : 0) +
+                      (st->conv ? lc_conv_weight_bytes(st->conv) : 0);
+  if (st->conv) info->route = "fc_gemm";
   info->packed_inputs = 2u | (st->bias ? 4u : 0u);
 }
 
@@ -212,6 +257,10 @@ static lc_status gemm_init(const lc_node *n, const lc_tensor *const *in, int n_i
       return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
     }
     for (int64_t j = 0; j < N; j++) st->bias[j] = beta * ((const float *)C->data)[cn == 1 ? 0 : j];
+  }
+  if ((s = fc_attach_gemm(n, st, (size_t)M, x))) {
+    fc_fini(st);
+    return s;
   }
   *state = st;
   return LC_OK;
@@ -301,6 +350,9 @@ static lc_status matmul_init(const lc_node *n, const lc_tensor *const *in, int n
     return LC_OK;
   fc_state *st;
   lc_status s = fc_pack(n, in[1]->data, in[1]->dims[0], in[1]->dims[1], 0, x, &st);
+  size_t rows = 0;
+  lcop_dims_prod(in[0]->dims, 0, in[0]->ndim - 1, &rows);
+  if (!s && (s = fc_attach_gemm(n, st, rows, x))) fc_fini(st);
   if (!s) *state = st;
   return s;
 }
@@ -337,60 +389,7 @@ static lc_status matmul_run(const lc_node *n, void *state, const lc_tensor *cons
   return LC_OK;
 }
 
-/* ---------------------------------------------------------------- Softmax */
-
-/* opset >= 13: softmax along `axis` (default -1). opset < 13: the input is flattened to 2-D at
- * `axis` (default 1) and softmax runs over each row. Nodes carry no opset, so the graph may set
- * "_opset"; without it we assume >= 13 (what current exporters emit). */
-lc_status lcop_softmax_geom(const lc_node *n, const lc_tensor *t, size_t *outer, size_t *len, size_t *inner) {
-  int64_t opset = lcop_opset(n);
-  int old = opset > 0 && opset < 13;
-  int r = t->ndim, axis;
-  if (r == 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "input must have rank >= 1");
-  lc_status s = lcop_axis(n, lc_attr_int(n, "axis", old ? 1 : -1), r, &axis);
-  if (s) return s;
-  lcop_dims_prod(t->dims, 0, axis, outer);
-  if (old) {
-    lcop_dims_prod(t->dims, axis, r, len);
-    *inner = 1;
-  } else {
-    *len = (size_t)t->dims[axis];
-    lcop_dims_prod(t->dims, axis + 1, r, inner);
-  }
-  return LC_OK;
-}
-
-static lc_status softmax_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
-  lc_status s = lcop_check_io(n, n_in, 1, 1, n_out, 1, 1);
-  if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
-  size_t a, b, c;
-  if (!s) s = lcop_softmax_geom(n, in[0], &a, &b, &c);
-  if (s) return s;
-  return lcop_set_out(n, out, LC_DT_FLOAT, in[0]->ndim, in[0]->dims);
-}
-
-static lc_status softmax_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
-                             int n_out, lc_exec_ctx *x) {
-  size_t outer, len, inner;
-  lc_status s = lcop_softmax_geom(n, in[0], &outer, &len, &inner);
-  if (s) return s;
-  const float *X = in[0]->data;
-  float *Y = out->data;
-  for (size_t o = 0; o < outer; o++)
-    for (size_t i = 0; i < inner; i++) {
-      const float *xr = X + o * len * inner + i;
-      float *yr = Y + o * len * inner + i;
-      float m = -INFINITY, sum = 0.0f;
-      for (size_t j = 0; j < len; j++) m = fmaxf(m, xr[j * inner]);
-      for (size_t j = 0; j < len; j++) sum += (yr[j * inner] = expf(xr[j * inner] - m));
-      float inv = 1.0f / sum;
-      for (size_t j = 0; j < len; j++) yr[j * inner] *= inv;
-    }
-  return LC_OK;
-}
-
 const lc_op_impl lcop_matmul_ops[] = {
     {"Gemm", gemm_infer, gemm_init, fc_fini, gemm_run, 0, fc_describe},
     {"MatMul", matmul_infer, matmul_init, fc_fini, matmul_run, 0, fc_describe},
-    {"Softmax", softmax_infer, NULL, NULL, softmax_run, 1, NULL},
     {NULL, NULL, NULL, NULL, NULL, 0, NULL}};

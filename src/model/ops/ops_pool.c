@@ -95,7 +95,7 @@ static void tap_ranges(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d,
 }
 
 /* Output range [lo, hi) for which column tap j reads inside the input: 0 <= o*s - pb + j*d < in. */
-static void tap_out_range(int64_t in, int64_t out, int64_t s, int64_t off, int64_t *lo, int64_t *hi) {
+void lcop_tap_range(int64_t in, int64_t out, int64_t s, int64_t off, int64_t *lo, int64_t *hi) {
   int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
   int64_t h = in - off <= 0 ? 0 : (in - off + s - 1) / s;
   *lo = l < out ? l : out;
@@ -168,7 +168,7 @@ static lc_status pool_run(const lc_node *n, void *st, const lc_tensor *const *in
   int64_t *jlo = wpc + g.OW, *jhi = jlo + g.k[1];
   tap_ranges(g.H, g.OH, g.k[0], g.s[0], g.d[0], g.pb[0], g.pe[0], hlo, hhi, hpc);
   tap_ranges(g.W, g.OW, g.k[1], g.s[1], g.d[1], g.pb[1], g.pe[1], wlo, whi, wpc);
-  for (int64_t k = 0; k < g.k[1]; k++) tap_out_range(g.W, g.OW, g.s[1], k * g.d[1] - g.pb[1], &jlo[k], &jhi[k]);
+  for (int64_t k = 0; k < g.k[1]; k++) lcop_tap_range(g.W, g.OW, g.s[1], k * g.d[1] - g.pb[1], &jlo[k], &jhi[k]);
   j.g = &g, j.X = in[0]->data, j.Y = out->data, j.inv = inv;
   j.hlo = hlo, j.hhi = hhi, j.hpc = hpc, j.wlo = wlo, j.whi = whi, j.wpc = wpc, j.jlo = jlo, j.jhi = jhi;
   lcop_parallel(x, (size_t)(g.N * g.C), pool_task, &j);
@@ -179,12 +179,19 @@ static lc_status pool_run(const lc_node *n, void *st, const lc_tensor *const *in
 
 /* ---------------------------------------------------------------- reductions */
 
-typedef enum red_kind { RED_MEAN, RED_SUM, RED_MAX, RED_MIN } red_kind;
+/* Sums (Mean, Sum, L1, L2, SumSquare, LogSumExp) and products accumulate in double: for n terms
+ * the accumulated error is <= n * 2^-53 * sum|x| (~1e-12 relative at 20k terms), so the float
+ * result is within 1 ulp (2^-24 relative) of the exact one, plus a 2^-24 relative for
+ * the final sqrt / log / division (tests/test_ops_numerics.c checks this against fp64). */
+typedef enum red_kind { RED_MEAN, RED_SUM, RED_L1, RED_L2, RED_SSQ, RED_LSE, RED_PROD, RED_MAX, RED_MIN } red_kind;
 
 static red_kind red_kind_of(const char *op) {
-  if (strcmp(op, "ReduceSum") == 0) return RED_SUM;
-  if (strcmp(op, "ReduceMax") == 0 || strcmp(op, "GlobalMaxPool") == 0) return RED_MAX;
-  if (strcmp(op, "ReduceMin") == 0) return RED_MIN;
+  static const struct { const char *n; red_kind k; } T[] = {
+      {"ReduceSum", RED_SUM}, {"ReduceMax", RED_MAX}, {"GlobalMaxPool", RED_MAX}, {"ReduceMin", RED_MIN},
+      {"ReduceL1", RED_L1}, {"ReduceL2", RED_L2}, {"ReduceSumSquare", RED_SSQ}, {"ReduceLogSumExp", RED_LSE},
+      {"ReduceProd", RED_PROD}};
+  for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
+    if (!strcmp(op, T[i].n)) return T[i].k;
   return RED_MEAN;
 }
 
@@ -240,6 +247,10 @@ static lc_status red_infer(const lc_node *n, const lc_tensor *const *in, int n_i
   return lcop_set_out(n, out, LC_DT_FLOAT, nd, dims);
 }
 
+static inline double red_term(red_kind k, float x) {
+  return k == RED_L1 ? fabs((double)x) : k == RED_L2 || k == RED_SSQ ? (double)x * x : k == RED_LSE ? exp((double)x) : x;
+}
+
 static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
                          int n_out, lc_exec_ctx *x) {
   int mask[LC_MAX_DIMS], keep;
@@ -251,37 +262,55 @@ static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in,
   if (lcop_numel(t, &total) || lcop_numel(out, &ototal)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
   float *Y = out->data;
   const float *X = t->data;
-  float init = k == RED_MAX ? -INFINITY : k == RED_MIN ? INFINITY : 0.0f;
-  for (size_t i = 0; i < ototal; i++) Y[i] = init;
-  if (total == 0) {
-    if (k == RED_MEAN)
-      for (size_t i = 0; i < ototal; i++) Y[i] = NAN;
-    return LC_OK;
+  int minmax = k >= RED_MAX;
+  double *acc = NULL;
+  if (!minmax && ototal) {
+    if (lcop_budget(x) && ototal * sizeof(double) > lcop_budget(x))
+      return lcop_fail(n, LC_ERR_BUDGET, "needs %zu bytes of scratch", ototal * sizeof(double));
+    if (!(acc = lc_malloc(ototal * sizeof(double)))) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < ototal; i++) acc[i] = k == RED_PROD ? 1.0 : 0.0;
+  } else {
+    for (size_t i = 0; i < ototal; i++) Y[i] = k == RED_MAX ? -INFINITY : INFINITY;
   }
   /* Output stride of each input dim (0 where reduced). */
   int r = t->ndim;
   int64_t ost[LC_MAX_DIMS], idx[LC_MAX_DIMS] = {0};
-  int64_t acc = 1;
+  int64_t a = 1;
   for (int i = r - 1; i >= 0; i--) {
-    ost[i] = mask[i] ? 0 : acc;
-    if (!mask[i]) acc *= t->dims[i];
+    ost[i] = mask[i] ? 0 : a;
+    if (!mask[i]) a *= t->dims[i];
   }
-  size_t len = r ? (size_t)t->dims[r - 1] : 1, rows = total / len;
+  size_t len = r ? (size_t)t->dims[r - 1] : 1, rows = len ? total / len : 0;
   int inner_red = r ? mask[r - 1] : 1;
   size_t off = 0;
   for (size_t row = 0; row < rows; row++) {
     const float *xr = X + row * len;
-    if (inner_red) {
-      float v = init;
-      if (k <= RED_SUM) for (size_t j = 0; j < len; j++) v += xr[j];
-      else if (k == RED_MAX) for (size_t j = 0; j < len; j++) v = xr[j] > v ? xr[j] : v;
-      else for (size_t j = 0; j < len; j++) v = xr[j] < v ? xr[j] : v;
-      Y[off] = k <= RED_SUM ? Y[off] + v : k == RED_MAX ? fmaxf(Y[off], v) : fminf(Y[off], v);
-    } else {
+    if (minmax && inner_red) {
+      float v = Y[off];
+      if (k == RED_MAX) for (size_t j = 0; j < len; j++) v = xr[j] > v || xr[j] != xr[j] ? xr[j] : v;
+      else for (size_t j = 0; j < len; j++) v = xr[j] < v || xr[j] != xr[j] ? xr[j] : v;
+      Y[off] = v;
+    } else if (minmax) {
       float *yr = Y + off;
-      if (k <= RED_SUM) for (size_t j = 0; j < len; j++) yr[j] += xr[j];
-      else if (k == RED_MAX) for (size_t j = 0; j < len; j++) yr[j] = xr[j] > yr[j] ? xr[j] : yr[j];
-      else for (size_t j = 0; j < len; j++) yr[j] = xr[j] < yr[j] ? xr[j] : yr[j];
+      if (k == RED_MAX) for (size_t j = 0; j < len; j++) yr[j] = xr[j] > yr[j] || xr[j] != xr[j] ? xr[j] : yr[j];
+      else for (size_t j = 0; j < len; j++) yr[j] = xr[j] < yr[j] || xr[j] != xr[j] ? xr[j] : yr[j];
+    } else if (inner_red) {
+      double v[4] = {0, 0, 0, 0};
+      if (k == RED_PROD) {
+        v[0] = acc[off];
+        for (size_t j = 0; j < len; j++) v[0] *= xr[j];
+        acc[off] = v[0];
+      } else if (k <= RED_SUM) {
+        acc[off] += lcop_vec_sum_d(xr, len);
+      } else {
+        for (size_t j = 0; j < len; j++) v[j & 3] += red_term(k, xr[j]);
+        acc[off] += (v[0] + v[2]) + (v[1] + v[3]);
+      }
+    } else {
+      double *ar = acc + off;
+      if (k == RED_PROD) for (size_t j = 0; j < len; j++) ar[j] *= xr[j];
+      else if (k <= RED_SUM) for (size_t j = 0; j < len; j++) ar[j] += xr[j];
+      else for (size_t j = 0; j < len; j++) ar[j] += red_term(k, xr[j]);
     }
     for (int d = r - 2; d >= 0; d--) {
       off += (size_t)ost[d];
@@ -290,9 +319,13 @@ static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in,
       idx[d] = 0;
     }
   }
-  if (k == RED_MEAN) {
-    float cnt = (float)(total / ototal);
-    for (size_t i = 0; i < ototal; i++) Y[i] /= cnt;
+  if (acc) {
+    double cnt = ototal ? (double)(total / ototal) : 1.0;
+    for (size_t i = 0; i < ototal; i++) {
+      double v = acc[i];
+      Y[i] = (float)(k == RED_MEAN ? (total ? v / cnt : NAN) : k == RED_L2 ? sqrt(v) : k == RED_LSE ? log(v) : v);
+    }
+    lc_free(acc);
   }
   return LC_OK;
 }
@@ -306,4 +339,9 @@ const lc_op_impl lcop_pool_ops[] = {
     {"ReduceSum", red_infer, NULL, NULL, red_run, 0, NULL},
     {"ReduceMax", red_infer, NULL, NULL, red_run, 0, NULL},
     {"ReduceMin", red_infer, NULL, NULL, red_run, 0, NULL},
+    {"ReduceL1", red_infer, NULL, NULL, red_run, 0, NULL},
+    {"ReduceL2", red_infer, NULL, NULL, red_run, 0, NULL},
+    {"ReduceSumSquare", red_infer, NULL, NULL, red_run, 0, NULL},
+    {"ReduceLogSumExp", red_infer, NULL, NULL, red_run, 0, NULL},
+    {"ReduceProd", red_infer, NULL, NULL, red_run, 0, NULL},
     {NULL, NULL, NULL, NULL, NULL, 0, NULL}};

@@ -6,7 +6,9 @@
 
 static const lc_op_impl *const families[] = {lcop_conv_ops,  lcop_elementwise_ops, lcop_binary_ops,
                                              lcop_pool_ops,  lcop_shape_ops,       lcop_index_ops,
-                                             lcop_matmul_ops, lcop_resize_ops};
+                                             lcop_matmul_ops, lcop_resize_ops,  lcop_logic_ops,
+                                             lcop_gen_ops,   lcop_norm_ops,        lcop_rnn_ops,
+                                             lcop_einsum_ops, lcop_convt_ops};
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
 const lc_op_impl *lc_op_find(const char *op_type) {
@@ -17,7 +19,7 @@ const lc_op_impl *lc_op_find(const char *op_type) {
   return NULL;
 }
 
-static const char *names[128];
+static const char *names[192];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 
 static void build_names(void) {

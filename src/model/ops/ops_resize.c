@@ -142,6 +142,45 @@ void lcop_resize_axis(const resize_plan *p, int64_t lin, int64_t lout, double sc
   }
 }
 
+typedef struct rs_job {
+  const resize_plan *p;
+  const float *X;
+  float *Y;
+  int64_t H, W, OH, OW;
+  const int64_t *h0, *h1, *w0, *w1;
+  const float *hw, *ww;
+  int64_t kw; /* nearest with w0[ow] = ow / kw, else 0 */
+} rs_job;
+
+/* One plane. Nearest output rows that read the same input row as the row before are copies. */
+static void rs_task(void *arg, size_t pl, int thread) {
+  const rs_job *j = arg;
+  (void)thread;
+  const float *X = j->X + pl * (size_t)(j->H * j->W);
+  float *Y = j->Y + pl * (size_t)(j->OH * j->OW);
+  int64_t OW = j->OW;
+  for (int64_t oh = 0; oh < j->OH; oh++) {
+    const float *r0 = X + j->h0[oh] * j->W, *r1 = X + j->h1[oh] * j->W;
+    float *y = Y + oh * OW, a = j->hw[oh];
+    if (!j->p->linear && oh > 0 && j->h0[oh] == j->h0[oh - 1]) {
+      memcpy(y, y - OW, (size_t)OW * sizeof(float));
+    } else if (!j->p->linear && j->kw) {
+      for (int64_t iw = 0; iw < j->W; iw++)
+        for (int64_t k = 0; k < j->kw; k++) y[iw * j->kw + k] = r0[iw];
+    } else if (!j->p->linear) {
+      for (int64_t ow = 0; ow < OW; ow++) y[ow] = r0[j->w0[ow]];
+    } else {
+      const int64_t *w0 = j->w0, *w1 = j->w1;
+      const float *ww = j->ww;
+      for (int64_t ow = 0; ow < OW; ow++) {
+        float t = r0[w0[ow]] + (r0[w1[ow]] - r0[w0[ow]]) * ww[ow];
+        float b = r1[w0[ow]] + (r1[w1[ow]] - r1[w0[ow]]) * ww[ow];
+        y[ow] = t + (b - t) * a;
+      }
+    }
+  }
+}
+
 static lc_status resize_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
                             int n_out, lc_exec_ctx *xc) {
   resize_plan p;
@@ -161,25 +200,68 @@ static lc_status resize_run(const lc_node *n, void *st, const lc_tensor *const *
   float *hw = (float *)(w1 + OW), *ww = hw + OH;
   lcop_resize_axis(&p, H, OH, sh, h0, h1, hw);
   lcop_resize_axis(&p, W, OW, sw, w0, w1, ww);
-  for (size_t pl = 0; pl < planes; pl++) {
-    const float *X = (const float *)in[0]->data + pl * (size_t)(H * W);
-    float *Y = (float *)out->data + pl * (size_t)(OH * OW);
-    for (int64_t oh = 0; oh < OH; oh++) {
-      const float *r0 = X + h0[oh] * W, *r1 = X + h1[oh] * W;
-      float *y = Y + oh * OW, a = hw[oh];
-      if (!p.linear) {
-        for (int64_t ow = 0; ow < OW; ow++) y[ow] = r0[w0[ow]];
-      } else {
-        for (int64_t ow = 0; ow < OW; ow++) {
-          float t = r0[w0[ow]] + (r0[w1[ow]] - r0[w0[ow]]) * ww[ow];
-          float b = r1[w0[ow]] + (r1[w1[ow]] - r1[w0[ow]]) * ww[ow];
-          y[ow] = t + (b - t) * a;
-        }
-      }
-    }
+  rs_job j = {&p, in[0]->data, out->data, H, W, OH, OW, h0, h1, w0, w1, hw, ww, 0};
+  /* nearest by an integer factor k along W (FPN upsampling): each input value written k times */
+  if (!p.linear && OW % W == 0) {
+    j.kw = OW / W;
+    for (int64_t ow = 0; ow < OW && j.kw; ow++) j.kw = w0[ow] == ow / j.kw ? j.kw : 0;
+  }
+  if (planes * (size_t)(OH * OW) < 65536 || lcop_threads(xc) < 2) {
+    for (size_t pl = 0; pl < planes; pl++) rs_task(&j, pl, 0);
+  } else {
+    lcop_parallel(xc, planes, rs_task, &j);
   }
   lc_free(buf);
   return LC_OK;
+}
+
+/* ---------------------------------------------------------------- Upsample (opset 7-9) */
+
+/* Upsample is Resize with asymmetric coordinates and floor rounding; scales come from the
+ * attribute (opset 7) or input 1 (opset 9). *as is the Resize node to plan with. */
+static lc_status upsample_as(const lc_node *n, const lc_tensor *const *in, int n_in, lc_node *as, lc_attr *attrs,
+                             lc_tensor *sc, const lc_tensor **rin) {
+  const char *mode = lc_attr_string(n, "mode", "nearest");
+  int lin = !strcmp(mode, "linear") || !strcmp(mode, "bilinear");
+  if (!lin && strcmp(mode, "nearest")) return lcop_fail(n, LC_ERR_UNSUPPORTED, "mode '%s'", mode);
+  *as = *n;
+  attrs[0] = (lc_attr){.name = "mode", .type = LC_ATTR_STRING, .s = lin ? "linear" : "nearest"};
+  attrs[1] = (lc_attr){.name = "coordinate_transformation_mode", .type = LC_ATTR_STRING, .s = "asymmetric"};
+  attrs[2] = (lc_attr){.name = "nearest_mode", .type = LC_ATTR_STRING, .s = "floor"};
+  as->attrs = attrs, as->n_attrs = 3;
+  rin[0] = in[0];
+  if (lcop_has(in, n_in, 1)) {
+    rin[1] = in[1];
+    return LC_OK;
+  }
+  const lc_attr *a = lc_node_attr(n, "scales");
+  if (!a || a->type != LC_ATTR_FLOATS) return lcop_fail(n, LC_ERR_INVALID_ARG, "scales are missing");
+  memset(sc, 0, sizeof *sc);
+  sc->dtype = LC_DT_FLOAT, sc->ndim = 1, sc->dims[0] = (int64_t)a->n, sc->data = (void *)a->floats;
+  sc->nbytes = a->n * sizeof(float);
+  rin[1] = sc;
+  return LC_OK;
+}
+
+static lc_status upsample_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  lc_status s = lcop_check_io(n, n_in, 1, 2, n_out, 1, 1);
+  if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
+  lc_node as;
+  lc_attr attrs[3];
+  lc_tensor sc;
+  const lc_tensor *rin[2];
+  if (!s) s = upsample_as(n, in, n_in, &as, attrs, &sc, rin);
+  return s ? s : resize_infer(&as, rin, 2, out, n_out);
+}
+
+static lc_status upsample_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                              int n_out, lc_exec_ctx *x) {
+  lc_node as;
+  lc_attr attrs[3];
+  lc_tensor sc;
+  const lc_tensor *rin[2];
+  lc_status s = upsample_as(n, in, n_in, &as, attrs, &sc, rin);
+  return s ? s : resize_run(&as, st, rin, 2, out, n_out, x);
 }
 
 /* ---------------------------------------------------------------- Pad */
@@ -322,5 +404,6 @@ static lc_status pad_run(const lc_node *n, void *st, const lc_tensor *const *in,
 
 const lc_op_impl lcop_resize_ops[] = {
     {"Resize", resize_infer, NULL, NULL, resize_run, 0, NULL},
+    {"Upsample", upsample_infer, NULL, NULL, upsample_run, 0, NULL},
     {"Pad", pad_infer, NULL, NULL, pad_run, 0, NULL},
     {NULL, NULL, NULL, NULL, NULL, 0, NULL}};

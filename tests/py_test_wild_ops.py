@@ -1,0 +1,142 @@
+"""Graph-level behaviour of the operators exported detectors and recognizers bring (issue 11), through
+`lowconv run` / `lowconv info` on small generated models:
+  - a YOLO-style anchor grid (Range, Unsqueeze, Tile, Expand, Concat, Cast, Where on masks) folded
+    from constants and added to a conv head, compared with onnxruntime;
+  - an int32 shape subgraph (Shape -> Cast int32 -> Mul / Div -> Cast int64 -> Reshape);
+  - an opset-7 PRelu with a [C] slope on NCHW, per channel (as the old exporters meant it);
+  - float64 tensors refused with the node named; `info` naming every unsupported op at once;
+  - a Range whose constant inputs make 2^40 elements refused before allocating, with the node named.
+Usage: py_test_wild_ops.py --lowconv CLI [--build-dir DIR]"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from pyvenv import require  # noqa: E402
+
+if not require("numpy", "onnx", "onnxruntime"):
+    print("numpy/onnx/onnxruntime not available: 0 passed, 0 failed, 1 skipped")
+    sys.exit(0)
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+N = helper.make_node
+RES = {"passed": 0, "failed": 0}
+
+
+def check(ok, what):
+    RES["passed" if ok else "failed"] += 1
+    if not ok:
+        print("FAIL: " + what)
+
+
+def model(nodes, inits, inputs, outputs, opset=13):
+    g = helper.make_graph(nodes, "g", inputs, outputs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def vi(name, dt, shape):
+    return helper.make_tensor_value_info(name, dt, shape)
+
+
+def run(cli, tmp, m, feeds, name):
+    path = os.path.join(tmp, name + ".onnx")
+    onnx.save(m, path)
+    args = [cli, "run", path, "--output-dir", os.path.join(tmp, name + ".out")]
+    for k, v in feeds.items():
+        np.save(os.path.join(tmp, name + "." + k + ".npy"), v)
+        args += ["--input", "%s=%s" % (k, os.path.join(tmp, name + "." + k + ".npy"))]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    if p.returncode:
+        return None, p.stderr
+    outs = [np.load(os.path.join(tmp, name + ".out", o.name + ".npy")) for o in m.graph.output]
+    return outs, p.stderr
+
+
+def test_anchor_grid(cli, tmp):
+    """YOLO head: y = conv(x) + grid, grid[h, w] = (w, h) built from Range at plan time."""
+    rng = np.random.default_rng(1)
+    H, W = 10, 12
+    inits = {"w": rng.uniform(-0.5, 0.5, (2, 3, 1, 1)).astype(np.float32), "z": np.array(0, np.int64),
+             "h": np.array(H, np.int64), "wd": np.array(W, np.int64), "one": np.array(1, np.int64),
+             "ax0": np.array([0], np.int64), "ax1": np.array([1], np.int64), "rep_w": np.array([1, W], np.int64),
+             "shp": np.array([H, W], np.int64), "ax2": np.array([0], np.int64), "half": np.array(0.5, np.float32),
+             "lim": np.array(5, np.int64)}
+    nodes = [N("Conv", ["x", "w"], ["c"]),
+             N("Range", ["z", "h", "one"], ["ry"]), N("Range", ["z", "wd", "one"], ["rx"]),
+             N("Unsqueeze", ["ry", "ax1"], ["ry1"]), N("Tile", ["ry1", "rep_w"], ["gy"]),
+             N("Unsqueeze", ["rx", "ax0"], ["rx0"]), N("Expand", ["rx0", "shp"], ["gx"]),
+             N("Less", ["gx", "lim"], ["mask"]), N("Where", ["mask", "gx", "lim"], ["gxc"]),
+             N("Unsqueeze", ["gxc", "ax2"], ["gx1"]), N("Unsqueeze", ["gy", "ax2"], ["gy1"]),
+             N("Concat", ["gx1", "gy1"], ["g2"], axis=0), N("Cast", ["g2"], ["gf"], to=TensorProto.FLOAT),
+             N("Mul", ["gf", "half"], ["gh"]), N("Add", ["c", "gh"], ["y"])]
+    m = model(nodes, inits, [vi("x", TensorProto.FLOAT, [1, 3, H, W])], [vi("y", TensorProto.FLOAT, None)])
+    x = rng.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got, err = run(cli, tmp, m, {"x": x}, "grid")
+    check(got is not None and np.abs(got[0] - ref).max() <= 1e-5, "anchor grid: %s" % (err.strip() if got is None else
+                                                                                     np.abs(got[0] - ref).max()))
+
+
+def test_int32_shapes(cli, tmp):
+    inits = {"two": np.array([1, 2, 1, 1], np.int32), "d": np.array([1, 1, 2, 1], np.int32)}
+    nodes = [N("Shape", ["x"], ["s"]), N("Cast", ["s"], ["s32"], to=TensorProto.INT32),
+             N("Mul", ["s32", "two"], ["m"]), N("Div", ["m", "d"], ["q"]), N("Cast", ["q"], ["s64"], to=TensorProto.INT64),
+             N("Reshape", ["x", "s64"], ["y"])]
+    m = model(nodes, inits, [vi("x", TensorProto.FLOAT, [1, 4, 6, 8])], [vi("y", TensorProto.FLOAT, None)])
+    x = np.arange(192, dtype=np.float32).reshape(1, 4, 6, 8)
+    got, err = run(cli, tmp, m, {"x": x}, "int32")
+    check(got is not None and got[0].shape == (1, 8, 3, 8) and np.array_equal(got[0].ravel(), x.ravel()),
+          "int32 shape subgraph: %s" % (err.strip() if got is None else repr(got[0].shape)))
+
+
+def test_prelu_old(cli, tmp):
+    slope = np.array([0.1, 0.2, 0.3], np.float32)
+    m = model([N("PRelu", ["x", "s"], ["y"], name="pr")], {"s": slope}, [vi("x", TensorProto.FLOAT, [1, 3, 4, 5])],
+              [vi("y", TensorProto.FLOAT, None)], opset=7)
+    x = np.random.default_rng(2).uniform(-1, 1, (1, 3, 4, 5)).astype(np.float32)
+    want = np.where(x < 0, x * slope.reshape(3, 1, 1), x)
+    got, err = run(cli, tmp, m, {"x": x}, "prelu7")
+    check(got is not None and np.abs(got[0] - want).max() == 0, "opset-7 PRelu [C]: %s" % err.strip())
+
+
+def test_refusals(cli, tmp):
+    m = model([N("Relu", ["x"], ["r"], name="ok"), N("Add", ["r", "r"], ["y"], name="add64")], {},
+              [vi("x", TensorProto.DOUBLE, [2, 3])], [vi("y", TensorProto.DOUBLE, None)])
+    got, err = run(cli, tmp, m, {"x": np.ones((2, 3))}, "f64")
+    check(got is None and "'ok'" in err and "float64" in err, "float64 refusal names the node: %r" % err.strip())
+    m = model([N("Foo", ["x"], ["a"], name="f1"), N("Relu", ["a"], ["b"]), N("Bar", ["b"], ["c"], name="b1"),
+               N("Foo", ["c"], ["y"], name="f2")], {}, [vi("x", TensorProto.FLOAT, [1, 4])],
+              [vi("y", TensorProto.FLOAT, None)])
+    path = os.path.join(tmp, "unsup.onnx")
+    onnx.save(m, path)
+    p = subprocess.run([cli, "info", path], capture_output=True, text=True, timeout=60)
+    err = p.stderr
+    check(p.returncode != 0 and "'Foo' (node 'f1')" in err and "'Bar' (node 'b1')" in err and "2 operators" in err,
+          "info lists every unsupported op: %r" % err.strip())
+    inits = {"a": np.array(0, np.int64), "b": np.array(1 << 40, np.int64), "d": np.array(1, np.int64)}
+    m = model([N("Range", ["a", "b", "d"], ["r"], name="rng"), N("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+               N("Add", ["x", "rf"], ["y"])], inits, [vi("x", TensorProto.FLOAT, [1])], [vi("y", TensorProto.FLOAT, None)])
+    got, err = run(cli, tmp, m, {"x": np.ones(1, np.float32)}, "range40")
+    check(got is None and "'rng'" in err and "2^31" in err, "huge Range refused: %r" % err.strip())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lowconv", required=True)
+    ap.add_argument("--build-dir", default=None)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        for t in (test_anchor_grid, test_int32_shapes, test_prelu_old, test_refusals):
+            t(a.lowconv, tmp)
+    print("%d passed, %d failed" % (RES["passed"], RES["failed"]))
+    return 1 if RES["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
