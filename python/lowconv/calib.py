@@ -73,7 +73,7 @@ def generate(kind, shape, n, seed=0):
     out = []
     for _ in range(n):
         a = fn(r, int(shape[2]), int(shape[3]))
-        out.append(((a / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)[None].astype(np.float32))
+        out.append(np.ascontiguousarray(((a / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)[None], dtype=np.float32))
     return out
 
 
