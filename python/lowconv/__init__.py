@@ -430,6 +430,6 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, acti
 
 def quantize(model, output, **kw):
     """Quantizes an ONNX model's Conv/Gemm/MatMul weights per layer to reach a target output cosine;
-    writes a standard ONNX file (DequantizeLinear, external data). See lowconv.quantize_model."""
-    from .quantize import quantize_model
+    writes a standard ONNX file (DequantizeLinear, external data). See lowconv.quantizer.quantize_model."""
+    from .quantizer import quantize_model
     return quantize_model(model, output, **kw)

@@ -1,7 +1,7 @@
 """python -m lowconv quantize ... (the quantizer's command line)."""
 import sys
 
-from .quantize import main
+from .quantizer import main
 
 
 def _main():
