@@ -44,15 +44,16 @@ def _scale(wb, qmax, hd):
 
 def quantize_matrix(w, kc, fmt, block, H=None, damp=0.01, chunk=128):
     """Returns (codes int8 [n][k], scales float32 [n][nb], dequantized float32 [n][k]).
-    H: [k][k] input second moments (None = plain round to nearest with clip search)."""
+    H: [k][k] input second moments; a [k] diagonal or None = round to nearest, clip search
+    weighted by the diagonal."""
     qmax = QMAX[fmt]
     W = np.array(w, dtype=np.float64)
     n, k = W.shape
     blk = blocks(k, kc, block)
     codes = np.zeros((n, k), np.int8)
     scales = np.zeros((n, len(blk)), np.float64)
-    if H is None:
-        hd = np.ones(k)
+    if H is None or np.ndim(H) == 1:  # no statistics, or only their diagonal: weighted rounding
+        hd = np.ones(k) if H is None else np.asarray(H, np.float64) + 1e-12
         for b, (s0, s1) in enumerate(blk):
             s = _scale(W[:, s0:s1], qmax, hd[s0:s1])
             scales[:, b] = s

@@ -127,10 +127,12 @@ def find_layers(model):
     return layers
 
 
-def _patches(x, layer):
-    """Input patches [groups][P][k] of a layer's input activation (k ordered tap, channel)."""
+def _patches(x, layer, r, max_patches):
+    """Input patches [groups][P][k] of a layer's input activation (k ordered tap, channel), at
+    most max_patches output positions, drawn at random."""
     if layer.kind == "fc":
-        return [x.reshape(-1, x.shape[-1])]
+        x = x.reshape(-1, x.shape[-1])
+        return [x[r.choice(x.shape[0], max_patches, replace=False)] if x.shape[0] > max_patches else x]
     a = {at.name: at for at in layer.node.attribute}
     kh, kw = layer.shape[2], layer.shape[3]
     st = list(a["strides"].ints) if "strides" in a else [1, 1]
@@ -142,7 +144,11 @@ def _patches(x, layer):
     eh, ew = (kh - 1) * dl[0] + 1, (kw - 1) * dl[1] + 1
     v = np.lib.stride_tricks.sliding_window_view(x, (eh, ew), axis=(2, 3))[:, :, ::st[0], ::st[1], ::dl[0], ::dl[1]]
     nb, c, oh, ow = v.shape[:4]
-    v = v.transpose(0, 2, 3, 4, 5, 1).reshape(nb * oh * ow, kh * kw, c)
+    pos = np.arange(nb * oh * ow)
+    if pos.size > max_patches:
+        pos = r.choice(pos.size, max_patches, replace=False)
+    bi, yi, xi = np.unravel_index(pos, (nb, oh, ow))
+    v = v.transpose(0, 2, 3, 4, 5, 1)[bi, yi, xi].reshape(pos.size, kh * kw, c)  # gathers only these
     g = layer.groups
     cg = c // g
     return [v[:, :, i * cg:(i + 1) * cg].reshape(v.shape[0], -1) for i in range(g)]
@@ -191,7 +197,7 @@ class Evaluator:
         return np.array(cos)
 
 
-def collect_stats(model, layers, samples, max_patches=4096, seed=0):
+def collect_stats(model, layers, samples, max_patches=2048, max_k=4608, seed=0):
     """Per layer H = E[x x^T] of its input patches (per group), and the fp32 reference outputs."""
     r = np.random.default_rng(seed)
     acts = list(dict.fromkeys(L.node.input[0] for L in layers))
@@ -203,15 +209,17 @@ def collect_stats(model, layers, samples, max_patches=4096, seed=0):
         ev.ref.append(np.concatenate([res[o.name].ravel() for o in model.graph.output]).astype(np.float64))
         for L in layers:
             x = res[L.node.input[0]].astype(np.float32)
-            ps = _patches(x, L)
+            ps = _patches(x, L, r, max_patches)
+            full = L.k <= max_k  # past that only the diagonal (a K x K matrix would not fit)
             if L.H is None:
-                L.H = [np.zeros((p.shape[1], p.shape[1])) for p in ps]
+                L.H = [np.zeros((p.shape[1], p.shape[1]) if full else p.shape[1]) for p in ps]
                 L.count = 0
             for gi, p in enumerate(ps):
-                if p.shape[0] > max_patches:
-                    p = p[r.choice(p.shape[0], max_patches, replace=False)]
-                p = p.astype(np.float64)
-                L.H[gi] += p.T @ p / max(1, p.shape[0])
+                p = np.ascontiguousarray(p, dtype=np.float32)
+                if full:
+                    L.H[gi] += (p.T @ p).astype(np.float64) / max(1, p.shape[0])
+                else:
+                    L.H[gi] += (p.astype(np.float64) ** 2).mean(axis=0)
             L.count += 1
     for L in layers:
         L.H = [h / L.count for h in L.H]
@@ -238,15 +246,24 @@ def choose(ev, layers, weights, block, target, log):
     deq = {}
     deficit = {}
     t0 = time.time()
+    tq = 0.0
+    small = 0.02 * (1.0 - target)  # a layer losing less alone is never worth upgrading first
     for li, L in enumerate(layers):
         for c in configs:
-            if c[0] == "f32":
+            if c[0] == "f32" or (c != configs[0] and deficit[li, configs[0]] < small):
                 deficit[li, c] = 0.0
+                if c[0] != "f32":
+                    deq[li, c] = L.quantize(*c)
                 continue
+            t1 = time.time()
             codes, scales, d = L.quantize(*c)
+            tq += time.time() - t1
             deq[li, c] = (codes, scales, d)
             deficit[li, c] = max(0.0, 1.0 - float(ev.cosines({L.name: d}).mean()))
-    log("sensitivity: %d layers x %d formats in %.1f s" % (len(layers), len(configs) - 1, time.time() - t0))
+        if li % 10 == 9:
+            log("  ... %d/%d layers, %.0f s" % (li + 1, len(layers), time.time() - t0))
+    log("sensitivity: %d layers x %d formats in %.1f s (rounding %.1f s)" % (
+        len(layers), len(configs) - 1, time.time() - t0, tq))
     cur = {li: 0 for li in range(len(layers))}
 
     def est():
@@ -375,7 +392,7 @@ def _default_kind_shape(path, shape):
 
 
 def quantize_model(model, output, weights="q4", block=32, calib=None, calib_generate=None, target_cosine=0.995,
-                   samples=6, calib_kind=None, calib_shape=None, seed=0, log=print):
+                   samples=4, calib_kind=None, calib_shape=None, seed=0, log=print):
     """Quantizes `model` (path) into `output` (path). Returns a report dict: per-layer choices,
     bytes, achieved cosine (mean and min over the calibration set), whether the target was met."""
     onnx, _, _ = _onnx()
@@ -445,7 +462,7 @@ def main(argv=None):
     g.add_argument("--calib-generate", action="store_true", help="rendered text lines / scenes (default)")
     ap.add_argument("--calib-kind", choices=["text", "scene"])
     ap.add_argument("--calib-shape", help="NxCxHxW of generated samples, e.g. 1x3x48x320")
-    ap.add_argument("--samples", type=int, default=6, help="generated calibration samples")
+    ap.add_argument("--samples", type=int, default=4, help="generated calibration samples")
     ap.add_argument("--target-cosine", type=float, default=0.995)
     a = ap.parse_args(argv)
     shape = None
