@@ -181,3 +181,28 @@ def test_external_codes(tmp_path, loc, write, msg):
     else:
         np.testing.assert_allclose(lowconv.Model(str(path)).run({"x": x})["y"], ort_run(str(path), x), rtol=1e-4,
                                    atol=1e-4)
+
+
+def test_cli_quantize_command(tmp_path, calib_files):
+    """`lowconv quantize` (the C CLI) runs the Python quantizer with the same arguments."""
+    import subprocess
+    import sys
+    cli = os.environ.get("LOWCONV_CLI")
+    if not cli:
+        pytest.skip("LOWCONV_CLI not set (tests/py_test_python.py sets it)")
+    src, out = tmp_path / "m.onnx", tmp_path / "m_q.onnx"
+    onnx.save(mixed_net(), src)
+    env = dict(os.environ, LOWCONV_PYTHON=sys.executable,
+               PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(lowconv.__file__), ".."),
+                                           os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([cli, "quantize", str(src), "-o", str(out), "--calib"] + calib_files + ["--block", "16"],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert "output cosine vs fp32" in p.stdout and "conv1" in p.stdout
+    assert out.exists()
+    p = subprocess.run([cli, "quantize", str(src), "-o", str(out), "--weights", "q2"], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 2 and "q2" in p.stderr
+    env["LOWCONV_PYTHON"] = str(tmp_path / "no-python")
+    p = subprocess.run([cli, "quantize", str(src), "-o", str(out)], env=env, capture_output=True, text=True)
+    assert p.returncode == 2 and "cannot run" in p.stderr
