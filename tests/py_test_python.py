@@ -1,9 +1,8 @@
-"""The Python package's pytest suite (tests/python) against this build's shared library, and, with
---pip, `pip install .` of the repository into a fresh venv followed by an import and a run.
+"""The Python package's pytest suite (tests/python) against this build's shared library
+(tests/py_test_pip_install.py covers `pip install .`).
 In a sanitizer build the library needs the ASan runtime preloaded into Python; leak checks are off
 there (the interpreter itself keeps memory at exit).
 Usage: py_test_python.py --lowconv CLI --build-dir DIR"""
-import argparse
 import os
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from pyvenv import require  # noqa: E402
+from pyvenv import build_args, require, sanitizer_build  # noqa: E402
 
 if not require("numpy", "onnx", "onnxruntime", "pytest"):
     print("numpy/onnx/onnxruntime/pytest not available (tests/requirements.txt): 0 passed, 0 failed, 1 skipped")
@@ -19,8 +18,7 @@ if not require("numpy", "onnx", "onnxruntime", "pytest"):
 
 
 def sanitizer_env(build_dir):
-    cache = os.path.join(build_dir, "CMakeCache.txt")
-    if not os.path.exists(cache) or "LOWCONV_SANITIZE:BOOL=ON" not in open(cache).read():
+    if not sanitizer_build(build_dir):
         return {}
     libs = []
     for name in ("libasan.so", "libubsan.so"):
@@ -33,10 +31,7 @@ def sanitizer_env(build_dir):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lowconv")
-    ap.add_argument("--build-dir", required=True)
-    a = ap.parse_args()
+    a = build_args()
     lib = os.path.join(a.build_dir, "liblowconv.so")
     if not os.path.exists(lib):
         print("FAIL: %s not built" % lib)
