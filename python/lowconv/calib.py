@@ -53,11 +53,13 @@ def scene(r, h, w):
         x1, y1 = x0 + int(r.integers(w // 16, w // 2)), y0 + int(r.integers(h // 16, h // 2))
         col = tuple(int(v) for v in r.integers(0, 256, size=3))
         (d.ellipse if r.random() < 0.5 else d.rectangle)([x0, y0, x1, y1], fill=col)
-    for _ in range(int(r.integers(2, 6))):
-        size = int(r.integers(max(8, h // 40), max(9, h // 12)))
-        col = tuple(int(v) for v in r.integers(0, 256, size=3))
-        d.text((int(r.integers(0, w * 3 // 4)), int(r.integers(0, h * 7 // 8))), _words(r, int(r.integers(1, 4))),
-               fill=col, font=_font(size))
+    for _ in range(int(r.integers(3, 7))):  # signs and labels: what a text detector is for
+        size = int(r.integers(max(10, h // 24), max(11, h // 8)))
+        x0, y0 = int(r.integers(0, w * 3 // 4)), int(r.integers(0, h * 7 // 8))
+        lum = r.integers(0, 256)
+        if r.random() < 0.5:  # on a plate of contrasting colour
+            d.rectangle([x0 - 4, y0 - 2, x0 + size * 5, y0 + size + 4], fill=tuple(int(v) for v in [255 - lum] * 3))
+        d.text((x0, y0), _words(r, int(r.integers(1, 4))), fill=tuple(int(v) for v in [lum] * 3), font=_font(size))
     img = img.filter(ImageFilter.GaussianBlur(r.uniform(0.3, 1.2)))
     a = np.asarray(img, np.float32)
     a = a + r.normal(0, 6, size=a.shape).astype(np.float32)  # sensor noise / texture

@@ -198,23 +198,25 @@ class Evaluator:
         return np.array(cos)
 
 
-def collect_stats(model, layers, samples, max_patches=2048, max_k=4608, seed=0):
-    """Per layer H = E[x x^T] of its input patches (per group), and the fp32 reference outputs."""
+def collect_stats(model, layers, samples, extra=(), max_patches=2048, max_k=4608, seed=0):
+    """Per layer H = E[x x^T] of its input patches (per group), from samples + extra, and the fp32
+    reference outputs of samples (what the choice is checked on)."""
     r = np.random.default_rng(seed)
     acts = list(dict.fromkeys(L.node.input[0] for L in layers))
     ev = Evaluator(model, layers, samples, [a for a in acts if a not in {o.name for o in model.graph.output}])
     out_names = [o.name for o in ev.sess.get_outputs()]
     ev.ref = []
-    for s in samples:
+    for i, s in enumerate(list(samples) + list(extra)):
         res = dict(zip(out_names, ev.run(s, ev.base)))
-        ev.ref.append(np.concatenate([res[o.name].ravel() for o in model.graph.output]).astype(np.float64))
+        if i < len(samples):
+            ev.ref.append(np.concatenate([res[o.name].ravel() for o in model.graph.output]).astype(np.float64))
         for L in layers:
             x = res[L.node.input[0]].astype(np.float32)
             ps = _patches(x, L, r, max_patches)
             full = L.k <= max_k  # past that only the diagonal (a K x K matrix would not fit)
             if L.H is None:
                 L.H = [np.zeros((p.shape[1], p.shape[1]) if full else p.shape[1]) for p in ps]
-                L.count = 0
+                L.count = L.npatch = 0
             for gi, p in enumerate(ps):
                 p = np.ascontiguousarray(p, dtype=np.float32)
                 if full:
@@ -222,8 +224,13 @@ def collect_stats(model, layers, samples, max_patches=2048, max_k=4608, seed=0):
                 else:
                     L.H[gi] += (p.astype(np.float64) ** 2).mean(axis=0)
             L.count += 1
+            L.npatch += ps[0].shape[0]
     for L in layers:
-        L.H = [h / L.count for h in L.H]
+        # few patches for many columns (late layers see a few dozen positions per sample) give a
+        # rank-deficient H that GPTQ would fit to the calibration set: shrink toward the diagonal
+        a = L.k / float(L.k + L.npatch)
+        L.H = [h / L.count if h.ndim == 1 else (1 - a) * h / L.count + a * np.diag(np.diag(h)) / L.count
+               for h in L.H]
     # the activation outputs are not needed any more: evaluate without them
     fresh = Evaluator(model, layers, samples)
     fresh.ref = ev.ref
@@ -422,15 +429,17 @@ def quantize_model(model, output, weights="q4", block=32, calib=None, calib_gene
             raise ValueError("lowconv: the calibration files hold no sample")
     else:
         kind, shape = _default_kind_shape(str(model), info[0][2])
-        data = _calib.generate(calib_kind or kind, calib_shape or shape, samples, seed)
+        data = _calib.generate(calib_kind or kind, calib_shape or shape, samples * 3, seed)
+    # generated inputs are cheap: statistics from three times as many as the check runs on
+    data, extra = (data, []) if calib else (data[:samples], data[samples:])
     samples_ = [{info[0][0]: d} for d in data]
     layers = find_layers(m)
     if not layers:
         raise ValueError("lowconv: no Conv/Gemm/MatMul with constant fp32 weights in %s" % model)
     t0 = time.time()
-    ev, _ = collect_stats(m, layers, samples_, seed=seed)
-    log("calibration: %d samples of %s, %d layers, statistics in %.1f s" % (
-        len(data), list(data[0].shape), len(layers), time.time() - t0))
+    ev, _ = collect_stats(m, layers, samples_, [{info[0][0]: d} for d in extra], seed=seed)
+    log("calibration: %d samples of %s (+%d for statistics), %d layers, statistics in %.1f s" % (
+        len(data), list(data[0].shape), len(extra), len(layers), time.time() - t0))
     cos = choose(ev, layers, weights, block, target_cosine, log)
     f32_bytes = sum(L.n * L.k * 4 for L in layers)
     q_bytes = 0
