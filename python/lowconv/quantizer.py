@@ -151,6 +151,8 @@ def _patches(x, layer, r, max_patches):
     v = v.transpose(0, 2, 3, 4, 5, 1)[bi, yi, xi].reshape(pos.size, kh * kw, c)  # gathers only these
     g = layer.groups
     cg = c // g
+    if cg == 1 and g > 1:  # depthwise: [P][taps][C], H of every channel in one einsum (collect_stats)
+        return v
     return [v[:, :, i * cg:(i + 1) * cg].reshape(v.shape[0], -1) for i in range(g)]
 
 
@@ -213,6 +215,17 @@ def collect_stats(model, layers, samples, extra=(), max_patches=2048, max_k=4608
         for L in layers:
             x = res[L.node.input[0]].astype(np.float32)
             ps = _patches(x, L, r, max_patches)
+            if isinstance(ps, np.ndarray):  # depthwise
+                p = np.ascontiguousarray(ps.transpose(2, 1, 0), dtype=np.float32)  # [C][taps][P]
+                h = np.matmul(p, p.transpose(0, 2, 1)).astype(np.float64) / max(1, p.shape[2])
+                if L.H is None:
+                    L.H = [np.zeros_like(h[0]) for _ in range(h.shape[0])]
+                    L.count = L.npatch = 0
+                for gi in range(h.shape[0]):
+                    L.H[gi] += h[gi]
+                L.count += 1
+                L.npatch += p.shape[2]
+                continue
             full = L.k <= max_k  # past that only the diagonal (a K x K matrix would not fit)
             if L.H is None:
                 L.H = [np.zeros((p.shape[1], p.shape[1]) if full else p.shape[1]) for p in ps]
@@ -229,8 +242,7 @@ def collect_stats(model, layers, samples, extra=(), max_patches=2048, max_k=4608
         # few patches for many columns (late layers see a few dozen positions per sample) give a
         # rank-deficient H that GPTQ would fit to the calibration set: shrink toward the diagonal
         a = L.k / float(L.k + L.npatch)
-        L.H = [h / L.count if h.ndim == 1 else (1 - a) * h / L.count + a * np.diag(np.diag(h)) / L.count
-               for h in L.H]
+        L.H = [h / L.count if h.ndim == 1 else ((1 - a) * h + a * np.diagflat(h.diagonal())) / L.count for h in L.H]
     # the activation outputs are not needed any more: evaluate without them
     fresh = Evaluator(model, layers, samples)
     fresh.ref = ev.ref
