@@ -42,10 +42,25 @@ def _scale(wb, qmax, hd):
     return best_s
 
 
+def prepare(H, damp=0.01):
+    """What the rounding needs from H, once per layer (every candidate format reuses it): dead
+    columns, the damped diagonal and the upper Cholesky factor of H^-1; None if H is singular."""
+    H = np.array(H, dtype=np.float64)
+    k = H.shape[0]
+    dead = np.diag(H) <= 0
+    H[dead, dead] = 1.0
+    H += np.eye(k) * (damp * np.mean(np.diag(H)))
+    try:
+        Hinv = np.linalg.cholesky(np.linalg.inv(H)).T
+    except np.linalg.LinAlgError:
+        return None
+    return {"dead": dead, "hd": np.diag(H).copy(), "Hinv": Hinv}
+
+
 def quantize_matrix(w, kc, fmt, block, H=None, damp=0.01, chunk=128):
     """Returns (codes int8 [n][k], scales float32 [n][nb], dequantized float32 [n][k]).
-    H: [k][k] input second moments; a [k] diagonal or None = round to nearest, clip search
-    weighted by the diagonal."""
+    H: [k][k] input second moments (or prepare(H)); a [k] diagonal or None = round to nearest,
+    clip search weighted by the diagonal."""
     qmax = QMAX[fmt]
     W = np.array(w, dtype=np.float64)
     n, k = W.shape
@@ -60,16 +75,11 @@ def quantize_matrix(w, kc, fmt, block, H=None, damp=0.01, chunk=128):
             sd = np.where(s > 0, s, 1.0)[:, None]
             codes[:, s0:s1] = np.clip(np.round(W[:, s0:s1] / sd), -qmax, qmax)
         return codes, scales.astype(np.float32), _dequant(codes, scales.astype(np.float32), blk)
-    H = np.array(H, dtype=np.float64)
-    dead = np.diag(H) <= 0
-    H[dead, dead] = 1.0
-    W[:, dead] = 0.0
-    H += np.eye(k) * (damp * np.mean(np.diag(H)))
-    hd = np.diag(H).copy()
-    try:
-        Hinv = np.linalg.cholesky(np.linalg.inv(H)).T  # upper factor of H^-1
-    except np.linalg.LinAlgError:
+    prep = prepare(H, damp) if not isinstance(H, dict) else H
+    if prep is None:
         return quantize_matrix(w, kc, fmt, block, None)
+    dead, hd, Hinv = prep["dead"], prep["hd"], prep["Hinv"]
+    W[:, dead] = 0.0
     # columns in segments that never cross a block, at most `chunk` long (lazy batch updates)
     segs = []
     for b, (s0, s1) in enumerate(blk):

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from . import calib as _calib
-from .gptq import QMAX, quantize_matrix, weight_bytes
+from .gptq import prepare, quantize_matrix, weight_bytes
 
 
 def _onnx():
@@ -66,6 +66,9 @@ class Layer:
         if fmt == "f32":
             return None, None, self.w
         codes, scales, deq = [], [], []
+        if self.H is not None and not getattr(self, "prepared", False):
+            self.H = [prepare(h) if h.ndim == 2 else h for h in self.H]  # None where singular
+            self.prepared = True
         for gi, (r0, r1) in enumerate(self.group_rows()):
             H = None if self.H is None else self.H[gi]
             c, s, d = quantize_matrix(self.mat[r0:r1], self.kc, fmt, self.eff_block(block), H)
