@@ -179,27 +179,51 @@ lc_status lc_qweight_scaled(lc_model *m, const lc_qweight *q, const double *f, c
   return LC_OK;
 }
 
-/* Codes in lowconv's order [out][tap][in], one int8 each (lc_malloc'd). */
-static lc_status unpack(const lc_qweight *q, int8_t **out, size_t *count) {
-  size_t k = (size_t)(q->taps * q->kc), nk;
-  if (!lc_mul_sz(k, (size_t)q->n, &nk)) return lc_error(LC_ERR_OVERFLOW, "model: quantized weight size overflows");
-  int8_t *c = lc_malloc(nk ? nk : 1);
-  if (!c) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-  lc_tensor t = {.dtype = q->format == LC_WEIGHTS_Q4 ? LC_DT_INT4 : LC_DT_INT8, .data = (void *)(uintptr_t)q->codes};
-  for (size_t r = 0; r < (size_t)q->n; r++)
-    for (size_t tp = 0; tp < (size_t)q->taps; tp++)
-      for (size_t ic = 0; ic < (size_t)q->kc; ic++)
-        c[r * k + tp * (size_t)q->kc + ic] = (int8_t)code_at(&t, r * q->cs_row + ic * q->cs_ch + tp * q->cs_tap);
-  *count = nk;
-  *out = c;
-  return LC_OK;
+/* Row r of the codes in lowconv's order [tap][in], one int8 each; tmp holds k bytes. */
+static void decode_row(const lc_qweight *q, size_t r, int8_t *row, int8_t *tmp) {
+  size_t kc = (size_t)q->kc, taps = (size_t)q->taps, k = kc * taps, e0 = r * q->cs_row;
+  const uint8_t *b = q->codes;
+  int contiguous = q->cs_ch == taps && (taps == 1 || q->cs_tap == 1); /* OIHW conv, [N][K] matrix */
+  if (!contiguous) {
+    lc_tensor t = {.dtype = q->format == LC_WEIGHTS_Q4 ? LC_DT_INT4 : LC_DT_INT8, .data = (void *)(uintptr_t)b};
+    for (size_t tp = 0; tp < taps; tp++)
+      for (size_t ic = 0; ic < kc; ic++) row[tp * kc + ic] = (int8_t)code_at(&t, e0 + ic * q->cs_ch + tp * q->cs_tap);
+    return;
+  }
+  int8_t *lin = taps > 1 ? tmp : row; /* source order [in][tap]: transposed below */
+  if (q->format == LC_WEIGHTS_Q8) {
+    memcpy(lin, b + e0, k);
+  } else {
+    size_t i = 0;
+    if (!(e0 & 1)) { /* whole bytes: two codes each, low nibble first (vectorizes) */
+      const uint8_t *p = b + e0 / 2;
+      for (; i + 1 < k; i += 2) {
+        unsigned v = p[i >> 1];
+        lin[i] = (int8_t)(((int)(v & 15) ^ 8) - 8);
+        lin[i + 1] = (int8_t)(((int)(v >> 4) ^ 8) - 8);
+      }
+    }
+    for (; i < k; i++) {
+      size_t e = e0 + i;
+      lin[i] = (int8_t)((((b[e >> 1] >> ((e & 1) * 4)) & 15) ^ 8) - 8);
+    }
+  }
+  if (taps > 1)
+    for (size_t ic = 0; ic < kc; ic++)
+      for (size_t tp = 0; tp < taps; tp++) row[tp * kc + ic] = tmp[ic * taps + tp];
 }
 
 lc_status lc_qweight_conv_create(lc_context *ctx, const lc_qweight *q, lc_conv_desc *d, lc_conv **out) {
-  size_t nk;
-  int8_t *c;
-  lc_status s = unpack(q, &c, &nk);
-  if (s) return s;
+  size_t k = (size_t)(q->taps * q->kc), nk;
+  if (!lc_mul_sz(k, (size_t)q->n, &nk)) return lc_error(LC_ERR_OVERFLOW, "model: quantized weight size overflows");
+  int8_t *c = lc_malloc(nk ? nk : 1), *tmp = lc_malloc(k ? k : 1); /* lc_conv takes the whole code array */
+  if (!c || !tmp) {
+    lc_free(c);
+    lc_free(tmp);
+    return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  }
+  for (size_t r = 0; r < (size_t)q->n; r++) decode_row(q, r, c + r * k, tmp);
+  lc_free(tmp);
   d->weights = NULL;
   d->weight_format = q->format;
   d->block_size = q->block;
@@ -207,19 +231,29 @@ lc_status lc_qweight_conv_create(lc_context *ctx, const lc_qweight *q, lc_conv_d
   d->q_codes = c;
   d->q_scales = q->scales;
   d->q_offsets = q->offsets;
-  s = lc_conv_create(ctx, d, out);
+  lc_status s = lc_conv_create(ctx, d, out);
   lc_free(c);
   return s;
 }
 
+typedef struct row_src {
+  const lc_qweight *q;
+  int8_t *tmp;
+} row_src;
+
+static void matrix_row(void *ctx, size_t r, size_t k, int8_t *row) {
+  const row_src *rs = ctx;
+  (void)k;
+  decode_row(rs->q, r, row, rs->tmp);
+}
+
 lc_status lc_qweight_qmatrix(const lc_qweight *q, lc_qmatrix *out) {
-  size_t nk, nbs = q->nb * (size_t)q->n;
-  int8_t *c;
-  lc_status s = unpack(q, &c, &nk);
-  if (s) return s;
+  size_t nbs = q->nb * (size_t)q->n, k = (size_t)(q->kc * q->taps);
+  row_src rs = {q, lc_malloc(k ? k : 1)};
+  if (!rs.tmp) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   lc_quant_spec sp = {q->format, q->block, q->asym, (size_t)q->kc, 0};
-  s = lc_qmatrix_from_codes((size_t)q->n, (size_t)(q->kc * q->taps), &sp, c, nk, q->scales, nbs, q->offsets,
-                                      q->offsets ? nbs : 0, out);
-  lc_free(c);
+  lc_status s = lc_qmatrix_from_code_rows((size_t)q->n, k, &sp, matrix_row, &rs, q->scales, nbs, q->offsets,
+                                          q->offsets ? nbs : 0, out);
+  lc_free(rs.tmp);
   return s;
 }
