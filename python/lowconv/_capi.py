@@ -77,6 +77,7 @@ class ContextParams(C.Structure):
         ("cl_device", C.c_int),
         ("cache_dir", C.c_char_p),
         ("tune", C.c_int),
+        ("cpu_tune", C.c_int),
     ]
 
 
