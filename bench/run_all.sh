@@ -29,3 +29,7 @@ for suite in resnet34-112 ocr-det; do
 done | tee "$out/quant-suites.txt"
 $py bench/peers/ort_matmulnbits.py --lowconv "$b/lowconv" | tee "$out/gemv.txt"
 $py bench/bench_models.py --lowconv "$b/lowconv" --build-dir "$b" --rounds 2 | tee "$out/models.txt"
+# The quantizer's targets (issue #13): PP-OCR det/cls/rec from the models tests/py_test_rapidocr.py
+# fetched into the build dir, and IResNet-34-112's `lowconv run` memory and start-up.
+$py bench/quant_bench.py --lowconv "$b/lowconv" --ocr-dir "$b/rapidocr" --out "$out/quant" --json "$out/quant.json" \
+  | tee "$out/quant.txt"

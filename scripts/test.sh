@@ -21,7 +21,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -c 'import numpy, onnx, onnxruntime' 2>/dev/null ||
+.venv/bin/python -c 'import numpy, onnx, onnxruntime, pytest, PIL' 2>/dev/null ||
   .venv/bin/pip install -q -r tests/requirements.txt
 
 san=OFF

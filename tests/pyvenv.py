@@ -19,3 +19,18 @@ def require(*modules):
         if os.path.exists(VENV_PY) and os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(VENV_PY))):
             os.execv(VENV_PY, [VENV_PY] + sys.argv)
         return False
+
+
+def build_args():
+    """--lowconv CLI and --build-dir DIR, as ctest passes them to every tests/py_test_*.py."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lowconv")
+    ap.add_argument("--build-dir", required=True)
+    return ap.parse_args()
+
+
+def sanitizer_build(build_dir):
+    """True for a build configured with LOWCONV_SANITIZE (ASan + UBSan)."""
+    cache = os.path.join(build_dir, "CMakeCache.txt")
+    return os.path.exists(cache) and "LOWCONV_SANITIZE:BOOL=ON" in open(cache).read()

@@ -10,5 +10,6 @@ int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 
 #endif

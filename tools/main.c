@@ -20,6 +20,7 @@ static const command commands[] = {
     {"bench", cmd_bench, "time an ONNX model end to end (--per-layer for a per-node table)"},
     {"tune", cmd_tune, "time the CPU routes of a model's convs or of descriptors into the tuning cache"},
     {"devices", cmd_devices, "list the CPU and OpenCL devices, with fingerprints and measured limits"},
+    {"quantize", cmd_quantize, "choose q4/q8/f32 per layer to a target accuracy, save standard ONNX (Python)"},
 };
 
 static void usage(FILE *f) {

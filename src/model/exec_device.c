@@ -201,8 +201,11 @@ lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed
   for (int k = 0; k < g->n.n_inputs && k < 32; k++)
     if (g->in[k] >= 0 && m->values[g->in[k]].is_const) cm |= 1u << k;
   lc_backend_op *op = NULL;
+  /* weights kept quantized (model/qweight.h): the device's fc kernels take fp32 B, so the CPU runs it */
+  int qfc = strcmp(g->n.op_type, "Conv") && g->n.n_inputs > 1 && g->in[1] >= 0 && m->values[g->in[1]].t.quant;
   lc_status s = g->n.n_inputs > 32 ? LC_ERR_UNSUPPORTED
-                                   : d->be->op_create(d->ctx, &g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, cm, &op);
+                : qfc ? lc_error(LC_ERR_UNSUPPORTED, "quantized weights from the file")
+                      : d->be->op_create(d->ctx, &g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, cm, &op);
   if (s == LC_ERR_UNSUPPORTED) { /* no device version: the CPU runs it */
     snprintf(d->what[p], sizeof d->what[p], "cpu: %s", lc_last_error());
     g->route = d->what[p];

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/qweight.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
@@ -88,6 +89,7 @@ static lc_status run_now(lc_model *m, lc_gnode *g, const lc_tensor **in, lc_tens
 
 lc_status lc_fold_and_infer(lc_model *m) {
   lc_status s = resolve_inputs(m);
+  if (!s) s = lc_qweight_map(m);
   if (!s) s = lc_graph_check_ops(m);
   if (s) return s;
   int maxio = 1;
@@ -104,6 +106,7 @@ lc_status lc_fold_and_infer(lc_model *m) {
   }
   for (int p = 0; p < m->n_nodes && !s; p++) {
     lc_gnode *g = &m->nodes[p];
+    if (g->dead) continue; /* e.g. DequantizeLinear of weights kept quantized */
     if ((s = lc_graph_prelu_slope(m, g))) break;
     int all_const = 1, any_out = 0;
     for (int k = 0; k < g->n.n_outputs; k++) any_out |= g->out[k] >= 0;
@@ -272,7 +275,7 @@ static lc_status fuse_bn(lc_model *m, int *pp, int c) {
   if (k->n.n_inputs < 2 || k->in[1] < 0 || b->n.n_inputs < 5 || b->n.n_outputs < 1) return LC_OK;
   int src = k->in[1];
   const lc_value *w = &m->values[src];
-  if (!w->is_const || !w->t.data || w->t.dtype != LC_DT_FLOAT || w->t.ndim < 3) return LC_OK;
+  if (!w->is_const || !w->t.data || (w->t.dtype != LC_DT_FLOAT && !w->t.quant) || w->t.ndim < 3) return LC_OK;
   int64_t oc = w->t.dims[0];
   const float *sc = lc_fold_const_f32(m, b, 1, (size_t)oc), *bb = lc_fold_const_f32(m, b, 2, (size_t)oc),
               *mean = lc_fold_const_f32(m, b, 3, (size_t)oc), *var = lc_fold_const_f32(m, b, 4, (size_t)oc);
@@ -291,13 +294,20 @@ static lc_status fuse_bn(lc_model *m, int *pp, int c) {
     lc_free(f);
     return s;
   }
-  m->values[wid].lazy_src = src;
-  m->values[wid].lazy_scale = f;
   float *nb = m->values[bid].t.data;
   for (int64_t o = 0; o < oc; o++) {
     /* in double: var + eps close to 0 must not lose the scale's precision */
     f[o] = (double)sc[o] / sqrt((double)var[o] + (double)eps);
     nb[o] = (float)(((bias ? bias[o] : 0.0) - mean[o]) * f[o] + bb[o]);
+  }
+  if (wt.quant) { /* quantized weights: the scales take the factor, the codes stay as mapped */
+    s = lc_qweight_scaled(m, wt.quant, f, &m->values[wid].t.quant);
+    m->values[wid].t.data = wt.data;
+    lc_free(f);
+    if (s) return s;
+  } else {
+    m->values[wid].lazy_src = src;
+    m->values[wid].lazy_scale = f;
   }
   if ((s = set_input(m, k, 1, wid)) || (s = set_input(m, k, 2, bid))) return s;
   *pp = lc_fold_absorb(m, *pp, c, "bn");

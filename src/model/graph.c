@@ -274,11 +274,12 @@ lc_status lc_graph_check_ops(lc_model *m) {
   int bad = 0;
   for (int p = 0; p < m->n_nodes; p++) {
     lc_gnode *g = &m->nodes[p];
+    if (g->dead) continue; /* weights' DequantizeLinear mapped into codes */
     g->op = (!g->n.domain[0] || !strcmp(g->n.domain, "ai.onnx")) ? lc_op_find(g->n.op_type) : NULL;
     if (g->op) continue;
     int seen = 0; /* one entry per op type, with its first node */
     for (int q = 0; q < p && !seen; q++)
-      seen = !m->nodes[q].op && !strcmp(m->nodes[q].n.op_type, g->n.op_type) &&
+      seen = !m->nodes[q].dead && !m->nodes[q].op && !strcmp(m->nodes[q].n.op_type, g->n.op_type) &&
              !strcmp(m->nodes[q].n.domain, g->n.domain);
     if (seen) continue;
     size_t l = strlen(list);

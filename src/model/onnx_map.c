@@ -167,7 +167,8 @@ lc_status lc_onnx_map_external(lc_onnx_model *m, const char *dir, lc_tensor *t, 
   mp->next = m->maps;
   m->maps = mp;
   t->data = (char *)a + ((size_t)offset - start);
-  if (((uintptr_t)t->data % lc_dtype_size(t->dtype)) != 0) {
+  size_t align = lc_dtype_size(t->dtype) ? lc_dtype_size(t->dtype) : 1; /* int4: bytes */
+  if ((uintptr_t)t->data % align != 0) {
     void *c = lc_onnx_copy_bytes(m, t->data, t->nbytes);
     if (!c) return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
     t->data = c;

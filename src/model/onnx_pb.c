@@ -199,6 +199,26 @@ static lc_status rep_alloc(loader *L, const pb_msg *msg, uint32_t num, int kind,
 
 /* ------------------------------------------------------------------ messages */
 
+/* int32_data of INT8 / INT4 tensors (quantized weights), range-checked: INT8 one value per code,
+ * INT4 (as ONNX stores it) one byte of two packed codes per value. */
+static lc_status narrow_codes(loader *L, lc_tensor *t, const void *vals, size_t nv, int int4) {
+  if (nv != t->nbytes)
+    return lc_error(LC_ERR_IO, "onnx: tensor '%s' has %zu int32_data values, dims need %zu%s", t->name, nv, t->nbytes,
+                    int4 ? " (two int4 codes each)" : "");
+  unsigned char *d = lc_arena_alloc(&L->m->arena, t->nbytes ? t->nbytes : 16);
+  if (!d) return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
+  int lo = int4 ? 0 : -128, hi = int4 ? 255 : 127;
+  for (size_t i = 0; i < nv; i++) {
+    int32_t v = ((const int32_t *)vals)[i];
+    if (v < lo || v > hi)
+      return lc_error(LC_ERR_IO, "onnx: tensor '%s': int32_data value %ld at %zu is out of range [%d, %d] (%s)",
+                      t->name, (long)v, i, lo, hi, int4 ? "two int4 codes per byte" : "int8");
+    d[i] = (unsigned char)(v & 255);
+  }
+  t->data = d;
+  return LC_OK;
+}
+
 static lc_status dec_tensor(loader *L, const uint8_t *p, size_t len, lc_tensor *t) {
   pb_msg msg = {p, len, "TensorProto"};
   size_t pos = 0;
@@ -254,12 +274,14 @@ static lc_status dec_tensor(loader *L, const uint8_t *p, size_t len, lc_tensor *
     if (dims[i] < 0) return lc_error(LC_ERR_IO, "onnx: tensor '%s' has negative dim %lld", t->name, (long long)dims[i]);
     t->dims[i] = dims[i];
   }
-  t->dtype = (lc_dtype)(dt >= 0 && dt <= 16 ? dt : 0);
-  size_t esz = lc_dtype_size(t->dtype), numel;
+  t->dtype = (lc_dtype)(dt >= 0 && dt <= 16 ? dt : dt == LC_DT_INT4 ? dt : 0);
+  int int4 = t->dtype == LC_DT_INT4;
+  size_t esz = int4 ? 1 : lc_dtype_size(t->dtype), numel;
   if (!esz || dt != (int64_t)t->dtype)
     return lc_error(LC_ERR_IO, "onnx: tensor '%s' has unsupported data_type %lld", t->name, (long long)dt);
   if (lc_tensor_numel(t, &numel) || !lc_mul_sz(numel, esz, &t->nbytes))
     return lc_error(LC_ERR_IO, "onnx: tensor '%s' is too large", t->name);
+  if (int4) t->nbytes = numel / 2 + (numel & 1);
   if (loc_kind == 1) {
     if (!t->nbytes) {
       t->data = lc_arena_alloc(&L->m->arena, 16);
@@ -290,6 +312,7 @@ static lc_status dec_tensor(loader *L, const uint8_t *p, size_t len, lc_tensor *
   void *vals;
   size_t nv;
   if ((s = rep_alloc(L, &msg, (uint32_t)fld, kind, &vals, &nv))) return s;
+  if (int4 || (kind == K_I32 && t->dtype == LC_DT_INT8)) return narrow_codes(L, t, vals, nv, int4);
   if (nv != numel)
     return lc_error(LC_ERR_IO, "onnx: tensor '%s' has %zu values, dims need %zu", t->name, nv, numel);
   if (kind == K_I32 && esz != 4) { /* narrow int32_data to the element type */

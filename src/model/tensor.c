@@ -19,6 +19,7 @@ const char *lc_dtype_name(lc_dtype t) {
   static const char *const names[] = {"undefined", "float32", "uint8",  "int8",    "uint16",    "int16",
                                       "int32",     "int64",   "string", "bool",    "float16",   "float64",
                                       "uint32",    "uint64",  "complex64", "complex128", "bfloat16"};
+  if (t == LC_DT_INT4) return "int4";
   return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "unknown";
 }
 

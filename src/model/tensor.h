@@ -19,7 +19,8 @@ typedef enum lc_dtype {
   LC_DT_INT64 = 7,
   LC_DT_BOOL = 9,
   LC_DT_FLOAT16 = 10,
-  LC_DT_DOUBLE = 11
+  LC_DT_DOUBLE = 11,
+  LC_DT_INT4 = 22 /* two per byte, low nibble first; only as DequantizeLinear weights (model/qweight.h) */
 } lc_dtype;
 
 size_t lc_dtype_size(lc_dtype t); /* 0 if unknown */
@@ -33,6 +34,7 @@ typedef struct lc_tensor {
   int64_t dims[LC_MAX_DIMS];
   void *data;      /* NULL until allocated / bound */
   size_t nbytes;
+  const struct lc_qweight *quant; /* conv weights kept quantized (model/qweight.h), else NULL */
 } lc_tensor;
 
 /* Element count with overflow check; 0 on success. */

@@ -53,6 +53,13 @@ lc_status lc_qmatrix_from_codes(size_t n, size_t k, const lc_quant_spec *spec, c
                                 const float *scales, size_t scale_count, const float *offsets,
                                 size_t offset_count, lc_qmatrix *out);
 
+/* Same, with the codes of row r supplied by row_fn(ctx, r, k, row) one row at a time (e.g. decoded
+ * from a model file), so no int8 copy of the whole matrix is made. */
+typedef void (*lc_qcode_row_fn)(void *ctx, size_t r, size_t k, int8_t *row);
+lc_status lc_qmatrix_from_code_rows(size_t n, size_t k, const lc_quant_spec *spec, lc_qcode_row_fn row_fn,
+                                    void *ctx, const float *scales, size_t scale_count, const float *offsets,
+                                    size_t offset_count, lc_qmatrix *out);
+
 /* Blocks per row for this shape (0 if the spec is invalid). */
 size_t lc_qmatrix_blocks(size_t k, const lc_quant_spec *spec);
 void lc_qmatrix_free(lc_qmatrix *m);

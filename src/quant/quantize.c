@@ -246,44 +246,69 @@ lc_status lc_quantize_rows(size_t n, size_t k, const lc_quant_spec *spec, lc_qro
   return LC_OK;
 }
 
-lc_status lc_qmatrix_from_codes(size_t n, size_t k, const lc_quant_spec *spec, const int8_t *q, size_t q_count,
-                                const float *scales, size_t scale_count, const float *offsets,
-                                size_t offset_count, lc_qmatrix *out) {
-  if (!out) return lc_error(LC_ERR_INVALID_ARG, "quant: output is NULL");
+lc_status lc_qmatrix_from_code_rows(size_t n, size_t k, const lc_quant_spec *spec, lc_qcode_row_fn row_fn,
+                                    void *ctx, const float *scales, size_t scale_count, const float *offsets,
+                                    size_t offset_count, lc_qmatrix *out) {
+  if (!out || !row_fn) return lc_error(LC_ERR_INVALID_ARG, "quant: output or row function is NULL");
   lc_qmatrix m;
   lc_status st = setup(n, k, spec, &m);
   if (st != LC_OK) return st;
   if (m.format == LC_WEIGHTS_F32) return lc_error(LC_ERR_INVALID_ARG, "quant: f32 weights have no codes");
   const lc_qformat *f = &lc_qformats[m.format];
-  size_t nq = n * k, ns = n * m.nb;
-  if (!q || q_count != nq)
-    return lc_error(LC_ERR_INVALID_ARG, "quant: %zu codes given, %zu x %zu matrix needs %zu", q ? q_count : 0, n,
-                    k, nq);
+  size_t ns = n * m.nb;
   if (!scales || scale_count != ns)
     return lc_error(LC_ERR_INVALID_ARG, "quant: %zu scales given, %zu rows x %zu blocks need %zu",
                     scales ? scale_count : 0, n, m.nb, ns);
   if (m.asym ? (!offsets || offset_count != ns) : (offsets != NULL || offset_count != 0))
     return lc_error(LC_ERR_INVALID_ARG, "quant: %zu offsets given, %s needs %zu", offsets ? offset_count : 0,
                     m.asym ? "asymmetric" : "symmetric", m.asym ? ns : (size_t)0);
-  for (size_t i = 0; i < nq; i++)
-    if (q[i] < f->qmin || q[i] > f->qmax)
-      return lc_error(LC_ERR_INVALID_ARG, "quant: code %d at index %zu out of range [%d, %d] for %s", q[i], i,
-                      f->qmin, f->qmax, f->name);
   for (size_t i = 0; i < ns; i++)
     if (!block_finite(f, scales[i], m.asym ? offsets[i] : 0.0f))
       return lc_error(LC_ERR_INVALID_ARG, "quant: scale/offset %zu (%g, %g) is not finite or overflows the code range",
                       i, (double)scales[i], m.asym ? (double)offsets[i] : 0.0);
-  if ((st = alloc_arrays(&m)) != LC_OK) return st;
+  int8_t *q = lc_malloc(k ? k : 1); /* one row at a time: no int8 copy of the whole matrix */
+  if (!q) return lc_error(LC_ERR_NO_MEMORY, "quant: out of memory");
+  if ((st = alloc_arrays(&m)) != LC_OK) {
+    lc_free(q);
+    return st;
+  }
   memcpy(m.scales, scales, ns * sizeof(float));
   if (m.asym) memcpy(m.offsets, offsets, ns * sizeof(float));
-  for (size_t r = 0; r < n; r++)
-    for (size_t j = 0; j < m.nb; j++) {
+  for (size_t r = 0; r < n && !st; r++) {
+    row_fn(ctx, r, k, q);
+    for (size_t i = 0; i < k; i++)
+      if (q[i] < f->qmin || q[i] > f->qmax) {
+        st = lc_error(LC_ERR_INVALID_ARG, "quant: code %d at index %zu out of range [%d, %d] for %s", q[i], r * k + i,
+                      f->qmin, f->qmax, f->name);
+        break;
+      }
+    for (size_t j = 0; !st && j < m.nb; j++) {
       size_t k0, len, b0;
       block_span(&m, j, &k0, &len, &b0);
-      f->pack(q + r * k + k0, len, m.codes + r * m.row_bytes + b0);
+      f->pack(q + k0, len, m.codes + r * m.row_bytes + b0);
     }
+  }
+  lc_free(q);
+  if (st) {
+    lc_qmatrix_free(&m);
+    return st;
+  }
   *out = m;
   return LC_OK;
+}
+
+static void code_row(void *ctx, size_t r, size_t k, int8_t *row) { memcpy(row, (const int8_t *)ctx + r * k, k); }
+
+lc_status lc_qmatrix_from_codes(size_t n, size_t k, const lc_quant_spec *spec, const int8_t *q, size_t q_count,
+                                const float *scales, size_t scale_count, const float *offsets,
+                                size_t offset_count, lc_qmatrix *out) {
+  size_t nq;
+  if (!lc_mul_sz(n, k, &nq)) return lc_error(LC_ERR_OVERFLOW, "quant: %zu x %zu codes overflow", n, k);
+  if (!q || q_count != nq)
+    return lc_error(LC_ERR_INVALID_ARG, "quant: %zu codes given, %zu x %zu matrix needs %zu", q ? q_count : 0, n,
+                    k, nq);
+  return lc_qmatrix_from_code_rows(n, k, spec, code_row, (void *)(uintptr_t)q, scales, scale_count, offsets,
+                                   offset_count, out);
 }
 
 lc_status lc_dequant_rows(const lc_qmatrix *m, size_t row0, size_t nrows, size_t k0, size_t klen, float *dst,

@@ -7,6 +7,7 @@
 
 #include "model/ops/ops_internal.h"
 #include "model/ops/ops_plan.h"
+#include "model/qweight.h"
 #include "quant/quant.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -351,7 +352,7 @@ lc_status lcop_conv_make(const lc_node *n, const lc_tensor *const *in, int n_in,
   d.weight_format = (lc_weight_format)x->weight_format;
   d.block_size = x->weight_block;
   *conv = NULL;
-  s = conv_create_weights(x, &d, &g, conv);
+  s = in[1]->quant ? lc_qweight_conv_create(x->lc, in[1]->quant, &d, conv) : conv_create_weights(x, &d, &g, conv);
   if (!s) s = lc_conv_prepare(*conv, g.N, g.H, g.W, shape);
   if (!s && (shape->out_h != g.OH || shape->out_w != g.OW))
     s = lcop_fail(n, LC_ERR_INTERNAL, "library output %lldx%lld != inferred %lldx%lld", (long long)shape->out_h,

@@ -6,6 +6,7 @@
 #include "api/context.h"
 #include "model/ops/ops_internal.h"
 #include "model/ops/ops_plan.h"
+#include "model/qweight.h"
 #include "quant/quant.h"
 #include "util/alloc.h"
 #include "util/checked.h"
@@ -75,10 +76,20 @@ static void fc_fini(void *state) {
 }
 
 /* Packs B (K x N, or N x K when tb). */
-static lc_status fc_pack(const lc_node *n, const float *B, int64_t K, int64_t N, int tb, const lc_exec_ctx *x,
+static lc_status fc_pack(const lc_node *n, const lc_tensor *Bt, int64_t K, int64_t N, int tb, const lc_exec_ctx *x,
                          fc_state **out) {
   fc_state *st = lc_calloc(1, sizeof *st);
   if (!st) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  const float *B = Bt->data;
+  if (Bt->quant) { /* codes from the file, as they are */
+    lc_status s = lc_qweight_qmatrix(Bt->quant, &st->w);
+    if (s) {
+      lc_free(st);
+      return lcop_fail(n, s, "quantized weights: %s", lc_last_error());
+    }
+    *out = st;
+    return LC_OK;
+  }
   lc_quant_spec sp;
   memset(&sp, 0, sizeof sp);
   sp.format = (lc_weight_format)x->weight_format;
@@ -233,7 +244,7 @@ static lc_status gemm_init(const lc_node *n, const lc_tensor *const *in, int n_i
   lc_status s = lcop_gemm_dims(n, in, &M, &N, &K);
   if (s || !x || !(x->const_inputs & 2u) || lc_attr_int(n, "transA", 0) || !K || !N) return s;
   fc_state *st;
-  if ((s = fc_pack(n, in[1]->data, K, N, (int)lc_attr_int(n, "transB", 0), x, &st))) return s;
+  if ((s = fc_pack(n, in[1], K, N, (int)lc_attr_int(n, "transB", 0), x, &st))) return s;
   float alpha = lc_attr_float(n, "alpha", 1.0f), beta = lc_attr_float(n, "beta", 1.0f);
   const lc_tensor *C = lcop_has(in, n_in, 2) ? in[2] : NULL;
   if (C && (x->const_inputs & 4u) && alpha == 1.0f && (C->ndim < 2 || C->dims[0] == 1)) {
@@ -307,7 +318,7 @@ static lc_status matmul_init(const lc_node *n, const lc_tensor *const *in, int n
   if (!x || !(x->const_inputs & 2u) || in[1]->ndim != 2 || in[0]->ndim < 2 || !in[1]->dims[0] || !in[1]->dims[1])
     return LC_OK;
   fc_state *st;
-  lc_status s = fc_pack(n, in[1]->data, in[1]->dims[0], in[1]->dims[1], 0, x, &st);
+  lc_status s = fc_pack(n, in[1], in[1]->dims[0], in[1]->dims[1], 0, x, &st);
   size_t rows = 0;
   lcop_dims_prod(in[0]->dims, 0, in[0]->ndim - 1, &rows);
   if (!s && (s = fc_attach_gemm(n, st, rows, x))) fc_fini(st);

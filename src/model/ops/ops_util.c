@@ -53,7 +53,8 @@ lc_status lcop_check_io(const lc_node *n, int n_in, int min_in, int max_in, int 
 
 lc_status lcop_need(const lc_node *n, const lc_tensor *const *in, int n_in, int i, lc_dtype dt) {
   if (!lcop_has(in, n_in, i)) return lcop_fail(n, LC_ERR_INVALID_ARG, "input %d is missing", i);
-  if (in[i]->dtype != dt)
+  /* weights kept quantized (model/qweight.h) are float values to the ops that pack them */
+  if (in[i]->dtype != dt && !(dt == LC_DT_FLOAT && in[i]->quant))
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "input %d is %s, expected %s", i, lc_dtype_name(in[i]->dtype), lc_dtype_name(dt));
   size_t cnt;
   if (in[i]->ndim < 0 || in[i]->ndim > LC_MAX_DIMS) return lcop_fail(n, LC_ERR_INVALID_ARG, "input %d: bad rank", i);

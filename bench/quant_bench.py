@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The quantizer's targets, measured: each model is quantized with the default policy
+(lowconv.quantize: q4, block 32, target cosine 0.995 on generated calibration inputs), then
+compared with fp32 on held-out generated inputs (other seeds): output cosine (lowconv on the
+saved file vs onnxruntime fp32, and onnxruntime on the saved file), rec argmax agreement, weight
+bytes. For IResNet-34-112 also `lowconv run` of the saved file: peak RSS of the process and
+load-to-first-result time against `lowconv run` of the fp32 ONNX.
+Usage: bench/quant_bench.py --lowconv build/lowconv --ocr-dir DIR [--out DIR] [--json OUT.json]"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
+os.environ.setdefault("LOWCONV_LIBRARY", os.path.join(ROOT, "build", "liblowconv.so"))
+import lowconv  # noqa: E402
+from lowconv import calib  # noqa: E402
+
+OCR = (("det", "ch_PP-OCRv4_det_infer.onnx", "scene", [1, 3, 320, 320]),
+       ("cls", "ch_ppocr_mobile_v2.0_cls_infer.onnx", "text", [1, 3, 48, 192]),
+       ("rec", "ch_PP-OCRv4_rec_infer.onnx", "text", [1, 3, 48, 320]))
+
+
+def cos(a, b):
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+def run_process(cmd):
+    """Wall seconds and peak RSS (MB) of one `lowconv` process, measured by /usr/bin/time: a child
+    forked from this (large) Python process would count the fork's pages in its own maxrss."""
+    p = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    if p.returncode:
+        raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-500:]))
+    wall, kb = p.stderr.strip().splitlines()[-1].split()
+    return float(wall), int(kb) / 1024.0
+
+
+def measure(name, fp32, q, kind, shape, n=8):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    a, b = ort.InferenceSession(fp32, so), ort.InferenceSession(q, so)
+    m = lowconv.Model(q, threads=2, shapes={a.get_inputs()[0].name: shape})
+    iname = a.get_inputs()[0].name
+    res = {"cos_lowconv": [], "cos_ort": [], "lowconv_vs_ort": [], "argmax": []}
+    for x in calib.generate(kind, shape, n, seed=1000):
+        r = a.run(None, {iname: x})[0]
+        g = b.run(None, {iname: x})[0]
+        lc = list(m.run({iname: x}).values())[0]
+        res["cos_lowconv"].append(cos(r, lc))
+        res["cos_ort"].append(cos(r, g))
+        res["lowconv_vs_ort"].append(cos(g, lc))
+        if name == "rec":
+            res["argmax"].append(float((r.argmax(-1) == lc.argmax(-1)).mean()))
+    out = {k: (float(np.mean(v)), float(np.min(v))) for k, v in res.items() if v}
+    out["memory"] = m.memory()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lowconv", default=os.path.join(ROOT, "build", "lowconv"))
+    ap.add_argument("--ocr-dir", help="folder with the PP-OCR .onnx files (tests/py_test_rapidocr.py fetches them)")
+    ap.add_argument("--out", default="/tmp/lowconv-quant-bench")
+    ap.add_argument("--models", default="det,cls,rec,iresnet34")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    want = a.models.split(",")
+    report = {}
+    for name, fname, kind, shape in OCR:
+        if name not in want or not a.ocr_dir:
+            continue
+        src, dst = os.path.join(a.ocr_dir, fname), os.path.join(a.out, name + "_q4.onnx")
+        t = time.time()
+        rep = lowconv.quantize(src, dst, calib_kind=kind, calib_shape=shape, log=lambda s: print(s, flush=True))
+        r = measure(name, src, dst, kind, shape)
+        r.update(quantize_s=time.time() - t, weight_ratio=rep["weight_bytes"] / rep["fp32_weight_bytes"],
+                 calib_cosine=rep["cosine_mean"], formats={f: sum(1 for x in rep["layers"] if x["format"] == f)
+                                                           for f in ("q4", "q8", "f32")})
+        report[name] = r
+        print(name, json.dumps(r), flush=True)
+    if "iresnet34" in want:
+        import iresnet34
+        import onnx
+        src, dst = os.path.join(a.out, "iresnet34.onnx"), os.path.join(a.out, "iresnet34_q4.onnx")
+        onnx.save(iresnet34.build(112), src)
+        t = time.time()
+        rep = lowconv.quantize(src, dst, calib_kind="scene", calib_shape=[1, 3, 112, 112], samples=4,
+                               log=lambda s: print(s, flush=True))
+        r = measure("iresnet34", src, dst, "scene", [1, 3, 112, 112])
+        r.update(quantize_s=time.time() - t, weight_ratio=rep["weight_bytes"] / rep["fp32_weight_bytes"],
+                 calib_cosine=rep["cosine_mean"])
+        x = os.path.join(a.out, "face.npy")
+        np.save(x, calib.generate("scene", [1, 3, 112, 112], 1, seed=7)[0])
+        od = os.path.join(a.out, "o")
+        runs = {}
+        for label, model, extra in (("fp32", src, []), ("q4_file", dst, []), ("fp32_file_weights_q4", src,
+                                                                             ["--weights", "q4", "--block", "32"])):
+            best = None
+            for _ in range(3):
+                w, rss = run_process([a.lowconv, "run", model, "--input", "input=" + x, "--output-dir", od] + extra)
+                best = (w, rss) if best is None or w < best[0] else best
+            runs[label] = {"wall_s": best[0], "peak_rss_mb": best[1]}
+        r["lowconv_run"] = runs
+        r["load_to_first_result_ratio"] = runs["q4_file"]["wall_s"] / runs["fp32"]["wall_s"]
+        report["iresnet34"] = r
+        print("iresnet34", json.dumps(r), flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+import os
+
+import numpy as np
+import pytest
+
+import lowconv
+from models import conv_net, dq_conv, mixed_net
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import TensorProto as T  # noqa: E402
+
+
+def cos(a, b):
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+def ort_run(path_or_model, x):
+    src = path_or_model if isinstance(path_or_model, str) else path_or_model.SerializeToString()
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+@pytest.fixture
+def calib_files(tmp_path):
+    r = np.random.default_rng(5)
+    paths = []
+    for i in range(3):
+        p = tmp_path / ("c%d.npy" % i)
+        np.save(p, np.abs(r.standard_normal((1, 24, 16, 16))).astype(np.float32))
+        paths.append(str(p))
+    return paths
+
+
+def test_quantize_writes_standard_onnx_that_both_runtimes_agree_on(tmp_path, calib_files):
+    src, out = tmp_path / "m.onnx", tmp_path / "out" / "m_q4.onnx"
+    onnx.save(mixed_net(), src)
+    lines = []
+    rep = lowconv.quantize(str(src), str(out), weights="q4", block=32, calib=calib_files, log=lines.append)
+    assert rep["target_met"] and rep["cosine_mean"] >= 0.995
+    assert rep["weight_bytes"] < 0.5 * rep["fp32_weight_bytes"]
+    assert any("conv1" in ln for ln in lines) and any("cosine" in ln for ln in lines)
+    m = onnx.load(str(out), load_external_data=False)
+    assert [o.version for o in m.opset_import if o.domain in ("", "ai.onnx")] == [21]
+    onnx.checker.check_model(str(out))
+    inits = {t.name: t for t in m.graph.initializer}
+    dqs = [n for n in m.graph.node if n.op_type == "DequantizeLinear"]
+    assert dqs, "no layer was quantized"
+    for n in dqs:
+        q = inits[n.input[0]]
+        assert q.data_type in (T.INT4, T.INT8)
+        assert q.data_location == T.EXTERNAL or len(q.raw_data) < 1024
+        attrs = {a.name: a.i for a in n.attribute}
+        sc = inits[n.input[1]]
+        if attrs.get("block_size"):
+            b = attrs["block_size"]
+            want = list(q.dims)
+            want[attrs["axis"]] = -(-q.dims[attrs["axis"]] // b)
+            assert list(sc.dims) == want
+    assert os.path.exists(str(out) + ".data")
+    x = np.load(calib_files[0])
+    ref, got_ort = ort_run(mixed_net(), x), ort_run(str(out), x)
+    got_lc = lowconv.Model(str(out)).run({"x": x})["y"]
+    assert cos(got_ort, ref) > 0.99
+    assert cos(got_lc, got_ort) >= 0.999
+    mem = lowconv.Model(str(out)).memory()
+    assert mem["weight_bytes"] < lowconv.Model(str(src)).memory()["weight_bytes"] / 2
+
+
+def test_quantize_generated_calibration_and_q8(tmp_path):
+    src, out = tmp_path / "c.onnx", tmp_path / "c_q8.onnx"
+    onnx.save(conv_net(c=3, hw=32), src)
+    rep = lowconv.quantize(str(src), str(out), weights="q8", block=16, samples=3, calib_kind="scene",
+                           log=lambda s: None)
+    assert rep["target_met"]
+    assert all(r["format"] in ("q8", "f32") for r in rep["layers"])
+    x = lowconv.calib.generate("text", [1, 3, 32, 32], 1, seed=9)[0]
+    assert cos(lowconv.Model(str(out)).run({"x": x})["logits"], ort_run(str(out), x)) >= 0.999
+
+
+def test_quantize_bad_input(tmp_path, calib_files):
+    src = tmp_path / "m.onnx"
+    onnx.save(mixed_net(), src)
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.zeros((1, 24, 16, 16), np.float64))
+    with pytest.raises(ValueError, match="dtype float64"):
+        lowconv.quantize(str(src), str(tmp_path / "o.onnx"), calib=[str(bad)], log=lambda s: None)
+    np.save(bad, np.zeros((1, 3, 16, 16), np.float32))
+    with pytest.raises(ValueError, match="shape"):
+        lowconv.quantize(str(src), str(tmp_path / "o.onnx"), calib=[str(bad)], log=lambda s: None)
+    np.save(bad, np.full((1, 24, 16, 16), np.nan, np.float32))
+    with pytest.raises(ValueError, match="NaN"):
+        lowconv.quantize(str(src), str(tmp_path / "o.onnx"), calib=[str(bad)], log=lambda s: None)
+    (tmp_path / "junk.npy").write_bytes(b"not numpy")
+    with pytest.raises(ValueError, match="junk.npy"):
+        lowconv.quantize(str(src), str(tmp_path / "o.onnx"), calib=[str(tmp_path / "junk.npy")], log=lambda s: None)
+    m = mixed_net()
+    w = onnx.numpy_helper.to_array(m.graph.initializer[0]).copy()
+    w[0, 0, 0, 0] = np.inf
+    m.graph.initializer[0].CopyFrom(onnx.numpy_helper.from_array(w, "w1"))
+    onnx.save(m, tmp_path / "inf.onnx")
+    with pytest.raises(ValueError, match="NaN or Inf"):
+        lowconv.quantize(str(tmp_path / "inf.onnx"), str(tmp_path / "o.onnx"), calib=calib_files, log=lambda s: None)
+    with pytest.raises(ValueError, match="block"):
+        lowconv.quantize(str(src), str(tmp_path / "o.onnx"), block=24, calib=calib_files, log=lambda s: None)
+    with pytest.raises(SystemExit):
+        from lowconv.quantizer import main
+        main([str(src), "-o", str(tmp_path / "o.onnx"), "--calib-shape", "axb"])
+
+
+def _codes(o, i, lo, hi, seed=0):
+    return np.random.default_rng(seed).integers(lo, hi + 1, size=(o, i, 3, 3)).astype(np.int8)
+
+
+@pytest.mark.parametrize("case", ["int4-block16", "int4-block32-tail", "int8-per-channel", "int8-asym",
+                                  "int4-int32-data", "int8-block-ge-channels"])
+def test_loads_dequantize_linear_weights_like_onnxruntime(case):
+    o, i = 12, 40
+    r = np.random.default_rng(1)
+    if case.startswith("int4-block"):
+        b = 16 if case == "int4-block16" else 32
+        codes, nb = _codes(o, i, -8, 7), -(-i // b)
+        m = dq_conv(codes, r.random((o, nb, 3, 3)) * 0.1, axis=1, block=b)
+    elif case == "int8-per-channel":
+        m = dq_conv(_codes(o, i, -127, 127), r.random(o) * 0.01, zp=np.zeros(o, np.int8), axis=0, dtype=T.INT8)
+    elif case == "int8-asym":
+        m = dq_conv(_codes(o, i, -128, 127), r.random(o) * 0.01, zp=r.integers(-5, 5, o), axis=0, dtype=T.INT8)
+    elif case == "int4-int32-data":
+        m = dq_conv(_codes(o, i, -8, 7), r.random((o, 3, 3, 3)) * 0.1, axis=1, block=16, int32_codes=True)
+    else:
+        m = dq_conv(_codes(o, i, -127, 127), r.random((o, 1, 3, 3)) * 0.01, axis=1, block=64, dtype=T.INT8)
+    x = r.standard_normal((1, i, 6, 6)).astype(np.float32)
+    got = lowconv.Model(m.SerializeToString()).run({"x": x})["y"]
+    np.testing.assert_allclose(got, ort_run(m, x), rtol=1e-4, atol=1e-4)
+
+
+def test_bad_quantized_models(tmp_path):
+    o, i = 4, 40
+    codes = _codes(o, i, -8, 7)
+    good_scale = np.full((o, 3, 3, 3), 0.1, np.float32)
+    cases = [
+        (dq_conv(codes, np.full((o, 2, 3, 3), 0.1), block=16), "scale shape"),
+        (dq_conv(codes, good_scale, axis=0, block=16), "axis"),
+        (dq_conv(codes, np.full(o + 1, 0.1), axis=0), "scale has 5 values"),
+        (dq_conv(codes, np.full((o, 2, 3, 3), 0.1), block=24), "block_size 24"),
+        (dq_conv(codes, good_scale, zp=np.zeros(3, np.int8), block=16), "zero point"),
+        (dq_conv(codes, np.where(np.arange(o * 27).reshape(o, 3, 3, 3) == 5, np.nan, good_scale), block=16),
+         "not finite"),
+    ]
+    for dt, v in ((T.INT8, 300), (T.INT4, -200)):  # codes out of range in int32_data
+        bad = dq_conv(codes, good_scale, block=16, dtype=dt, int32_codes=True)
+        bad.graph.initializer[0].int32_data[1] = v
+        cases.append((bad, "out of range"))
+    for model, msg in cases:
+        with pytest.raises(lowconv.Error, match=msg):
+            lowconv.Model(model.SerializeToString()).run({"x": np.zeros((1, i, 6, 6), np.float32)})
+
+
+@pytest.mark.parametrize("loc,write,msg", [("w.bin", None, "cannot open"), ("w.bin", "short", "shorter"),
+                                           ("/tmp/w.bin", "full", "relative path"),
+                                           ("../w.bin", "full", "relative path"), ("w.bin", "full", None)])
+def test_external_codes(tmp_path, loc, write, msg):
+    o, i = 4, 40
+    codes = _codes(o, i, -8, 7)
+    m = dq_conv(codes, np.full((o, 3, 3, 3), 0.05, np.float32), block=16, ext=(loc, 0, None))
+    qt = m.graph.initializer[0]
+    raw = bytes.fromhex(qt.doc_string)
+    qt.doc_string = ""
+    d = tmp_path / "model"
+    d.mkdir()
+    if write:
+        (d / "w.bin").write_bytes(raw if write == "full" else raw[:len(raw) // 2])
+    path = d / "m.onnx"
+    path.write_bytes(m.SerializeToString())
+    x = np.random.default_rng(2).standard_normal((1, i, 6, 6)).astype(np.float32)
+    if msg:
+        with pytest.raises(lowconv.Error, match=msg):
+            lowconv.Model(str(path)).run({"x": x})
+    else:
+        np.testing.assert_allclose(lowconv.Model(str(path)).run({"x": x})["y"], ort_run(str(path), x), rtol=1e-4,
+                                   atol=1e-4)
+
+
+def test_cli_quantize_command(tmp_path, calib_files):
+    """`lowconv quantize` (the C CLI) runs the Python quantizer with the same arguments."""
+    import subprocess
+    import sys
+    cli = os.environ.get("LOWCONV_CLI")
+    if not cli:
+        pytest.skip("LOWCONV_CLI not set (tests/py_test_python.py sets it)")
+    src, out = tmp_path / "m.onnx", tmp_path / "m_q.onnx"
+    onnx.save(mixed_net(), src)
+    env = dict(os.environ, LOWCONV_PYTHON=sys.executable,
+               PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(lowconv.__file__), ".."),
+                                           os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([cli, "quantize", str(src), "-o", str(out), "--calib"] + calib_files + ["--block", "16"],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert "output cosine vs fp32" in p.stdout and "conv1" in p.stdout
+    assert out.exists()
+    p = subprocess.run([cli, "quantize", str(src), "-o", str(out), "--weights", "q2"], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 2 and "q2" in p.stderr
+    env["LOWCONV_PYTHON"] = str(tmp_path / "no-python")
+    p = subprocess.run([cli, "quantize", str(src), "-o", str(out)], env=env, capture_output=True, text=True)
+    assert p.returncode == 2 and "cannot run" in p.stderr
+
+
+def test_gptq_rounding_lowers_the_output_error():
+    """On correlated inputs the error-compensating rounding beats round-to-nearest on |X W^T|
+    error, and stays inside the format: codes in range, one scale per (row, block)."""
+    from lowconv.gptq import blocks, quantize_matrix
+    r = np.random.default_rng(0)
+    k, n = 96, 24
+    X = r.standard_normal((4096, 8)) @ r.standard_normal((8, k)) + 0.1 * r.standard_normal((4096, k))
+    W = r.standard_normal((n, k)).astype(np.float32)
+    H = X.T @ X / X.shape[0]
+    for fmt, qmax in (("q4", 7), ("q8", 127)):
+        c0, s0, d0 = quantize_matrix(W, 32, fmt, 16)
+        c1, s1, d1 = quantize_matrix(W, 32, fmt, 16, H)
+        e0, e1 = np.linalg.norm(X @ (W - d0).T), np.linalg.norm(X @ (W - d1).T)
+        assert e1 < 0.8 * e0, (fmt, e0, e1)
+        assert np.abs(c1).max() <= qmax and s1.shape == (n, len(blocks(k, 32, 16)))
+        for b, (a, e) in enumerate(blocks(k, 32, 16)):
+            np.testing.assert_allclose(d1[:, a:e], c1[:, a:e] * s1[:, b:b + 1], rtol=1e-6)
