@@ -68,6 +68,9 @@ lc_status lcop_split_sizes(const lc_node *n, const lc_tensor *const *in, int n_i
     if (nv != (size_t)n_out) return lcop_fail(n, LC_ERR_INVALID_ARG, "split has %zu values for %d outputs", nv, n_out);
     for (size_t i = 0; i < nv; i++) {
       if (v[i] < 0) return lcop_fail(n, LC_ERR_INVALID_ARG, "negative split");
+      /* tot stays <= dim, so the sum cannot overflow */
+      if (v[i] > dim - tot)
+        return lcop_fail(n, LC_ERR_INVALID_ARG, "splits sum past dim %lld", (long long)dim);
       sz[i] = v[i];
       tot += v[i];
     }
