@@ -3,7 +3,7 @@
 # the OpenCL ICD loader and headers come as .deb files in .cl-debs/ (apt-get download
 # ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers), unpacked with dpkg -x; NVIDIA's
 # OpenCL driver is registered through a vendors folder. Results go to $OUT (or ./out-gpu).
-# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start|qperf|final]   (quick: correctness + one
+# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start|qperf|final|probe]   (quick: correctness + one
 # batch-1 suite; models: whole networks against PyTorch, bench/gpu/models.py, with PP-OCR from
 # .ppocr/ when there; start: cold and warm start of the resnet34-112 suite and of IResNet34,
 # Winograd's correctness and the f32 suites with it; qperf: the quantized GEMV's bandwidth per
@@ -113,6 +113,34 @@ for mb in (1, 32):
         print(f"resnet34-112 b{mb} {w}/f32 geomean {math.exp(sum(map(math.log, r.values())) / len(r)):.3f} "
               f"max {r[worst]:.2f} ({q[worst].get('name', worst)}: {q[worst].get('variant')} vs {f[worst].get('variant')})")
 PY
+  } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
+  exit 0
+fi
+if [ "$mode" = probe ]; then # where whole-network time goes: host enqueue vs device, per layer; warm start phases
+  end=$(( t0 + ${PROBE_S:-240} ))
+  left() { echo $(( end - $(date +%s) )); }
+  go() { [ "$(left)" -ge "$1" ] || { echo "skipped: $2 (time)"; return 1; }; echo "== $2 ($(date +%T))"; }
+  python3 - <<'PY'
+import sys; sys.path.insert(0, 'tests/models'); import iresnet34, onnx
+m = iresnet34.build(112); onnx.save(m, '/tmp/ir34.onnx')
+for v in list(m.graph.input) + list(m.graph.output): v.type.tensor_type.shape.dim[0].dim_value = 32
+onnx.save(m, '/tmp/ir34_b32.onnx')
+PY
+  pl() { # tag model shape extra... : per-layer profile + host enqueue/wait split
+    local tag=$1 f=$2 shp=$3; shift 3
+    go 20 "$tag" || return
+    LOWCONV_CL_TIMING=1 timeout $(left) $lc bench "$f" --shape "$shp" --device opencl --repeat 20 "$@" > "$out/pl_$tag.txt" 2> "$out/pl_$tag.err"
+    LOWCONV_CL_TIMING=1 timeout $(left) $lc bench "$f" --shape "$shp" --device opencl --repeat 20 --per-layer "$@" > "$out/pl_$tag.layers.txt" 2>> "$out/pl_$tag.err"
+    grep -h "median\|device runs\|plan:\|start-up" "$out/pl_$tag.txt" "$out/pl_$tag.err"
+    sed -n '/^op type/,/^$/p' "$out/pl_$tag.layers.txt" | head -16; grep -h "device time" "$out/pl_$tag.layers.txt"; }
+  {
+  pl cls .ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx x=1x3x48x192
+  pl rec .ppocr/ch_PP-OCRv4_rec_infer.onnx x=1x3x48x320
+  pl det .ppocr/ch_PP-OCRv4_det_infer.onnx x=1x3x640x640
+  pl ir34_b1 /tmp/ir34.onnx input=1x3x112x112
+  pl ir34_b1_q4 /tmp/ir34.onnx input=1x3x112x112 --weights q4
+  pl ir34_b32 /tmp/ir34_b32.onnx input=32x3x112x112
+  go 10 "warm start twice more (phases)" && for i in 1 2; do LOWCONV_CL_TIMING=1 $lc bench /tmp/ir34.onnx --device opencl --repeat 5 2>&1 | grep -h "plan:\|start-up\|start (load"; done
   } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
   exit 0
 fi

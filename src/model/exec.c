@@ -1,6 +1,7 @@
 /* Planning driver and executor: runs the passes in order, binds activations into the arena,
  * initializes each operator once, then runs nodes in order with per-node timing. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/graph.h"
@@ -60,13 +61,16 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   cp.workspace_budget = m->opt.workspace_budget;
   if (m->opt.device_tune > 0) cp.cpu_tune = (lc_tune_level)m->opt.device_tune; /* conv routes timed, cached */
   lc_status s = LC_OK;
+  double t[8] = {lc_now_ms()};
   if (m->opt.context) m->ctx = m->opt.context; /* the caller's: lc_model_free leaves it */
   else if ((s = lc_context_create(&cp, &m->ctx))) return s;
   m->x.lc = m->ctx;
   m->x.weight_format = m->opt.weight_format;
   m->x.weight_block = m->opt.weight_block;
   m->x.q4_policy = m->opt.q4_policy;
+  t[1] = lc_now_ms();
   if ((s = lc_dev_open(m))) return s;
+  t[2] = lc_now_ms();
   int maxio = 1;
   for (int p = 0; p < m->n_nodes; p++) {
     if (m->nodes[p].n.n_inputs + 1 > maxio) maxio = m->nodes[p].n.n_inputs + 1; /* +1: fusion may add one */
@@ -77,9 +81,11 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   if (!m->io_in || !m->io_out) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   if (m->st.memory_cap != SIZE_MAX) m->x.scratch_limit = m->st.memory_cap; /* ops run while folding */
   if ((s = lc_fold_and_infer(m))) return s;
+  t[3] = lc_now_ms();
   if (m->opt.no_fusion) lc_plan_count_uses(m);
   else if ((s = lc_fuse(m)) || (m->dev && (s = lc_fuse_device(m)))) return s;
   if ((s = lc_plan_memory(m))) return s;
+  t[4] = lc_now_ms();
   m->layers = lc_arena_alloc(m->arena, ((size_t)m->n_nodes + 1) * sizeof(int));
   if (!m->layers) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   for (int p = 0; p < m->n_nodes; p++)
@@ -89,6 +95,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
     }
   if (m->opt.dry_run) return LC_OK;
   if ((s = lc_dev_bind(m))) return s; /* device memory first: a device too small fails before any host allocation */
+  t[5] = lc_now_ms();
   if (m->st.peak_activation_bytes) {
     m->arena_buf = lc_malloc(m->st.peak_activation_bytes);
     if (!m->arena_buf)
@@ -101,6 +108,10 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
     if (!v->is_const && live && m->arena_buf) v->t.data = (char *)m->arena_buf + v->offset;
   }
   if ((s = lc_plan_init_ops(m))) return s;
+  if (getenv("LOWCONV_CL_TIMING")) /* where a start goes: the device context, host folding, op creation */
+    fprintf(stderr, "lowconv: plan: cpu context %.1f ms, device context %.1f ms, folding %.1f ms, fusion + memory plan "
+            "%.1f ms, device arena %.1f ms, ops %.1f ms\n", t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3],
+            t[5] - t[4], lc_now_ms() - t[5]);
   if (m->st.scratch_bytes) { /* sized by the ops' workspace, known once they are initialized */
     m->x.scratch = lc_malloc(m->st.scratch_bytes);
     if (!m->x.scratch) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory for %zu bytes of scratch", m->st.scratch_bytes);

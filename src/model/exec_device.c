@@ -34,6 +34,8 @@ typedef struct lc_model_dev {
   size_t weight_bytes, activation_bytes;
   double compile_ms0, tune_ms, last_run_ms;
   double t_plan, t_said;  /* plan start, last progress line */
+  double enq_ms, wait_ms; /* host time enqueueing, and waiting for the device, over n_runs */
+  int n_runs;
   int inited;
 } lc_model_dev;
 
@@ -263,6 +265,7 @@ lc_status lc_dev_run(lc_model *m) {
   lc_model_dev *d = m->dev;
   const lc_backend_ops *be = d->be;
   lc_status s = LC_OK;
+  double t0 = lc_now_ms();
   for (int i = 0; i < m->n_inputs && !s; i++) {
     const lc_value *v = &m->values[m->inputs[i]];
     lc_buffer *b = (lc_buffer *)d->vref[m->inputs[i]];
@@ -288,8 +291,10 @@ lc_status lc_dev_run(lc_model *m) {
     if (b && (s = be->download_async(b, 0, v->t.data, v->t.nbytes)))
       s = lc_error(s, "model: downloading output '%s': %s", v->t.name, lc_last_error());
   }
+  double t1 = lc_now_ms();
   lc_status f = be->sync(d->ctx); /* also when something failed: nothing may still read the host arena */
   if (!s) s = f;
+  d->enq_ms += t1 - t0, d->wait_ms += lc_now_ms() - t1, d->n_runs++;
   lc_status t = be->span_ms(d->ctx, d->span, m->n_nodes, d->ms, &d->last_run_ms); /* releases them */
   if (!s) s = t;
   for (int p = 0; !s && prof && p < m->n_nodes; p++)
@@ -301,6 +306,9 @@ void lc_dev_free(lc_model *m) {
   lc_model_dev *d = m->dev;
   if (!d) return;
   if (d->be->sync) d->be->sync(d->ctx); /* nothing in flight may still use what is released below */
+  if (d->n_runs && getenv("LOWCONV_CL_TIMING")) /* host-bound or device-bound */
+    fprintf(stderr, "lowconv: device runs: %d, host enqueue %.3f ms and wait %.3f ms per run (%d kernels)\n", d->n_runs,
+            d->enq_ms / d->n_runs, d->wait_ms / d->n_runs, d->kernels);
   if (d->span) d->be->span_ms(d->ctx, d->span, d->n_nodes, NULL, NULL);
   for (int p = 0; d->ops && p < d->n_nodes; p++)
     if (d->ops[p]) d->be->op_free(d->ops[p]);

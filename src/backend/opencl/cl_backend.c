@@ -9,6 +9,7 @@
 #include "tune/tune_cache.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/timer.h"
 
 static lc_status cl_open(lc_context *ctx, const lc_context_params *p) {
   lc_cl_ctx *x = lc_calloc(1, sizeof *x);
@@ -113,12 +114,16 @@ static lc_status cl_buffer_sub(lc_buffer *t, const lc_buffer *parent, size_t off
 
 static lc_status cl_upload_async(lc_buffer *t, size_t off, const void *src, size_t n) {
   lc_cl_rt *rt = rt_of(t->ctx);
+  double t0 = lc_now_ms();
   cl_int e = rt->cl->EnqueueWriteBuffer(rt->queue, t->data, CL_FALSE, off, n, src, 0, NULL, NULL);
+  rt->xfer_ms += lc_now_ms() - t0;
   return e ? lc_cl_fail(rt, e, "uploading %zu bytes", n) : LC_OK;
 }
 static lc_status cl_download_async(const lc_buffer *t, size_t off, void *dst, size_t n) {
   lc_cl_rt *rt = rt_of(t->ctx);
+  double t0 = lc_now_ms();
   cl_int e = rt->cl->EnqueueReadBuffer(rt->queue, t->data, CL_FALSE, off, n, dst, 0, NULL, NULL);
+  rt->xfer_ms += lc_now_ms() - t0;
   return e ? lc_cl_fail(rt, e, "downloading %zu bytes", n) : LC_OK;
 }
 

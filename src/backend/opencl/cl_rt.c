@@ -11,6 +11,7 @@
 #include "tune/hash.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/timer.h"
 
 const char *lc_cl_err_name(cl_int e) {
   switch (e) {
@@ -196,8 +197,9 @@ void lc_cl_rt_destroy(lc_cl_rt *rt) {
   if (!rt) return;
   if (getenv("LOWCONV_CL_TIMING"))
     fprintf(stderr, "lowconv: opencl start-up: packing %.1f ms, uploads %.1f ms, conv prepare %.1f ms "
-            "(programs %.1f ms: %d built, %d loaded)\n", rt->pack_ms, rt->upload_ms, rt->prep_ms, rt->compile_ms,
-            rt->programs_built, rt->programs_loaded);
+            "(programs %.1f ms: %d built, %d loaded); host: %ld enqueues %.1f ms, arguments %.1f ms, transfers %.1f ms\n",
+            rt->pack_ms, rt->upload_ms, rt->prep_ms, rt->compile_ms, rt->programs_built, rt->programs_loaded, rt->n_enq,
+            rt->enq_ms, rt->args_ms, rt->xfer_ms);
   for (lc_cl_kernel_entry *e = rt->kernels, *n; e; e = n) {
     n = e->next;
     rt->cl->ReleaseKernel(e->k);
@@ -278,10 +280,12 @@ lc_status lc_cl_finish(lc_cl_rt *rt) {
 lc_status lc_cl_set_args(lc_cl_rt *rt, cl_kernel k, const char *name, int nargs, const size_t *sizes,
                          const void *const *vals) {
   if (rt->dry) return LC_OK;
+  double t0 = lc_now_ms();
   for (int i = 0; i < nargs; i++) {
     cl_int e = rt->cl->SetKernelArg(k, (cl_uint)i, sizes[i], vals[i]);
     if (e) return lc_cl_fail(rt, e, "setting argument %d of kernel %s", i, name);
   }
+  rt->args_ms += lc_now_ms() - t0;
   return LC_OK;
 }
 
@@ -295,8 +299,10 @@ lc_status lc_cl_enqueue(lc_cl_rt *rt, cl_kernel k, const char *name, int dims, c
     if (lws && lws[i]) g[i] = (gws[i] + lws[i] - 1) / lws[i] * lws[i]; /* kernels guard the overhang */
     if (!g[i]) return lc_error(LC_ERR_INTERNAL, "opencl: kernel %s enqueued with an empty range", name);
   }
+  double t0 = lc_now_ms();
   cl_int e = rt->cl->EnqueueNDRangeKernel(rt->queue, k, (cl_uint)dims, NULL, g, lws && lws[0] ? lws : NULL, 0,
                                           NULL, ev);
+  rt->enq_ms += lc_now_ms() - t0, rt->n_enq++;
   if (e) {
     if (ev) *ev = NULL;
     return lc_cl_fail(rt, e, "launching kernel %s (global %zu x %zu x %zu, local %zu x %zu x %zu)", name, g[0],

@@ -55,6 +55,8 @@ typedef struct lc_cl_rt {
   lc_cl_want *want;        /* programs listed by LC_CL_COLLECT, built by lc_cl_build_wanted */
   int nwant, capwant;
   double pack_ms, upload_ms, prep_ms; /* start-up time: weight repacking, uploads, prepare */
+  double args_ms, enq_ms, xfer_ms;    /* host time in clSetKernelArg, kernel enqueues, transfers */
+  long n_enq;
   unsigned char *scratch; /* weight repacking at conv create, reused (under lock) */
   size_t scratch_bytes;
 } lc_cl_rt;
