@@ -154,8 +154,8 @@ def bench_json(cli, path, env=None):
 
 def check_memory(cli, tmp, res):
     """Device activation memory: at most 1.2x the CPU runner's plan for the same model (both in
-    bench --json). The arena split past the device's largest allocation (LOWCONV_CL_MAX_ALLOC, a
-    test hook) gives the same output; a tensor larger than that, and a device too small for the
+    bench --json). Buffers kept within the device's largest allocation (LOWCONV_CL_MAX_ALLOC, a
+    test hook) give the same output; a tensor larger than that, and a device too small for the
     plan (LOWCONV_CL_GLOBAL_MEM), fail at plan time naming the bytes, before anything runs."""
     for name, _, _ in NETS:
         j, p = bench_json(cli, os.path.join(tmp, name + ".onnx"))

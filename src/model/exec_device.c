@@ -12,6 +12,7 @@
 #include "api/context.h"
 #include "backend/backend.h"
 #include "model/graph.h"
+#include "model/slots.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
@@ -20,9 +21,9 @@
 typedef struct lc_model_dev {
   lc_context *ctx;
   const lc_backend_ops *be;
-  lc_buffer *chunk;       /* the arena's buffers (one unless split) */
+  lc_buffer *chunk;       /* the activations' buffers, each shared by values whose lifetimes do not meet */
   int n_chunks;
-  lc_buffer *vbuf;        /* per value: its own buffer (a sub-buffer, or a buffer of its own) */
+  int *slot;              /* per placed value: its buffer in chunk */
   const lc_buffer **vref; /* per value: the buffer it lives in (aliases: the root's), NULL if none */
   lc_backend_op **ops;    /* per node; NULL: the node runs on the CPU */
   char (*what)[96];       /* per node: the kernel, or why it runs on the CPU */
@@ -77,12 +78,6 @@ static int placed(const lc_model *m, int i) {
   return !v->is_const && live && v->alias < 0 && v->t.nbytes;
 }
 
-static const lc_model *sort_m;
-static int by_offset(const void *a, const void *b) {
-  size_t x = sort_m->values[*(const int *)a].offset, y = sort_m->values[*(const int *)b].offset;
-  return x < y ? -1 : x > y;
-}
-
 static lc_status new_buffer(lc_model_dev *d, lc_buffer *t, size_t bytes) {
   t->ctx = d->ctx, t->bytes = bytes;
   lc_status s = d->be->buffer_alloc(t);
@@ -90,68 +85,39 @@ static lc_status new_buffer(lc_model_dev *d, lc_buffer *t, size_t bytes) {
   return s;
 }
 
-static size_t end_of(const lc_model *m, int id) { return m->values[id].offset + m->values[id].t.nbytes; }
-
-/* The arena's buffers. Runs of values whose address ranges overlap (components) are never cut;
- * consecutive components share a buffer up to max_alloc bytes (one buffer when the arena fits).
- * A component larger than that gives each of its values a buffer of its own (more memory, but
- * it runs). ids: the placed values, sorted here by offset. */
-static lc_status lay_out(lc_model *m, int *ids, int n, size_t max_alloc) {
+/* The activations' buffers: values whose lifetimes do not meet share one (model/slots.c), and
+ * every value is a whole buffer, never a view at an offset: NVIDIA's driver spends 70-80 us per
+ * launch whose arguments are sub-buffers overlapping other sub-buffers of their parent, 5 us
+ * otherwise (bench/gpu/enqueue_probe.c, H200), and a liveness-packed arena is exactly that.
+ * No buffer exceeds the device's largest allocation. */
+static lc_status lay_out(lc_model *m, const int *ids, int n, const lc_backend_limits *lim) {
   lc_model_dev *d = m->dev;
-  sort_m = m;
-  qsort(ids, (size_t)n, sizeof *ids, by_offset);
-  int *comp = lc_calloc((size_t)n + 1, sizeof *comp); /* comp[c]: index in ids where component c starts */
+  lc_slot_item *it = lc_malloc(((size_t)n + 1) * sizeof *it);
+  int *slot = lc_malloc(((size_t)n + 1) * sizeof *slot);
+  size_t *bytes = lc_malloc(((size_t)n + 1) * sizeof *bytes), total = 0;
   d->chunk = lc_calloc((size_t)n + 1, sizeof *d->chunk);
-  if (!comp || !d->chunk) {
-    lc_free(comp);
-    return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  lc_status s = it && slot && bytes && d->chunk ? LC_OK : lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  int big = -1; /* the largest activation, named when it does not fit one buffer */
+  for (int j = 0; j < n && !s; j++) {
+    const lc_value *v = &m->values[ids[j]];
+    if (big < 0 || v->t.nbytes > m->values[ids[big]].t.nbytes) big = j;
+    it[j] = (lc_slot_item){v->t.nbytes, v->first, v->last};
   }
-  int nc = 0;
-  for (int j = 0; j < n;) {
-    size_t end = end_of(m, ids[j]);
-    comp[nc++] = j++;
-    for (; j < n && m->values[ids[j]].offset < end; j++)
-      if (end_of(m, ids[j]) > end) end = end_of(m, ids[j]);
-  }
-  comp[nc] = n;
-  lc_status s = LC_OK;
-  for (int c = 0; c < nc && !s;) {
-    size_t start = m->values[ids[comp[c]]].offset, end = 0;
-    int c2 = c;
-    for (int j = comp[c]; j < comp[c + 1]; j++)
-      if (end_of(m, ids[j]) > end) end = end_of(m, ids[j]);
-    if (end - start > max_alloc) { /* one component too large for a buffer: its values apart */
-      for (int j = comp[c]; j < comp[c + 1] && !s; j++) {
-        const lc_value *v = &m->values[ids[j]];
-        if (v->t.nbytes > max_alloc)
-          s = lc_error(LC_ERR_NO_MEMORY, "model: activation '%s' needs %zu bytes, more than the device's largest "
-                       "buffer (%zu bytes)", v->t.name, v->t.nbytes, max_alloc);
-        else if (!(s = new_buffer(d, &d->vbuf[ids[j]], v->t.nbytes)))
-          d->activation_bytes += v->t.nbytes;
-      }
-      c++;
-      continue;
-    }
-    for (;;) { /* take the following components while the buffer stays within max_alloc */
-      size_t e2 = end;
-      if (c2 + 1 >= nc) break;
-      for (int j = comp[c2 + 1]; j < comp[c2 + 2]; j++)
-        if (end_of(m, ids[j]) > e2) e2 = end_of(m, ids[j]);
-      if (e2 - start > max_alloc) break;
-      end = e2, c2++;
-    }
-    lc_buffer *b = &d->chunk[d->n_chunks];
-    if ((s = new_buffer(d, b, end - start))) break;
+  if (!s && big >= 0 && m->values[ids[big]].t.nbytes > lim->max_alloc)
+    s = lc_error(LC_ERR_NO_MEMORY, "model: activation '%s' needs %zu bytes, more than the device's largest buffer "
+                 "(%zu bytes)", m->values[ids[big]].t.name, m->values[ids[big]].t.nbytes, lim->max_alloc);
+  int ns = 0;
+  if (!s) s = lc_assign_slots(it, n, slot, bytes, &ns, &total);
+  if (!s && total > lim->global_mem) /* before anything is allocated or run */
+    s = lc_error(LC_ERR_NO_MEMORY, "model: activations need %zu bytes of device memory, %s has %zu", total,
+                 d->be->device_name(d->ctx), lim->global_mem);
+  for (int j = 0; j < n && !s; j++) d->slot[ids[j]] = slot[j];
+  for (int b = 0; b < ns && !s; b++) {
+    if ((s = new_buffer(d, &d->chunk[b], bytes[b]))) break;
     d->n_chunks++;
-    d->activation_bytes += end - start;
-    for (int j = comp[c]; j < comp[c2 + 1] && !s; j++) {
-      const lc_value *v = &m->values[ids[j]];
-      d->vbuf[ids[j]] = (lc_buffer){.ctx = d->ctx, .bytes = v->t.nbytes};
-      s = d->be->buffer_sub(&d->vbuf[ids[j]], b, v->offset - start);
-    }
-    c = c2 + 1;
+    d->activation_bytes += bytes[b];
   }
-  lc_free(comp);
+  lc_free(it), lc_free(slot), lc_free(bytes);
   return s;
 }
 
@@ -160,7 +126,7 @@ lc_status lc_dev_bind(lc_model *m) {
   if (!d) return LC_OK;
   d->n_values = m->n_values, d->n_nodes = m->n_nodes; /* final now: folding and fusion are done */
   d->t_plan = d->t_said = lc_now_ms();
-  d->vbuf = lc_calloc((size_t)m->n_values + 1, sizeof *d->vbuf);
+  d->slot = lc_calloc((size_t)m->n_values + 1, sizeof *d->slot);
   d->vref = lc_calloc((size_t)m->n_values + 1, sizeof *d->vref);
   d->ops = lc_calloc((size_t)m->n_nodes + 1, sizeof *d->ops);
   d->what = lc_calloc((size_t)m->n_nodes + 1, sizeof *d->what);
@@ -168,23 +134,19 @@ lc_status lc_dev_bind(lc_model *m) {
   d->ms = lc_calloc((size_t)m->n_nodes + 1, sizeof *d->ms);
   int *ids = lc_calloc((size_t)m->n_values + 1, sizeof *ids);
   lc_status s = LC_OK;
-  if (!d->vbuf || !d->vref || !d->ops || !d->what || !d->span || !d->ms || !ids)
+  if (!d->slot || !d->vref || !d->ops || !d->what || !d->span || !d->ms || !ids)
     s = lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   lc_backend_limits lim = {0};
   if (!s) s = d->be->limits(d->ctx, &lim);
-  size_t total = m->st.peak_activation_bytes;
-  if (!s && total > lim.global_mem) /* before anything is allocated or run */
-    s = lc_error(LC_ERR_NO_MEMORY, "model: activations need %zu bytes of device memory, %s has %zu", total,
-                 d->be->device_name(d->ctx), lim.global_mem);
   int n = 0;
   for (int i = 0; !s && i < m->n_values; i++)
     if (placed(m, i)) ids[n++] = i;
-  if (!s) s = lay_out(m, ids, n, lim.max_alloc);
+  if (!s) s = lay_out(m, ids, n, &lim);
   lc_free(ids);
   if (s) return s;
   for (int i = 0; i < m->n_values; i++) {
     int r = root_of(m, i);
-    if (placed(m, r) && m->values[i].t.nbytes) d->vref[i] = &d->vbuf[r];
+    if (placed(m, r) && m->values[i].t.nbytes) d->vref[i] = &d->chunk[d->slot[r]];
   }
   for (int p = 0; p < m->n_nodes; p++) {
     int k = m->nodes[p].n.n_inputs + m->nodes[p].n.n_outputs;
@@ -312,11 +274,9 @@ void lc_dev_free(lc_model *m) {
   if (d->span) d->be->span_ms(d->ctx, d->span, d->n_nodes, NULL, NULL);
   for (int p = 0; d->ops && p < d->n_nodes; p++)
     if (d->ops[p]) d->be->op_free(d->ops[p]);
-  for (int i = d->vbuf ? d->n_values - 1 : -1; i >= 0; i--) /* views before their arena, newest first */
-    if (d->vbuf[i].data) d->be->buffer_free(&d->vbuf[i]);
   for (int c = d->n_chunks - 1; c >= 0; c--)
     if (d->chunk[c].data) d->be->buffer_free(&d->chunk[c]);
-  lc_free(d->chunk), lc_free(d->vbuf), lc_free(d->vref), lc_free(d->ops), lc_free(d->what), lc_free(d->span);
+  lc_free(d->chunk), lc_free(d->slot), lc_free(d->vref), lc_free(d->ops), lc_free(d->what), lc_free(d->span);
   lc_free(d->ms), lc_free(d->io);
   lc_context_destroy(d->ctx);
   lc_free(d);
@@ -331,7 +291,6 @@ void lc_model_get_device_stats(const lc_model *m, lc_model_device_stats *s) {
   s->fallbacks = d->fallbacks, s->kernels = d->kernels;
   s->weight_bytes = d->weight_bytes, s->activation_bytes = d->activation_bytes;
   s->arena_buffers = d->n_chunks;
-  for (int i = 0; d->vbuf && i < d->n_values; i++) s->arena_buffers += d->vbuf[i].data && !d->vbuf[i].sub;
   s->compile_ms = d->be->compile_ms(d->ctx) - d->compile_ms0;
   s->tune_ms = d->tune_ms;
   s->last_run_ms = d->last_run_ms;
