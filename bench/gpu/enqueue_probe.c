@@ -80,5 +80,67 @@ int main(int argc, char **argv) {
     clReleaseCommandQueue(q);
   }
   printf("base address alignment %u bits\n", align);
+  /* What else a conv launch carries: nine arguments with a 128-byte struct, large buffers, many
+   * live buffers in the context, a 3-D range with a local size. */
+  static const char *src2 = "typedef struct { int v[32]; } args;"
+      "__kernel void k9(__global const float *a, __global const float *w, __global const float *s, __global const float *o,"
+      " __global const float *bias, __global const float *r, __global float *b, args x, __global float *ws) {"
+      " int i = get_global_id(0) + get_global_id(1) * 64 + get_global_id(2) * 4096; if (i < x.v[0]) b[i] = a[i] * w[i] + bias[0]; }";
+  cl_program p2 = clCreateProgramWithSource(c, 1, &src2, NULL, &e);
+  if (clBuildProgram(p2, 1, &d, "", NULL, NULL)) return 5;
+  cl_kernel k9 = clCreateKernel(p2, "k9", &e);
+  cl_command_queue q = clCreateCommandQueue(c, d, 0, &e);
+  struct { int v[32]; } x = {{256}};
+  for (int big = 0; big < 2; big++) {
+    size_t bytes = big ? (size_t)64 << 20 : (size_t)1 << 20;
+    cl_mem m[9];
+    for (int i = 0; i < 9; i++) m[i] = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    for (int extra = 0; extra < 2; extra++) {
+      cl_mem pad[300];
+      int np = extra ? 300 : 0;
+      for (int i = 0; i < np; i++) pad[i] = clCreateBuffer(c, CL_MEM_READ_WRITE, 1 << 16, NULL, &e);
+      for (int dims = 1; dims <= 3; dims += 2) {
+        size_t g3[3] = {dims == 1 ? 256 : 64, 2, 2}, l3[3] = {64, 1, 1};
+        double t0 = now_us();
+        for (int i = 0; i < n; i++) {
+          for (int a = 0; a < 9; a++)
+            if (a == 7) clSetKernelArg(k9, 7, sizeof x, &x);
+            else clSetKernelArg(k9, (cl_uint)a, sizeof(cl_mem), &m[(a + i) % 9]);
+          if (clEnqueueNDRangeKernel(q, k9, (cl_uint)dims, NULL, g3, l3, 0, NULL, NULL)) return 6;
+        }
+        double t1 = now_us();
+        clFinish(q);
+        printf("9 args + struct, buffers %3zu MB, %3d more buffers, %d-D range: enqueue %.2f us/launch, done %.2f\n",
+               bytes >> 20, np, dims, (t1 - t0) / n, (now_us() - t0) / n);
+      }
+      for (int i = 0; i < np; i++) clReleaseMemObject(pad[i]);
+    }
+    for (int i = 0; i < 9; i++) clReleaseMemObject(m[i]);
+  }
+  /* Consecutive launches from different programs (a network alternates conv, elementwise, pool...). */
+  cl_kernel kp[8];
+  for (int i = 0; i < 8; i++) {
+    char opt[32];
+    snprintf(opt, sizeof opt, "-DV=%d", i);
+    static const char *src3 = "__kernel void k(__global const float *a, __global float *b, int n) {"
+                              " int i = get_global_id(0); if (i < n) b[i] = a[i] * V + 1.0f; }";
+    cl_program p3 = clCreateProgramWithSource(c, 1, &src3, NULL, &e);
+    if (clBuildProgram(p3, 1, &d, opt, NULL, NULL)) return 7;
+    kp[i] = clCreateKernel(p3, "k", &e);
+  }
+  for (int np = 1; np <= 8; np *= 8) {
+    double t0 = now_us();
+    for (int i = 0; i < n; i++) {
+      cl_kernel k = kp[i % np];
+      clSetKernelArg(k, 0, sizeof(cl_mem), &plain[i % 16]);
+      clSetKernelArg(k, 1, sizeof(cl_mem), &plain[(i + 1) % 16]);
+      clSetKernelArg(k, 2, sizeof m, &m);
+      if (clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL)) return 8;
+    }
+    double t1 = now_us();
+    clFinish(q);
+    printf("launches alternating over %d program%s: enqueue %.2f us/launch, done %.2f\n", np, np > 1 ? "s" : "",
+           (t1 - t0) / n, (now_us() - t0) / n);
+  }
   return 0;
 }

@@ -50,6 +50,8 @@ typedef struct lc_backend_ops {
   const char *(*device_name)(const lc_context *ctx);
   const char *(*fingerprint)(const lc_context *ctx);
   lc_status (*sync)(lc_context *ctx);
+  lc_status (*flush)(lc_context *ctx); /* may be NULL: hands queued work to the device, waits for nothing */
+  long (*launches)(lc_context *ctx);   /* may be NULL: kernels enqueued so far */
   /* Tensors: t->ctx and t->bytes are set; alloc sets t->data. */
   lc_status (*buffer_alloc)(lc_buffer *t);
   void (*buffer_free)(lc_buffer *t);

@@ -45,6 +45,12 @@ static void cl_close(lc_context *ctx) {
 static const char *cl_name(const lc_context *ctx) { return ((lc_cl_ctx *)ctx->dev)->rt->info.device; }
 static const char *cl_fingerprint(const lc_context *ctx) { return ((lc_cl_ctx *)ctx->dev)->rt->info.fingerprint; }
 static lc_status cl_sync(lc_context *ctx) { return lc_cl_finish(((lc_cl_ctx *)ctx->dev)->rt); }
+static long cl_launches(lc_context *ctx) { return ((lc_cl_ctx *)ctx->dev)->rt->n_enq; }
+static lc_status cl_flush(lc_context *ctx) {
+  lc_cl_rt *rt = ((lc_cl_ctx *)ctx->dev)->rt;
+  cl_int e = rt->cl->Flush(rt->queue);
+  return e ? lc_cl_fail(rt, e, "flushing the queue") : LC_OK;
+}
 
 static lc_status cl_buffer_alloc(lc_buffer *t) {
   cl_mem m;
@@ -186,6 +192,8 @@ const lc_backend_ops lc_backend_opencl = {
     .device_name = cl_name,
     .fingerprint = cl_fingerprint,
     .sync = cl_sync,
+    .flush = cl_flush,
+    .launches = cl_launches,
     .buffer_alloc = cl_buffer_alloc,
     .buffer_free = cl_buffer_free,
     .upload = cl_upload,
