@@ -37,6 +37,7 @@ export LC_TEST_QUICK=${LC_TEST_QUICK:-}
 export LC_REQUIRE_OPENCL=${LC_REQUIRE_OPENCL:-1}
 if [ "$san" = ON ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 (cd "$build" && ctest --output-on-failure -j1)

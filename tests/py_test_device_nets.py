@@ -169,7 +169,7 @@ def check_memory(cli, tmp, res):
     whole = (j or {}).get("device_activation_bytes", 0)
     x = os.path.join(tmp, "iresnet34_x.npy")
     ref = outputs(os.path.join(tmp, "iresnet34_f32_dev"))
-    limit = str(whole // 3)
+    limit = str(whole // 2)  # at least the largest activation: each buffer holds one at a time
     js, p = bench_json(cli, path, {"LOWCONV_CL_MAX_ALLOC": limit})
     out = os.path.join(tmp, "split_out")
     os.makedirs(out, exist_ok=True)

@@ -4,8 +4,12 @@
  * residual add; each was a kernel of its own, reading and writing the whole tensor again.
  *   _prelu (FLOATS, one slope per output channel): y = y < 0 ? y * slope[o] : y
  *   _chan_mul, _chan_add (FLOATS per channel): y = y * mul[o] + add[o], after the residual add
+ *   _in_mul, _in_add (FLOATS per input channel): a BatchNormalization before the conv, read
+ *     into the conv's input loads (padding stays 0); pre-activation residual blocks read the
+ *     BN's input elsewhere too, so the BN cannot fold into the previous node
  * Epilogue order: bias, residual, per-channel affine, activation, PRelu. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model/graph.h"
@@ -63,7 +67,51 @@ static lc_status fuse_bn_after(lc_model *m, int *pp, int c, double *f) {
   return LC_OK;
 }
 
+/* BatchNormalization -> Conv (its data input, the BN's only reader) as the conv's input affine. */
+static lc_status fuse_bn_before(lc_model *m, int p) {
+  lc_gnode *g = &m->nodes[p];
+  int y = g->in[0];
+  if (y < 0 || m->values[y].producer < 0 || m->values[y].is_output || lc_node_attr(&g->n, "_in_mul")) return LC_OK;
+  int q = m->values[y].producer;
+  lc_gnode *b = &m->nodes[q];
+  if (b->dead || strcmp(b->n.op_type, "BatchNormalization") || b->n.n_inputs < 5 || b->out[0] != y ||
+      lc_fold_sole_consumer(m, y) != p || b->in[0] < 0 || m->values[y].t.ndim != 4)
+    return LC_OK;
+  for (int i = 1; i < b->n.n_outputs; i++)
+    if (b->out[i] >= 0) return LC_OK;
+  for (int k = 1; k < g->n.n_inputs; k++)
+    if (g->in[k] == y) return LC_OK; /* read twice */
+  int64_t C = m->values[y].t.dims[1];
+  const float *sc = lc_fold_const_f32(m, b, 1, (size_t)C), *bb = lc_fold_const_f32(m, b, 2, (size_t)C),
+              *mean = lc_fold_const_f32(m, b, 3, (size_t)C), *var = lc_fold_const_f32(m, b, 4, (size_t)C);
+  if (C <= 0 || !sc || !bb || !mean || !var) return LC_OK;
+  double *f = lc_malloc((size_t)C * 2 * sizeof(double)), eps = lc_attr_float(&b->n, "epsilon", 1e-5f);
+  if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  for (int64_t c = 0; c < C; c++) {
+    f[c] = (double)sc[c] / sqrt((double)var[c] + eps);
+    f[C + c] = bb[c] - mean[c] * f[c];
+  }
+  lc_status s = add_floats(m, g, "_in_mul", f, C);
+  if (!s) s = add_floats(m, &m->nodes[p], "_in_add", f + C, C);
+  lc_free(f);
+  if (s) return s;
+  g = &m->nodes[p];
+  g->in[0] = b->in[0], g->n.inputs[0] = b->n.inputs[0];
+  size_t l = strlen(g->fused);
+  snprintf(g->fused + l, sizeof g->fused - l, "%sbn_in", l ? "+" : "");
+  m->values[y].n_uses = 0, m->values[y].producer = -1;
+  b->dead = 1;
+  m->st.fused_bn++;
+  return LC_OK;
+}
+
 lc_status lc_fuse_device(lc_model *m) {
+  lc_plan_count_uses(m);
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_status s = !m->nodes[p].dead && !strcmp(m->nodes[p].n.op_type, "Conv") && m->nodes[p].n.n_inputs >= 2
+                      ? fuse_bn_before(m, p) : LC_OK;
+    if (s) return s;
+  }
   lc_plan_count_uses(m);
   for (int p = 0; p < m->n_nodes; p++) {
     lc_gnode *g = &m->nodes[p];

@@ -16,7 +16,10 @@
  *   per-channel affine v * bias[2M + o] + bias[3M + o] (M = groups * cout_g); then the activation
  *   (lc_activation values: 0 none, 1 relu, 2 clip to [act_min, act_max], 3 leaky relu act_alpha,
  *   4 hard swish); then, with epi bit 0, PRelu: v < 0 ? v * bias[M + o] : v. epi != 0 needs
- *   has_bias and a bias buffer of 4M floats (the model runner's fused PRelu and BN after an add). */
+ *   has_bias and a bias buffer of 4M floats (the model runner's fused PRelu and BN after an add).
+ * Input affine (in_aff, families gemm, wino and ref only): every input value inside the image is
+ *   read as x * bias[4M + c] + bias[4M + C + c] (C = groups * cin_g), padding stays 0: a
+ *   BatchNormalization before the conv whose input is also read elsewhere (pre-activation blocks). */
 #ifndef LC_CL_CONV_ARGS_H
 #define LC_CL_CONV_ARGS_H
 
@@ -35,7 +38,7 @@ typedef struct lc_cl_conv_args {
   lc_cl_int kh, kw, sh, sw;
   lc_cl_int dh, dw, pt, pl;
   lc_cl_int K, ob, nblk, bpt;
-  lc_cl_int bsz, ksplit, kchunk, pad0; /* ksplit: K split in this many chunks of kchunk (split-K GEMM) */
+  lc_cl_int bsz, ksplit, kchunk, in_aff; /* ksplit: K split in this many chunks of kchunk (split-K GEMM) */
   lc_cl_int in_sn, in_sc, in_sh, in_sw;
   lc_cl_int out_sn, out_sc, out_sh, out_sw;
   lc_cl_int act, has_bias, has_res, epi;

@@ -139,8 +139,8 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
    * an object per run and need aligned origins). */
   int Cp = (int)d.Cp, Op = (int)d.Op, Pp = (int)d.Pp, moff = (int)(d.X * d.Cp * d.Pp);
   cl_mem r0 = res ? res : c->bias; /* never read when has_res is 0 */
-  const size_t szi[5] = {sizeof(cl_mem), sizeof(cl_mem), sizeof c->a, sizeof(int), sizeof(int)};
-  const void *vi[5] = {&in, &c->ws, &c->a, &Cp, &Pp};
+  const size_t szi[6] = {sizeof(cl_mem), sizeof(cl_mem), sizeof c->a, sizeof(int), sizeof(int), sizeof(cl_mem)};
+  const void *vi[6] = {&in, &c->ws, &c->a, &Cp, &Pp, &c->bias};
   const size_t gi[2] = {d.Pp, d.Cp}, li[2] = {64, 1};
   const size_t szg[6] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(int), sizeof(int), sizeof(int), sizeof(int)};
   const void *vg[6] = {&c->wu, &c->ws, &moff, &Cp, &Op, &Pp};
@@ -155,7 +155,7 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   snprintf(iname, sizeof iname, "wino_itrans%d", wino_m[v]);
   snprintf(oname, sizeof oname, "wino_otrans%d", wino_m[v]);
   cl_event e0 = NULL, e1 = NULL;
-  lc_status s = wino_launch(c, iname, 5, szi, vi, 2, gi, li, first ? &e0 : NULL);
+  lc_status s = wino_launch(c, iname, 6, szi, vi, 2, gi, li, first ? &e0 : NULL);
   if (!s) s = wino_launch(c, gname, 6, szg, vg, 3, gg, cand->lws, NULL);
   if (!s) s = wino_launch(c, oname, 8, szo, vo, 2, go, lo, last ? &e1 : NULL);
   if (s) {

@@ -26,34 +26,49 @@ static lc_status post_affine(lc_clop *op, const lc_node *n, const lc_tensor *out
   return clop_affine(op, 0, clop_numel(out), mul, add);
 }
 
-/* fuse_device.c's per-channel epilogue: the conv's bias buffer becomes the table
- * [bias | PRelu slope | affine mul | affine add] (M each) the kernels' lc_store reads. */
-static lc_status chan_epilogue(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in, lc_conv *c) {
+/* fuse_device.c's per-channel tables: the conv's bias buffer becomes [bias | PRelu slope |
+ * affine mul | affine add] (M each) that the kernels' lc_store reads, then, for an input affine,
+ * [in mul | in add] (C each, cl_conv_args.h). Set before prepare: the tuner runs with them. */
+typedef struct chan_arg {
+  lc_clop *op;
+  const lc_node *n;
+  const lc_tensor *const *in;
+  int n_in;
+} chan_arg;
+
+static lc_status chan_tables(lc_conv *c, void *arg) {
+  const chan_arg *ca0 = arg;
+  const lc_node *n = ca0->n;
   const lc_attr *pr = lc_node_attr(n, "_prelu"), *cm = lc_node_attr(n, "_chan_mul"), *ca = lc_node_attr(n, "_chan_add");
-  if (!pr && !cm) return LC_OK;
+  const lc_attr *im = lc_node_attr(n, "_in_mul"), *ia = lc_node_attr(n, "_in_add");
+  if (!pr && !cm && !im) return LC_OK;
   lc_cl_conv *cc = c->dev;
-  size_t M = (size_t)cc->a.groups * (size_t)cc->a.cout_g;
-  if ((pr && pr->n != M) || !cm != !ca || (cm && (cm->n != M || ca->n != M)))
-    return lcop_fail(n, LC_ERR_INVALID_ARG, "per-channel epilogue does not match the %zu output channels", M);
-  float *t = lc_calloc(4 * M + 1, sizeof *t);
+  size_t M = (size_t)cc->a.groups * (size_t)cc->a.cout_g, C = (size_t)cc->a.groups * (size_t)cc->a.cin_g;
+  if ((pr && pr->n != M) || !cm != !ca || (cm && (cm->n != M || ca->n != M)) || !im != !ia ||
+      (im && (im->n != C || ia->n != C)))
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "per-channel tables do not match the %zu output, %zu input channels", M, C);
+  size_t nt = 4 * M + (im ? 2 * C : 0);
+  float *t = lc_calloc(nt + 1, sizeof *t);
   if (!t) return lc_error(LC_ERR_NO_MEMORY, "opencl ops: out of memory");
-  const float *b = lcop_has(in, n_in, 2) ? in[2]->data : NULL;
+  const float *b = lcop_has(ca0->in, ca0->n_in, 2) ? ca0->in[2]->data : NULL;
   for (size_t o = 0; o < M; o++) {
     t[o] = b ? b[o] : 0.0f;
     t[M + o] = pr ? pr->floats[o] : 0.0f;
     t[2 * M + o] = cm ? cm->floats[o] : 1.0f;
     t[3 * M + o] = cm ? ca->floats[o] : 0.0f;
   }
+  for (size_t i = 0; im && i < C; i++) t[4 * M + i] = im->floats[i], t[4 * M + C + i] = ia->floats[i];
   cl_mem m;
-  lc_status s = lc_cl_buffer(op->rt, 4 * M * sizeof *t, t, &m);
+  lc_status s = lc_cl_buffer(ca0->op->rt, nt * sizeof *t, t, &m);
   lc_free(t);
   if (s) return s;
-  lc_cl_release_mem(op->rt, &cc->bias);
+  lc_cl_release_mem(ca0->op->rt, &cc->bias);
   cc->bias = m;
-  cc->weight_bytes += (4 * M - (b ? M : 0)) * sizeof(float);
+  cc->weight_bytes += (nt - (b ? M : 0)) * sizeof(float);
   c->weight_bytes = cc->weight_bytes;
   cc->a.has_bias = 1;
   cc->a.epi = (pr ? 1 : 0) | (cm ? 2 : 0);
+  cc->a.in_aff = im != NULL;
   return LC_OK;
 }
 
@@ -65,8 +80,8 @@ static lc_status make_conv(lc_clop *op, const lc_node *n, const lc_tensor *const
   lc_exec_ctx dx = *x;
   dx.lc = op->ctx;
   lc_conv_shape sh;
-  lc_status s = lcop_conv_make(n, in, n_in, &dx, 1, &op->convs[0], &sh);
-  if (!s) s = chan_epilogue(op, n, in, n_in, op->convs[0]);
+  chan_arg ca = {op, n, in, n_in};
+  lc_status s = lcop_conv_make_hooked(n, in, n_in, &dx, 1, chan_tables, &ca, &op->convs[0], &sh);
   if (s) return s;
   op->packed |= 6u;
   op->route = "conv";

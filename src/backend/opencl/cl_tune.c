@@ -34,10 +34,17 @@ static int find_variant(const lc_cl_family *f, const char *name) {
  * and residual don't change which kernel is fastest). */
 static void shape_key(const lc_conv *c, const lc_cl_conv *cc, char *buf, size_t n) {
   const lc_cl_conv_args *a = &cc->a;
-  snprintf(buf, n, "conv n%d g%d ic%d oc%d %dx%d k%dx%d s%dx%d d%dx%d p%d,%d,%lld,%lld %s w%d%s b%d", a->n, a->groups,
+  snprintf(buf, n, "conv n%d g%d ic%d oc%d %dx%d k%dx%d s%dx%d d%dx%d p%d,%d,%lld,%lld %s w%d%s b%d%s", a->n, a->groups,
            a->cin_g * a->groups, a->cout_g * a->groups, a->ih, a->iw, a->kh, a->kw, a->sh, a->sw, a->dh, a->dw,
            a->pt, a->pl, (long long)c->plan.pb, (long long)c->plan.pr, c->d.layout == LC_NCHW ? "nchw" : "nhwc",
-           (int)cc->wfmt, cc->asym ? "a" : "s", c->d.block_size);
+           (int)cc->wfmt, cc->asym ? "a" : "s", c->d.block_size, a->in_aff ? " ia" : "");
+}
+
+/* With an input affine only the families whose kernels apply it (cl_conv_args.h) may run. */
+static int can_run(const lc_cl_conv *cc, int fi, int v) {
+  const lc_cl_family *f = lc_cl_families[fi];
+  if (cc->a.in_aff && f != &lc_cl_family_gemm && f != &lc_cl_family_wino && f != &lc_cl_family_ref) return 0;
+  return f->eligible(cc, v);
 }
 
 /* Candidates at `level`, the heuristic's first. A forced family/variant restricts the list. */
@@ -58,7 +65,7 @@ static int enumerate(const lc_cl_conv *cc, int level, lc_cl_cand *out, int max, 
     if (force_f < 0 && fi == lc_cl_nfamilies - 1 && n) break; /* the baseline only if nothing else runs */
     for (int v = 0; v < f->nvariants; v++) {
       if (force_f >= 0 && fv && *fv && strcmp(f->variants[v], fv)) continue;
-      if (!f->eligible(cc, v)) continue;
+      if (!can_run(cc, fi, v)) continue;
       size_t lws[LC_CL_MAX_LWS][3];
       int nl = f->local_sizes(cc, v, level, lws, LC_CL_MAX_LWS);
       for (int i = 0; i < nl && n < max; i++) {
@@ -185,6 +192,24 @@ static size_t out_offset(const lc_cl_conv_args *a, size_t i) {
   return n * a->out_sn + o * a->out_sc + oy * a->out_sh + ox * a->out_sw;
 }
 
+/* b->x as an input-affine kernel reads it (the device buffer keeps the raw values). */
+static lc_status affine_seen(lc_cl_conv *cc, tune_bufs *b) {
+  const lc_cl_conv_args *a = &cc->a;
+  size_t M = (size_t)(a->groups * a->cout_g), C = (size_t)(a->groups * a->cin_g);
+  float *t = lc_malloc(2 * C * sizeof(float));
+  if (!t) return lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory for tuning buffers");
+  lc_status s = lc_cl_read(cc->rt, cc->bias, 4 * M * sizeof(float), 2 * C * sizeof(float), t);
+  for (size_t n = 0; !s && n < (size_t)a->n; n++)
+    for (size_t ch = 0; ch < C; ch++)
+      for (size_t y = 0; y < (size_t)a->ih; y++)
+        for (size_t x = 0; x < (size_t)a->iw; x++) {
+          float *v = &b->x[n * a->in_sn + ch * a->in_sc + y * a->in_sh + x * a->in_sw];
+          *v = fmaf(*v, t[ch], t[C + ch]);
+        }
+  lc_free(t);
+  return s;
+}
+
 static lc_status bufs_init(const lc_conv *c, lc_cl_conv *cc, tune_bufs *b) {
   const lc_cl_conv_args *a = &cc->a;
   b->nin = (size_t)a->n * (size_t)a->in_sn, b->nout = (size_t)a->n * (size_t)a->out_sn;
@@ -203,6 +228,7 @@ static lc_status bufs_init(const lc_conv *c, lc_cl_conv *cc, tune_bufs *b) {
   lc_status s = lc_cl_conv_weights(c, b->w);
   if (!s && b->bias) s = lc_cl_read(cc->rt, cc->bias, 0, O * sizeof(float), b->bias);
   if (!s) s = lc_cl_buffer(cc->rt, b->nin * sizeof(float), b->x, &b->in);
+  if (!s && a->in_aff) s = affine_seen(cc, b); /* the reference sees the input as the kernels do */
   if (!s) s = lc_cl_buffer(cc->rt, b->nout * sizeof(float), NULL, &b->out);
   b->mx = 0;
   for (size_t j = 0; !s && j < NSAMPLES; j++) {
@@ -254,6 +280,8 @@ static lc_status measure(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *cands, in
   tune_bufs b;
   memset(&b, 0, sizeof b);
   cc->a.has_res = 0;
+  int epi = cc->a.epi; /* the reference has no PRelu or affine epilogue: checked without them */
+  cc->a.epi = 0;
   lc_status s = bufs_init(c, cc, &b);
   int reps = level >= LC_TUNE_HEAVY ? 9 : level >= LC_TUNE_NORMAL ? 5 : 3, found = 0;
   double best_ms = 0.0;
@@ -283,6 +311,7 @@ static lc_status measure(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *cands, in
     if (!found || ms < best_ms) *best = cands[i], best_ms = ms, found = 1;
   }
   bufs_free(cc->rt, &b);
+  cc->a.epi = epi;
   if (s) return s;
   if (!found) return lc_error(LC_ERR_INTERNAL, "conv (opencl): no candidate of %d matched the reference", n);
   info->kernel_ms = best_ms;
@@ -295,7 +324,7 @@ static int from_cache(const lc_cl_conv *cc, const char *val, lc_cl_cand *x, doub
   unsigned long long l[3];
   if (sscanf(val, "%31s %31s %llu %llu %llu %lf", fam, var, &l[0], &l[1], &l[2], ms) != 6) return 0;
   int f = find_family(fam), v = f < 0 ? -1 : find_variant(lc_cl_families[f], var);
-  if (v < 0 || !lc_cl_families[f]->eligible(cc, v)) return 0;
+  if (v < 0 || !can_run(cc, f, v)) return 0;
   size_t prod = 1;
   for (int i = 0; i < 3; i++) prod *= l[i] ? (size_t)l[i] : 1;
   if (prod > cc->rt->info.max_wg) return 0;

@@ -221,7 +221,21 @@ typedef struct conv_state {
   int residual;
   char route[64]; /* the route, and "(cache)" / "(tuned)" when the CPU tuner chose it */
   const lc_attr *prelu, *cmul, *cadd; /* fuse_device.c's per-channel epilogue, NULL if none */
+  const lc_attr *imul, *iadd;         /* fuse_device.c's input affine (a BatchNormalization before) */
 } conv_state;
+
+/* The input affine when the device hands the conv back: a copy of x as the BatchNormalization
+ * before it would have written it (NCHW); NULL: out of memory. */
+static float *affine_input(const conv_state *st, const lc_tensor *t) {
+  size_t n = t->nbytes / sizeof(float), C = (size_t)t->dims[1], inner = C ? n / ((size_t)t->dims[0] * C) : 0;
+  float *y = lc_malloc(n ? n * sizeof(float) : 1);
+  const float *x = t->data;
+  for (size_t i = 0; y && i < n; i++) {
+    size_t c = i / inner % C;
+    y[i] = x[i] * st->imul->floats[c] + st->iadd->floats[c];
+  }
+  return y;
+}
 
 /* The per-channel epilogue (fuse_device.c) when the device hands the conv back to the CPU:
  * residual, y * cmul[o] + cadd[o], the activation, PRelu, in that order; NCHW output. */
@@ -324,6 +338,12 @@ static lc_status conv_create_weights(lc_exec_ctx *x, lc_conv_desc *d, const conv
  * fuse_act (the CPU library cannot apply it after a residual add, a device can). */
 lc_status lcop_conv_make(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
                          lc_conv **conv, lc_conv_shape *shape) {
+  return lcop_conv_make_hooked(n, in, n_in, x, fuse_act, NULL, NULL, conv, shape);
+}
+
+lc_status lcop_conv_make_hooked(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
+                                lc_status (*hook)(lc_conv *conv, void *arg), void *arg, lc_conv **conv,
+                                lc_conv_shape *shape) {
   conv_geom g;
   conv_act act;
   lc_status s = lcop_conv_geometry(n, in, 0, &g);
@@ -353,6 +373,7 @@ lc_status lcop_conv_make(const lc_node *n, const lc_tensor *const *in, int n_in,
   d.block_size = x->weight_block;
   *conv = NULL;
   s = in[1]->quant ? lc_qweight_conv_create(x->lc, in[1]->quant, &d, conv) : conv_create_weights(x, &d, &g, conv);
+  if (!s && hook) s = hook(*conv, arg);
   if (!s) s = lc_conv_prepare(*conv, g.N, g.H, g.W, shape);
   if (!s && (shape->out_h != g.OH || shape->out_w != g.OW))
     s = lcop_fail(n, LC_ERR_INTERNAL, "library output %lldx%lld != inferred %lldx%lld", (long long)shape->out_h,
@@ -375,7 +396,11 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
   if (!st) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
   st->residual = lcop_conv_has_residual(n);
   st->prelu = lc_node_attr(n, "_prelu"), st->cmul = lc_node_attr(n, "_chan_mul"), st->cadd = lc_node_attr(n, "_chan_add");
+  st->imul = lc_node_attr(n, "_in_mul"), st->iadd = lc_node_attr(n, "_in_add");
   lc_status s = lcop_read_act(n, &st->act);
+  size_t C = in[0]->ndim >= 2 ? (size_t)in[0]->dims[1] : 0;
+  if (!s && (!st->imul != !st->iadd || (st->imul && (st->imul->n != C || st->iadd->n != C || in[0]->ndim < 3))))
+    s = lcop_fail(n, LC_ERR_INVALID_ARG, "input affine does not match the %zu input channels", C);
   size_t M = lcop_has(in, n_in, 1) && in[1]->ndim ? (size_t)in[1]->dims[0] : 0;
   if (!s && ((st->prelu && st->prelu->n != M) || (!st->cmul != !st->cadd) || (st->cmul && (st->cmul->n != M || st->cadd->n != M))))
     s = lcop_fail(n, LC_ERR_INVALID_ARG, "per-channel epilogue does not match the %zu output channels", M);
@@ -409,7 +434,10 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
   void *ws = NULL;
   size_t wsz = 0;
   if (x && x->scratch && x->scratch_bytes >= st->shape.workspace_bytes) ws = x->scratch, wsz = x->scratch_bytes;
-  lc_status s = lc_conv_run(st->conv, in[0]->data, out->data, ws, wsz);
+  float *xa = st->imul ? affine_input(st, in[0]) : NULL;
+  if (st->imul && !xa) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for the input affine");
+  lc_status s = lc_conv_run(st->conv, xa ? xa : in[0]->data, out->data, ws, wsz);
+  lc_free(xa);
   if (s) return lcop_fail(n, s, "conv failed: %s", lc_last_error());
   if (st->prelu || st->cmul) {
     chan_epilogue(x, st, out->data, st->residual ? in[n_in - 1]->data : NULL, out);

@@ -73,5 +73,10 @@ lc_status lcop_conv_geometry(const lc_node *n, const lc_tensor *const *in, int t
  * the model's policy; the fused activation goes into the library when fuse_act. */
 lc_status lcop_conv_make(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
                          lc_conv **conv, lc_conv_shape *shape);
+/* lcop_conv_make with hook(conv, arg) run between create and prepare (a device's epilogue and
+ * input tables, which the tuner at prepare must see); NULL: none. */
+lc_status lcop_conv_make_hooked(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
+                                lc_status (*hook)(lc_conv *conv, void *arg), void *arg, lc_conv **conv,
+                                lc_conv_shape *shape);
 
 #endif

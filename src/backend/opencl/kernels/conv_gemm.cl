@@ -137,10 +137,15 @@ LC_UNROLL
     }
     if (t < ntiles) {
       bool rv = bk < kend;
+      float xs = 1.0f, xt = 0.0f; /* the input affine of this row's channel (cl_conv_args.h) */
+      if (p->in_aff && rv) {
+        int ch = g * cin_g + (one ? bk : bic), M4 = 4 * p->groups * M;
+        xs = bias[M4 + ch], xt = bias[M4 + p->groups * cin_g + ch];
+      }
       if (one) {
         int roff = bk * p->in_sc;
 LC_UNROLL
-        for (int j = 0; j < CPT; j++) bv[j] = (rv && cy[j] == 0) ? in[coff[j] + roff] : 0.0f;
+        for (int j = 0; j < CPT; j++) bv[j] = (rv && cy[j] == 0) ? fma(in[coff[j] + roff], xs, xt) : 0.0f;
       } else {
         int dy = bky * p->dh, dx = bkx * p->dw;
         int roff = bic * p->in_sc + dy * p->in_sh + dx * p->in_sw;
@@ -148,7 +153,7 @@ LC_UNROLL
         for (int j = 0; j < CPT; j++) {
           int iy = cy[j] + dy, ix = cx[j] + dx;
           bool ok = rv && (uint)iy < (uint)p->ih && (uint)ix < (uint)p->iw;
-          bv[j] = ok ? in[coff[j] + roff] : 0.0f;
+          bv[j] = ok ? fma(in[coff[j] + roff], xs, xt) : 0.0f;
         }
       }
       bk += TK;

@@ -79,7 +79,7 @@ inline void lcw_a4(const float *m, float *y) {
 /* Global size [Pp, Cp]: tiles fastest, so a warp's stores are coalesced rows. */
 #define LCW_ITRANS(NAME, M, BT)                                                                              \
   __kernel void NAME(__global const float *restrict in, __global float *restrict v, const lc_cl_conv_args p, \
-                     const int Cp, const int Pp) {                                                           \
+                     const int Cp, const int Pp, __global const float *restrict bias) {                      \
     const int t = get_global_id(0), c = get_global_id(1), A = M + 2;                                         \
     if (t >= Pp || c >= Cp) return;                                                                          \
     const int tw = (p.ow + M - 1) / M, th = (p.oh + M - 1) / M;                                              \
@@ -88,10 +88,13 @@ inline void lcw_a4(const float *m, float *y) {
     const int img = t / (th * tw), q = t - img * th * tw, ty = q / tw, tx = q - ty * tw;                     \
     const int y0 = ty * M - p.pt, x0 = tx * M - p.pl;                                                        \
     __global const float *x = in + img * p.in_sn + c * p.in_sc;                                              \
+    const int M4 = 4 * p.groups * p.cout_g; /* the input affine (cl_conv_args.h); groups is 1 here */        \
+    const float xs = p.in_aff && ok ? bias[M4 + c] : 1.0f, xt = p.in_aff && ok ? bias[M4 + p.cin_g + c] : 0.0f; \
     for (int i = 0; i < A; i++)                                                                              \
       for (int j = 0; j < A; j++) {                                                                          \
         const int y = y0 + i, xx = x0 + j;                                                                   \
-        d[i][j] = ok && y >= 0 && y < p.ih && xx >= 0 && xx < p.iw ? x[y * p.in_sh + xx * p.in_sw] : 0.0f;   \
+        d[i][j] = ok && y >= 0 && y < p.ih && xx >= 0 && xx < p.iw ? fma(x[y * p.in_sh + xx * p.in_sw], xs, xt) \
+                                                                   : 0.0f;                                   \
       }                                                                                                      \
     LCW_COLUMNS(d, e, A, A, A, BT)                                                                           \
     for (int i = 0; i < A; i++) {                                                                            \
