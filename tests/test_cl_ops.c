@@ -275,6 +275,10 @@ static void test_pool_reduce(void) {
   check("gmp", "GlobalMaxPool", NULL, 0, &x, 1, 0, 1, 0, 0);
   lc_tensor big = T(LC_DT_FLOAT, 4, D(1, 2, 40, 41), -2, 2);
   check("gap group", "GlobalAveragePool", NULL, 0, &big, 1, 0, 1, 1e-4, 0);
+  lc_tensor big4 = T(LC_DT_FLOAT, 4, D(2, 3, 40, 40), -2, 2); /* rows of a multiple of 4: float4 loads */
+  check("gap group float4", "GlobalAveragePool", NULL, 0, &big4, 1, 0, 1, 1e-4, 0);
+  check("gmp group float4", "GlobalMaxPool", NULL, 0, &big4, 1, 0, 1, 0, 0);
+  free(big4.data);
   lc_attr r1[2] = {A_is("axes", D(1), 1), A_i("keepdims", 0)}, r2[1] = {A_is("axes", D(-1, 0), 2)};
   static const char *reds[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"};
   for (int k = 0; k < 4; k++) {

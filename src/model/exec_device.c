@@ -236,6 +236,8 @@ lc_status lc_dev_run(lc_model *m) {
       s = lc_error(s, "model: uploading input '%s': %s", v->t.name, lc_last_error());
   }
   int prof = m->opt.device_profile, queued = 0;
+  const char *fe = getenv("LOWCONV_CL_FLUSH"); /* ops between flushes, 0 = none (default 8) */
+  int flush_every = fe && *fe ? atoi(fe) : 8;
   for (int p = 0; p < m->n_nodes && !s; p++) {
     lc_gnode *g = &m->nodes[p];
     if (g->dead) continue;
@@ -249,7 +251,7 @@ lc_status lc_dev_run(lc_model *m) {
     s = be->op_enqueue(d->ops[p], in, out, prof ? &d->span[p] : NULL);
     /* The driver may hold queued kernels until a flush: the device starts on the first op and
      * works while the host enqueues the rest (NVIDIA: about 7 us of host time per launch). */
-    if (!s && be->flush && (++queued == 1 || queued % 8 == 0)) s = be->flush(d->ctx);
+    if (!s && be->flush && flush_every && (++queued == 1 || queued % flush_every == 0)) s = be->flush(d->ctx);
   }
   for (int i = 0; i < m->n_outputs && !s; i++) {
     const lc_value *v = &m->values[m->outputs[i]];

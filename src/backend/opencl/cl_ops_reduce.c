@@ -6,6 +6,7 @@
 #include "backend/opencl/cl_ops_int.h"
 
 #define RED_LWS 64        /* matches RED_LWS in ops_reduce.cl */
+#define RED_ROWS_LWS 256  /* matches RED_ROWS_LWS in ops_reduce.cl */
 #define RED_GROUP_MIN 256 /* reduced elements per output from which a work group each pays off */
 
 static lc_status make_pool(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out) {
@@ -52,7 +53,19 @@ static lc_status make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *con
   }
   g[0] = nk, g[17] = nr;
   int64_t per = cnt ? total / cnt : 0;
-  int group = per >= RED_GROUP_MIN;
+  int group = per >= RED_GROUP_MIN, trailing = 1; /* the reduced axes innermost: rows of per elements */
+  for (int i = 0, seen = 0; i < t->ndim; i++) {
+    if (t->dims[i] == 1) continue;
+    if (mask[i]) seen = 1;
+    else if (seen) trailing = 0;
+  }
+  if (trailing) {
+    clop_launch *l = clop_kernel(op, "ops_reduce", group ? "reduce_rows_group" : "reduce_rows_item",
+                                 (size_t)(group ? cnt * RED_ROWS_LWS : cnt), group ? RED_ROWS_LWS : 64);
+    if (l && group && !l->lws) return lcop_fail(n, LC_ERR_UNSUPPORTED, "device work groups too small");
+    clop_args(op, l, "IONNN", 0, 0, (int64_t)cnt, (int64_t)per, (int64_t)(red_kind(n->op_type)));
+    return clop_status(op);
+  }
   cl_mem gm = clop_ints(op, g, 34);
   clop_launch *l = clop_kernel(op, "ops_reduce", group ? "reduce_group" : "reduce_item",
                                (size_t)(group ? cnt * RED_LWS : cnt), group ? RED_LWS : 64);

@@ -84,6 +84,43 @@ __kernel void reduce_group(__global const float *x, __global float *y, __constan
   if (l == 0) y[i] = kind == 0 ? part[0] / (float)cnt : part[0];
 }
 
+#define RED_ROWS_LWS 256
+
+/* Reduced elements contiguous (trailing axes: GlobalAveragePool, a last-axis mean): row i is
+ * x[i * cnt ..], read in float4 when cnt allows, one work group of RED_ROWS_LWS per row. */
+__kernel void reduce_rows_group(__global const float *x, __global float *y, int n, int cnt, int kind) {
+  __local float part[RED_ROWS_LWS];
+  int i = get_group_id(0), l = get_local_id(0);
+  __global const float *p = x + (size_t)i * (size_t)cnt;
+  float acc = red_init(kind);
+  if ((cnt & 3) == 0) {
+    __global const float4 *p4 = (__global const float4 *)p;
+    for (int r = l; r < cnt / 4; r += RED_ROWS_LWS) {
+      float4 v = p4[r];
+      acc = red_step(kind, red_step(kind, acc, v.x), red_step(kind, v.y, red_step(kind, v.z, v.w)));
+    }
+  } else {
+    for (int r = l; r < cnt; r += RED_ROWS_LWS) acc = red_step(kind, acc, p[r]);
+  }
+  part[l] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RED_ROWS_LWS / 2; s > 0; s >>= 1) {
+    if (l < s) part[l] = red_step(kind, part[l], part[l + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l == 0) y[i] = kind == 0 ? part[0] / (float)cnt : part[0];
+}
+
+/* The same, one work item per row (short rows). */
+__kernel void reduce_rows_item(__global const float *x, __global float *y, int n, int cnt, int kind) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  __global const float *p = x + (size_t)i * (size_t)cnt;
+  float acc = red_init(kind);
+  for (int r = 0; r < cnt; r++) acc = red_step(kind, acc, p[r]);
+  y[i] = kind == 0 ? acc / (float)cnt : acc;
+}
+
 /* Softmax over rows of len elements at stride inner; one work item per row (rows of one
  * outer index are consecutive items, so the loads coalesce when inner > 1). */
 __kernel void softmax_item(__global const float *x, __global float *y, int rows, int len, int inner) {
