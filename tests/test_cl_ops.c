@@ -286,6 +286,15 @@ static void test_pool_reduce(void) {
     check(reds[k], reds[k], r2, 1, &x, 1, 0, 1, 1e-4, 0);
     check(reds[k], reds[k], NULL, 0, &big, 1, 0, 1, 1e-4, 0);
   }
+  lc_tensor ln[3] = {T(LC_DT_FLOAT, 3, D(4, 3, 37), -3, 3), T(LC_DT_FLOAT, 1, D(37), -2, 2), T(LC_DT_FLOAT, 1, D(37), -1, 1)};
+  lc_attr la[2] = {A_i("axis", -1), A_f("epsilon", 1e-5f)};
+  check("layernorm last axis", "LayerNormalization", la, 2, ln, 3, 6u, 1, 1e-4, 0);
+  check("layernorm no bias", "LayerNormalization", la, 2, ln, 2, 2u, 1, 1e-4, 0);
+  lc_tensor ln2[2] = {T(LC_DT_FLOAT, 3, D(2, 5, 300), -3, 3), T(LC_DT_FLOAT, 2, D(5, 300), -2, 2)};
+  lc_attr la2[1] = {A_i("axis", 1)};
+  check("layernorm two axes", "LayerNormalization", la2, 1, ln2, 2, 2u, 1, 1e-4, 0);
+  for (int i = 0; i < 3; i++) free(ln[i].data);
+  for (int i = 0; i < 2; i++) free(ln2[i].data);
   lc_attr s1[1] = {A_i("axis", 1)};
   check("softmax axis 1", "Softmax", s1, 1, &x, 1, 0, 1, 1e-4, 1);
   check("softmax last", "Softmax", NULL, 0, &x, 1, 0, 1, 1e-4, 0);

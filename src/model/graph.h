@@ -88,6 +88,8 @@ lc_status lc_fuse(lc_model *m);             /* fold.c */
  * output, tag appended to its fused list), returning c; constant float input k of g with n
  * elements or NULL; per-channel values (f[M]) of constant input k broadcast against conv output y. */
 int lc_fold_sole_consumer(const lc_model *m, int v);
+/* fuse_norm.c: written-out layer norms as LayerNormalization nodes. */
+lc_status lc_fuse_layernorm(lc_model *m);
 lc_status lc_fold_add_attr(lc_model *m, lc_gnode *g, const char *name, lc_attr_type type, int64_t i, float f);
 int lc_fold_absorb(lc_model *m, int p, int c, const char *tag);
 const float *lc_fold_const_f32(lc_model *m, const lc_gnode *g, int k, size_t n);

@@ -1,9 +1,12 @@
 /* Pool, reduction and softmax device ops: MaxPool, AveragePool (1-D and 2-D), GlobalAveragePool,
- * GlobalMaxPool, ReduceMean/Sum/Max/Min over any axes, Softmax. Few elements reduced per output:
+ * GlobalMaxPool, ReduceMean/Sum/Max/Min over any axes, Softmax, LayerNormalization. Few elements reduced per output:
  * one work item each; many: one work group each (kernels/ops_reduce.cl). */
+#include <stdint.h>
 #include <string.h>
 
 #include "backend/opencl/cl_ops_int.h"
+#include "util/alloc.h"
+#include "util/error.h"
 
 #define RED_LWS 64        /* matches RED_LWS in ops_reduce.cl */
 #define RED_ROWS_LWS 256  /* matches RED_ROWS_LWS in ops_reduce.cl */
@@ -74,6 +77,35 @@ static lc_status make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *con
   return clop_status(op);
 }
 
+/* LayerNormalization with constant Scale (and B): rows of the trailing axes, one output. */
+static lc_status make_layernorm(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                                const lc_tensor *out, int n_out, unsigned cm) {
+  int64_t rank = in[0]->ndim, axis = lc_attr_int(n, "axis", -1), len = 1, cnt = clop_numel(out);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return lcop_fail(n, LC_ERR_INVALID_ARG, "axis out of range");
+  if (!(cm & 2u) || (lcop_has(in, n_in, 2) && !(cm & 4u)) || n_out > 1)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "LayerNormalization on the device needs constant Scale and B, one output");
+  for (int64_t i = axis; i < rank; i++) len *= in[0]->dims[i];
+  if (cnt < 0 || len <= 0 || len > INT32_MAX) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  float *t = lc_malloc(2 * (size_t)len * sizeof(float));
+  if (!t) return lc_error(LC_ERR_NO_MEMORY, "opencl ops: out of memory");
+  const lc_tensor *sc = in[1], *b = lcop_has(in, n_in, 2) ? in[2] : NULL;
+  size_t ns = sc->nbytes / sizeof(float), nb = b ? b->nbytes / sizeof(float) : 0;
+  for (int64_t i = 0; i < len; i++) {
+    t[i] = ((const float *)sc->data)[ns == 1 ? 0 : i];
+    t[len + i] = b ? ((const float *)b->data)[nb == 1 ? 0 : i] : 0.0f;
+  }
+  cl_mem sm = clop_upload(op, t, (size_t)len * sizeof(float)), bm = clop_upload(op, t + len, (size_t)len * sizeof(float));
+  lc_free(t);
+  op->packed |= cm & 6u;
+  op->route = "layernorm";
+  if (!cnt) return clop_status(op);
+  clop_launch *l = clop_kernel(op, "ops_reduce", "layernorm_group", (size_t)(cnt / len) * RED_ROWS_LWS, RED_ROWS_LWS);
+  if (l && !l->lws) return lcop_fail(n, LC_ERR_UNSUPPORTED, "device work groups too small");
+  clop_args(op, l, "IOMMNF", 0, 0, sm, bm, len, (double)lc_attr_float(n, "epsilon", 1e-5f));
+  return clop_status(op);
+}
+
 static lc_status make_softmax(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out) {
   size_t outer, len, inner;
   lc_status s = lcop_softmax_geom(n, in[0], &outer, &len, &inner);
@@ -98,9 +130,10 @@ lc_status clop_make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *const
   const char *t = n->op_type;
   int pool = !strcmp(t, "MaxPool") || !strcmp(t, "AveragePool");
   int red = !strncmp(t, "Reduce", 6) || !strcmp(t, "GlobalAveragePool") || !strcmp(t, "GlobalMaxPool");
-  int sm = !strcmp(t, "Softmax");
-  if (!pool && !red && !sm) return LC_ERR_UNSUPPORTED;
+  int sm = !strcmp(t, "Softmax"), ln = !strcmp(t, "LayerNormalization");
+  if (!pool && !red && !sm && !ln) return LC_ERR_UNSUPPORTED;
   if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
+  if (ln) return make_layernorm(op, n, in, n_in, out, n_out, cm);
   if (pool) return make_pool(op, n, in, out);
   if (red) return make_reduce(op, n, in, n_in, out, cm);
   return make_softmax(op, n, in, out);

@@ -111,6 +111,35 @@ __kernel void reduce_rows_group(__global const float *x, __global float *y, int 
   if (l == 0) y[i] = kind == 0 ? part[0] / (float)cnt : part[0];
 }
 
+/* LayerNormalization over rows of len (the trailing axes): one work group of RED_ROWS_LWS per
+ * row, the mean, then the mean square deviation (two passes: no cancellation), then the rows. */
+inline float lc_group_sum(__local float *part, float v) {
+  int l = get_local_id(0);
+  barrier(CLK_LOCAL_MEM_FENCE); /* part may still be read by the previous sum */
+  part[l] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RED_ROWS_LWS / 2; s > 0; s >>= 1) {
+    if (l < s) part[l] += part[l + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  return part[0];
+}
+
+__kernel void layernorm_group(__global const float *x, __global float *y, __global const float *scale,
+                              __global const float *bias, int len, float eps) {
+  __local float part[RED_ROWS_LWS];
+  int i = get_group_id(0), l = get_local_id(0);
+  __global const float *p = x + (size_t)i * (size_t)len;
+  __global float *q = y + (size_t)i * (size_t)len;
+  float s = 0.0f;
+  for (int r = l; r < len; r += RED_ROWS_LWS) s += p[r];
+  float mean = lc_group_sum(part, s) / (float)len;
+  float v = 0.0f;
+  for (int r = l; r < len; r += RED_ROWS_LWS) v += (p[r] - mean) * (p[r] - mean);
+  float inv = rsqrt(lc_group_sum(part, v) / (float)len + eps);
+  for (int r = l; r < len; r += RED_ROWS_LWS) q[r] = (p[r] - mean) * inv * scale[r] + bias[r];
+}
+
 /* The same, one work item per row (short rows). */
 __kernel void reduce_rows_item(__global const float *x, __global float *y, int n, int cnt, int kind) {
   int i = get_global_id(0);
