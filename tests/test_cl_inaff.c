@@ -3,7 +3,8 @@
  * reference run on x * s[c] + t[c] with zero padding, on random shapes (odd channels, groups,
  * strides 1-3, dilation, pads, batch 1-3, f32/q8/q4 weights, activations, residual). Bound: the
  * plain conv's (1e-4 of max |ref|; Winograd F(4x4) 5e-4, test_cl_conv.c says why): one fma more
- * per input value. LC_TEST_QUICK=1 fewer shapes; LC_REQUIRE_OPENCL=1 fails without a device. */
+ * per input value. Each candidate runs twice (the second run checked: split-K's counters reset).
+ * LC_TEST_QUICK=1 fewer shapes; LC_REQUIRE_OPENCL=1 fails without a device. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 #include "lowconv.h"
 #include "testutil.h"
 
-static int runs, skipped;
+static int runs, skipped, split_runs;
 
 /* The bias table [bias | 0 | 1 | 0 | s | t] the kernels read, as cl_ops_mm.c builds it. */
 static lc_status set_affine(lc_conv *conv, const float *bias, const float *s, const float *t) {
@@ -44,6 +45,7 @@ static double act_ref(double v, const lc_conv_desc *d) {
 
 static void check(lc_context *ctx, int idx) {
   int n = tu_rand_int(1, 3), g = idx % 4 == 1 ? tu_rand_int(2, 3) : 1, cin_g = tu_rand_int(1, 40), cout_g = tu_rand_int(1, 40);
+  if (idx % 6 == 5) n = 1, g = 1, cin_g = tu_rand_int(100, 200), cout_g = tu_rand_int(60, 130); /* deep: split-K runs */
   static const int ks[] = {1, 3, 3, 5};
   lc_conv_desc d;
   lc_conv_desc_init(&d);
@@ -100,14 +102,17 @@ static void check(lc_context *ctx, int idx) {
         }
         TU_CHECK(st == LC_OK, "shape %d %s %s prepare: %s", idx, fams[f]->name, fams[f]->variants[v], lc_last_error());
         if (st) continue;
-        for (size_t i = 0; i < nout; i++) got[i] = NAN;
-        lc_buffer_upload(tout, got, nout * 4);
-        TU_CHECK(lc_conv_run_buffers(conv, tin, tout, use_res ? tres : NULL) == LC_OK &&
-                     lc_buffer_download(tout, got, nout * 4) == LC_OK, "run: %s", lc_last_error());
+        for (int rep = 0; rep < 2; rep++) { /* twice: split-K's tile counters must be back at zero */
+          for (size_t i = 0; i < nout; i++) got[i] = NAN;
+          lc_buffer_upload(tout, got, nout * 4);
+          TU_CHECK(lc_conv_run_buffers(conv, tin, tout, use_res ? tres : NULL) == LC_OK &&
+                       lc_buffer_download(tout, got, nout * 4) == LC_OK, "run: %s", lc_last_error());
+        }
         double err = 0;
         for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - ref[i]) : INFINITY);
         double tol = f == 1 && !strncmp(fams[f]->variants[v], "f4x4", 4) ? 5e-4 : 1e-4;
         runs++;
+        split_runs += f == 0 && fams[f]->variants[v][strlen(fams[f]->variants[v]) - 1] == 's';
         TU_CHECK(err <= tol * fmax(mx, 1e-30), "shape %d %s %s: err %.3g of max %.3g (n%d g%d cin_g%d cout_g%d %dx%d k%lld s%lld "
                  "fmt%d act%d res%d)", idx, fams[f]->name, fams[f]->variants[v], err, mx, n, g, cin_g, cout_g, ih, iw,
                  (long long)d.kernel_h, (long long)d.stride_h, (int)d.weight_format, (int)d.activation, use_res);
@@ -132,8 +137,8 @@ int main(void) {
   TU_CHECK(lc_context_create(&p, &ctx) == LC_OK, "context: %s", lc_last_error());
   int nshapes = getenv("LC_TEST_QUICK") && *getenv("LC_TEST_QUICK") == '1' ? 12 : 30;
   for (int i = 0; i < nshapes; i++) check(ctx, i);
-  printf("%d family x variant runs checked, %d not eligible\n", runs, skipped);
-  TU_CHECK(runs > nshapes, "too few runs");
+  printf("%d family x variant runs checked (%d split-K), %d not eligible\n", runs, split_runs, skipped);
+  TU_CHECK(runs > nshapes && split_runs > 0, "too few runs");
   lc_context_destroy(ctx);
   char cmd[64];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
