@@ -3,7 +3,8 @@
  * reference run on x * s[c] + t[c] with zero padding, on random shapes (odd channels, groups,
  * strides 1-3, dilation, pads, batch 1-3, f32/q8/q4 weights, activations, residual). Bound: the
  * plain conv's (1e-4 of max |ref|; Winograd F(4x4) 5e-4, test_cl_conv.c says why): one fma more
- * per input value. Each candidate runs twice (the second run checked: split-K's counters reset).
+ * per input value. Each candidate runs twice (the second run is checked: nothing left over from
+ * the first, e.g. in split-K's workspace).
  * LC_TEST_QUICK=1 fewer shapes; LC_REQUIRE_OPENCL=1 fails without a device. */
 #include <math.h>
 #include <stdlib.h>
@@ -102,7 +103,7 @@ static void check(lc_context *ctx, int idx) {
         }
         TU_CHECK(st == LC_OK, "shape %d %s %s prepare: %s", idx, fams[f]->name, fams[f]->variants[v], lc_last_error());
         if (st) continue;
-        for (int rep = 0; rep < 2; rep++) { /* twice: split-K's tile counters must be back at zero */
+        for (int rep = 0; rep < 2; rep++) { /* the second run is checked */
           for (size_t i = 0; i < nout; i++) got[i] = NAN;
           lc_buffer_upload(tout, got, nout * 4);
           TU_CHECK(lc_conv_run_buffers(conv, tin, tout, use_res ? tres : NULL) == LC_OK &&

@@ -14,10 +14,6 @@ typedef struct lc_cl_cand {
   size_t lws[3];              /* lws[0] == 0: the driver's choice */
 } lc_cl_cand;
 
-/* The head of every conv workspace that is zero between runs: split-K tile counters
- * (conv_gemm.cl), zeroed when the workspace is allocated, reset by the kernels that use them. */
-#define LC_CL_WS_ZEROED ((size_t)65536)
-
 typedef struct lc_cl_conv {
   lc_cl_rt *rt;
   lc_weight_format wfmt;
@@ -25,7 +21,7 @@ typedef struct lc_cl_conv {
   int depthwise;              /* groups == cin == cout */
   int is1x1;                  /* 1x1, stride 1, no pad, dilation 1 */
   cl_mem w, sc, of, bias;     /* sc/of/bias: a 4-byte dummy when absent (kernels never read it) */
-  cl_mem ws;                  /* workspace (grown at prepare), NULL if none: split-K counters + partials */
+  cl_mem ws;                  /* split-K partial sums (grown at prepare), NULL if none */
   size_t ws_bytes;
   cl_mem wu;                  /* Winograd-transformed weights (family wino), NULL unless it may run */
   size_t wu_bytes;

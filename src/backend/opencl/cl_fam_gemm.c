@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* tm x tn output tile, tk rows of K per stage, t work items (fixed by the register tile), split:
- * K split in chunks, partial sums reduced by the tile's last chunk. Same tiles as conv_gemm.cl. */
+ * K split in chunks, partial sums reduced by gemm_reduce. Same tiles as conv_gemm.cl. */
 typedef struct gemm_tile {
   const char *kernel; /* kernel gemm_<kernel>, or gemms_<kernel> (split) */
   int tm, tn, tk, t, split;
@@ -65,8 +65,7 @@ static size_t gemm_ws_need(const lc_cl_conv *c, int v) {
   if (!t->split) return 0;
   int ks, kc;
   gemm_split(c, t, &ks, &kc);
-  size_t tiles = gemm_wgs(c, t), counters = (tiles + 15) / 16 * 16; /* conv_gemm.cl LC_SPLIT_OFF */
-  return (counters + (size_t)c->a.groups * (size_t)ks * (size_t)c->a.cout_g * gemm_cols(c)) * sizeof(float);
+  return (size_t)c->a.groups * (size_t)ks * (size_t)c->a.cout_g * gemm_cols(c) * sizeof(float);
 }
 
 /* Every non-depthwise conv. A tile more than twice the problem along M or N only wastes work, so
@@ -82,9 +81,7 @@ static int gemm_eligible(const lc_cl_conv *c, int v) {
   if (t->split) {
     int ks, kc;
     gemm_split(c, t, &ks, &kc);
-    if (ks < 2 || gemm_ws_need(c, v) / sizeof(float) >= ((size_t)1 << 31) ||
-        gemm_wgs(c, t) * sizeof(int) > LC_CL_WS_ZEROED) /* the tiles' counters lie in the zeroed head */
-      return 0;
+    if (ks < 2 || gemm_ws_need(c, v) / sizeof(float) >= ((size_t)1 << 31)) return 0;
   }
   return 1;
 }
@@ -103,7 +100,7 @@ static double gemm_model_us(const lc_cl_conv *c, int v) {
   double wgs = (double)gemm_wgs(c, t) * ks, slots = cu * t->slots;
   double waves = (double)(size_t)((wgs + slots - 1) / slots);
   double wave_us = 2.0 * t->tm * t->tn * kc * t->slots / (0.5e6 * t->eff);
-  double extra = t->split ? 1.0 + (double)gemm_ws_need(c, v) * 2 / 4.0e6 : 0.0;
+  double extra = t->split ? 4.0 + (double)gemm_ws_need(c, v) * 2 / 4.0e6 : 0.0;
   return waves * wave_us + extra;
 }
 
@@ -152,7 +149,7 @@ static lc_status gemm_launch(const lc_cl_conv *c, const char *name, int nargs, c
   return s;
 }
 
-/* The tile's kernel with the standard arguments plus, for split-K,
+/* The tile's kernel (split-K: then gemm_reduce) with the standard arguments plus, for split-K,
  * the workspace; the arguments' ksplit and kchunk are this candidate's. */
 static lc_status gemm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
                               cl_event *first, cl_event *last) {
@@ -169,14 +166,27 @@ static lc_status gemm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   size_t gws[3] = {(size_t)t->t * gemm_div_up(gemm_cols(c), (size_t)t->tn),
                    gemm_div_up((size_t)sa.cout_g, (size_t)t->tm), (size_t)sa.groups * (size_t)sa.ksplit};
   size_t lws[3] = {(size_t)t->t, 1, 1};
+  size_t total = (size_t)sa.groups * (size_t)sa.cout_g * gemm_cols(c);
+  size_t rg[3] = {gemm_div_up(total, lws[0]) * lws[0], 1, 1};
   cl_mem r = res ? res : c->bias; /* never read when has_res is 0 */
   const size_t sz[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
                         sizeof(cl_mem), sizeof(cl_mem), sizeof sa,        sizeof(cl_mem)};
   const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &sa, &c->ws};
-  cl_event e0 = NULL;
-  lc_status s = gemm_launch(c, name, t->split ? 9 : 8, sz, val, gws, lws, first || last ? &e0 : NULL);
-  if (s) return s;
-  return lc_cl_conv_hand_events(c, e0, name, first, last);
+  cl_event e0 = NULL, e1 = NULL;
+  lc_status s = gemm_launch(c, name, t->split ? 9 : 8, sz, val, gws, lws, first || (last && !t->split) ? &e0 : NULL);
+  if (!s && t->split) s = gemm_launch(c, "gemm_reduce", 9, sz, val, rg, lws, last ? &e1 : NULL);
+  if (!s && !t->split && first && last && e0) {
+    cl_int err = c->rt->cl->RetainEvent(e0);
+    if (err != CL_SUCCESS) s = lc_cl_fail(c->rt, err, "clRetainEvent (%s)", name);
+  }
+  if (s) {
+    if (e0) c->rt->cl->ReleaseEvent(e0);
+    if (e1) c->rt->cl->ReleaseEvent(e1);
+    return s;
+  }
+  if (first) *first = e0;
+  if (last) *last = t->split ? e1 : e0;
+  return LC_OK;
 }
 
 const lc_cl_family lc_cl_family_gemm = {"gemm",        "conv_gemm",           GEMM_NV,     gemm_names,

@@ -97,11 +97,6 @@ static lc_status ensure_ws(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *x) {
   lc_cl_release_mem(cc->rt, &cc->ws);
   cc->ws_bytes = 0;
   lc_status s = lc_cl_buffer(cc->rt, need, NULL, &cc->ws);
-  size_t z = need < LC_CL_WS_ZEROED ? need : LC_CL_WS_ZEROED;
-  void *zeros = s ? NULL : lc_calloc(1, z);
-  if (!s && !zeros) s = lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory");
-  if (!s) s = lc_cl_write(cc->rt, cc->ws, 0, z, zeros);
-  lc_free(zeros);
   if (!s) cc->ws_bytes = need;
   return s;
 }

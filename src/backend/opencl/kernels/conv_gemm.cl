@@ -5,8 +5,8 @@
  * TM x TK slice of A and a TK x TN slice of B in local memory; each work item then accumulates an
  * RM x RN register tile from float4 reads. The next tile's global loads are issued into registers
  * before the current tile is computed, so their latency hides behind the FMAs.
- * Split-K kernels (gemms*) write partial sums of a K chunk to the workspace; the tile's last chunk
- * adds them and applies the epilogue (one launch). 1x1 convs with stride 1, no pad and NCHW-contiguous planes take a path
+ * Split-K kernels (gemms*) write partial sums of a K chunk to the workspace; gemm_reduce adds them
+ * and applies the epilogue. 1x1 convs with stride 1, no pad and NCHW-contiguous planes take a path
  * where B rows are the input planes themselves (no index math, no bounds tests); the choice is one
  * uniform branch per K tile, so one kernel per tile serves both (half the kernels to compile). */
 
@@ -31,9 +31,6 @@
 #define LC_UNROLL _Pragma("unroll")
 #endif
 
-/* Split-K workspace: one int counter per tile, then the partial sums (floats), 64-byte aligned. */
-#define LC_SPLIT_OFF(tiles) (((tiles) + 15) / 16 * 16)
-
 /* Always inlined with constant tile parameters, so every loop over them unrolls. */
 static inline __attribute__((always_inline)) void
 lc_gemm_tile(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
@@ -53,9 +50,6 @@ lc_gemm_tile(__global const float *restrict in, __global const wtype *restrict w
   const int g = SPLIT ? z / p->ksplit : z, s = SPLIT ? z - g * p->ksplit : 0;
   const int kbeg = SPLIT ? s * p->kchunk : 0;
   const int kend = SPLIT ? min(p->K, kbeg + p->kchunk) : p->K;
-  /* split-K: this tile's counter and the number of tiles (ws layout: cl_fam_gemm.c) */
-  const int ctiles = get_num_groups(0) * get_num_groups(1) * p->groups;
-  const int tile = (g * get_num_groups(1) + get_group_id(1)) * get_num_groups(0) + get_group_id(0);
   const int cin_g = p->cin_g;
   const bool one = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 &&
                    p->oh == p->ih && p->ow == p->iw && p->in_sw == 1 && p->in_sh == p->iw;
@@ -255,49 +249,10 @@ LC_UNROLL
           float r = v == 0 ? a4.x : v == 1 ? a4.y : v == 2 ? a4.z : a4.w;
           if (m < M) {
             if (SPLIT)
-              ws[LC_SPLIT_OFF(ctiles) + ((g * p->ksplit + s) * M + m) * N + n] = r;
+              ws[((g * p->ksplit + s) * M + m) * N + n] = r;
             else
               lc_store(out, bias, res, p, img, g * M + m, y, x, r);
           }
-        }
-      }
-    }
-  }
-  if (!SPLIT) return;
-  /* Split-K fix-up in the same launch (a second kernel costs a launch, ~7 us of host time on
-   * NVIDIA): the chunk that finishes a tile last sums every chunk's partials through the
-   * epilogue. Partials are made visible device-wide before the tile's counter (ws[tile], zero
-   * between runs: the last chunk resets it) counts them; they are read back volatile, past any
-   * cached copy. */
-  __local int *last = (__local int *)As; /* A's tile is read no more (OpenCL 1.2: __local only at kernel scope) */
-  mem_fence(CLK_GLOBAL_MEM_FENCE);
-  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-  if (lid == 0) {
-    volatile __global int *cnt = (volatile __global int *)ws + tile;
-    *last = atomic_inc(cnt) == p->ksplit - 1;
-    if (*last) atomic_xchg(cnt, 0);
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (!*last) return;
-  mem_fence(CLK_GLOBAL_MEM_FENCE);
-  volatile __global const float *part = (volatile __global const float *)ws + LC_SPLIT_OFF(ctiles);
-LC_UNROLL
-  for (int j = 0; j < RN / 4; j++) {
-LC_UNROLL
-    for (int v = 0; v < 4; v++) {
-      int n = n0 + j * (4 * TN / RN) + tx * 4 + v;
-      if (n >= N) continue;
-      int img = n / P, q = n - img * P;
-      int y = q / p->ow, x = q - y * p->ow;
-LC_UNROLL
-      for (int i = 0; i < RM / 4; i++) {
-LC_UNROLL
-        for (int u = 0; u < 4; u++) {
-          int m = mb0 * 4 + i * (4 * TM / RM) + ty * 4 + u;
-          if (m >= M) continue;
-          float r = 0.0f;
-          for (int k = 0; k < p->ksplit; k++) r += part[((g * p->ksplit + k) * M + m) * N + n];
-          lc_store(out, bias, res, p, img, g * M + m, y, x, r);
         }
       }
     }
@@ -345,3 +300,23 @@ LC_GEMMS_KERNEL(gemms_64x64, 64, 64, 8, 8, 4)
 LC_GEMMS_KERNEL(gemms_32x32, 32, 32, 8, 4, 4)
 #endif
 
+/* Split-K epilogue: one work item per output element, columns fastest (coalesced for NCHW). */
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_reduce)
+__kernel void gemm_reduce(LC_KERNEL_ARGS, __global const float *restrict ws) {
+  const int P = p.oh * p.ow, N = p.n * P, M = p.cout_g;
+  const int i = get_global_id(0);
+  if (i >= p.groups * M * N) return;
+  int gm = i / N, n = i - gm * N;
+  int g = gm / M, m = gm - g * M;
+  __global const float *src = ws + (g * p.ksplit * M + m) * N + n;
+  float acc = 0.0f;
+  for (int s = 0; s < p.ksplit; s++) acc += src[s * M * N];
+  int img = n / P, q = n - img * P;
+  int y = q / p.ow, x = q - y * p.ow;
+  lc_store(out, bias, res, &p, img, gm, y, x, acc);
+  (void)in;
+  (void)w;
+  (void)sc;
+  (void)of;
+}
+#endif
