@@ -159,11 +159,14 @@ if [ "$mode" = final ]; then # one call for every issue 9/10 figure, most import
     grep -h "start-up" "$out/ir34_$1.err"; }
   go 60 "IResNet34-112 load to first result: fresh caches (CUDA_CACHE_DISABLE=1), then warm twice" && {
     rm -rf $LOWCONV_CACHE_DIR; CUDA_CACHE_DISABLE=1 mstart cold; mstart warm1; mstart warm2; snap; }
-  for fam in wino gemvq gemm; do
+  for fam in ${FAMS:-wino gemvq gemm}; do
     go 30 "test_cl_conv quick, family $fam, on the GPU" &&
       LOWCONV_CL_FAMILY=$fam LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 60 $b/tests/test_cl_conv 2>&1 | tail -2
   done
   go 30 "test_cl_gemv on the GPU" && LC_REQUIRE_OPENCL=1 timeout 60 $b/tests/test_cl_gemv 2>&1 | tail -2
+  for t in test_cl_inaff test_cl_ops; do
+    [ -x $b/tests/$t ] && go 20 "$t on the GPU" && LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout 60 $b/tests/$t 2>&1 | tail -1
+  done
   for mb in 1 32; do
     for w in f32 q8 q4; do
       n=resnet34-112_b${mb}_$w.jsonl; [ $w = f32 ] && n=resnet34-112_b${mb}_f32_r1.jsonl
@@ -176,6 +179,17 @@ if [ "$mode" = final ]; then # one call for every issue 9/10 figure, most import
   go 90 "whole models against PyTorch (same graph)" &&
     PYTHONUNBUFFERED=1 timeout $(left) python3 bench/gpu/models.py --lowconv $lc --ppocr .ppocr --reps ${REPS:-10} > "$out/models.jsonl"
   snap
+  python3 - <<'PY'
+import sys; sys.path.insert(0, 'tests/models'); import iresnet34, onnx
+m = iresnet34.build(112)
+for v in list(m.graph.input) + list(m.graph.output): v.type.tensor_type.shape.dim[0].dim_value = 32
+onnx.save(m, '/tmp/ir34_b32.onnx')
+PY
+  for a in "/tmp/ir34.onnx" "/tmp/ir34.onnx --weights q4" "/tmp/ir34_b32.onnx" ".ppocr/ch_PP-OCRv4_det_infer.onnx --shape x=1x3x640x640" \
+           ".ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx --shape x=1x3x48x192" ".ppocr/ch_PP-OCRv4_rec_infer.onnx --shape x=1x3x48x320"; do
+    go 8 "host enqueue vs device wait: $a" && LOWCONV_CL_TIMING=1 timeout 30 $lc bench $a --device opencl --repeat 40 2>&1 |
+      grep "device runs\|median" | cut -c1-160
+  done
   for w in q4 q8 f32; do
     go 10 "GEMV K=4096 N=14336 $w" && $lc conv mb1ic4096ih1oc14336kh1 --device opencl --weights $w --block 32 \
       --json --repeat 100 --check --tol 0.05 > "$out/gemv_$w.jsonl"

@@ -7,6 +7,8 @@
  *   _in_mul, _in_add (FLOATS per input channel): a BatchNormalization before the conv, read
  *     into the conv's input loads (padding stays 0); pre-activation residual blocks read the
  *     BN's input elsewhere too, so the BN cannot fold into the previous node
+ *   _hsig (FLOATS alpha, beta): a HardSigmoid after a conv with no other epilogue (the gates
+ *     of squeeze-and-excitation blocks), as the device kernels' activation
  * Epilogue order: bias, residual, per-channel affine, activation, PRelu. */
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +42,18 @@ static lc_status fuse_prelu(lc_model *m, int *pp, int c, double *f) {
   lc_status s = add_floats(m, k, "_prelu", f, m->values[y].t.dims[1]);
   if (s) return s;
   *pp = lc_fold_absorb(m, *pp, c, "prelu");
+  m->st.fused_act++;
+  return LC_OK;
+}
+
+/* HardSigmoid(y) = clamp(alpha * y + beta, 0, 1). */
+static lc_status fuse_hsig(lc_model *m, int *pp, int c, double *f) {
+  lc_gnode *a = &m->nodes[c];
+  if (a->n.n_inputs != 1 || a->in[0] != m->nodes[*pp].out[0] || a->n.n_outputs != 1 || a->out[0] < 0) return LC_OK;
+  f[0] = lc_attr_float(&a->n, "alpha", 0.2f), f[1] = lc_attr_float(&a->n, "beta", 0.5f);
+  lc_status s = add_floats(m, &m->nodes[*pp], "_hsig", f, 2);
+  if (s) return s;
+  *pp = lc_fold_absorb(m, *pp, c, "hsig");
   m->st.fused_act++;
   return LC_OK;
 }
@@ -125,9 +139,11 @@ lc_status lc_fuse_device(lc_model *m) {
       if ((c = lc_fold_sole_consumer(m, m->nodes[q].out[0])) < 0 || m->nodes[c].dead) break;
       const lc_gnode *k = &m->nodes[q];
       const char *op = m->nodes[c].n.op_type;
-      int act = has(k, "_act") || has(k, "_prelu") || has(k, "_post_mul");
+      int act = has(k, "_act") || has(k, "_prelu") || has(k, "_post_mul") || has(k, "_hsig");
       before = q;
       if (!strcmp(op, "PRelu") && !act) s = fuse_prelu(m, &q, c, f);
+      else if (!strcmp(op, "HardSigmoid") && !act && !has(k, "_chan_mul") && !has(k, "_residual"))
+        s = fuse_hsig(m, &q, c, f);
       else if (!strcmp(op, "BatchNormalization") && !act && !has(k, "_chan_mul")) s = fuse_bn_after(m, &q, c, f);
     }
     lc_free(f);

@@ -15,7 +15,8 @@
  * Epilogue: v = acc + bias[o] (has_bias) + residual (has_res); then, with epi bit 1, the
  *   per-channel affine v * bias[2M + o] + bias[3M + o] (M = groups * cout_g); then the activation
  *   (lc_activation values: 0 none, 1 relu, 2 clip to [act_min, act_max], 3 leaky relu act_alpha,
- *   4 hard swish); then, with epi bit 0, PRelu: v < 0 ? v * bias[M + o] : v. epi != 0 needs
+ *   4 hard swish; LC_CL_ACT_HARD_SIGMOID: clamp(v * act_alpha + act_beta, 0, 1), set by the model
+ *   runner for a HardSigmoid after the conv, not an lc_activation); then, with epi bit 0, PRelu: v < 0 ? v * bias[M + o] : v. epi != 0 needs
  *   has_bias and a bias buffer of 4M floats (the model runner's fused PRelu and BN after an add).
  * Input affine (in_aff, families gemm, wino and ref only): every input value inside the image is
  *   read as x * bias[4M + c] + bias[4M + C + c] (C = groups * cin_g), padding stays 0: a
@@ -32,6 +33,8 @@ typedef int lc_cl_int;
 typedef float lc_cl_float;
 #endif
 
+#define LC_CL_ACT_HARD_SIGMOID 5
+
 typedef struct lc_cl_conv_args {
   lc_cl_int n, groups, cin_g, cout_g;
   lc_cl_int ih, iw, oh, ow;
@@ -42,7 +45,7 @@ typedef struct lc_cl_conv_args {
   lc_cl_int in_sn, in_sc, in_sh, in_sw;
   lc_cl_int out_sn, out_sc, out_sh, out_sw;
   lc_cl_int act, has_bias, has_res, epi;
-  lc_cl_float act_min, act_max, act_alpha, pad2;
+  lc_cl_float act_min, act_max, act_alpha, act_beta;
 } lc_cl_conv_args;
 
 #endif

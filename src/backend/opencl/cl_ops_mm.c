@@ -40,9 +40,11 @@ static lc_status chan_tables(lc_conv *c, void *arg) {
   const chan_arg *ca0 = arg;
   const lc_node *n = ca0->n;
   const lc_attr *pr = lc_node_attr(n, "_prelu"), *cm = lc_node_attr(n, "_chan_mul"), *ca = lc_node_attr(n, "_chan_add");
-  const lc_attr *im = lc_node_attr(n, "_in_mul"), *ia = lc_node_attr(n, "_in_add");
-  if (!pr && !cm && !im) return LC_OK;
+  const lc_attr *im = lc_node_attr(n, "_in_mul"), *ia = lc_node_attr(n, "_in_add"), *hs = lc_node_attr(n, "_hsig");
   lc_cl_conv *cc = c->dev;
+  if (hs && hs->n == 2) /* a HardSigmoid after the conv (fuse_device.c) as the kernels' activation */
+    cc->a.act = LC_CL_ACT_HARD_SIGMOID, cc->a.act_alpha = hs->floats[0], cc->a.act_beta = hs->floats[1];
+  if (!pr && !cm && !im) return LC_OK;
   size_t M = (size_t)cc->a.groups * (size_t)cc->a.cout_g, C = (size_t)cc->a.groups * (size_t)cc->a.cin_g;
   if ((pr && pr->n != M) || !cm != !ca || (cm && (cm->n != M || ca->n != M)) || !im != !ia ||
       (im && (im->n != C || ia->n != C)))

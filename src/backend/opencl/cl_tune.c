@@ -163,6 +163,10 @@ static double act_d(double v, const lc_cl_conv_args *a) {
     case LC_ACT_RELU: return v > 0 ? v : 0;
     case LC_ACT_CLIP: return v < a->act_min ? a->act_min : v > a->act_max ? a->act_max : v;
     case LC_ACT_LEAKY_RELU: return v < 0 ? v * a->act_alpha : v;
+    case LC_CL_ACT_HARD_SIGMOID: {
+      double t = v * a->act_alpha + a->act_beta;
+      return t < 0 ? 0 : t > 1 ? 1 : t;
+    }
     case LC_ACT_HARD_SWISH: {
       double t = v / 6.0 + 0.5;
       return v * (t < 0 ? 0 : t > 1 ? 1 : t);

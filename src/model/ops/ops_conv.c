@@ -222,6 +222,7 @@ typedef struct conv_state {
   char route[64]; /* the route, and "(cache)" / "(tuned)" when the CPU tuner chose it */
   const lc_attr *prelu, *cmul, *cadd; /* fuse_device.c's per-channel epilogue, NULL if none */
   const lc_attr *imul, *iadd;         /* fuse_device.c's input affine (a BatchNormalization before) */
+  const lc_attr *hsig;                /* fuse_device.c's HardSigmoid after (alpha, beta) */
 } conv_state;
 
 /* The input affine when the device hands the conv back: a copy of x as the BatchNormalization
@@ -397,8 +398,10 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
   st->residual = lcop_conv_has_residual(n);
   st->prelu = lc_node_attr(n, "_prelu"), st->cmul = lc_node_attr(n, "_chan_mul"), st->cadd = lc_node_attr(n, "_chan_add");
   st->imul = lc_node_attr(n, "_in_mul"), st->iadd = lc_node_attr(n, "_in_add");
+  st->hsig = lc_node_attr(n, "_hsig");
   lc_status s = lcop_read_act(n, &st->act);
   size_t C = in[0]->ndim >= 2 ? (size_t)in[0]->dims[1] : 0;
+  if (!s && st->hsig && st->hsig->n != 2) s = lcop_fail(n, LC_ERR_INVALID_ARG, "_hsig needs alpha and beta");
   if (!s && (!st->imul != !st->iadd || (st->imul && (st->imul->n != C || st->iadd->n != C || in[0]->ndim < 3))))
     s = lcop_fail(n, LC_ERR_INVALID_ARG, "input affine does not match the %zu input channels", C);
   size_t M = lcop_has(in, n_in, 1) && in[1]->ndim ? (size_t)in[1]->dims[0] : 0;
@@ -447,6 +450,13 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
     conv_act post = st->act;
     post.act = LC_ACT_NONE;
     run_epilogue(x, out->data, NULL, out->nbytes / sizeof(float), &post);
+  }
+  if (st->hsig) { /* fused on the device only when the conv has no other epilogue */
+    float *y = out->data, al = st->hsig->floats[0], be = st->hsig->floats[1];
+    for (size_t i = 0; i < out->nbytes / sizeof(float); i++) {
+      float t = y[i] * al + be;
+      y[i] = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+    }
   }
   return LC_OK;
 }

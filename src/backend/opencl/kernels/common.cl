@@ -78,6 +78,7 @@ inline float lc_act(float v, const lc_cl_conv_args *p) {
   case 2: return fmin(fmax(v, p->act_min), p->act_max);
   case 3: return v < 0.0f ? v * p->act_alpha : v;
   case 4: return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
+  case LC_CL_ACT_HARD_SIGMOID: return clamp(mad(v, p->act_alpha, p->act_beta), 0.0f, 1.0f);
   default: return v;
   }
 }
