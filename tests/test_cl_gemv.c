@@ -132,6 +132,9 @@ int main(void) {
       {1, 1536, 130, 1, 1, 1, LC_WEIGHTS_Q4, 0, 128, 1}, {1, 264, 402, 2, 2, 2, LC_WEIGHTS_Q8, 0, 256, 1},
       {1, 3072, 7, 1, 1, 1, LC_WEIGHTS_Q4, 1, 0, 1},    {1, 1003, 6, 1, 1, 1, LC_WEIGHTS_Q4, 0, 0, 0},
       {1, 776, 2, 1, 1, 1, LC_WEIGHTS_Q4, 1, 64, 1},    {1, 2048, 811, 1, 1, 1, LC_WEIGHTS_Q8, 1, 32, 1},
+      /* with the ones above, the heuristic gives every wR 32..256 items (row groups per
+       * work-group 1..8) on a 2-unit PoCL */
+      {1, 512, 300, 1, 1, 1, LC_WEIGHTS_Q4, 1, 32, 1},  {1, 256, 1541, 1, 1, 1, LC_WEIGHTS_Q8, 0, 16, 1},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) check_fc(ctx, &shapes[i], (int)i);
   unsetenv("LOWCONV_CL_FAMILY");

@@ -66,7 +66,7 @@ static int gq_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3]
       h >>= 1;
   if (h < 32) h = 32;
   while (h > 32 && (h > lim || gq_local(c, v, h) > d->local_mem)) h >>= 1;
-  if (h > lim || max < 1 || (level == 1 && (v == 4 || v == 5 || v == 6))) return 0; /* fast: not w2u2, b1, b2 */
+  if (h > lim || max < 1 || (level == 1 && (v == 5 || v == 6))) return 0; /* fast: not b1, b2 (slower) */
   int n = 0, want = level <= 0 ? 1 : level == 1 ? 3 : 6;
   const size_t order[] = {h, h / 2, h * 2, h / 4, h * 4, h / 8};
   for (int i = 0; i < 6 && n < want && n < max; i++) {

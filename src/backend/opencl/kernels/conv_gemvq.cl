@@ -84,7 +84,7 @@ inline uint4 lcq_unit_rec(const float *v) {
 /* The records of all nu units into xr; channel c of the input pixel is in[c * sc]. The inputs of
  * LCQ_QU units per item are loaded (as float4 where contiguous) before any is quantized. */
 #ifndef LCQ_QU
-#define LCQ_QU 2
+#define LCQ_QU 1
 #endif
 inline void lcq_quant_x(__global const float *in, int sc, int nu, __local uint4 *xr) {
   const int t = get_local_id(0), L = get_local_size(0);
@@ -298,38 +298,38 @@ lcq_rows(__global const float *restrict in, __global const wtype *restrict w, __
   LCQ_RLOAD(min(b0, p.ob - 1), lane)
   lcq_quant_x(in, p.in_sc, nu, lm);
   barrier(CLK_LOCAL_MEM_FENCE);
-  float4 acc = (float4)(0.0f), acco = (float4)(0.0f);
-  for (int st = 0; st < R * S; st++) {
-    const int r = st / S, js = st - r * S, j0 = lane + js * 32 * U, wb = min(b0 + r, p.ob - 1);
-    if (st) {
-      LCQ_RLOAD(wb, j0)
-    }
-    #pragma unroll
-    for (int u = 0; u < U; u++) {
-      const int j = j0 + 32 * u;
-      if (j < nu) {
-        const uint4 xq = lm[j];
-        const float sx = as_float(xq.z);
-        const int nq = (int)xq.w;
+  for (int r = 0; r < R; r++) {
+    const int wb = min(b0 + r, p.ob - 1);
+    float4 acc = (float4)(0.0f), acco = (float4)(0.0f);
+    for (int js = 0; js < S; js++) {
+      const int j0 = lane + js * 32 * U;
+      if (r || js) {
+        LCQ_RLOAD(wb, j0)
+      }
+      #pragma unroll
+      for (int u = 0; u < U; u++) {
+        const int j = j0 + 32 * u;
+        if (j < nu) {
+          const uint4 xq = lm[j];
+          const float sx = as_float(xq.z);
+          const int nq = (int)xq.w;
 #if WFMT == 2
-        const int4 mag = (int4)(0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq, 0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq);
-        const int4 is = lcq_unit(raw[u][0], raw[u][0], xq.x, xq.y);
+          const int4 mag = (int4)(0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq, 0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq);
 #else
-        const int4 mag = (int4)(0x4B400000);
-        const int4 is = lcq_unit(raw[u][0], raw[u][LCQ_W - 1], xq.x, xq.y);
+          const int4 mag = (int4)(0x4B400000);
 #endif
-        acc = mad(as_float4(is + mag) - 12582912.0f, sx * rs[u], acc);
+          const int4 is = lcq_unit(raw[u][0], raw[u][LCQ_W - 1], xq.x, xq.y);
+          acc = mad(as_float4(is + mag) - 12582912.0f, sx * rs[u], acc);
 #if ASYM
-        acco = mad((float4)(sx * (float)nq), ro[u], acco);
+          acco = mad((float4)(sx * (float)nq), ro[u], acco);
 #endif
+        }
       }
     }
-    if (js == S - 1) { /* the row of block b0 + r is done: every item reaches this together */
-      const float v = lcq_gsum(mad(acc, fold, acco), t, xs);
-      const int o = (b0 + r) * 4 + ((lane >> 3) & 3);
-      if ((lane & 7) == 0 && b0 + r < p.ob && o < p.cout_g) lc_store(out, bias, res, &p, 0, o, 0, 0, v);
-      acc = acco = (float4)(0.0f);
-    }
+    /* Every item of the work-group gets here R times (the emulated exchange's barriers). */
+    const float v = lcq_gsum(mad(acc, fold, acco), t, xs);
+    const int o = (b0 + r) * 4 + ((lane >> 3) & 3);
+    if ((lane & 7) == 0 && b0 + r < p.ob && o < p.cout_g) lc_store(out, bias, res, &p, 0, o, 0, 0, v);
   }
 }
 
