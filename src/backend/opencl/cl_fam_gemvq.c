@@ -67,6 +67,13 @@ static int gq_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3]
   if (h < 32) h = 32;
   while (h > 32 && (h > lim || gq_local(c, v, h) > d->local_mem)) h >>= 1;
   if (h > lim || max < 1 || (level == 1 && (v == 5 || v == 6))) return 0; /* fast: not b1, b2 (slower) */
+  const char *fl = getenv("LOWCONV_CL_GEMVQ_LWS"); /* measuring one size: only that one */
+  if (fl && *fl) {
+    size_t L = (size_t)strtoul(fl, NULL, 10);
+    if (L < 32 || L > 256 || (L & (L - 1)) || L > lim || gq_local(c, v, L) > d->local_mem) return 0;
+    lws[0][0] = L, lws[0][1] = 1, lws[0][2] = 1;
+    return 1;
+  }
   int n = 0, want = level <= 0 ? 1 : level == 1 ? 3 : 6;
   const size_t order[] = {h, h / 2, h * 2, h / 4, h * 4, h / 8};
   for (int i = 0; i < 6 && n < want && n < max; i++) {
