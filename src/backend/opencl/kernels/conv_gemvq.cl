@@ -141,8 +141,8 @@ lcq_gemv(__global const float *restrict in, __global const wtype *restrict w, __
          __global float *restrict out, const lc_cl_conv_args *pa, __local uint4 *lm, const int NB) {
   const lc_cl_conv_args p = *pa;
   const int t = get_local_id(0), L = get_local_size(0), nu = p.cin_g / 8, wg0 = (int)get_group_id(0) * NB;
-  /* Unit j's quantization block: bsz is a power of two, or one block spans the row. */
-  const int bpow2 = (p.bsz & (p.bsz - 1)) == 0, blg = 31 - clz(p.bsz);
+  /* Unit j's quantization block (8 * j) >> blg: bsz is a power of two, or spans the row (block 0). */
+  const int blg = p.bsz & (p.bsz - 1) ? 31 : 31 - clz(p.bsz);
   float4 acc[LCQ_MB], acco[LCQ_MB];
   #pragma unroll
   for (int bw = 0; bw < NB; bw++) acc[bw] = acco[bw] = (float4)(0.0f);
@@ -171,7 +171,7 @@ lcq_gemv(__global const float *restrict in, __global const wtype *restrict w, __
       if (j >= nu) break;
       const uint4 xq = lm[j];
       const float sx = as_float(xq.z);
-      const int nq = (int)xq.w, blk = bpow2 ? (8 * j) >> blg : 8 * j / p.bsz;
+      const int nq = (int)xq.w, blk = (8 * j) >> blg;
 #if WFMT == 2
       /* int -> float: 1.5 * 2^23 + v for |v| < 2^22 (|sums| < 2^19 here), less the +8 codes' share. */
       const int4 mag = (int4)(0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq, 0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq);
@@ -267,7 +267,7 @@ lcq_rows(__global const float *restrict in, __global const wtype *restrict w, __
   const lc_cl_conv_args p = *pa;
   const int t = get_local_id(0), L = get_local_size(0), nu = p.cin_g / 8, lane = t & 31;
   const int b0 = ((int)get_group_id(0) * (L >> 5) + (t >> 5)) * R, S = (nu + 32 * U - 1) / (32 * U);
-  const int bpow2 = (p.bsz & (p.bsz - 1)) == 0, blg = 31 - clz(p.bsz);
+  const int blg = p.bsz & (p.bsz - 1) ? 31 : 31 - clz(p.bsz); /* as in lcq_gemv */
   __local float *xs = (__local float *)(lm + nu);
   __global const uint4 *w4 = (__global const uint4 *)w;
   __global const float4 *s4 = (__global const float4 *)sc;
@@ -280,7 +280,7 @@ lcq_rows(__global const float *restrict in, __global const wtype *restrict w, __
 /* Codes and scales of units J0, J0 + 32, ... of block WB (clamped: the overhang is never used). */
 #define LCQ_RLOAD(WB, J0)                                                                         \
   _Pragma("unroll") for (int u = 0; u < U; u++) {                                                 \
-    const int jj = min((J0) + 32 * u, nu - 1), si = (WB) * p.nblk + (bpow2 ? (8 * jj) >> blg : 8 * jj / p.bsz); \
+    const int jj = min((J0) + 32 * u, nu - 1), si = (WB) * p.nblk + ((8 * jj) >> blg); \
     _Pragma("unroll") for (int k = 0; k < LCQ_W; k++) raw[u][k] = w4[((WB) * nu + jj) * LCQ_W + k]; \
     rs[u] = s4[si];                                                                               \
     LCQ_OLOAD(u, si)                                                                              \
