@@ -14,7 +14,9 @@
 
 static const char *const variants[][2] = {{"gemv", "p1"},  {"gemv", "p1b2"}, {"gemv", "p1b4"},  {"gemv", "p2"},
                                           {"gemv", "p4"},  {"gemv", "p8"},   {"gemv", "r1"},    {"gemv", "r1p4"},
-                                          {"gemvq", "b1"}, {"gemvq", "b2"},  {"gemvq", "b4"},   {"gemvq", "b8"}};
+                                          {"gemvq", "b1"}, {"gemvq", "b2"},  {"gemvq", "b4"},   {"gemvq", "b8"},
+                                          {"gemvq", "w1"}, {"gemvq", "w2"},  {"gemvq", "w4"},   {"gemvq", "w1u8"},
+                                          {"gemvq", "w2u2"}};
 
 typedef struct fc {
   int n, cin, cout, ih, iw, stride;
@@ -65,7 +67,8 @@ static void check_fc(lc_context *ctx, const fc *s, int idx) {
     lc_status st = lc_conv_prepare(c, s->n, s->ih, s->iw, &sh);
     if (st == LC_ERR_UNSUPPORTED) {
       TU_CHECK(!(s->fast && v == 0), "fc %d: gemv p1 not eligible", idx);
-      TU_CHECK(!(q && isq && !strcmp(variants[v][1], "b1")), "fc %d: gemvq b1 not eligible", idx);
+      TU_CHECK(!(q && isq && (variants[v][1][0] == 'w' || !strcmp(variants[v][1], "b1"))),
+               "fc %d: gemvq %s not eligible", idx, variants[v][1]);
       continue;
     }
     TU_CHECK(st == LC_OK, "fc %d %s prepare: %s", idx, variants[v][1], lc_last_error());
@@ -121,6 +124,17 @@ int main(void) {
       {1, 200, 5, 3, 3, 3, LC_WEIGHTS_Q8, 1, 16, 1},    {1, 2048, 19, 2, 1, 2, LC_WEIGHTS_Q4, 0, 128, 1},
       {1, 768, 70, 1, 1, 1, LC_WEIGHTS_Q8, 0, 256, 1},  {1, 8, 3, 1, 1, 1, LC_WEIGHTS_Q4, 1, 16, 1},
       {1, 1024, 9, 1, 1, 1, LC_WEIGHTS_Q4, 0, 64, 1},   {1, 640, 17, 1, 1, 1, LC_WEIGHTS_Q8, 1, 0, 1},
+      /* the row-group variants (wR): N % 4 = 1, 2, 3, one block, K not a multiple of the block
+       * (1000 = 62.5 x 16, 4104 = 64.1 x 64), K past one load round (32 items x U units), K of one
+       * unit; a strided, non-contiguous pixel; K % 8 != 0 (gemvq refuses it, gemv runs) */
+      {1, 1000, 5, 1, 1, 1, LC_WEIGHTS_Q4, 0, 16, 1},   {1, 4104, 10, 1, 1, 1, LC_WEIGHTS_Q8, 1, 64, 1},
+      {1, 2056, 99, 1, 1, 1, LC_WEIGHTS_Q4, 1, 32, 1},  {1, 8, 1, 1, 1, 1, LC_WEIGHTS_Q8, 0, 16, 1},
+      {1, 1536, 130, 1, 1, 1, LC_WEIGHTS_Q4, 0, 128, 1}, {1, 264, 402, 2, 2, 2, LC_WEIGHTS_Q8, 0, 256, 1},
+      {1, 3072, 7, 1, 1, 1, LC_WEIGHTS_Q4, 1, 0, 1},    {1, 1003, 6, 1, 1, 1, LC_WEIGHTS_Q4, 0, 0, 0},
+      {1, 776, 2, 1, 1, 1, LC_WEIGHTS_Q4, 1, 64, 1},    {1, 2048, 811, 1, 1, 1, LC_WEIGHTS_Q8, 1, 32, 1},
+      /* with the ones above, the heuristic gives every wR 32..256 items (row groups per
+       * work-group 1..8) on a 2-unit PoCL */
+      {1, 512, 300, 1, 1, 1, LC_WEIGHTS_Q4, 1, 32, 1},  {1, 256, 1541, 1, 1, 1, LC_WEIGHTS_Q8, 0, 16, 1},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) check_fc(ctx, &shapes[i], (int)i);
   unsetenv("LOWCONV_CL_FAMILY");

@@ -1,9 +1,9 @@
 /* Kernel family "gemvq" (kernels/conv_gemvq.cl): the fully connected case (1x1, one output pixel,
  * groups 1) with q8/q4 weights through dp4a, on devices whose inline-PTX probe passed
  * (LOWCONV_CL_DP4A_EMU=1 offers it elsewhere with dp4a emulated: the tests). The activations are
- * quantized to int8 per 8 channels, q = rint(x * (127 / amax)), dequantized as q * (amax / 127),
- * both divisions correctly rounded (built with -cl-fp32-correctly-rounded-divide-sqrt) so that
- * the host reproduces the device's codes exactly (lc_cl_input_seen). Accuracy: each activation moves
+ * quantized to int8 per 8 channels, q = rint(x * (127 / amax)) (the division correctly rounded:
+ * -cl-fp32-correctly-rounded-divide-sqrt), dequantized as q * (amax * (1 / 127)), so that the host
+ * reproduces the device's codes and scales exactly (lc_cl_input_seen). Accuracy: each activation moves
  * by at most amax / 254 of its unit of 8; an output by at most sum |w| * amax / 254 over its row.
  * The float families stay candidates: at tuning level none they run, above it timing decides. */
 #include "backend/opencl/cl_conv.h"
@@ -13,9 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char *const gq_names[] = {"b1", "b2", "b4", "b8"};
-static const char *const gq_kernels[] = {"gemvq_b1", "gemvq_b2", "gemvq_b4", "gemvq_b8"};
-static const int gq_nb[] = {1, 2, 4, 8}; /* oc4 blocks per work-group */
+/* wR[uU]: 32-item row groups, R oc4 blocks each (gq_nb), U units loaded at once; bNB: NB oc4 blocks
+ * per work-group, every item on all of them. The heuristic takes the first eligible. */
+static const char *const gq_names[] = {"w1", "w2", "w4", "w1u8", "w2u2", "b1", "b2", "b4", "b8"};
+static const char *const gq_kernels[] = {"gemvq_w1",   "gemvq_w2", "gemvq_w4", "gemvq_w1u8", "gemvq_w2u2",
+                                         "gemvq_b1",   "gemvq_b2", "gemvq_b4", "gemvq_b8"};
+static const int gq_nb[] = {1, 2, 4, 1, 2, 1, 2, 4, 8};
+#define GQ_ROWS(v) ((v) < 5) /* a wR variant */
 #define GQ_NV ((int)(sizeof gq_names / sizeof gq_names[0]))
 #define GQ_U 2 /* units per item and block loaded at once (conv_gemvq.cl LCQ_U) */
 
@@ -26,9 +30,11 @@ static int gq_device(const lc_cl_conv *c) {
   return c->rt->info.has_dp4a || (e && e[0] == '1');
 }
 
-/* Local memory of a work-group of L items: the input's unit records, then the reduction. */
+/* Local memory of a work-group of L items: the input's unit records, then (bNB) the reduction in
+ * the same place or (wR) the emulated exchanges' L floats after them. */
 static size_t gq_local(const lc_cl_conv *c, int v, size_t L) {
   size_t nu = (size_t)c->a.cin_g / 8, red = (size_t)gq_nb[v] * L;
+  if (GQ_ROWS(v)) return 16 * nu + 4 * L;
   return 16 * (nu > red ? nu : red);
 }
 
@@ -37,7 +43,7 @@ static int gq_eligible(const lc_cl_conv *c, int v) {
   if (v < 0 || v >= GQ_NV || c->wfmt == LC_WEIGHTS_F32 || !gq_device(c)) return 0;
   if (a->groups != 1 || a->kh != 1 || a->kw != 1 || a->pt || a->pl || (int64_t)a->n * a->oh * a->ow != 1) return 0;
   if (a->cin_g % 8 || (a->bsz & (a->bsz - 1) && a->bsz < a->cin_g)) return 0; /* units inside blocks */
-  if (gq_nb[v] > 1 && a->ob < gq_nb[v]) return 0;
+  if (!GQ_ROWS(v) && gq_nb[v] > 1 && a->ob < gq_nb[v]) return 0;
   return gq_local(c, v, 32) <= c->rt->info.local_mem;
 }
 
@@ -47,15 +53,27 @@ static size_t gq_pow2(size_t v) {
   return r;
 }
 
-/* Heuristic: each item loads GQ_U units per block 4 times, 32..256 items (K = 4096 on the H200,
- * 12:15 run: the tuner chose 64 of 256/128/64 for q4 and q8; q4 b8 took 0.0190 ms with 64 items,
- * 0.0306 with 256); then halves and doubles. Level fast tries 3 sizes. */
+/* wR: the largest work-group (256 down to 32) that still makes 6 per compute unit (K = 4096,
+ * N = 14336 on the H200: 128 items, 896 work-groups), so that every unit gets about the same
+ * number of blocks; bNB: each item loads GQ_U units per block 4 times, 32..256 items (K = 4096 on
+ * the H200, 12:15 run: the tuner chose 64 of 256/128/64 for q4 and q8; q4 b8 took 0.0190 ms with
+ * 64 items, 0.0306 with 256). Then halves and doubles; level fast tries 3 sizes. */
 static int gq_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
   const lc_cl_dev_info *d = &c->rt->info;
   size_t lim = d->max_wg < d->max_wi[0] ? d->max_wg : d->max_wi[0], h = gq_pow2((size_t)c->a.cin_g / 8 / GQ_U / 4);
+  if (GQ_ROWS(v))
+    for (h = 256; h > 32 && ((size_t)c->a.ob + h / 32 * gq_nb[v] - 1) / (h / 32 * gq_nb[v]) < 6 * (size_t)d->compute_units;)
+      h >>= 1;
   if (h < 32) h = 32;
   while (h > 32 && (h > lim || gq_local(c, v, h) > d->local_mem)) h >>= 1;
-  if (h > lim || max < 1) return 0;
+  if (h > lim || max < 1 || (level == 1 && (v == 5 || v == 6))) return 0; /* fast: not b1, b2 (slower) */
+  const char *fl = getenv("LOWCONV_CL_GEMVQ_LWS"); /* measuring one size: only that one */
+  if (fl && *fl) {
+    size_t L = (size_t)strtoul(fl, NULL, 10);
+    if (L < 32 || L > 256 || (L & (L - 1)) || L > lim || gq_local(c, v, L) > d->local_mem) return 0;
+    lws[0][0] = L, lws[0][1] = 1, lws[0][2] = 1;
+    return 1;
+  }
   int n = 0, want = level <= 0 ? 1 : level == 1 ? 3 : 6;
   const size_t order[] = {h, h / 2, h * 2, h / 4, h * 4, h / 8};
   for (int i = 0; i < 6 && n < want && n < max; i++) {
@@ -89,7 +107,10 @@ static lc_status gq_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem 
   cl_int e = s || c->rt->dry ? CL_SUCCESS : c->rt->cl->SetKernelArg(k, 8, gq_local(c, cand->variant, L), NULL);
   if (!s && e != CL_SUCCESS) s = lc_cl_fail(c->rt, e, "setting the local memory of %s", name);
   if (s) return s;
-  size_t nb = (size_t)gq_nb[cand->variant], gws[3] = {((size_t)c->a.ob + nb - 1) / nb * L, 1, 1}, lws[3] = {L, 1, 1};
+  if (GQ_ROWS(cand->variant) && L < 32)
+    return lc_error(LC_ERR_UNSUPPORTED, "opencl gemvq: %s needs a local size of at least 32", name);
+  size_t nb = (size_t)gq_nb[cand->variant] * (GQ_ROWS(cand->variant) ? L / 32 : 1);
+  size_t gws[3] = {((size_t)c->a.ob + nb - 1) / nb * L, 1, 1}, lws[3] = {L, 1, 1};
   cl_event ev = NULL;
   s = lc_cl_enqueue(c->rt, k, name, 1, gws, lws, first || last ? &ev : NULL);
   if (s) return s;
@@ -105,7 +126,7 @@ static void gq_unit(const float *x, size_t stride, float *xd) {
     bad |= !isfinite(v[r]);
     amax = fmaxf(amax, fabsf(v[r]));
   }
-  float s = amax / 127.0f, inv = amax > 0.0f && !bad ? 127.0f / amax : 0.0f;
+  float s = amax * (1.0f / 127.0f), inv = amax > 0.0f && !bad ? 127.0f / amax : 0.0f;
   for (int r = 0; r < 8; r++) xd[(size_t)r * stride] = bad ? NAN : (float)(int)rintf(v[r] * inv) * s;
 }
 

@@ -50,37 +50,61 @@ inline int lcq_dp4a_ss(uint a, uint b, int c) {
 
 #define LCQ_MB 8
 #define LCQ_U 2
+#define LCQ_MU 8 /* most units per load round of the wR variants */
 #if WFMT == 1
 #define LCQ_W 2 /* uint4 per unit and block */
 #else
 #define LCQ_W 1
 #endif
 
-/* Unit records {codes of rows 0-3, codes of rows 4-7, scale, sum of the codes}; channels c of
- * the input pixel are at in[c * in_sc]. A non-finite input makes the scale NaN (the outputs
- * become NaN as with float weights). */
+/* Unit record {codes of rows 0-3, codes of rows 4-7, scale, sum of the codes} of 8 inputs: scale
+ * amax * (1 / 127) (a multiply), codes rint(v * (127 / amax)) (one correctly rounded division).
+ * A non-finite input makes the scale NaN (the outputs become NaN as with float weights). */
+inline uint4 lcq_unit_rec(const float *v) {
+  float amax = 0.0f;
+  int bad = 0;
+  for (int r = 0; r < 8; r++) {
+    bad |= !isfinite(v[r]);
+    amax = fmax(amax, fabs(v[r]));
+  }
+  float s = amax * (1.0f / 127.0f), inv = amax > 0.0f && !bad ? 127.0f / amax : 0.0f;
+  uint c0 = 0, c1 = 0;
+  int nq = 0;
+  for (int r = 0; r < 8; r++) {
+    int q = (int)rint(v[r] * inv);
+    nq += q;
+    if (r < 4)
+      c0 |= (uint)(q & 255) << (8 * r);
+    else
+      c1 |= (uint)(q & 255) << (8 * (r - 4));
+  }
+  return (uint4)(c0, c1, as_uint(bad ? NAN : s), (uint)nq);
+}
+
+/* The records of all nu units into xr; channel c of the input pixel is in[c * sc]. The inputs of
+ * LCQ_QU units per item are loaded (as float4 where contiguous) before any is quantized. */
+#ifndef LCQ_QU
+#define LCQ_QU 1
+#endif
 inline void lcq_quant_x(__global const float *in, int sc, int nu, __local uint4 *xr) {
   const int t = get_local_id(0), L = get_local_size(0);
-  for (int i = t; i < nu; i += L) {
-    float v[8], amax = 0.0f;
-    int bad = 0;
-    for (int r = 0; r < 8; r++) {
-      v[r] = in[(8 * i + r) * sc];
-      bad |= !isfinite(v[r]);
-      amax = fmax(amax, fabs(v[r]));
+  for (int i0 = t; i0 < nu; i0 += LCQ_QU * L) {
+    float v[LCQ_QU][8];
+    #pragma unroll
+    for (int u = 0; u < LCQ_QU; u++) {
+      const int i = min(i0 + u * L, nu - 1);
+      if (sc == 1) {
+        const float4 a = ((__global const float4 *)in)[2 * i], b = ((__global const float4 *)in)[2 * i + 1];
+        v[u][0] = a.x, v[u][1] = a.y, v[u][2] = a.z, v[u][3] = a.w;
+        v[u][4] = b.x, v[u][5] = b.y, v[u][6] = b.z, v[u][7] = b.w;
+      } else {
+        #pragma unroll
+        for (int r = 0; r < 8; r++) v[u][r] = in[(8 * i + r) * sc];
+      }
     }
-    float s = amax / 127.0f, inv = amax > 0.0f && !bad ? 127.0f / amax : 0.0f;
-    uint c0 = 0, c1 = 0;
-    int nq = 0;
-    for (int r = 0; r < 8; r++) {
-      int q = (int)rint(v[r] * inv);
-      nq += q;
-      if (r < 4)
-        c0 |= (uint)(q & 255) << (8 * r);
-      else
-        c1 |= (uint)(q & 255) << (8 * (r - 4));
-    }
-    xr[i] = (uint4)(c0, c1, as_uint(bad ? NAN : s), (uint)nq);
+    #pragma unroll
+    for (int u = 0; u < LCQ_QU; u++)
+      if (i0 + u * L < nu) xr[i0 + u * L] = lcq_unit_rec(v[u]);
   }
 }
 
@@ -117,8 +141,8 @@ lcq_gemv(__global const float *restrict in, __global const wtype *restrict w, __
          __global float *restrict out, const lc_cl_conv_args *pa, __local uint4 *lm, const int NB) {
   const lc_cl_conv_args p = *pa;
   const int t = get_local_id(0), L = get_local_size(0), nu = p.cin_g / 8, wg0 = (int)get_group_id(0) * NB;
-  /* Unit j's quantization block: bsz is a power of two, or one block spans the row. */
-  const int bpow2 = (p.bsz & (p.bsz - 1)) == 0, blg = 31 - clz(p.bsz);
+  /* Unit j's quantization block (8 * j) >> blg: bsz is a power of two, or spans the row (block 0). */
+  const int blg = p.bsz & (p.bsz - 1) ? 31 : 31 - clz(p.bsz);
   float4 acc[LCQ_MB], acco[LCQ_MB];
   #pragma unroll
   for (int bw = 0; bw < NB; bw++) acc[bw] = acco[bw] = (float4)(0.0f);
@@ -147,7 +171,7 @@ lcq_gemv(__global const float *restrict in, __global const wtype *restrict w, __
       if (j >= nu) break;
       const uint4 xq = lm[j];
       const float sx = as_float(xq.z);
-      const int nq = (int)xq.w, blk = bpow2 ? (8 * j) >> blg : 8 * j / p.bsz;
+      const int nq = (int)xq.w, blk = (8 * j) >> blg;
 #if WFMT == 2
       /* int -> float: 1.5 * 2^23 + v for |v| < 2^22 (|sums| < 2^19 here), less the +8 codes' share. */
       const int4 mag = (int4)(0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq, 0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq);
@@ -198,6 +222,135 @@ lcq_gemv(__global const float *restrict in, __global const wtype *restrict w, __
       if (b * 4 + lane < p.cout_g) lc_store(out, bias, res, &p, 0, b * 4 + lane, 0, 0, lcd_lane(v, lane));
   }
 }
+
+/* ---- variants wR[uU]: 32-item row groups ----
+ * Item t of group g = t / 32 sums units lane, lane + 32, ... (lane = t % 32) of R consecutive oc4
+ * blocks in turn, one block at a time, U units (codes and scales) loaded at once; each block's 32
+ * partial sums are reduced within the group (6 exchanges, no barrier with PTX shuffles) as soon as
+ * its row ends. All groups run the same steps, so the emulated exchange's barriers are uniform. */
+#ifdef LC_PTX
+inline float lcq_xchg(float v, int m, int t, __local float *x) {
+  (void)t, (void)x;
+  uint d;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(d) : "r"(as_uint(v)), "r"(m));
+  return as_float(d);
+}
+#else
+/* v of item t ^ m (m < 32) through local memory; every item of the work-group calls it. */
+inline float lcq_xchg(float v, int m, int t, __local float *x) {
+  x[t] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const float d = x[t ^ m];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return d;
+}
+#endif
+
+/* Sum of v over the group, scattered: lanes 8c .. 8c + 7 get component c. */
+inline float lcq_gsum(float4 v, int t, __local float *x) {
+  const int hi = t & 16, mid = t & 8;
+  float2 keep = hi ? v.zw : v.xy;
+  const float2 send = hi ? v.xy : v.zw;
+  keep.x += lcq_xchg(send.x, 16, t, x);
+  keep.y += lcq_xchg(send.y, 16, t, x);
+  float k = mid ? keep.y : keep.x;
+  k += lcq_xchg(mid ? keep.x : keep.y, 8, t, x);
+  k += lcq_xchg(k, 4, t, x);
+  k += lcq_xchg(k, 2, t, x);
+  return k + lcq_xchg(k, 1, t, x);
+}
+
+__attribute__((always_inline)) static inline void
+lcq_rows(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
+         __global const float *restrict of, __global const float *restrict bias, __global const float *restrict res,
+         __global float *restrict out, const lc_cl_conv_args *pa, __local uint4 *lm, const int R, const int U) {
+  const lc_cl_conv_args p = *pa;
+  const int t = get_local_id(0), L = get_local_size(0), nu = p.cin_g / 8, lane = t & 31;
+  const int b0 = ((int)get_group_id(0) * (L >> 5) + (t >> 5)) * R, S = (nu + 32 * U - 1) / (32 * U);
+  const int blg = p.bsz & (p.bsz - 1) ? 31 : 31 - clz(p.bsz); /* as in lcq_gemv */
+  __local float *xs = (__local float *)(lm + nu);
+  __global const uint4 *w4 = (__global const uint4 *)w;
+  __global const float4 *s4 = (__global const float4 *)sc;
+#if ASYM
+  __global const float4 *o4 = (__global const float4 *)of;
+  float4 ro[LCQ_MU];
+#endif
+  uint4 raw[LCQ_MU][LCQ_W];
+  float4 rs[LCQ_MU];
+/* Codes and scales of units J0, J0 + 32, ... of block WB (clamped: the overhang is never used). */
+#define LCQ_RLOAD(WB, J0)                                                                         \
+  _Pragma("unroll") for (int u = 0; u < U; u++) {                                                 \
+    const int jj = min((J0) + 32 * u, nu - 1), si = (WB) * p.nblk + ((8 * jj) >> blg); \
+    _Pragma("unroll") for (int k = 0; k < LCQ_W; k++) raw[u][k] = w4[((WB) * nu + jj) * LCQ_W + k]; \
+    rs[u] = s4[si];                                                                               \
+    LCQ_OLOAD(u, si)                                                                              \
+  }
+#if ASYM
+#define LCQ_OLOAD(u, si) ro[u] = o4[si];
+#else
+#define LCQ_OLOAD(u, si)
+#endif
+#if WFMT == 2
+  const float4 fold = (float4)(1.0f, 1.0f / 16, 1.0f, 1.0f / 16);
+#else
+  const float4 fold = (float4)(1.0f);
+#endif
+  LCQ_RLOAD(min(b0, p.ob - 1), lane)
+  lcq_quant_x(in, p.in_sc, nu, lm);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int r = 0; r < R; r++) {
+    const int wb = min(b0 + r, p.ob - 1);
+    float4 acc = (float4)(0.0f), acco = (float4)(0.0f);
+    for (int js = 0; js < S; js++) {
+      const int j0 = lane + js * 32 * U;
+      if (r || js) {
+        LCQ_RLOAD(wb, j0)
+      }
+      #pragma unroll
+      for (int u = 0; u < U; u++) {
+        const int j = j0 + 32 * u;
+        if (j < nu) {
+          const uint4 xq = lm[j];
+          const float sx = as_float(xq.z);
+          const int nq = (int)xq.w;
+#if WFMT == 2
+          const int4 mag = (int4)(0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq, 0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq);
+#else
+          const int4 mag = (int4)(0x4B400000);
+#endif
+          const int4 is = lcq_unit(raw[u][0], raw[u][LCQ_W - 1], xq.x, xq.y);
+          acc = mad(as_float4(is + mag) - 12582912.0f, sx * rs[u], acc);
+#if ASYM
+          acco = mad((float4)(sx * (float)nq), ro[u], acco);
+#endif
+        }
+      }
+    }
+    /* Every item of the work-group gets here R times (the emulated exchange's barriers). */
+    const float v = lcq_gsum(mad(acc, fold, acco), t, xs);
+    const int o = (b0 + r) * 4 + ((lane >> 3) & 3);
+    if ((lane & 7) == 0 && b0 + r < p.ob && o < p.cout_g) lc_store(out, bias, res, &p, 0, o, 0, 0, v);
+  }
+}
+
+#define LCQ_RKERNEL(NAME, R, U)                                                                          \
+  __kernel void NAME(LC_KERNEL_ARGS, __local uint4 *lm) { lcq_rows(in, w, sc, of, bias, res, out, &p, lm, R, U); }
+
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_w1)
+LCQ_RKERNEL(gemvq_w1, 1, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_w2)
+LCQ_RKERNEL(gemvq_w2, 2, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_w4)
+LCQ_RKERNEL(gemvq_w4, 4, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_w1u8)
+LCQ_RKERNEL(gemvq_w1u8, 1, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_w2u2)
+LCQ_RKERNEL(gemvq_w2u2, 2, 2)
+#endif
 
 #define LCQ_KERNEL(NAME, NB)                                                                             \
   __kernel void NAME(LC_KERNEL_ARGS, __local uint4 *lm) { lcq_gemv(in, w, sc, of, bias, res, out, &p, lm, NB); }
