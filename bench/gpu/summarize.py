@@ -83,10 +83,14 @@ def main(d):
             bw = float(m[0].split("read")[1].split("GB/s")[0])
         except ValueError:
             bw = None
-    for w in ("q4", "q8", "f32"):
+    for w in ("q4", "q8", "f32", "q"):
         p = f"{d}/gemv_{w}.jsonl"
         if os.path.exists(p):
             for r in load(p):
+                if r.get("error") or not r.get("median_ms"):
+                    print(f"GEMV {r.get('cfg', w)}: error {r.get('error')}")
+                    continue
+                w = r.get("cfg", w)
                 ms = r.get("median_ms")
                 gbs = r.get("weight_bytes", 0) / (ms * 1e-3) / 1e9 if ms else 0
                 print(f"GEMV {w} K=4096 N=14336: {ms:.4f} ms, weights {r.get('weight_bytes')} B -> {gbs:.0f} GB/s"
