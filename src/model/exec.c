@@ -83,7 +83,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   if ((s = lc_fold_and_infer(m))) return s;
   t[3] = lc_now_ms();
   if (m->opt.no_fusion) lc_plan_count_uses(m);
-  else if ((s = lc_fuse(m)) || (m->dev && (s = lc_fuse_device(m)))) return s;
+  else if ((s = lc_fuse_layernorm(m)) || (s = lc_fuse(m)) || (m->dev && (s = lc_fuse_device(m)))) return s;
   if ((s = lc_plan_memory(m))) return s;
   t[4] = lc_now_ms();
   m->layers = lc_arena_alloc(m->arena, ((size_t)m->n_nodes + 1) * sizeof(int));

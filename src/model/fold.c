@@ -564,8 +564,6 @@ static lc_status fuse_post(lc_model *m, int *pp, int c, int is_mul) {
 }
 
 lc_status lc_fuse(lc_model *m) {
-  lc_status s0 = lc_fuse_layernorm(m);
-  if (s0) return s0;
   lc_plan_count_uses(m);
   for (int p = 0; p < m->n_nodes; p++) {
     lc_status s;
