@@ -263,6 +263,7 @@ static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in,
   float *Y = out->data;
   const float *X = t->data;
   int minmax = k >= RED_MAX;
+  const lc_vmath_kernels *vm = lcop_vm(x);
   double *acc = NULL;
   if (!minmax && ototal) {
     if (lcop_budget(x) && ototal * sizeof(double) > lcop_budget(x))
@@ -301,7 +302,7 @@ static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in,
         for (size_t j = 0; j < len; j++) v[0] *= xr[j];
         acc[off] = v[0];
       } else if (k <= RED_SUM) {
-        acc[off] += lcop_vec_sum_d(xr, len);
+        acc[off] += vm->sum_d(xr, len);
       } else {
         for (size_t j = 0; j < len; j++) v[j & 3] += red_term(k, xr[j]);
         acc[off] += (v[0] + v[2]) + (v[1] + v[3]);
