@@ -21,10 +21,12 @@ typedef struct lc_vmath_kernels {
    * makes the whole row NaN (the reference's e^(inf - inf)). */
   void (*softmax_row)(const float *x, float *y, size_t len, int lg);
   double (*sum_d)(const float *x, size_t n);
-  void (*add)(float *y, const float *x, size_t n); /* y += x */
-  /* y[i] = inv[i] * sum_{j < k} t[i * s + j * d] for i < n; t holds (n - 1) * s + (k - 1) * d + 1
-   * floats. k, s, d >= 1. */
-  void (*pool_row)(float *y, const float *t, size_t n, size_t s, size_t k, size_t d, const float *inv);
+  /* y[i] = sum_{r < rows} x[r * stride + i] for i < n; rows >= 1. */
+  void (*rows_sum)(float *y, const float *x, size_t n, size_t rows, size_t stride);
+  /* One output row of an average pool: y[i] = inv[i] * sum_{r < rows, j < k} x[r * stride + i * s + j * d]
+   * for i < n; rows, k, s, d >= 1. Reads no other element of x. */
+  void (*pool_row)(float *y, const float *x, size_t n, size_t rows, size_t stride, size_t s, size_t k, size_t d,
+                   const float *inv);
 } lc_vmath_kernels;
 
 /* The functions of one ISA's set, named lc_f32_<what>_<isa>. */
@@ -34,8 +36,9 @@ typedef struct lc_vmath_kernels {
   void lc_f32_tanh_##isa(float *y, const float *x, size_t n);                                        \
   void lc_f32_softmax_row_##isa(const float *x, float *y, size_t len, int lg);                       \
   double lc_f32_sum_d_##isa(const float *x, size_t n);                                               \
-  void lc_f32_add_##isa(float *y, const float *x, size_t n);                                         \
-  void lc_f32_pool_row_##isa(float *y, const float *t, size_t n, size_t s, size_t k, size_t d, const float *inv)
+  void lc_f32_rows_sum_##isa(float *y, const float *x, size_t n, size_t rows, size_t stride);        \
+  void lc_f32_pool_row_##isa(float *y, const float *x, size_t n, size_t rows, size_t stride, size_t s, size_t k,  \
+                             size_t d, const float *inv)
 
 /* e^x, relative error < 1.2e-7 on [-87, 87] (inputs are clamped there): round-to-nearest by the
  * 1.5 * 2^23 trick, a degree-6 polynomial on [-ln2/2, ln2/2], 2^n through the exponent bits. The

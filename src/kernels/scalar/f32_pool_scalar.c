@@ -11,13 +11,17 @@ double lc_f32_sum_d_scalar(const float *x, size_t n) {
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
-void lc_f32_add_scalar(float *y, const float *x, size_t n) {
-  for (size_t i = 0; i < n; i++) y[i] += x[i];
+void lc_f32_rows_sum_scalar(float *y, const float *x, size_t n, size_t rows, size_t stride) {
+  for (size_t i = 0; i < n; i++) y[i] = x[i];
+  for (size_t r = 1; r < rows; r++)
+    for (size_t i = 0; i < n; i++) y[i] += x[r * stride + i];
 }
 
-void lc_f32_pool_row_scalar(float *y, const float *t, size_t n, size_t s, size_t k, size_t d, const float *inv) {
-  for (size_t i = 0; i < n; i++) y[i] = t[i * s];
-  for (size_t j = 1; j < k; j++)
-    for (size_t i = 0; i < n; i++) y[i] += t[i * s + j * d];
+void lc_f32_pool_row_scalar(float *y, const float *x, size_t n, size_t rows, size_t stride, size_t s, size_t k,
+                            size_t d, const float *inv) {
+  for (size_t i = 0; i < n; i++) y[i] = 0.0f;
+  for (size_t r = 0; r < rows; r++)
+    for (size_t j = 0; j < k; j++)
+      for (size_t i = 0; i < n; i++) y[i] += x[r * stride + i * s + j * d];
   for (size_t i = 0; i < n; i++) y[i] *= inv[i];
 }
