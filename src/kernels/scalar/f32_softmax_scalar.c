@@ -1,11 +1,18 @@
 /* Softmax / LogSoftmax of one contiguous row in portable C (error bounds: src/model/ops/ops_norm.c).
  * Partial sums and maxima in eight lanes so that the loops vectorize. */
 #include <math.h>
+#include <stdint.h>
 
 #include "kernels/scalar/scalar_kernels.h"
 
+/* e^(x - m), 0 where x - m < -87 (-inf included): an integer mask, as in lc_exp_fast. */
 static void exp_sub(float *y, const float *x, float m, size_t n) {
-  for (size_t i = 0; i < n; i++) y[i] = lc_exp_fast(x[i] - m);
+  for (size_t i = 0; i < n; i++) {
+    union { float f; int32_t i; } d = {x[i] - m}, e;
+    e.f = lc_exp_fast(d.f);
+    e.i &= (d.i & 0x7fffffff) > 0x42AE0000 ? 0 : -1;
+    y[i] = e.f;
+  }
 }
 
 static float row_max(const float *x, size_t n) {
