@@ -8,7 +8,8 @@
 
 #include "kernels/avx2/avx2_common.h"
 
-/* p ~ e^r with r = x - n ln 2; t holds n + 1.5 * 2^23 (its low mantissa bits are n). */
+/* q ~ e^r - 1 = r + r^2 Q(r) with r = x - n ln 2 (exact for |x| < ln2/2, where n = 0); t holds
+ * n + 1.5 * 2^23 (its low mantissa bits are n). */
 LC_AI __m256 lc_avx2_exp_reduce(__m256 x, __m256 *t) {
   const __m256 magic = _mm256_set1_ps(12582912.0f);
   *t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504f), magic);
@@ -20,15 +21,26 @@ LC_AI __m256 lc_avx2_exp_reduce(__m256 x, __m256 *t) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1668387074e-2f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666520810e-1f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.9999993457e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-  return _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+  return _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
 }
 
-/* e^x for x already in [-87.3, 88.3] (or NaN): 2^n is one normal float. */
-LC_AI __m256 lc_avx2_exp_normal(__m256 x) {
-  __m256 t, p = lc_avx2_exp_reduce(x, &t);
+/* 2^n for t from lc_avx2_exp_reduce, n + 127 in [1, 254]. */
+LC_AI __m256 lc_avx2_pow2n(__m256 t) {
   __m256i e = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(0x4B400000 - 127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  return _mm256_castsi256_ps(e);
+}
+
+/* e^x = 2^n (1 + q) for x already in [-87.3, 88.3] (or NaN): 2^n is one normal float. */
+LC_AI __m256 lc_avx2_exp_normal(__m256 x) {
+  __m256 t, q = lc_avx2_exp_reduce(x, &t), s = lc_avx2_pow2n(t);
+  return _mm256_fmadd_ps(q, s, s);
+}
+
+/* e^x - 1 = 2^n q + (2^n - 1) for x in [-87.3, 0]: 2^n - 1 is exact, and for n = 0 this is q,
+ * accurate relative to e^x - 1 however small x is. */
+LC_AI __m256 lc_avx2_expm1_neg(__m256 x) {
+  __m256 t, q = lc_avx2_exp_reduce(x, &t), s = lc_avx2_pow2n(t);
+  return _mm256_fmadd_ps(q, s, _mm256_sub_ps(s, _mm256_set1_ps(1.0f)));
 }
 
 /* e^x for any x: clamped to [-104, 89], where the results are 0 and +inf, and 2^n applied as two
@@ -36,12 +48,12 @@ LC_AI __m256 lc_avx2_exp_normal(__m256 x) {
  * once. */
 LC_AI __m256 lc_avx2_exp_full(__m256 x) {
   __m256 xc = _mm256_min_ps(_mm256_set1_ps(89.0f), _mm256_max_ps(_mm256_set1_ps(-104.0f), x));
-  __m256 t, p = lc_avx2_exp_reduce(xc, &t);
+  __m256 t, q = lc_avx2_exp_reduce(xc, &t);
   __m256i n = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(0x4B400000));
   __m256i h = _mm256_srai_epi32(n, 1), bias = _mm256_set1_epi32(127);
   __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
   __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(n, h), bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  return _mm256_mul_ps(_mm256_fmadd_ps(q, s1, s1), s2);
 }
 
 #endif
