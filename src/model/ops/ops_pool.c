@@ -295,6 +295,29 @@ static inline double red_term(red_kind k, float x) {
   return k == RED_L1 ? fabs((double)x) : k == RED_L2 || k == RED_SSQ ? (double)x * x : k == RED_LSE ? exp((double)x) : x;
 }
 
+/* ReduceSum / ReduceMean / GlobalAveragePool over trailing axes: each output is the double sum
+ * of one contiguous run (vm->sum_d), outputs split over the threads when the input is large. */
+#define RED_PAR_MIN 65536
+#define RED_TASK 16 /* outputs per task */
+
+typedef struct sum_job {
+  const float *X;
+  float *Y;
+  size_t len, rows;
+  int mean;
+  double (*sum_d)(const float *x, size_t n);
+} sum_job;
+
+static void sum_task(void *arg, size_t task, int thread) {
+  const sum_job *j = arg;
+  size_t r1 = (task + 1) * RED_TASK < j->rows ? (task + 1) * RED_TASK : j->rows;
+  (void)thread;
+  for (size_t r = task * RED_TASK; r < r1; r++) {
+    double v = j->sum_d(j->X + r * j->len, j->len);
+    j->Y[r] = (float)(j->mean ? (j->len ? v / (double)j->len : NAN) : v);
+  }
+}
+
 static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
                          int n_out, lc_exec_ctx *x) {
   int mask[LC_MAX_DIMS], keep;
@@ -308,6 +331,19 @@ static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in,
   const float *X = t->data;
   int minmax = k >= RED_MAX;
   const lc_vmath_kernels *vm = lcop_vm(x);
+  int r = t->ndim, first = r;
+  while (first > 0 && mask[first - 1]) first--;
+  int suffix = first < r;
+  for (int i = 0; i < first; i++) suffix &= !mask[i];
+  if (suffix && k <= RED_SUM && ototal) { /* the reduced axes are the trailing ones */
+    sum_job j = {X, Y, total / ototal, ototal, k == RED_MEAN, vm->sum_d};
+    size_t tasks = (ototal + RED_TASK - 1) / RED_TASK;
+    if (total < RED_PAR_MIN || lcop_threads(x) < 2 || tasks < 2)
+      for (size_t q = 0; q < tasks; q++) sum_task(&j, q, 0);
+    else
+      lcop_parallel(x, tasks, sum_task, &j);
+    return LC_OK;
+  }
   double *acc = NULL;
   if (!minmax && ototal) {
     if (lcop_budget(x) && ototal * sizeof(double) > lcop_budget(x))
@@ -318,7 +354,6 @@ static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in,
     for (size_t i = 0; i < ototal; i++) Y[i] = k == RED_MAX ? -INFINITY : INFINITY;
   }
   /* Output stride of each input dim (0 where reduced). */
-  int r = t->ndim;
   int64_t ost[LC_MAX_DIMS], idx[LC_MAX_DIMS] = {0};
   int64_t a = 1;
   for (int i = r - 1; i >= 0; i--) {
