@@ -69,7 +69,8 @@ static void test_matmul_tiles(void) {
     size_t na = (size_t)(da[0] * da[1] * M * K), nb = (size_t)((bcast == 2 ? 1 : b0) * b1 * K * N);
     float *A = malloc((na + 1) * sizeof(float)), *B = malloc((nb + 1) * sizeof(float));
     tu_fill(A, na, -1, 1), tu_fill(B, nb, -1, 1);
-    lc_tensor in[2] = {tens(LC_DT_FLOAT, 4, da, A), bcast == 2 ? tens(LC_DT_FLOAT, 3, db + 1, B) : tens(LC_DT_FLOAT, 4, db, B)};
+    lc_tensor in[2] = {tens(LC_DT_FLOAT, 4, da, A),
+                       bcast == 2 ? tens(LC_DT_FLOAT, 3, db + 1, B) : tens(LC_DT_FLOAT, 4, db, B)};
     lc_tensor out[1];
     lc_status st = run_op("MatMul", NULL, 0, in, 2, out, 1);
     TU_CHECK(st == LC_OK && same_dims(&out[0], 4, dy), "matmul tiles %d: %s", it, lc_last_error());

@@ -123,7 +123,8 @@ static void test_avgpool_wide(void) {
     float *x = malloc((size_t)(C * H * W) * sizeof(float)), *want = malloc((size_t)(C * 16 * 64) * sizeof(float));
     tu_fill(x, (size_t)(C * H * W), -3, 3);
     int64_t OH = 0, OW = 0, dims[4] = {1, C, H, W};
-    for (int64_t c = 0; c < C; c++) naive_pool(0, incl, x + c * H * W, H, W, k, s, d, p, ceil_mode, want + c * 16 * 64, &OH, &OW);
+    for (int64_t c = 0; c < C; c++)
+      naive_pool(0, incl, x + c * H * W, H, W, k, s, d, p, ceil_mode, want + c * 16 * 64, &OH, &OW);
     lc_attr a[6] = {a_ints("kernel_shape", k, 2), a_ints("strides", s, 2), a_ints("pads", p, 4),
                     a_int("ceil_mode", ceil_mode), a_ints("dilations", d, 2), a_int("count_include_pad", incl)};
     lc_tensor tin[1] = {tens(LC_DT_FLOAT, 4, dims, x)};
@@ -134,8 +135,8 @@ static void test_avgpool_wide(void) {
     for (int64_t c = 0; !st && c < C && same_dims(&out[0], 4, od); c++)
       for (int64_t q = 0; q < OH * OW; q++)
         diff = fmax(diff, fabs(((float *)out[0].data)[c * OH * OW + q] - want[c * 16 * 64 + q]));
-    TU_CHECK(diff <= 1e-5, "avgpool wide %d (incl %d ceil %d H %lld W %lld k %lldx%lld s %lldx%lld d %lldx%lld): diff %g", it,
-             incl, ceil_mode, (long long)H, (long long)W, (long long)k[0], (long long)k[1], (long long)s[0],
+    TU_CHECK(diff <= 1e-5, "avgpool wide %d (incl %d ceil %d H %lld W %lld k %lldx%lld s %lldx%lld d %lldx%lld): diff %g",
+             it, incl, ceil_mode, (long long)H, (long long)W, (long long)k[0], (long long)k[1], (long long)s[0],
              (long long)s[1], (long long)d[0], (long long)d[1], diff);
     free_outs(out, 1);
     free(x), free(want);
