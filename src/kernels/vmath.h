@@ -4,7 +4,7 @@
  *   exp      scalar: libm expf. avx2: |y - e^x| <= 1.2e-7 e^x for normal results (8.1e-8 measured);
  *            +inf past 88.72, subnormals below -87.3 within 2^-149, 0 below -103.9; NaN kept.
  *   sigmoid  |y - s(x)| <= 2e-7 s(x) + 2e-38 (1.44e-7 measured; e^-x clamped to [e^-87, e^87]).
- *   tanh     scalar: libm tanhf. avx2: |y - tanh x| <= 2e-7 |tanh x| (1.54e-7 measured), odd, -0
+ *   tanh     scalar: libm tanhf. avx2: |y - tanh x| <= 2e-7 |tanh x| (1.75e-7 measured), odd, -0
  *            kept, +-1 for |x| >= 9.1. NaN stays NaN in all three.
  *   softmax  the bounds of src/model/ops/ops_norm.c (exps of x - max below e^-87.3 are taken as 0).
  *   sum_d    double accumulation: n * 2^-53 sum|x|. */

@@ -40,12 +40,11 @@ static float row_max(const float *x, size_t len, int *bad) {
   return hmax8(_mm256_max_ps(m0, m1));
 }
 
-/* e^(x - m), 0 below e^-87.3 (those arguments are clamped first); lanes outside k are 0. */
+/* e^(x - m), 0 where x - m < -87.3 (-inf included): whatever the exponent bits made of those
+ * arguments is masked off, so they need no clamp. */
 LC_AI __m256 exp_sub(__m256 x, __m256 m) {
-  const __m256 lo = _mm256_set1_ps(-87.3f);
   __m256 d = _mm256_sub_ps(x, m);
-  __m256 e = lc_avx2_exp_normal(_mm256_max_ps(d, lo));
-  return _mm256_and_ps(e, _mm256_cmp_ps(d, lo, _CMP_GE_OQ));
+  return _mm256_and_ps(lc_avx2_exp_normal(d), _mm256_cmp_ps(d, _mm256_set1_ps(-87.3f), _CMP_GE_OQ));
 }
 
 LC_AI __m256d add8d(__m256d acc, __m256 v, __m256d *acc2) {
