@@ -1,6 +1,6 @@
 /* The vector math of every kernel table this CPU runs (kernels/vmath.h) against fp64 references,
  * with the error bounds vmath.h states: dense sweeps over the float range for exp / sigmoid /
- * tanh, the special values ONNX fixes (NaN stays NaN, +-inf, -0, overflow to inf, underflow to 0),
+ * tanh / HardSigmoid / HardSwish, the special values ONNX fixes (NaN stays NaN, +-inf, -0, overflow to inf, underflow to 0),
  * every length 0..40 (all vector remainders) in place and out of place, and the sums and
  * pooling rows read from buffers that end at an unmapped page, so a read past the last element
  * the contract names faults. */
@@ -23,6 +23,13 @@
 #define TANH_REL 2e-7
 
 static const char *g_name;
+static const lc_vmath_kernels *g_vm;
+
+/* HardSigmoid with a model's alpha / beta and HardSwish, as map_fn for the sweeps */
+#define HS_A 0.2f
+#define HS_B 0.5f
+static void hsig(float *y, const float *x, size_t n) { g_vm->hard_sigmoid(y, x, n, HS_A, HS_B, 0); }
+static void hswish(float *y, const float *x, size_t n) { g_vm->hard_sigmoid(y, x, n, 1.0f / 6.0f, 0.5f, 1); }
 
 /* ---- n floats that end where an unmapped page begins ---- */
 
@@ -59,6 +66,13 @@ static double map_err(int which, float x, float y) {
     if (r > FLT_MAX * (1 + EXP_REL)) return y == INFINITY ? 0 : INFINITY;
     if (r < FLT_MIN) return fabs(y - r) / 0x1p-149; /* subnormal results: one rounding */
     return fabs(y - r) / (EXP_REL * r);
+  }
+  if (which >= 3) { /* one rounding of a x + b (two without FMA), one of the product */
+    int sw = which == 4;
+    double a = sw ? 1.0f / 6.0f : HS_A, b = sw ? 0.5 : HS_B, h = fmin(1.0, fmax(0.0, a * x + b));
+    double r = sw ? x * h : h;
+    if (isnan(r) || isinf(r)) return (isnan(r) ? isnan(y) : y == r) ? 0 : INFINITY;
+    return fabs(y - r) / (2 * U * (fabs(a * x) + b) * (sw ? fabs(x) : 1.0) + U * fabs(r) + 1e-45);
   }
   if (which == 1) {
     double r = ref_sigmoid(x);
@@ -270,10 +284,14 @@ int main(void) {
     if (!lc_kernels_runs_here(k) || dup || nseen == 8) continue;
     seen[nseen++] = k->vmath;
     g_name = k->name;
-    const lc_vmath_kernels *v = k->vmath;
+    const lc_vmath_kernels *v = g_vm = k->vmath;
     sweep_map(v, 0, v->exp, "exp");
     sweep_map(v, 1, v->sigmoid, "sigmoid");
     sweep_map(v, 2, v->tanh, "tanh");
+    sweep_map(v, 3, hsig, "hardsigmoid");
+    sweep_map(v, 4, hswish, "hardswish");
+    lengths_map(hsig, "hardsigmoid");
+    lengths_map(hswish, "hardswish");
     lengths_map(v->exp, "exp");
     lengths_map(v->sigmoid, "sigmoid");
     lengths_map(v->tanh, "tanh");

@@ -18,6 +18,8 @@ typedef struct lc_vmath_kernels {
   void (*exp)(float *y, const float *x, size_t n);
   void (*sigmoid)(float *y, const float *x, size_t n);
   void (*tanh)(float *y, const float *x, size_t n);
+  /* y = clamp(alpha x + beta, 0, 1), times x when swish (HardSigmoid, HardSwish); NaN stays NaN. */
+  void (*hard_sigmoid)(float *y, const float *x, size_t n, float alpha, float beta, int swish);
   /* Softmax (lg = 0) or LogSoftmax of one contiguous row of len > 0: a NaN or an infinite maximum
    * makes the whole row NaN (the reference's e^(inf - inf)). */
   void (*softmax_row)(const float *x, float *y, size_t len, int lg);
@@ -35,6 +37,7 @@ typedef struct lc_vmath_kernels {
   void lc_f32_exp_##isa(float *y, const float *x, size_t n);                                         \
   void lc_f32_sigmoid_##isa(float *y, const float *x, size_t n);                                     \
   void lc_f32_tanh_##isa(float *y, const float *x, size_t n);                                        \
+  void lc_f32_hard_sigmoid_##isa(float *y, const float *x, size_t n, float alpha, float beta, int swish); \
   void lc_f32_softmax_row_##isa(const float *x, float *y, size_t len, int lg);                       \
   double lc_f32_sum_d_##isa(const float *x, size_t n);                                               \
   void lc_f32_rows_sum_##isa(float *y, const float *x, size_t n, size_t rows, size_t stride);        \

@@ -1,4 +1,4 @@
-/* Exp, Sigmoid and Tanh of n floats, eight lanes a step, the tail through masked loads and stores
+/* Exp, Sigmoid, Tanh, HardSigmoid / HardSwish of n floats, eight lanes a step, the tail through masked loads and stores
  * (kernels/vmath.h states the error bounds). y may be x. */
 #include "kernels/avx2/f32_exp_avx2.h"
 #include "kernels/avx2/avx2_kernels.h"
@@ -39,5 +39,19 @@ LC_AI __m256 tanh8(__m256 x) {
   }
 
 LC_MAP8(lc_f32_exp_avx2, lc_avx2_exp_full)
+
+/* max / min with the value second: NaN comes through both. */
+void lc_f32_hard_sigmoid_avx2(float *y, const float *x, size_t n, float alpha, float beta, int swish) {
+  const __m256 a = _mm256_set1_ps(alpha), b = _mm256_set1_ps(beta), zero = _mm256_setzero_ps(),
+               one = _mm256_set1_ps(1.0f);
+  for (size_t i = 0; i < n; i += 8) {
+    __m256i m = lc_avx2_mask(n - i < 8 ? n - i : 8);
+    __m256 v = n - i >= 8 ? _mm256_loadu_ps(x + i) : _mm256_maskload_ps(x + i, m);
+    __m256 h = _mm256_min_ps(one, _mm256_max_ps(zero, _mm256_fmadd_ps(a, v, b)));
+    if (swish) h = _mm256_mul_ps(h, v);
+    if (n - i >= 8) _mm256_storeu_ps(y + i, h);
+    else _mm256_maskstore_ps(y + i, m, h);
+  }
+}
 LC_MAP8(lc_f32_sigmoid_avx2, sigmoid8)
 LC_MAP8(lc_f32_tanh_avx2, tanh8)

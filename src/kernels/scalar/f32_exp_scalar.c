@@ -1,4 +1,4 @@
-/* Exp, Sigmoid and Tanh in portable C: libm's expf and tanhf; the sigmoid through lc_exp_fast in
+/* Exp, Sigmoid, Tanh, HardSigmoid / HardSwish in portable C: libm's expf and tanhf; the sigmoid through lc_exp_fast in
  * blocks, so that y may alias x and NaN inputs are copied through after the vectorizable loop. */
 #include <math.h>
 #include <stdint.h>
@@ -11,6 +11,19 @@ void lc_f32_exp_scalar(float *y, const float *x, size_t n) {
 
 void lc_f32_tanh_scalar(float *y, const float *x, size_t n) {
   for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+}
+
+/* Comparisons, not fminf / fmaxf (libm calls without -ffast-math); NaN fails both and stays. */
+static inline float clamp01(float v) {
+  v = v < 0.0f ? 0.0f : v;
+  return v > 1.0f ? 1.0f : v;
+}
+
+void lc_f32_hard_sigmoid_scalar(float *y, const float *x, size_t n, float alpha, float beta, int swish) {
+  if (swish)
+    for (size_t i = 0; i < n; i++) y[i] = x[i] * clamp01(alpha * x[i] + beta);
+  else
+    for (size_t i = 0; i < n; i++) y[i] = clamp01(alpha * x[i] + beta);
 }
 
 void lc_f32_sigmoid_scalar(float *y, const float *x, size_t n) {

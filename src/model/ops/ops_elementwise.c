@@ -40,11 +40,6 @@ static lc_status unary_infer(const lc_node *n, const lc_tensor *const *in, int n
   return lcop_set_out(n, out, LC_DT_FLOAT, in[0]->ndim, in[0]->dims);
 }
 
-static inline float clamp01(float v) {
-  v = v < 0.0f ? 0.0f : v; /* comparisons, not fminf/fmaxf: those are libm calls without -ffast-math */
-  return v > 1.0f ? 1.0f : v;
-}
-
 /* Applies y = f(x) over n floats; y may equal x. Split per kind so each loop vectorizes. */
 static void unary_apply(const lc_vmath_kernels *vm, un_kind k, float a, float b, float *y, const float *x, size_t n) {
   if (!n) return; /* a zero-element tensor may have no buffer: no arithmetic on NULL */
@@ -59,10 +54,10 @@ static void unary_apply(const lc_vmath_kernels *vm, un_kind k, float a, float b,
     vm->sigmoid(y, x, n);
     break;
   case UN_HSIGMOID:
-    for (size_t i = 0; i < n; i++) y[i] = clamp01(a * x[i] + b);
+    vm->hard_sigmoid(y, x, n, a, b, 0);
     break;
   case UN_HSWISH:
-    for (size_t i = 0; i < n; i++) y[i] = x[i] * clamp01(x[i] * (1.0f / 6.0f) + 0.5f);
+    vm->hard_sigmoid(y, x, n, 1.0f / 6.0f, 0.5f, 1);
     break;
   case UN_TANH:
     vm->tanh(y, x, n);
