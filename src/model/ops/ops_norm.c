@@ -2,9 +2,10 @@
  * Sums are kept in double (8 partial sums, so the loops still vectorize): the float sum of ~18k exps
  * was 4e-4 off. Rows are split over the context's threads. Error bounds (tested against an fp64
  * reference over >= 20k entries in tests/test_ops_numerics.c), u = 2^-24:
- *   Softmax     |y - ref| <= (4e-7 + u |x - max|) * ref + 2e-38 (the exp 1.2e-7, the stored exp u,
- *               pairs of exps added in float u, the double sum ~n * 2^-53, the scale 2u; x - max is
- *               rounded in float, as the reference does; 2e-38: exps below e^-87 are taken as 0)
+ *   Softmax     |y - ref| <= (4e-7 + u |x - max|) * ref + 2e-38 (the stored exp 1.2e-7, exps added
+ *               in float trees of 8 before the double sum 3u, the double sum ~n * 2^-53, the scale
+ *               u; x - max is rounded in float, as the reference does; 2e-38: exps below e^-87 are
+ *               taken as 0)
  *   LogSoftmax  |y - ref| <= u * (|ref| + max|x - max|) + 2e-7 (the log of the double sum off by
  *               the exp's 1.2e-7 and the exps' float arguments)
  * The rows run on the context's kernel table (kernels/vmath.h: the AVX2 one or portable C).
