@@ -55,6 +55,44 @@ static void test_matmul(void) {
   free_outs(out, 1);
 }
 
+/* MatMul of two computed operands by the GEMM microkernel's tiles: every M / N remainder of the
+ * 6x16 (avx2) and 4x8 (scalar) tiles, K from 0, batches broadcast on either side, and enough
+ * work on the 2-thread pass to split the batches. Against double dot products; the bound is
+ * K float roundings of sum |a b|. */
+static void test_matmul_tiles(void) {
+  for (int it = 0; it < 120; it++) {
+    int64_t M = tu_rand_int(1, 40), N = tu_rand_int(1, 40), K = it < 4 ? it : tu_rand_int(1, 64);
+    int64_t b0 = tu_rand_int(1, 3), b1 = tu_rand_int(1, 4);
+    if (it % 10 == 9) M = 64, N = 64, K = 64, b0 = 4, b1 = 2; /* past MM_PAR_MIN */
+    int bcast = it % 3; /* 0: none, 1: A has batch dim 1 on axis 1, 2: B is 3-D */
+    int64_t da[4] = {b0, bcast == 1 ? 1 : b1, M, K}, db[4] = {b0, b1, K, N}, dy[4] = {b0, b1, M, N};
+    size_t na = (size_t)(da[0] * da[1] * M * K), nb = (size_t)((bcast == 2 ? 1 : b0) * b1 * K * N);
+    float *A = malloc((na + 1) * sizeof(float)), *B = malloc((nb + 1) * sizeof(float));
+    tu_fill(A, na, -1, 1), tu_fill(B, nb, -1, 1);
+    lc_tensor in[2] = {tens(LC_DT_FLOAT, 4, da, A),
+                       bcast == 2 ? tens(LC_DT_FLOAT, 3, db + 1, B) : tens(LC_DT_FLOAT, 4, db, B)};
+    lc_tensor out[1];
+    lc_status st = run_op("MatMul", NULL, 0, in, 2, out, 1);
+    TU_CHECK(st == LC_OK && same_dims(&out[0], 4, dy), "matmul tiles %d: %s", it, lc_last_error());
+    double worst = 0;
+    for (int64_t x = 0; !st && x < b0; x++)
+      for (int64_t y = 0; y < b1; y++)
+        for (int64_t i = 0; i < M; i++)
+          for (int64_t j = 0; j < N; j++) {
+            const float *a = A + ((x * da[1] + (bcast == 1 ? 0 : y)) * M + i) * K;
+            const float *b = B + ((bcast == 2 ? 0 : x) * b1 + y) * K * N + j;
+            double ref = 0, mag = 0;
+            for (int64_t p = 0; p < K; p++) ref += (double)a[p] * b[p * N], mag += fabs((double)a[p] * b[p * N]);
+            double got = ((const float *)out[0].data)[((x * b1 + y) * M + i) * N + j];
+            worst = fmax(worst, fabs(got - ref) / ((double)(K + 1) * 6e-8 * mag + 1e-30));
+          }
+    TU_CHECK(worst <= 1.0, "matmul tiles %d (%lldx%lldx%lld, batch %lldx%lld, bcast %d): error %.3g x the bound", it,
+             (long long)M, (long long)N, (long long)K, (long long)b0, (long long)b1, bcast, worst);
+    free_outs(out, 1);
+    free(A), free(B);
+  }
+}
+
 /* Gemm / MatMul with a constant B packed at init (f32 copy, q8, q4) against a naive loop:
  * M across the lc_qgemv path (<= 8) and the panel path, transB, alpha, C as [N] (folded into
  * the bias) and [M, N] (added after). Tolerance: per output, sum_k |a_k| * (half a code step of
@@ -168,7 +206,7 @@ static void test_large_elementwise(void) {
 }
 
 int main(void) {
-  static void (*const one[])(void) = {test_matmul, test_fc_packed, test_large_elementwise};
-  static void (*const two[])(void) = {test_fc_packed, test_large_elementwise};
+  static void (*const one[])(void) = {test_matmul, test_matmul_tiles, test_fc_packed, test_large_elementwise};
+  static void (*const two[])(void) = {test_matmul_tiles, test_fc_packed, test_large_elementwise};
   return ops_main("test_ops_matmul", one, sizeof one / sizeof one[0], two, sizeof two / sizeof two[0]);
 }

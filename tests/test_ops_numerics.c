@@ -138,6 +138,7 @@ static void test_norms(void) {
 
 int main(void) {
   static void (*const one[])(void) = {test_softmax, test_reductions, test_norms};
-  static void (*const two[])(void) = {test_softmax, test_norms};
+  /* the 2-thread pass splits softmax rows, trailing-axis sums and normalization rows */
+  static void (*const two[])(void) = {test_softmax, test_reductions, test_norms};
   return ops_main("test_ops_numerics", one, sizeof one / sizeof one[0], two, sizeof two / sizeof two[0]);
 }

@@ -104,6 +104,45 @@ static void test_pool(void) {
   TU_CHECK(run_op("MaxPool", bad, 1, in, 1, out, 1) == LC_ERR_INVALID_ARG, "pool kernel too large");
 }
 
+/* AveragePool on rows wide enough for every vector path of the pool_row kernels (s 1 / 2 / 3,
+ * the 2x2 pair path, dilations, pads on either side, ceil_mode overhangs, both counts), three
+ * channels so that the per-thread rows are reused, against the naive loop per channel. */
+static void test_avgpool_wide(void) {
+  lc_tensor out[1];
+  for (int it = 0; it < 200; it++) {
+    int incl = it & 1, ceil_mode = (it >> 1) & 1;
+    int64_t H = tu_rand_int(1, 7), W = tu_rand_int(1, 45), C = 3;
+    int64_t k[2] = {tu_rand_int(1, 4), tu_rand_int(1, 4)}, s[2] = {tu_rand_int(1, 3), tu_rand_int(1, 3)};
+    int64_t d[2] = {tu_rand_int(1, 2), tu_rand_int(1, 2)};
+    if (it % 4 == 0) k[1] = s[1] = 2, d[1] = 1;
+    int64_t p[4] = {tu_rand_int(0, (int)k[0] - 1), tu_rand_int(0, (int)k[1] - 1), tu_rand_int(0, (int)k[0] - 1),
+                    tu_rand_int(0, (int)k[1] - 1)};
+    if (it % 3 == 0) p[1] = p[3] = 0; /* no column pads: the kernel reads the input rows directly */
+    if (H + p[0] + p[2] < (k[0] - 1) * d[0] + 1 || W + p[1] + p[3] < (k[1] - 1) * d[1] + 1) continue;
+    /* OH <= 7 + 6 and OW <= 45 + 6: a 16 x 64 plane per channel */
+    float *x = malloc((size_t)(C * H * W) * sizeof(float)), *want = malloc((size_t)(C * 16 * 64) * sizeof(float));
+    tu_fill(x, (size_t)(C * H * W), -3, 3);
+    int64_t OH = 0, OW = 0, dims[4] = {1, C, H, W};
+    for (int64_t c = 0; c < C; c++)
+      naive_pool(0, incl, x + c * H * W, H, W, k, s, d, p, ceil_mode, want + c * 16 * 64, &OH, &OW);
+    lc_attr a[6] = {a_ints("kernel_shape", k, 2), a_ints("strides", s, 2), a_ints("pads", p, 4),
+                    a_int("ceil_mode", ceil_mode), a_ints("dilations", d, 2), a_int("count_include_pad", incl)};
+    lc_tensor tin[1] = {tens(LC_DT_FLOAT, 4, dims, x)};
+    lc_status st = run_op("AveragePool", a, 6, tin, 1, out, 1);
+    int64_t od[4] = {1, C, OH, OW};
+    TU_CHECK(st == LC_OK && same_dims(&out[0], 4, od), "avgpool wide %d: %s", it, lc_last_error());
+    double diff = 0;
+    for (int64_t c = 0; !st && c < C && same_dims(&out[0], 4, od); c++)
+      for (int64_t q = 0; q < OH * OW; q++)
+        diff = fmax(diff, fabs(((float *)out[0].data)[c * OH * OW + q] - want[c * 16 * 64 + q]));
+    TU_CHECK(diff <= 1e-5, "avgpool wide %d (incl %d ceil %d H %lld W %lld k %lldx%lld s %lldx%lld d %lldx%lld): diff %g",
+             it, incl, ceil_mode, (long long)H, (long long)W, (long long)k[0], (long long)k[1], (long long)s[0],
+             (long long)s[1], (long long)d[0], (long long)d[1], diff);
+    free_outs(out, 1);
+    free(x), free(want);
+  }
+}
+
 /* ---------------------------------------------------------------- resize */
 
 static void test_resize(void) {
@@ -269,7 +308,7 @@ static void test_conv_transpose(void) {
 }
 
 int main(void) {
-  static void (*const one[])(void) = {test_pool, test_resize, test_conv, test_conv_transpose};
-  static void (*const two[])(void) = {test_pool, test_conv, test_conv_transpose};
+  static void (*const one[])(void) = {test_pool, test_avgpool_wide, test_resize, test_conv, test_conv_transpose};
+  static void (*const two[])(void) = {test_pool, test_avgpool_wide, test_conv, test_conv_transpose};
   return ops_main("test_ops_spatial", one, sizeof one / sizeof one[0], two, sizeof two / sizeof two[0]);
 }

@@ -29,6 +29,11 @@
   .f32_dw_pixel = lc_f32_dw_pixel_avx512, .f32_gather = lc_f32_gather_avx512, .wino = &lc_wino_avx2,      \
   .wino_qweights = lc_wino_qweights_avx512, .wino_qweights_ok = lc_wino_qweights_avx512_ok
 
+#define VMATH(isa)                                                                                     \
+  {lc_f32_exp_##isa, lc_f32_sigmoid_##isa, lc_f32_tanh_##isa, lc_f32_hard_sigmoid_##isa,                \
+   lc_f32_softmax_row_##isa, lc_f32_sum_d_##isa, lc_f32_rows_sum_##isa, lc_f32_pool_row_##isa}
+static const lc_vmath_kernels vmath_scalar = VMATH(scalar), vmath_avx2 = VMATH(avx2);
+
 static const lc_kernels tables[] = {
     {.name = "scalar", .isa = LC_ISA_SCALAR, .needs = 0,
      .mr = 4, .nr = 8, .f32_gemm = lc_f32_gemm_4x8_scalar, .f32_dw_row = lc_f32_dw_row_scalar,
@@ -37,20 +42,20 @@ static const lc_kernels tables[] = {
      .qgemv = {[LC_WEIGHTS_F32] = {lc_qgemv_f32_accurate_scalar, NULL},
                [LC_WEIGHTS_Q8] = {lc_qgemv_q8_accurate_scalar, lc_qgemv_q8_int8_scalar},
                [LC_WEIGHTS_Q4] = {lc_qgemv_q4_accurate_scalar, lc_qgemv_q4_int8_scalar}},
-     .dequant = {lc_dequant_f32, lc_dequant_q8_scalar, lc_dequant_q4_scalar}},
+     .dequant = {lc_dequant_f32, lc_dequant_q8_scalar, lc_dequant_q4_scalar}, .vmath = &vmath_scalar},
     {.name = "avx2", .isa = LC_ISA_AVX2, .needs = LC_CPU_AVX2_FMA,
      .mr = 6, .nr = 16, .f32_gemm = lc_f32_gemm_6x16_avx2, .f32_dw_row = lc_f32_dw_row_avx2,
      .f32_dw_pixel = lc_f32_dw_pixel_avx2, .f32_gather = lc_f32_gather_avx2, .wino = &lc_wino_avx2,
-     .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2},
+     .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2},
     /* AVX-512 without VNNI: the GEMV kernels of AVX2. */
     {.name = "avx512", .isa = LC_ISA_AVX512, .needs = LC_CPU_AVX512F, F32_AVX512,
-     .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2},
+     .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2},
     {.name = "avx512vnni", .isa = LC_ISA_AVX512, .needs = LC_CPU_AVX512F | LC_CPU_AVX512VNNI, F32_AVX512,
      .qname = "avx512vnni",
      .qgemv = {[LC_WEIGHTS_F32] = {lc_qgemv_f32_accurate_avx2, NULL},
                [LC_WEIGHTS_Q8] = {lc_qgemv_q8_accurate_avx2, lc_qgemv_q8_int8_avx512vnni},
                [LC_WEIGHTS_Q4] = {lc_qgemv_q4_accurate_avx512, lc_qgemv_q4_int8_avx512vnni}},
-     .dequant = DEQUANT_AVX2},
+     .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2},
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 

@@ -1,5 +1,5 @@
 /* The CPU kernel registry: one table per ISA naming a kernel for every ISA-specific family (f32
- * GEMM, depthwise, gather, Winograd transforms, quantized GEMV, dequantization). A context picks
+ * GEMM, depthwise, gather, Winograd transforms, quantized GEMV, dequantization, vector math). A context picks
  * one table at create and every conv it runs reads only that table, so a forced ISA applies to
  * every family. Tests and benchmarks iterate lc_kernels_at(); a new kernel is one line in
  * registry.c plus its file. */
@@ -7,6 +7,7 @@
 #define LC_KERNELS_REGISTRY_H
 
 #include "kernels/kernels.h"
+#include "kernels/vmath.h"
 #include "kernels/wino.h"
 #include "quant/qkernels.h"
 
@@ -28,6 +29,7 @@ typedef struct lc_kernels {
   const char *qname;                /* name of the GEMV kernel set ("avx512vnni", ...) */
   lc_qgemv_kernel qgemv[3][2];      /* [lc_weight_format][lc_qgemv_mode]; NULL: no such kernel */
   lc_dequant_fn dequant[3];         /* [lc_weight_format] */
+  const lc_vmath_kernels *vmath;    /* the non-conv operators' exp, softmax, sums, pooling */
 } lc_kernels;
 
 /* Every table built into the library, in ascending order of preference. */

@@ -3,7 +3,9 @@
 #define LC_AVX2_KERNELS_H
 
 #include "kernels/kernels.h"
+#include "kernels/vmath.h"
 
 LC_F32_KERNEL_DECLS(lc_f32_gemm_6x16_avx2, avx2);
+LC_VMATH_DECLS(avx2);
 
 #endif

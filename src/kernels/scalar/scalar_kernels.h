@@ -3,8 +3,10 @@
 #define LC_SCALAR_KERNELS_H
 
 #include "kernels/kernels.h"
+#include "kernels/vmath.h"
 
 LC_F32_KERNEL_DECLS(lc_f32_gemm_4x8_scalar, scalar);
+LC_VMATH_DECLS(scalar);
 
 /* Epilogue of one value: v is the accumulator; old is C (read only if accumulate);
  * bias_v / res_v are ignored unless the matching pointer in p is set. */

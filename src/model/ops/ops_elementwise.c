@@ -40,13 +40,8 @@ static lc_status unary_infer(const lc_node *n, const lc_tensor *const *in, int n
   return lcop_set_out(n, out, LC_DT_FLOAT, in[0]->ndim, in[0]->dims);
 }
 
-static inline float clamp01(float v) {
-  v = v < 0.0f ? 0.0f : v; /* comparisons, not fminf/fmaxf: those are libm calls without -ffast-math */
-  return v > 1.0f ? 1.0f : v;
-}
-
 /* Applies y = f(x) over n floats; y may equal x. Split per kind so each loop vectorizes. */
-static void unary_apply(un_kind k, float a, float b, float *y, const float *x, size_t n) {
+static void unary_apply(const lc_vmath_kernels *vm, un_kind k, float a, float b, float *y, const float *x, size_t n) {
   if (!n) return; /* a zero-element tensor may have no buffer: no arithmetic on NULL */
   switch (k) {
   case UN_RELU:
@@ -56,16 +51,16 @@ static void unary_apply(un_kind k, float a, float b, float *y, const float *x, s
     for (size_t i = 0; i < n; i++) y[i] = x[i] < 0.0f ? a * x[i] : x[i];
     break;
   case UN_SIGMOID:
-    lcop_vec_sigmoid(y, x, n);
+    vm->sigmoid(y, x, n);
     break;
   case UN_HSIGMOID:
-    for (size_t i = 0; i < n; i++) y[i] = clamp01(a * x[i] + b);
+    vm->hard_sigmoid(y, x, n, a, b, 0);
     break;
   case UN_HSWISH:
-    for (size_t i = 0; i < n; i++) y[i] = x[i] * clamp01(x[i] * (1.0f / 6.0f) + 0.5f);
+    vm->hard_sigmoid(y, x, n, 1.0f / 6.0f, 0.5f, 1);
     break;
   case UN_TANH:
-    for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+    vm->tanh(y, x, n);
     break;
   case UN_CLIP:
     for (size_t i = 0; i < n; i++) {
@@ -83,7 +78,7 @@ static void unary_apply(un_kind k, float a, float b, float *y, const float *x, s
     for (size_t i = 0; i < n; i++) y[i] = erff(x[i]);
     break;
   case UN_EXP:
-    for (size_t i = 0; i < n; i++) y[i] = expf(x[i]);
+    vm->exp(y, x, n);
     break;
   case UN_NEG:
     for (size_t i = 0; i < n; i++) y[i] = -x[i];
@@ -95,6 +90,7 @@ static void unary_apply(un_kind k, float a, float b, float *y, const float *x, s
 }
 
 typedef struct un_job {
+  const lc_vmath_kernels *vm;
   un_kind k;
   float a, b;
   float *y;
@@ -106,7 +102,7 @@ static void un_task(void *arg, size_t task, int thread) {
   const un_job *j = arg;
   size_t i0 = task * PAR_CHUNK, m = j->n - i0 < PAR_CHUNK ? j->n - i0 : PAR_CHUNK;
   (void)thread;
-  unary_apply(j->k, j->a, j->b, j->y + i0, j->x + i0, m);
+  unary_apply(j->vm, j->k, j->a, j->b, j->y + i0, j->x + i0, m);
 }
 
 lc_status lcop_unary_params(const lc_node *n, const lc_tensor *const *in, int n_in, int *kind, float *pa, float *pb) {
@@ -138,10 +134,10 @@ static lc_status unary_run(const lc_node *n, void *st, const lc_tensor *const *i
   un_kind k = (un_kind)ki;
   if (lcop_numel(in[0], &cnt)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
   if (cnt < PAR_MIN || lcop_threads(x) < 2) {
-    unary_apply(k, a, b, out->data, in[0]->data, cnt);
+    unary_apply(lcop_vm(x), k, a, b, out->data, in[0]->data, cnt);
     return LC_OK;
   }
-  un_job j = {k, a, b, out->data, in[0]->data, cnt};
+  un_job j = {lcop_vm(x), k, a, b, out->data, in[0]->data, cnt};
   lcop_parallel(x, (cnt + PAR_CHUNK - 1) / PAR_CHUNK, un_task, &j);
   return LC_OK;
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/vmath.h"
 #include "model/ops.h"
 
 /* Records "<op> '<node>': <message>" and returns s. */
@@ -72,29 +73,6 @@ lc_status lcop_nbcast_plan(const lc_node *n, const lc_tensor *const *t, int k, n
 void lcop_nbcast_rows(const nbcast *p, void (*row)(void *job, size_t o, const size_t *off, const int *inc, size_t len),
                       void *job);
 
-/* e^x, relative error < 1e-7 on [-87, 87] (inputs are clamped there): round-to-nearest by the
- * 1.5 * 2^23 trick, a degree-6 polynomial on [-ln2/2, ln2/2], 2^n through the exponent bits. The
- * clamp is an integer select on the bits: float compares would keep GCC from if-converting (and so
- * vectorizing) the loop under the default -ftrapping-math. NaN is not propagated here; callers fix
- * it up. Sigmoid over 1x64x112x112: 1.2 ms vs 2.6 ms with libm expf. */
-static inline float lcop_exp_fast(float x) {
-  union { float f; int32_t i; } u = {x}, c, t, s;
-  int32_t ax = u.i & 0x7fffffff;
-  c.i = (u.i & INT32_MIN) | (ax > 0x42AE0000 ? 0x42AE0000 : ax); /* 0x42AE0000 = 87.0f */
-  t.f = c.f * 1.44269504f + 12582912.0f;
-  float n = t.f - 12582912.0f;
-  float r = c.f - n * 0.693359375f + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  s.i = (t.i - 0x4B400000 + 127) * (1 << 23); /* n + 127 in [1, 253]: no overflow */
-  return p * s.f;
-}
-
 /* No tensor may have more elements than this (8 GiB of float): shapes made from values (Range, Tile,
  * Expand, Resize) past it are refused before anything is allocated, naming the node (fold.c). */
 #define LCOP_GEN_MAX ((size_t)1 << 31)
@@ -114,13 +92,9 @@ static inline int lcop_conv_has_residual(const lc_node *n) { return lc_attr_int(
 lc_status lcop_conv_infer_common(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out,
                                  int transpose);
 
-/* Vector loops (ops_vec.h) on the widest vectors this CPU has: y = e^(x - m) (lcop_exp_fast), the
- * double sum of n floats, and the sigmoid (NaN passed through); y may alias x. */
-void lcop_vec_exp_sub(float *y, const float *x, float m, size_t n);
-double lcop_vec_sum_d(const float *x, size_t n);
-void lcop_vec_sigmoid(float *y, const float *x, size_t n);
-/* Softmax (lg = 0) or LogSoftmax of one contiguous row (ops_norm.c states the error bounds). */
-void lcop_vec_softmax_row(const float *x, float *y, size_t len, int lg);
+/* The vector math (kernels/vmath.h) of the context's kernel table, so a forced ISA applies to these
+ * ops too; without a context, the best this CPU runs. */
+const lc_vmath_kernels *lcop_vm(const lc_exec_ctx *x);
 
 /* The positions i in [lo, hi), within [0, out), for which i * s + off lands inside [0, in): the
  * output columns a pooling tap reaches, the input columns a ConvTranspose tap scatters from. */

@@ -2,11 +2,13 @@
  * Sums are kept in double (8 partial sums, so the loops still vectorize): the float sum of ~18k exps
  * was 4e-4 off. Rows are split over the context's threads. Error bounds (tested against an fp64
  * reference over >= 20k entries in tests/test_ops_numerics.c), u = 2^-24:
- *   Softmax     |y - ref| <= (4e-7 + u |x - max|) * ref + 2e-38 (exp_fast 1.2e-7, the stored exp u,
- *               the double sum ~n * 2^-53, the scale 2u; x - max is rounded in float, as the
- *               reference does; 2e-38: exps below e^-87 are clamped there)
+ *   Softmax     |y - ref| <= (4e-7 + u |x - max|) * ref + 2e-38 (the stored exp 1.2e-7, exps added
+ *               in float trees of 8 before the double sum 3u, the double sum ~n * 2^-53, the scale
+ *               u; x - max is rounded in float, as the reference does; 2e-38: exps below e^-87 are
+ *               taken as 0)
  *   LogSoftmax  |y - ref| <= u * (|ref| + max|x - max|) + 2e-7 (the log of the double sum off by
- *               exp_fast's 1.2e-7 and the exps' float arguments)
+ *               the exp's 1.2e-7 and the exps' float arguments)
+ * The rows run on the context's kernel table (kernels/vmath.h: the AVX2 one or portable C).
  *   *Norm       |y - ref| <= 4u * (|(x - mean) * invstd * scale| + |bias|) (mean and variance
  *               two-pass in double are exact to ~n * 2^-53; the rest is three float roundings) */
 #include <math.h>
@@ -68,6 +70,7 @@ typedef struct sm_job {
   float *Y;
   size_t outer, len, inner, nblk;
   int log;
+  const lc_vmath_kernels *vm;
 } sm_job;
 
 #define SM_BLK 64 /* inner positions per task when softmax is not over the last axis */
@@ -88,7 +91,7 @@ static void sm_cols(const sm_job *j, size_t o, size_t i0, size_t w) {
     }
   for (size_t k = 0; k < j->len; k++)
     for (size_t i = 0; i < w; i++) {
-      float e = lcop_exp_fast(X[k * j->inner + i] - m[i]);
+      float e = lc_exp_fast(X[k * j->inner + i] - m[i]);
       s[i] += e;
       if (!j->log) Y[k * j->inner + i] = e;
     }
@@ -105,7 +108,7 @@ static void sm_task(void *arg, size_t task, int thread) {
   const sm_job *j = arg;
   (void)thread;
   if (j->inner == 1) {
-    lcop_vec_softmax_row(j->X + task * j->len, j->Y + task * j->len, j->len, j->log);
+    j->vm->softmax_row(j->X + task * j->len, j->Y + task * j->len, j->len, j->log);
     return;
   }
   size_t o = task / j->nblk, i0 = task % j->nblk * SM_BLK;
@@ -114,7 +117,7 @@ static void sm_task(void *arg, size_t task, int thread) {
 
 static lc_status softmax_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
                              int n_out, lc_exec_ctx *x) {
-  sm_job j = {in[0]->data, out->data, 0, 0, 0, 0, n->op_type[0] == 'L'};
+  sm_job j = {in[0]->data, out->data, 0, 0, 0, 0, n->op_type[0] == 'L', lcop_vm(x)};
   lc_status s = lcop_softmax_geom(n, in[0], &j.outer, &j.len, &j.inner);
   if (s || !out->nbytes) return s;
   j.nblk = (j.inner + SM_BLK - 1) / SM_BLK;
@@ -137,6 +140,7 @@ typedef struct nm_job {
   float *Y, *mean_out, *inv_out;
   size_t rows, len, every, srows;
   float eps;
+  double (*sum_d)(const float *x, size_t n);
 } nm_job;
 
 static void nm_task(void *arg, size_t r, int thread) {
@@ -144,7 +148,7 @@ static void nm_task(void *arg, size_t r, int thread) {
   (void)thread;
   const float *x = j->X + r * j->len;
   float *y = j->Y + r * j->len;
-  double mean = j->len ? lcop_vec_sum_d(x, j->len) / (double)j->len : 0.0;
+  double mean = j->len ? j->sum_d(x, j->len) / (double)j->len : 0.0;
   double var = j->len ? ssq_d(x, j->len, mean) / (double)j->len : 0.0;
   double inv = 1.0 / sqrt(var + (double)j->eps);
   if (j->mean_out) j->mean_out[r] = (float)mean;
@@ -169,6 +173,7 @@ static void nm_task(void *arg, size_t r, int thread) {
 
 static void nm_run_rows(nm_job *j, lc_exec_ctx *x) {
   if (j->len == 0) return;
+  j->sum_d = lcop_vm(x)->sum_d;
   if (j->rows * j->len < NORM_PAR_MIN || lcop_threads(x) < 2 || j->rows < 2) {
     for (size_t r = 0; r < j->rows; r++) nm_task(j, r, 0);
   } else {
@@ -227,7 +232,7 @@ static lc_status ln_run(const lc_node *n, void *st, const lc_tensor *const *in, 
   if (s) return s;
   float *ws = NULL, *wb = NULL;
   nm_job j = {in[0]->data, NULL, NULL, out[0].data, n_out > 1 ? out[1].data : NULL, n_out > 2 ? out[2].data : NULL,
-              rows, len, 1, 1, lc_attr_float(n, "epsilon", 1e-5f)};
+              rows, len, 1, 1, lc_attr_float(n, "epsilon", 1e-5f), NULL};
   if (!(s = widen(n, in[1], len, &ws, &j.scale)) && !(s = widen(n, n_in > 2 ? in[2] : NULL, len, &wb, &j.bias)))
     nm_run_rows(&j, x);
   lc_free(ws);

@@ -4,9 +4,7 @@
 #include <string.h>
 
 #include "api/context.h"
-#include "kernels/cpu.h"
 #include "model/ops/ops_internal.h"
-#include "model/ops/ops_vec.h"
 #include "util/checked.h"
 #include "util/error.h"
 
@@ -167,28 +165,7 @@ void lcop_contiguous_strides(const lc_tensor *t, int64_t *st) {
 }
 
 
-/* ---------------------------------------------------------------- vector loops, by the CPU */
-
-void lcop_exp_sub_avx2(float *y, const float *x, float m, size_t n);
-double lcop_sum_d_avx2(const float *x, size_t n);
-void lcop_sigmoid_avx2(float *y, const float *x, size_t n);
-void lcop_softmax_row_avx2(const float *x, float *y, size_t len, int lg);
-
-static int have_avx2(void) { return (lc_cpu_features() & LC_CPU_AVX2_FMA) != 0; /* detected once */ }
-
-void lcop_vec_exp_sub(float *y, const float *x, float m, size_t n) {
-  if (have_avx2()) lcop_exp_sub_avx2(y, x, m, n);
-  else vec_exp_sub(y, x, m, n);
-}
-
-double lcop_vec_sum_d(const float *x, size_t n) { return have_avx2() ? lcop_sum_d_avx2(x, n) : vec_sum_d(x, n); }
-
-void lcop_vec_sigmoid(float *y, const float *x, size_t n) {
-  if (have_avx2()) lcop_sigmoid_avx2(y, x, n);
-  else vec_sigmoid(y, x, n);
-}
-
-void lcop_vec_softmax_row(const float *x, float *y, size_t len, int lg) {
-  if (have_avx2()) lcop_softmax_row_avx2(x, y, len, lg);
-  else vec_softmax_row(x, y, len, lg);
+const lc_vmath_kernels *lcop_vm(const lc_exec_ctx *x) {
+  if (x && x->lc && x->lc->k) return x->lc->k->vmath;
+  return lc_kernels_clamp(LC_ISA_AUTO)->vmath; /* the scalar table runs anywhere: never NULL */
 }
