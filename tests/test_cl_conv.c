@@ -16,6 +16,14 @@
  * ~10x (Lavin & Gray); measured at most 9.5e-5 of max |ref| (clipped output again; 7e-6 of the
  * scale otherwise). A wrong tile, channel or transform entry is off by ~1e-1 of max |ref|.
  *
+ * gemmq (q8/q4 integer GEMM) quantizes the activations to int8 in units of 32 channels per pixel
+ * and group; it is checked against the reference on the input as it rounds it (tu_act_int8_unit on
+ * each unit, the device's float operations), again at 1e-4: the integer sums are exact and what is
+ * left is fp32 rounding of the per-unit scaling and of the dequantized weights (~2^-24 relative per
+ * term), while a wrong unit, scale or lane moves outputs by ~1e-2 of max |ref| or more. Its own
+ * shapes (check_gemmq) cover 1-140 channels (every remainder of the 32..128 tiles), 1x1 to 5x5,
+ * strides 1-3, dilation, pads, groups, batch 1-3, block sizes 0/32/64/128, q8/q4 sym/asym.
+ *
  * Env: LOWCONV_CL_FAMILY / LOWCONV_CL_VARIANT restrict the families tested (as in the tuner);
  * LC_TEST_QUICK=1 fewer shapes; LC_REQUIRE_OPENCL=1 makes a missing device a failure (CI). */
 #include <math.h>
@@ -73,7 +81,7 @@ static double act_ref(double v, const lc_conv_desc *d) {
   }
 }
 
-static int tested_runs, skipped_runs, gemvq_runs;
+static int tested_runs, skipped_runs, gemvq_runs, gemmq_runs;
 #define WINO4_TOL 5e-4 /* F(4x4, 3x3): see the header */
 static double worst_rel[16][16]; /* per family, variant: max over runs of max |got - ref| / max |ref| */
 
@@ -89,8 +97,8 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
   static const lc_weight_format fmts[] = {LC_WEIGHTS_F32, LC_WEIGHTS_Q8, LC_WEIGHTS_Q4};
   d.weight_format = fmts[idx % 3];
   d.asym = (idx / 3) % 2;
-  static const int blocks[] = {0, 16, 32, 64};
-  d.block_size = blocks[(idx / 6) % 4];
+  static const int blocks[] = {0, 16, 32, 64, 128};
+  d.block_size = blocks[(idx / 6) % (idx >= 1000 ? 5 : 4)]; /* check_gemmq: 128 too */
   d.activation = (lc_activation)(idx % 5);
   d.act_min = -0.5f, d.act_max = 0.7f, d.act_alpha = 0.1f;
   int use_res = idx % 4 == 1, use_bias = idx % 3 != 2;
@@ -117,16 +125,28 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
   lc_conv_desc rd = d;
   rd.weights = wq, rd.weight_format = LC_WEIGHTS_F32, rd.activation = LC_ACT_NONE;
   float *xd = malloc(nin * sizeof(float)), *refq = malloc(nout * sizeof(float));
+  float *xm = malloc(nin * sizeof(float)), *refm = malloc(nout * sizeof(float));
   memcpy(xd, x, nin * sizeof(float));
   if (d.in_channels % 8 == 0)
     tu_act_int8(x, (size_t)d.in_channels / 8, d.layout == LC_NCHW ? (size_t)(s->ih * s->iw) : 1, xd, NULL);
+  /* gemmq: units of 32 channels of one group at one pixel (the last unit of a group shorter) */
+  size_t hw = (size_t)(s->ih * s->iw), csd = d.layout == LC_NCHW ? hw : 1;
+  for (size_t i = 0; i < (size_t)s->n * hw; i++)
+    for (int c0 = 0; c0 < d.in_channels; c0 += s->cin_g)
+      for (int u = 0; u < s->cin_g; u += 32) {
+        size_t img = i / hw, px = i % hw, c = (size_t)(c0 + u);
+        size_t off = d.layout == LC_NCHW ? (img * (size_t)d.in_channels + c) * hw + px : i * (size_t)d.in_channels + c;
+        tu_act_int8_unit(x + off, (size_t)(s->cin_g - u < 32 ? s->cin_g - u : 32), csd, xm + off);
+      }
   TU_CHECK(lc_conv_reference(&rd, s->n, s->ih, s->iw, x, ref) == LC_OK, "reference: %s", lc_last_error());
   TU_CHECK(lc_conv_reference(&rd, s->n, s->ih, s->iw, xd, refq) == LC_OK, "reference: %s", lc_last_error());
-  double mx = 0, mxq = 0;
+  TU_CHECK(lc_conv_reference(&rd, s->n, s->ih, s->iw, xm, refm) == LC_OK, "reference: %s", lc_last_error());
+  double mx = 0, mxq = 0, mxm = 0;
   for (size_t i = 0; i < nout; i++) {
     ref[i] = (float)act_ref((double)ref[i] + (use_res ? r[i] : 0.0), &d);
     refq[i] = (float)act_ref((double)refq[i] + (use_res ? r[i] : 0.0), &d);
-    mx = fmax(mx, fabs(ref[i])), mxq = fmax(mxq, fabs(refq[i]));
+    refm[i] = (float)act_ref((double)refm[i] + (use_res ? r[i] : 0.0), &d);
+    mx = fmax(mx, fabs(ref[i])), mxq = fmax(mxq, fabs(refq[i])), mxm = fmax(mxm, fabs(refm[i]));
   }
   lc_buffer *tin = NULL, *tout = NULL, *tres = NULL;
   TU_CHECK(!lc_buffer_create(ctx, nin * 4, &tin) && !lc_buffer_create(ctx, nout * 4, &tout) &&
@@ -156,12 +176,13 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
       st = lc_conv_run_buffers(conv, tin, tout, use_res ? tres : NULL);
       TU_CHECK(st == LC_OK, "shape %d %s %s run: %s", idx, fam->name, fam->variants[v], lc_last_error());
       TU_CHECK(lc_buffer_download(tout, got, nout * 4) == LC_OK, "download: %s", lc_last_error());
-      int isq = !strcmp(fam->name, "gemvq");
-      const float *rf = isq ? refq : ref;
-      double err = 0, m = isq ? mxq : mx;
+      int isq = !strcmp(fam->name, "gemvq"), ism = !strcmp(fam->name, "gemmq");
+      const float *rf = isq ? refq : ism ? refm : ref;
+      double err = 0, m = isq ? mxq : ism ? mxm : mx;
       for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - rf[i]) : INFINITY);
       tested_runs++;
       gemvq_runs += isq;
+      gemmq_runs += ism;
       if (f < 16 && v < 16) worst_rel[f][v] = fmax(worst_rel[f][v], err / fmax(m, 1e-30));
       double tol = !strcmp(fam->name, "wino") && !strncmp(fam->variants[v], "f4x4", 4) ? WINO4_TOL : 1e-4;
       TU_CHECK(err <= tol * fmax(m, 1e-30),
@@ -179,7 +200,7 @@ out:
   lc_buffer_destroy(tout);
   lc_buffer_destroy(tres);
   lc_conv_destroy(conv);
-  free(x), free(r), free(ref), free(got), free(wq), free(xd), free(refq);
+  free(x), free(r), free(ref), free(got), free(wq), free(xd), free(refq), free(xm), free(refm);
 out_w:
   free(w), free(b);
 }
@@ -209,6 +230,39 @@ static void check_wino(lc_context *ctx, int n) {
   for (int v = 0; fw >= 0 && fw < 16 && v < lc_cl_families[fw]->nvariants && v < 16; v++)
     printf(" %s %.3g", lc_cl_families[fw]->variants[v], worst_rel[fw][v]);
   printf(" (bounds: f2x2 1e-4, f4x4 %g)\n", WINO4_TOL);
+}
+
+/* gemmq on its own shapes: q8/q4 (idx % 3 != 0), block sizes 0/32/64/128 ((idx / 6) % 5 != 1). */
+static void check_gemmq(lc_context *ctx, int n) {
+  const char *only_f = getenv("LOWCONV_CL_FAMILY");
+  if (only_f && *only_f && strcmp(only_f, "gemmq")) return;
+  setenv("LOWCONV_CL_FAMILY", "gemmq", 1);
+  int runs0 = gemmq_runs, fm = -1;
+  for (int f = 0; f < lc_cl_nfamilies; f++)
+    if (!strcmp(lc_cl_families[f]->name, "gemmq")) fm = f;
+  for (int i = 0, idx = 1000; i < n; i++, idx++) {
+    while (idx % 3 == 0 || (idx / 6) % 5 == 1) idx++;
+    shape s;
+    memset(&s, 0, sizeof s);
+    s.n = tu_rand_int(1, 3), s.g = i % 6 == 5 ? 2 : 1;
+    s.cin_g = i % 3 == 0 ? 32 * tu_rand_int(1, 3) : tu_rand_int(1, 100);
+    s.cout_g = i % 4 == 0 ? tu_rand_int(100, 140) : tu_rand_int(1, 70);
+    static const int ks[] = {1, 1, 3, 3, 5};
+    s.kh = ks[tu_rand_int(0, 4)], s.kw = i % 5 == 4 ? ks[tu_rand_int(0, 4)] : s.kh;
+    s.sh = tu_rand_int(1, 3), s.sw = i % 2 ? s.sh : tu_rand_int(1, 3);
+    s.dh = tu_rand_int(0, 3) ? 1 : 2, s.dw = tu_rand_int(0, 3) ? 1 : 2;
+    s.pt = tu_rand_int(0, 2), s.pl = tu_rand_int(0, 2), s.pb = tu_rand_int(0, 2), s.pr = tu_rand_int(0, 2);
+    int kmin_h = (s.kh - 1) * s.dh + 1, kmin_w = (s.kw - 1) * s.dw + 1;
+    s.ih = tu_rand_int(kmin_h > s.pt + s.pb ? kmin_h - s.pt - s.pb : 1, 20);
+    s.iw = tu_rand_int(kmin_w > s.pl + s.pr ? kmin_w - s.pl - s.pr : 1, 20);
+    check_shape(ctx, &s, idx);
+  }
+  if (only_f) setenv("LOWCONV_CL_FAMILY", only_f, 1); else unsetenv("LOWCONV_CL_FAMILY");
+  TU_CHECK(gemmq_runs > runs0, "no gemmq run was checked");
+  printf("gemmq: %d runs on %d shapes; worst max|err| / max|ref|:", gemmq_runs - runs0, n);
+  for (int v = 0; fm >= 0 && fm < 16 && v < lc_cl_families[fm]->nvariants && v < 16; v++)
+    printf(" %s %.3g", lc_cl_families[fm]->variants[v], worst_rel[fm][v]);
+  printf(" (bound 1e-4)\n");
 }
 
 /* Host-pointer run and the tuner's own choice (level fast) on a few shapes. */
@@ -261,6 +315,7 @@ int main(void) {
   const char *ff = getenv("LOWCONV_CL_FAMILY");
   TU_CHECK(gemvq_runs > 0 || (ff && *ff && strcmp(ff, "gemvq")), "no gemvq run: no 1-pixel q8/q4 1x1 shape with K %% 8 == 0");
   check_wino(ctx, nshapes / 2);
+  check_gemmq(ctx, nshapes / 2);
   lc_context_destroy(ctx);
   p.tune = LC_TUNE_FAST;
   unsetenv("LOWCONV_CL_FAMILY"); /* the tuner's own choice among every family */

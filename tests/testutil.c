@@ -35,17 +35,21 @@ void tu_fill(float *x, size_t n, float lo, float hi) {
   for (size_t i = 0; i < n; i++) x[i] = tu_rand_float(lo, hi);
 }
 
+float tu_act_int8_unit(const float *v, size_t len, size_t stride, float *xd) {
+  float m = 0.0f;
+  int finite = 1;
+  for (size_t r = 0; r < len; r++) {
+    finite = finite && isfinite(v[r * stride]);
+    m = fmaxf(m, fabsf(v[r * stride]));
+  }
+  float s = m / 127.0f, inv = m > 0.0f && finite ? 127.0f / m : 0.0f;
+  for (size_t r = 0; r < len; r++) xd[r * stride] = finite ? (float)(int)rintf(v[r * stride] * inv) * s : NAN;
+  return m;
+}
+
 void tu_act_int8(const float *x, size_t nu, size_t stride, float *xd, float *amax) {
   for (size_t u = 0; u < nu; u++) {
-    const float *v = x + u * 8 * stride;
-    float m = 0.0f;
-    int finite = 1;
-    for (size_t r = 0; r < 8; r++) {
-      finite = finite && isfinite(v[r * stride]);
-      m = fmaxf(m, fabsf(v[r * stride]));
-    }
-    float s = m / 127.0f, inv = m > 0.0f && finite ? 127.0f / m : 0.0f;
-    for (size_t r = 0; r < 8; r++) xd[(u * 8 + r) * stride] = finite ? (float)(int)rintf(v[r * stride] * inv) * s : NAN;
+    float m = tu_act_int8_unit(x + u * 8 * stride, 8, stride, xd + u * 8 * stride);
     if (amax) amax[u] = m;
   }
 }

@@ -43,6 +43,8 @@ int tu_stderr_end(void);
  * non-finite value), written to the same places of xd; amax[u] gets each unit's max |x| (may be
  * NULL). xd's other elements are left as they are. */
 void tu_act_int8(const float *x, size_t nu, size_t stride, float *xd, float *amax);
+/* One unit of len values (stride apart) quantized as tu_act_int8 does; returns its max |x|. */
+float tu_act_int8_unit(const float *v, size_t len, size_t stride, float *xd);
 
 /* Prints "N passed, N failed" and returns the process exit code. */
 int tu_finish(const char *name);

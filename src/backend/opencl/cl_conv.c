@@ -281,7 +281,8 @@ lc_status lc_cl_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in
   snprintf(info->kernel, sizeof info->kernel, "%s %s", f->name, f->variants[cc->cand.variant]);
   memcpy(info->local_size, cc->cand.lws, sizeof info->local_size);
   p.route = !strcmp(f->name, "dw") ? LC_ROUTE_DEPTHWISE : !strcmp(f->name, "gemv") ? LC_ROUTE_GEMM1X1
-            : !strcmp(f->name, "gemm") ? (cc->is1x1 ? LC_ROUTE_GEMM1X1 : LC_ROUTE_IGEMM)
+            : !strcmp(f->name, "gemm") || !strcmp(f->name, "gemmq")
+                ? (cc->is1x1 ? LC_ROUTE_GEMM1X1 : LC_ROUTE_IGEMM)
             : !strcmp(f->name, "wino") ? (!strncmp(f->variants[cc->cand.variant], "f4x4", 4) ? LC_ROUTE_WINOGRAD4
                                                                                         : LC_ROUTE_WINOGRAD)
             : LC_ROUTE_DIRECT;

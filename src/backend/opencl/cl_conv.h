@@ -66,6 +66,7 @@ extern const lc_cl_family lc_cl_family_wino;   /* cl_fam_wino.c: Winograd F(2x2,
 lc_status lc_cl_wino_ready(lc_cl_conv *c, int v);
 void lc_cl_wino_release(lc_cl_conv *c);
 extern const lc_cl_family lc_cl_family_gemvq;  /* cl_fam_gemvq.c: 1x1 on one pixel, dp4a */
+extern const lc_cl_family lc_cl_family_gemmq;  /* cl_fam_gemmq.c: q8/q4 implicit GEMM, dp4a */
 
 /* Every family, in the order the heuristic tries them (cl_families.c); the baseline is last. */
 extern const lc_cl_family *const lc_cl_families[];
@@ -75,6 +76,8 @@ extern const int lc_cl_nfamilies;
  * n floats, dequantized) to xd and return 1; others return 0 (the input as given). The tuner's
  * reference and the tests use it. */
 int lc_cl_input_seen(const lc_cl_conv *c, int family, const float *x, size_t n, float *xd);
+/* The same for family gemmq (cl_fam_gemmq.c: units of 32 channels per pixel). */
+int lc_cl_gemmq_input_seen(const lc_cl_conv *c, int family, const float *x, size_t n, float *xd);
 
 /* The 8 standard kernel arguments (common.cl LC_KERNEL_ARGS) of conv c set on kernel k. */
 lc_status lc_cl_conv_set_std_args(const lc_cl_conv *c, cl_kernel k, const char *name, cl_mem in, cl_mem out,

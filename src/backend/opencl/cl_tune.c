@@ -257,7 +257,8 @@ static const double *ref_for(lc_cl_conv *cc, tune_bufs *b, const lc_cl_cand *x, 
   if (b->qfam == -(x->family + 1)) return b->ref;
   if (b->qfam != x->family + 1) {
     if (!b->xd && !(b->xd = lc_malloc(b->nin * sizeof(float)))) return NULL;
-    if (!lc_cl_input_seen(cc, x->family, b->x, b->nin, b->xd)) {
+    if (!lc_cl_input_seen(cc, x->family, b->x, b->nin, b->xd) &&
+        !lc_cl_gemmq_input_seen(cc, x->family, b->x, b->nin, b->xd)) {
       b->qfam = -(x->family + 1);
       return b->ref;
     }

@@ -1,0 +1,211 @@
+/* Kernel family "gemmq" (kernels/conv_gemmq.cl): the implicit GEMM for q8/q4 weights in integer
+ * arithmetic (dp4a). gemmq_quant quantizes the input once per run into the conv's workspace, in
+ * units of 32 input channels per pixel: q = rint(x * (127 / amax)), seen by the kernels as
+ * q * (amax / 127), both divisions correctly rounded so that the host reproduces the codes exactly
+ * (lc_cl_gemmq_input_seen; the tuner's reference and the tests use it). Accuracy: an activation
+ * moves by at most amax / 254 of its unit, an output by at most sum |w| * amax / 254 over its row.
+ * Units of 32 (not gemvq's 8): one int32 sum per unit is scaled in float, 4 float operations per
+ * output and unit next to 8 dp4a, so 8-channel units would leave no gain over fp32 FMAs.
+ * Eligible: q8/q4 weights whose blocks are multiples of 32 channels (or span the tap or row), so
+ * a unit lies in one weight block, on devices where dp4a runs (same rule as gemvq). At tuning level
+ * none the float GEMM runs (it comes first); above it timing decides. */
+#include "backend/opencl/cl_conv.h"
+#include "util/error.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GQM_U 32 /* input channels per unit (conv_gemmq.cl LCM_U) */
+
+typedef struct gqm_tile {
+  int tm, tn, t;
+  double eff; /* share of the dp4a rate the tile can reach (local reads per dp4a, scaling) */
+  int slots;  /* work-groups resident per compute unit */
+} gqm_tile;
+
+static const char *const gqm_names[] = {"128x128", "128x64", "64x128", "64x64", "32x32"};
+static const gqm_tile gqm_tiles[] = {
+    {128, 128, 256, 0.80, 1}, {128, 64, 256, 0.70, 2}, {64, 128, 256, 0.70, 2}, {64, 64, 256, 0.55, 3},
+    {32, 32, 64, 0.40, 8},
+};
+#define GQM_NV ((int)(sizeof gqm_names / sizeof gqm_names[0]))
+
+static size_t gqm_div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+static size_t gqm_cols(const lc_cl_conv *c) { return (size_t)c->a.n * (size_t)c->a.oh * (size_t)c->a.ow; }
+
+/* Unit records of the input: images x groups x units x pixels. */
+static size_t gqm_records(const lc_cl_conv *c) {
+  return (size_t)c->a.n * (size_t)c->a.groups * gqm_div_up((size_t)c->a.cin_g, GQM_U) * (size_t)c->a.ih *
+         (size_t)c->a.iw;
+}
+
+/* 32 bytes of codes and a scale per record, and with offsets the scaled code sum. */
+static size_t gqm_ws_need(const lc_cl_conv *c, int v) {
+  (void)v;
+  return gqm_records(c) * (GQM_U + 4 + (c->asym ? 4 : 0));
+}
+
+/* LOWCONV_CL_DP4A=0 keeps the activations in float; LOWCONV_CL_DP4A_EMU=1 offers the family
+ * where dp4a is emulated (the tests on PoCL). */
+static int gqm_device(const lc_cl_conv *c) {
+  const char *e = getenv("LOWCONV_CL_DP4A_EMU"), *off = getenv("LOWCONV_CL_DP4A");
+  if (off && off[0] == '0') return 0;
+  return c->rt->info.has_dp4a || (e && e[0] == '1');
+}
+
+static size_t gqm_local_bytes(const gqm_tile *t) {
+  return (size_t)8 * ((size_t)t->tm + 4) * 4 + (size_t)8 * (size_t)t->tn * 4 + (2 * (size_t)t->tm + 2 * (size_t)t->tn) * 4;
+}
+
+static int gqm_eligible(const lc_cl_conv *c, int v) {
+  if (v < 0 || v >= GQM_NV || c->wfmt == LC_WEIGHTS_F32 || c->depthwise || !gqm_device(c)) return 0;
+  const lc_cl_conv_args *a = &c->a;
+  if (a->bpt != 0 && a->bsz % GQM_U && a->bsz < a->cin_g) return 0; /* a unit must lie in one weight block */
+  const gqm_tile *t = &gqm_tiles[v];
+  const lc_cl_dev_info *d = &c->rt->info;
+  if ((size_t)t->t > d->max_wg || (size_t)t->t > d->max_wi[0] || gqm_local_bytes(t) > d->local_mem) return 0;
+  /* The kernels index records' words and bytes with int. */
+  return gqm_records(c) <= (size_t)INT_MAX / (GQM_U + 8);
+}
+
+/* Modelled time (us): waves of resident work-groups; each tile's 32-channel unit costs 8 dp4a
+ * per output at half the FMA issue rate (the H200's 133 TOP/s int8), ~4 float operations per
+ * output at the full rate; plus the quantizing pass (the input read once, the records written). */
+/* A tile more than twice the problem along M or N only wastes work (32 is always offered). */
+static int gqm_fits(const lc_cl_conv *c, int v) {
+  const gqm_tile *t = &gqm_tiles[v];
+  size_t M = (size_t)c->a.cout_g, N = gqm_cols(c);
+  return !((t->tm > 32 && M <= (size_t)t->tm / 2) || (t->tn > 32 && N <= (size_t)t->tn / 2));
+}
+
+static double gqm_model_us(const lc_cl_conv *c, int v) {
+  const gqm_tile *t = &gqm_tiles[v];
+  double cu = c->rt->info.compute_units ? c->rt->info.compute_units : 1;
+  double units = (double)c->a.kh * c->a.kw * (double)gqm_div_up((size_t)c->a.cin_g, GQM_U);
+  double wgs = (double)gqm_div_up(gqm_cols(c), (size_t)t->tn) * (double)gqm_div_up((size_t)c->a.cout_g, (size_t)t->tm) *
+               c->a.groups;
+  double slots = cu * t->slots, waves = (double)(size_t)((wgs + slots - 1) / slots);
+  double wave_us = (double)t->tm * t->tn * units * 20.0 * t->slots / (0.5e6 * t->eff);
+  return waves * wave_us / 2.0 + 4.0 + (double)gqm_ws_need(c, v) * 3 / 4.0e6;
+}
+
+static int gqm_pick(const lc_cl_conv *c) {
+  int best = -1;
+  double best_us = 0.0;
+  for (int v = 0; v < GQM_NV; v++) {
+    if (!gqm_eligible(c, v) || !gqm_fits(c, v)) continue;
+    double us = gqm_model_us(c, v);
+    if (best < 0 || us < best_us) best = v, best_us = us;
+  }
+  return best;
+}
+
+/* Level fast times the GQM_FAST variants the model ranks best (each a kernel to compile). */
+#define GQM_FAST 2
+static int gqm_rank(const lc_cl_conv *c, int v) {
+  double us = gqm_model_us(c, v);
+  int r = 0;
+  for (int u = 0; u < GQM_NV; u++)
+    if (u != v && gqm_eligible(c, u) && gqm_fits(c, u) && gqm_model_us(c, u) < us) r++;
+  return r;
+}
+
+/* The work-group size is the tile's; at level none only the modelled best is offered, above it
+ * the best ranked that fit the problem; a variant forced by LOWCONV_CL_VARIANT always (the tests
+ * run every tile on every shape). */
+static int gqm_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
+  if (max < 1 || v < 0 || v >= GQM_NV) return 0;
+  const char *fv = getenv("LOWCONV_CL_VARIANT");
+  int forced = fv && !strcmp(fv, gqm_names[v]);
+  if (!forced && !gqm_fits(c, v)) return 0;
+  if (level <= 0 && !forced && gqm_pick(c) != v) return 0;
+  if (level == 1 && !forced && gqm_rank(c, v) >= GQM_FAST) return 0;
+  lws[0][0] = (size_t)gqm_tiles[v].t, lws[0][1] = 1, lws[0][2] = 1;
+  return 1;
+}
+
+/* The standard arguments plus the workspace (argument 8), then the launch. The program is built
+ * with correctly rounded division (the quantizer's scales) and, where the probe passed, PTX. */
+static lc_status gqm_launch(const lc_cl_conv *c, const char *name, cl_mem in, cl_mem out, cl_mem res,
+                            const size_t gws[3], const size_t lws[3], cl_event *ev) {
+  int pocl = c->rt->info.is_pocl;
+  char opt[192];
+  int n = snprintf(opt, sizeof opt, "%s -cl-fp32-correctly-rounded-divide-sqrt%s%s%s", c->options,
+                   c->rt->info.has_dp4a ? " -DLC_PTX" : "", pocl ? "" : " -DLC_ONE_KERNEL -DLC_WANT_", pocl ? "" : name);
+  if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INTERNAL, "opencl gemmq: build options too long");
+  cl_kernel k;
+  lc_status s = lc_cl_kernel(c->rt, "conv_gemmq", opt, name, &k);
+  cl_mem r = res ? res : c->bias; /* never read when has_res is 0 */
+  const size_t sz[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
+                        sizeof(cl_mem), sizeof(cl_mem), sizeof c->a,    sizeof(cl_mem)};
+  const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &c->a, &c->ws};
+  if (!s) s = lc_cl_set_args(c->rt, k, name, 9, sz, val);
+  if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, ev);
+  return s;
+}
+
+/* gemmq_quant over the records, then the tile's GEMM. */
+static lc_status gqm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
+                             cl_event *first, cl_event *last) {
+  const gqm_tile *t = &gqm_tiles[cand->variant];
+  size_t need = gqm_ws_need(c, cand->variant);
+  if (!c->ws || c->ws_bytes < need)
+    return lc_error(LC_ERR_INTERNAL, "conv (opencl): gemmq %s needs %zu bytes of workspace, has %zu",
+                    gqm_names[cand->variant], need, c->ws_bytes);
+  char name[48];
+  snprintf(name, sizeof name, "gemmq_%s", gqm_names[cand->variant]);
+  size_t ql = 64, qg[3] = {gqm_div_up(gqm_records(c), ql) * ql, 1, 1}, qlws[3] = {ql, 1, 1};
+  size_t gws[3] = {(size_t)t->t * gqm_div_up(gqm_cols(c), (size_t)t->tn),
+                   gqm_div_up((size_t)c->a.cout_g, (size_t)t->tm), (size_t)c->a.groups};
+  size_t lws[3] = {(size_t)t->t, 1, 1};
+  cl_event e0 = NULL, e1 = NULL;
+  lc_status s = gqm_launch(c, "gemmq_quant", in, out, res, qg, qlws, first ? &e0 : NULL);
+  if (!s) s = gqm_launch(c, name, in, out, res, gws, lws, last ? &e1 : NULL);
+  if (s) {
+    if (e0) c->rt->cl->ReleaseEvent(e0);
+    if (e1) c->rt->cl->ReleaseEvent(e1);
+    return s;
+  }
+  if (first) *first = e0;
+  if (last) *last = e1;
+  return LC_OK;
+}
+
+/* The device's quantization of one unit of nc channels (stride apart), in the same float
+ * operations. */
+static void gqm_unit(const float *x, size_t nc, size_t stride, float *xd) {
+  float amax = 0.0f;
+  int bad = 0;
+  for (size_t r = 0; r < nc; r++) {
+    float v = x[r * stride];
+    bad |= !isfinite(v);
+    amax = fmaxf(amax, fabsf(v));
+  }
+  float s = amax / 127.0f, inv = amax > 0.0f && !bad ? 127.0f / amax : 0.0f;
+  for (size_t r = 0; r < nc; r++) xd[r * stride] = bad ? NAN : (float)(int)rintf(x[r * stride] * inv) * s;
+}
+
+int lc_cl_gemmq_input_seen(const lc_cl_conv *c, int family, const float *x, size_t n, float *xd) {
+  if (family < 0 || family >= lc_cl_nfamilies || lc_cl_families[family] != &lc_cl_family_gemmq) return 0;
+  const lc_cl_conv_args *a = &c->a;
+  if ((size_t)a->n * (size_t)a->in_sn > n) return 0;
+  for (size_t i = 0; i < n; i++) xd[i] = x[i];
+  size_t cin = (size_t)a->cin_g, nu = gqm_div_up(cin, GQM_U), sc = (size_t)a->in_sc;
+  for (size_t img = 0; img < (size_t)a->n; img++)
+    for (size_t g = 0; g < (size_t)a->groups; g++)
+      for (size_t u = 0; u < nu; u++)
+        for (size_t y = 0; y < (size_t)a->ih; y++)
+          for (size_t xx = 0; xx < (size_t)a->iw; xx++) {
+            size_t c0 = u * GQM_U, off = img * (size_t)a->in_sn + (g * cin + c0) * sc + y * (size_t)a->in_sh +
+                                         xx * (size_t)a->in_sw;
+            gqm_unit(x + off, cin - c0 < GQM_U ? cin - c0 : GQM_U, sc, xd + off);
+          }
+  return 1;
+}
+
+const lc_cl_family lc_cl_family_gemmq = {"gemmq",         "conv_gemmq",     GQM_NV,     gqm_names,
+                                         gqm_eligible,    gqm_local_sizes, gqm_ws_need, gqm_enqueue};
