@@ -21,15 +21,16 @@
 #define GQM_U 32 /* input channels per unit (conv_gemmq.cl LCM_U) */
 
 typedef struct gqm_tile {
-  int tm, tn, t;
+  int tm, tn, t, split; /* split: K split in chunks, partial sums added by conv_gemm's gemm_reduce */
   double eff; /* share of the dp4a rate the tile can reach (local reads per dp4a, scaling) */
   int slots;  /* work-groups resident per compute unit */
 } gqm_tile;
 
-static const char *const gqm_names[] = {"128x128", "128x64", "64x128", "64x64", "32x32"};
+static const char *const gqm_names[] = {"128x128", "128x64", "64x128", "64x64", "32x32", "64x64s", "32x32s"};
 static const gqm_tile gqm_tiles[] = {
-    {128, 128, 256, 0.80, 1}, {128, 64, 256, 0.70, 2}, {64, 128, 256, 0.70, 2}, {64, 64, 256, 0.55, 3},
-    {32, 32, 64, 0.40, 8},
+    {128, 128, 256, 0, 0.80, 1}, {128, 64, 256, 0, 0.70, 2}, {64, 128, 256, 0, 0.70, 2},
+    {64, 64, 256, 0, 0.55, 3},   {32, 32, 64, 0, 0.40, 8},   {64, 64, 256, 1, 0.55, 3},
+    {32, 32, 64, 1, 0.40, 8},
 };
 #define GQM_NV ((int)(sizeof gqm_names / sizeof gqm_names[0]))
 
@@ -43,10 +44,38 @@ static size_t gqm_records(const lc_cl_conv *c) {
          (size_t)c->a.iw;
 }
 
-/* 32 bytes of codes and a scale per record, and with offsets the scaled code sum. */
+static size_t gqm_wgs(const lc_cl_conv *c, const gqm_tile *t) {
+  return gqm_div_up(gqm_cols(c), (size_t)t->tn) * gqm_div_up((size_t)c->a.cout_g, (size_t)t->tm) * (size_t)c->a.groups;
+}
+
+static size_t gqm_ktiles(const lc_cl_conv *c) {
+  return (size_t)c->a.kh * (size_t)c->a.kw * gqm_div_up((size_t)c->a.cin_g, GQM_U);
+}
+
+/* K chunks of a split-K tile, in K tiles (units): enough work-groups for one full wave, each
+ * chunk at least 4 K tiles (128 rows) so that the partial sums stay small next to the work. */
+static void gqm_split(const lc_cl_conv *c, const gqm_tile *t, int *ksplit, int *kchunk) {
+  size_t cu = c->rt->info.compute_units ? c->rt->info.compute_units : 1, nt = gqm_ktiles(c);
+  size_t ks = gqm_div_up(cu * (size_t)t->slots, gqm_wgs(c, t)), kmax = nt / 4;
+  if (ks > kmax) ks = kmax;
+  if (ks > 32) ks = 32;
+  if (ks < 1) ks = 1;
+  size_t kc = gqm_div_up(nt, ks);
+  *kchunk = (int)kc;
+  *ksplit = (int)gqm_div_up(nt, kc);
+}
+
+/* Split-K partial sums (floats, first), then per record 32 bytes of codes and a scale, and with
+ * offsets the scaled code sum. */
+static size_t gqm_partials(const lc_cl_conv *c, int v) {
+  int ks = 1, kc;
+  if (!gqm_tiles[v].split) return 0;
+  gqm_split(c, &gqm_tiles[v], &ks, &kc);
+  return gqm_div_up((size_t)c->a.groups * (size_t)ks * (size_t)c->a.cout_g * gqm_cols(c) * sizeof(float), 16) * 16;
+}
+
 static size_t gqm_ws_need(const lc_cl_conv *c, int v) {
-  (void)v;
-  return gqm_records(c) * (GQM_U + 4 + (c->asym ? 4 : 0));
+  return gqm_partials(c, v) + gqm_records(c) * (GQM_U + 4 + (c->asym ? 4 : 0));
 }
 
 /* LOWCONV_CL_DP4A=0 keeps the activations in float; LOWCONV_CL_DP4A_EMU=1 offers the family
@@ -68,8 +97,13 @@ static int gqm_eligible(const lc_cl_conv *c, int v) {
   const gqm_tile *t = &gqm_tiles[v];
   const lc_cl_dev_info *d = &c->rt->info;
   if ((size_t)t->t > d->max_wg || (size_t)t->t > d->max_wi[0] || gqm_local_bytes(t) > d->local_mem) return 0;
-  /* The kernels index records' words and bytes with int. */
-  return gqm_records(c) <= (size_t)INT_MAX / (GQM_U + 8);
+  if (t->split) {
+    int ks, kc;
+    gqm_split(c, t, &ks, &kc);
+    if (ks < 2) return 0;
+  }
+  /* The kernels index the workspace's bytes with int. */
+  return gqm_ws_need(c, v) <= (size_t)INT_MAX;
 }
 
 /* Modelled time (us): waves of resident work-groups; each tile's 32-channel unit costs 8 dp4a
@@ -85,12 +119,16 @@ static int gqm_fits(const lc_cl_conv *c, int v) {
 static double gqm_model_us(const lc_cl_conv *c, int v) {
   const gqm_tile *t = &gqm_tiles[v];
   double cu = c->rt->info.compute_units ? c->rt->info.compute_units : 1;
-  double units = (double)c->a.kh * c->a.kw * (double)gqm_div_up((size_t)c->a.cin_g, GQM_U);
-  double wgs = (double)gqm_div_up(gqm_cols(c), (size_t)t->tn) * (double)gqm_div_up((size_t)c->a.cout_g, (size_t)t->tm) *
-               c->a.groups;
-  double slots = cu * t->slots, waves = (double)(size_t)((wgs + slots - 1) / slots);
+  double units = (double)gqm_ktiles(c), ks = 1;
+  if (t->split) {
+    int s, k;
+    gqm_split(c, t, &s, &k);
+    ks = s, units = k;
+  }
+  double wgs = (double)gqm_wgs(c, t) * ks, slots = cu * t->slots, waves = (double)(size_t)((wgs + slots - 1) / slots);
   double wave_us = (double)t->tm * t->tn * units * 20.0 * t->slots / (0.5e6 * t->eff);
-  return waves * wave_us / 2.0 + 4.0 + (double)gqm_ws_need(c, v) * 3 / 4.0e6;
+  double extra = t->split ? 4.0 + (double)gqm_partials(c, v) * 2 / 4.0e6 : 0.0;
+  return waves * wave_us / 2.0 + 4.0 + (double)gqm_ws_need(c, v) * 3 / 4.0e6 + extra;
 }
 
 static int gqm_pick(const lc_cl_conv *c) {
@@ -128,27 +166,34 @@ static int gqm_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3
   return 1;
 }
 
-/* The standard arguments plus the workspace (argument 8), then the launch. The program is built
- * with correctly rounded division (the quantizer's scales) and, where the probe passed, PTX. */
-static lc_status gqm_launch(const lc_cl_conv *c, const char *name, cl_mem in, cl_mem out, cl_mem res,
-                            const size_t gws[3], const size_t lws[3], cl_event *ev) {
-  int pocl = c->rt->info.is_pocl;
-  char opt[192];
-  int n = snprintf(opt, sizeof opt, "%s -cl-fp32-correctly-rounded-divide-sqrt%s%s%s", c->options,
-                   c->rt->info.has_dp4a ? " -DLC_PTX" : "", pocl ? "" : " -DLC_ONE_KERNEL -DLC_WANT_", pocl ? "" : name);
-  if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INTERNAL, "opencl gemmq: build options too long");
+/* The standard arguments (with sa) plus the workspace (argument 8), then the launch. gemmq's
+ * programs are built with correctly rounded division (the quantizer's scales) and, where the probe
+ * passed, PTX; gemm_reduce is conv_gemm's. */
+static lc_status gqm_launch(const lc_cl_conv *c, const lc_cl_conv_args *sa, const char *name, cl_mem in, cl_mem out,
+                            cl_mem res, const size_t gws[3], const size_t lws[3], cl_event *ev) {
   cl_kernel k;
-  lc_status s = lc_cl_kernel(c->rt, "conv_gemmq", opt, name, &k);
+  lc_status s;
+  if (!strcmp(name, "gemm_reduce")) {
+    s = lc_cl_conv_kernel(c, "conv_gemm", name, &k);
+  } else {
+    int pocl = c->rt->info.is_pocl;
+    char opt[192];
+    int n = snprintf(opt, sizeof opt, "%s -cl-fp32-correctly-rounded-divide-sqrt%s%s%s", c->options,
+                     c->rt->info.has_dp4a ? " -DLC_PTX" : "", pocl ? "" : " -DLC_ONE_KERNEL -DLC_WANT_",
+                     pocl ? "" : name);
+    if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INTERNAL, "opencl gemmq: build options too long");
+    s = lc_cl_kernel(c->rt, "conv_gemmq", opt, name, &k);
+  }
   cl_mem r = res ? res : c->bias; /* never read when has_res is 0 */
   const size_t sz[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
-                        sizeof(cl_mem), sizeof(cl_mem), sizeof c->a,    sizeof(cl_mem)};
-  const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &c->a, &c->ws};
+                        sizeof(cl_mem), sizeof(cl_mem), sizeof *sa,     sizeof(cl_mem)};
+  const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, sa, &c->ws};
   if (!s) s = lc_cl_set_args(c->rt, k, name, 9, sz, val);
   if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, ev);
   return s;
 }
 
-/* gemmq_quant over the records, then the tile's GEMM. */
+/* gemmq_quant over the records, the tile's GEMM, and for split-K gemm_reduce. */
 static lc_status gqm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
                              cl_event *first, cl_event *last) {
   const gqm_tile *t = &gqm_tiles[cand->variant];
@@ -156,15 +201,21 @@ static lc_status gqm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem
   if (!c->ws || c->ws_bytes < need)
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): gemmq %s needs %zu bytes of workspace, has %zu",
                     gqm_names[cand->variant], need, c->ws_bytes);
+  lc_cl_conv_args sa = c->a;
+  sa.ksplit = 1, sa.kchunk = (int)gqm_ktiles(c), sa.wsoff = (int)gqm_partials(c, cand->variant);
+  if (t->split) gqm_split(c, t, &sa.ksplit, &sa.kchunk);
   char name[48];
-  snprintf(name, sizeof name, "gemmq_%s", gqm_names[cand->variant]);
+  const char *vn = gqm_names[cand->variant];
+  snprintf(name, sizeof name, "gemmq%s_%.*s", t->split ? "s" : "", (int)strlen(vn) - t->split, vn);
   size_t ql = 64, qg[3] = {gqm_div_up(gqm_records(c), ql) * ql, 1, 1}, qlws[3] = {ql, 1, 1};
   size_t gws[3] = {(size_t)t->t * gqm_div_up(gqm_cols(c), (size_t)t->tn),
-                   gqm_div_up((size_t)c->a.cout_g, (size_t)t->tm), (size_t)c->a.groups};
+                   gqm_div_up((size_t)c->a.cout_g, (size_t)t->tm), (size_t)c->a.groups * (size_t)sa.ksplit};
   size_t lws[3] = {(size_t)t->t, 1, 1};
+  size_t total = (size_t)sa.groups * (size_t)sa.cout_g * gqm_cols(c), rg[3] = {gqm_div_up(total, lws[0]) * lws[0], 1, 1};
   cl_event e0 = NULL, e1 = NULL;
-  lc_status s = gqm_launch(c, "gemmq_quant", in, out, res, qg, qlws, first ? &e0 : NULL);
-  if (!s) s = gqm_launch(c, name, in, out, res, gws, lws, last ? &e1 : NULL);
+  lc_status s = gqm_launch(c, &sa, "gemmq_quant", in, out, res, qg, qlws, first ? &e0 : NULL);
+  if (!s) s = gqm_launch(c, &sa, name, in, out, res, gws, lws, last && !t->split ? &e1 : NULL);
+  if (!s && t->split) s = gqm_launch(c, &sa, "gemm_reduce", in, out, res, rg, lws, last ? &e1 : NULL);
   if (s) {
     if (e0) c->rt->cl->ReleaseEvent(e0);
     if (e1) c->rt->cl->ReleaseEvent(e1);

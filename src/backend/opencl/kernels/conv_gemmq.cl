@@ -3,7 +3,8 @@
  * unit of LCM_U input channels, pixel) LCM_U int8 codes q = rint(x * 127 / amax) and the scale
  * amax / 127 (asym: also scale * sum q), channels past cin_g coded 0. Layout: unit record
  * r = ((img * G + g) * NU + u) * ih * iw + y * iw + x, codes at 32 * r, scales after all codes,
- * so that the columns of a K tile (successive pixels) read successive records.
+ * so that the columns of a K tile (successive pixels) read successive records; the records start
+ * wsoff bytes into the workspace (split-K partial sums come first, for conv_gemm's gemm_reduce).
  * The GEMM's K tile is one (tap, unit): LCM_U rows that lie in one weight block (the family
  * requires bsz % LCM_U == 0), so one int32 sum per output and tile is scaled once:
  * acc += float(isum) * x_scale * w_scale (+ w_offset * x_scale * sum q when asym). Weights are
@@ -47,7 +48,8 @@ inline int lcm_records(const lc_cl_conv_args *p) { return p->n * p->groups * lcm
  * outputs become NaN as with float activations. Scale and inverse correctly rounded (built with
  * -cl-fp32-correctly-rounded-divide-sqrt): the host reproduces the codes (lc_cl_gemmq_input_seen). */
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_quant)
-__kernel void gemmq_quant(LC_KERNEL_ARGS, __global uchar *restrict ws) {
+__kernel void gemmq_quant(LC_KERNEL_ARGS, __global uchar *restrict wsb) {
+  __global uchar *ws = wsb + p.wsoff;
   const int HW = p.ih * p.iw, NU = lcm_nu(&p), R = lcm_records(&p);
   const int i = get_global_id(0);
   if (i >= R) return;
@@ -131,14 +133,19 @@ inline uint4 lcm_wload(__global const wtype *w, int K, int wb, int k, int nr) {
 static inline __attribute__((always_inline)) void
 lcm_gemm(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
          __global const float *restrict of, __global const float *restrict bias, __global const float *restrict res,
-         __global float *restrict out, __global const uchar *restrict ws, const lc_cl_conv_args *p,
+         __global float *restrict out, __global uchar *restrict wsb, const lc_cl_conv_args *p,
          __local uint4 *As, __local uint *Bs, __local float4 *Ss, const int TM, const int TN, const int RM,
-         const int RN) {
+         const int RN, const int SPLIT) {
   const int T = (TM / RM) * (TN / RN), LDA4 = LCM_LDA(TM) / 4;
   const int lid = get_local_id(0);
   const int P = p->oh * p->ow, N = p->n * P, M = p->cout_g, HW = p->ih * p->iw;
-  const int n0 = get_group_id(0) * TN, m0 = get_group_id(1) * TM, g = get_group_id(2);
-  const int NU = lcm_nu(p), R = lcm_records(p), taps = p->kh * p->kw, ntiles = taps * NU;
+  const int n0 = get_group_id(0) * TN, m0 = get_group_id(1) * TM, z = get_group_id(2);
+  const int g = SPLIT ? z / p->ksplit : z, sk = SPLIT ? z - g * p->ksplit : 0;
+  const int NU = lcm_nu(p), R = lcm_records(p), taps = p->kh * p->kw;
+  /* K tiles [tbeg, tend) of this work-group: split-K chunks of kchunk tiles */
+  const int tbeg = SPLIT ? sk * p->kchunk : 0, tend = SPLIT ? min(taps * NU, tbeg + p->kchunk) : taps * NU;
+  const int ntiles = max(tend - tbeg, 0);
+  __global const uchar *ws = wsb + p->wsoff;
   __global const uint4 *xq = (__global const uint4 *)ws;
   __global const float *xs = (__global const float *)(ws + (size_t)R * LCM_U);
   __local float *Asc = (__local float *)Ss, *Aof = Asc + TM, *Bsc = Aof + TM, *Bxs = Bsc + TN;
@@ -166,7 +173,7 @@ LCM_UNROLL
 
   uint4 av = (uint4)(0), bv = (uint4)(0);
   float asv = 0.0f, aov = 0.0f, bsv = 0.0f, bxv = 0.0f;
-  int tap = 0, u = 0;
+  int tap = tbeg / NU, u = tbeg - (tbeg / NU) * NU;
   for (int t = 0; t <= ntiles; t++) {
     if (t > 0) {
       barrier(CLK_LOCAL_MEM_FENCE);
@@ -266,36 +273,48 @@ LCM_UNROLL
 LCM_UNROLL
         for (int uu = 0; uu < 4; uu++) {
           const int m = m0 + i * (4 * TM / RM) + ty * 4 + uu;
-          if (m < M) lc_store(out, bias, res, p, img, g * M + m, y, x, lcd_lane(accf[i * 4 + uu][j], v));
+          if (m >= M) continue;
+          const float r = lcd_lane(accf[i * 4 + uu][j], v);
+          if (SPLIT)
+            ((__global float *)wsb)[((g * p->ksplit + sk) * M + m) * N + n] = r;
+          else
+            lc_store(out, bias, res, p, img, g * M + m, y, x, r);
         }
     }
   (void)in;
   (void)T;
 }
 
-#define LCM_KERNEL(NAME, TM, TN, RM, RN)                                                                  \
+#define LCM_KERNEL(NAME, TM, TN, RM, RN, SPLIT)                                                           \
   __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(                   \
-      LC_KERNEL_ARGS, __global const uchar *restrict ws) {                                                 \
+      LC_KERNEL_ARGS, __global uchar *restrict ws) {                                                       \
     __local uint4 As[(LCM_U / 4) * LCM_LDA(TM) / 4];                                                       \
     __local uint Bs[(LCM_U / 4) * TN];                                                                     \
     __local float4 Ss[(2 * TM + 2 * TN) / 4];                                                              \
-    lcm_gemm(in, w, sc, of, bias, res, out, ws, &p, As, Bs, Ss, TM, TN, RM, RN);                           \
+    lcm_gemm(in, w, sc, of, bias, res, out, ws, &p, As, Bs, Ss, TM, TN, RM, RN, SPLIT);                    \
   }
 
-/* Tiles (cl_fam_gemmq.c holds the same table): name, TM, TN, RM, RN; 2 * TM and 2 * TN staging
- * tasks must not exceed the work items. */
+/* Tiles (cl_fam_gemmq.c holds the same table): name, TM, TN, RM, RN, split-K; 2 * TM and 2 * TN
+ * staging tasks must not exceed the work items. Split-K tiles write partial sums (gemm_reduce of
+ * conv_gemm.cl adds them and applies the epilogue). */
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_128x128)
-LCM_KERNEL(gemmq_128x128, 128, 128, 8, 8)
+LCM_KERNEL(gemmq_128x128, 128, 128, 8, 8, 0)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_128x64)
-LCM_KERNEL(gemmq_128x64, 128, 64, 8, 4)
+LCM_KERNEL(gemmq_128x64, 128, 64, 8, 4, 0)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_64x128)
-LCM_KERNEL(gemmq_64x128, 64, 128, 4, 8)
+LCM_KERNEL(gemmq_64x128, 64, 128, 4, 8, 0)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_64x64)
-LCM_KERNEL(gemmq_64x64, 64, 64, 4, 4)
+LCM_KERNEL(gemmq_64x64, 64, 64, 4, 4, 0)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_32x32)
-LCM_KERNEL(gemmq_32x32, 32, 32, 4, 4)
+LCM_KERNEL(gemmq_32x32, 32, 32, 4, 4, 0)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemmqs_64x64)
+LCM_KERNEL(gemmqs_64x64, 64, 64, 4, 4, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemmqs_32x32)
+LCM_KERNEL(gemmqs_32x32, 32, 32, 4, 4, 1)
 #endif
