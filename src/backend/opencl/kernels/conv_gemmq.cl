@@ -94,10 +94,10 @@ inline uint4 lcm_lanes(uint4 raw) {
   uchar16 b = as_uchar16(raw);
   return as_uint4(shuffle(b, (uchar16)(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)));
 #else
-  uchar8 b = as_uchar8(raw.xy);
-  uchar16 n = (uchar16)(b & (uchar8)(15), b >> (uchar8)(4));
-  uchar16 t = shuffle(n, (uchar16)(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
-  return as_uint4(t - (uchar16)(8)); /* wraps to the signed code's byte */
+  const uint m = 0x0F0F0F0Fu;
+  uint4 n = (uint4)(raw.x & m, raw.y & m, (raw.x >> 4) & m, (raw.y >> 4) & m); /* nibbles to bytes */
+  uint4 t = as_uint4(shuffle(as_uchar16(n), (uchar16)(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15)));
+  return ((t | 0x80808080u) - 0x08080808u) ^ 0x80808080u; /* u - 8 per byte, no borrows */
 #endif
 }
 
@@ -217,14 +217,14 @@ LCM_UNROLL
 LCM_UNROLL
       for (int i = 0; i < RM; i++)
 LCM_UNROLL
-        for (int j = 0; j < RN / 4; j++) acc[i][j] = (int4)(0);
+        for (int j = 0; j < RN / 4; j++) acc[i][j] = (int4)(0x4B400000);
 LCM_UNROLL
       for (int kg = 0; kg < LCM_U / 4; kg++) {
         uint4 a[2], b[2];
 LCM_UNROLL
         for (int i = 0; i < RM / 4; i++) a[i] = As[kg * LDA4 + i * (TM / RM) + ty];
 LCM_UNROLL
-        for (int j = 0; j < RN / 4; j++) b[j] = vload4(j * (TN / RN) + tx, Bs + kg * TN);
+        for (int j = 0; j < RN / 4; j++) b[j] = ((__local const uint4 *)(Bs + kg * TN))[j * (TN / RN) + tx];
 LCM_UNROLL
         for (int i = 0; i < RM / 4; i++)
 LCM_UNROLL
@@ -235,24 +235,37 @@ LCM_UNROLL
             acc[i * 4 + 3][j] = lcm_dot4x4(a[i].w, b[j], acc[i * 4 + 3][j]);
           }
       }
-      /* int -> float without a conversion instruction: 1.5 * 2^23 + v is exact for |v| < 2^22
-       * (|isum| <= 32 * 128 * 127 here). */
+      /* The sums started at 0x4B400000, so each is the float 1.5 * 2^23 + isum, exact for
+       * |isum| < 2^22 (here <= 32 * 128 * 127): one subtraction, no conversion instruction. */
+      float4 xsc[2];
+#if ASYM
+      float4 xsm[2];
+#endif
+LCM_UNROLL
+      for (int j = 0; j < RN / 4; j++) {
+        xsc[j] = ((__local const float4 *)Bsc)[j * (TN / RN) + tx];
+#if ASYM
+        xsm[j] = ((__local const float4 *)Bxs)[j * (TN / RN) + tx];
+#endif
+      }
 LCM_UNROLL
       for (int i = 0; i < RM / 4; i++) {
-        const int r0 = i * (4 * TM / RM) + ty * 4;
+        const float4 s4 = ((__local const float4 *)Asc)[i * (TM / RM) + ty];
+#if ASYM
+        const float4 o4 = ((__local const float4 *)Aof)[i * (TM / RM) + ty];
+#endif
 LCM_UNROLL
         for (int uu = 0; uu < 4; uu++) {
-          const float s = Asc[r0 + uu];
+          const float s = lcd_lane(s4, uu);
 #if ASYM
-          const float o = Aof[r0 + uu];
+          const float o = lcd_lane(o4, uu);
 #endif
 LCM_UNROLL
           for (int j = 0; j < RN / 4; j++) {
-            const float4 xsc = vload4(j * (TN / RN) + tx, Bsc);
-            const float4 f = as_float4(acc[i * 4 + uu][j] + (int4)(0x4B400000)) - 12582912.0f;
-            accf[i * 4 + uu][j] = mad(f * xsc, (float4)(s), accf[i * 4 + uu][j]);
+            const float4 f = as_float4(acc[i * 4 + uu][j]) - 12582912.0f;
+            accf[i * 4 + uu][j] = mad(f * xsc[j], (float4)(s), accf[i * 4 + uu][j]);
 #if ASYM
-            accf[i * 4 + uu][j] = mad(vload4(j * (TN / RN) + tx, Bxs), (float4)(o), accf[i * 4 + uu][j]);
+            accf[i * 4 + uu][j] = mad(xsm[j], (float4)(o), accf[i * 4 + uu][j]);
 #endif
           }
         }
@@ -289,9 +302,9 @@ LCM_UNROLL
   __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(                   \
       LC_KERNEL_ARGS, __global uchar *restrict ws) {                                                       \
     __local uint4 As[(LCM_U / 4) * LCM_LDA(TM) / 4];                                                       \
-    __local uint Bs[(LCM_U / 4) * TN];                                                                     \
+    __local uint4 Bs[(LCM_U / 4) * TN / 4];                                                                \
     __local float4 Ss[(2 * TM + 2 * TN) / 4];                                                              \
-    lcm_gemm(in, w, sc, of, bias, res, out, ws, &p, As, Bs, Ss, TM, TN, RM, RN, SPLIT);                    \
+    lcm_gemm(in, w, sc, of, bias, res, out, ws, &p, As, (__local uint *)Bs, Ss, TM, TN, RM, RN, SPLIT);    \
   }
 
 /* Tiles (cl_fam_gemmq.c holds the same table): name, TM, TN, RM, RN, split-K; 2 * TM and 2 * TN
