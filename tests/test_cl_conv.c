@@ -129,15 +129,8 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
   memcpy(xd, x, nin * sizeof(float));
   if (d.in_channels % 8 == 0)
     tu_act_int8(x, (size_t)d.in_channels / 8, d.layout == LC_NCHW ? (size_t)(s->ih * s->iw) : 1, xd, NULL);
-  /* gemmq: units of 32 channels of one group at one pixel (the last unit of a group shorter) */
-  size_t hw = (size_t)(s->ih * s->iw), csd = d.layout == LC_NCHW ? hw : 1;
-  for (size_t i = 0; i < (size_t)s->n * hw; i++)
-    for (int c0 = 0; c0 < d.in_channels; c0 += s->cin_g)
-      for (int u = 0; u < s->cin_g; u += 32) {
-        size_t img = i / hw, px = i % hw, c = (size_t)(c0 + u);
-        size_t off = d.layout == LC_NCHW ? (img * (size_t)d.in_channels + c) * hw + px : i * (size_t)d.in_channels + c;
-        tu_act_int8_unit(x + off, (size_t)(s->cin_g - u < 32 ? s->cin_g - u : 32), csd, xm + off);
-      }
+  tu_act_int8_grouped(x, (size_t)s->n, (size_t)s->g, (size_t)s->cin_g, (size_t)(s->ih * s->iw), d.layout == LC_NCHW,
+                      32, xm); /* gemmq's units */
   TU_CHECK(lc_conv_reference(&rd, s->n, s->ih, s->iw, x, ref) == LC_OK, "reference: %s", lc_last_error());
   TU_CHECK(lc_conv_reference(&rd, s->n, s->ih, s->iw, xd, refq) == LC_OK, "reference: %s", lc_last_error());
   TU_CHECK(lc_conv_reference(&rd, s->n, s->ih, s->iw, xm, refm) == LC_OK, "reference: %s", lc_last_error());

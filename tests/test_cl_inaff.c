@@ -1,6 +1,7 @@
 /* The device conv's input affine (cl_conv_args.h: in_aff, the model runner's BatchNormalization
- * before a conv): every variant of the families that apply it (gemm, wino, ref) against the fp64
- * reference run on x * s[c] + t[c] with zero padding, on random shapes (odd channels, groups,
+ * before a conv): every variant of the families that apply it (gemm, gemmq, wino, ref) against
+ * the fp64 reference run on x * s[c] + t[c] with zero padding (gemmq: on that input as it rounds it
+ * to int8, test_cl_conv.c says why), on random shapes (odd channels, groups,
  * strides 1-3, dilation, pads, batch 1-3, f32/q8/q4 weights, activations, residual). Bound: the
  * plain conv's (1e-4 of max |ref|; Winograd F(4x4) 5e-4, test_cl_conv.c says why): one fma more
  * per input value. Each candidate runs twice (the second run is checked: nothing left over from
@@ -16,7 +17,7 @@
 #include "lowconv.h"
 #include "testutil.h"
 
-static int runs, skipped, split_runs;
+static int runs, skipped, split_runs, gemmq_runs;
 
 /* The bias table [bias | 0 | 1 | 0 | s | t] the kernels read, as cl_ops_mm.c builds it. */
 static lc_status set_affine(lc_conv *conv, const float *bias, const float *s, const float *t) {
@@ -74,15 +75,19 @@ static void check(lc_context *ctx, int idx) {
   float *x = malloc(nin * 4), *xa = malloc(nin * 4), *r = malloc(nout * 4), *ref = malloc(nout * 4), *got = malloc(nout * 4);
   float *wq = malloc(nw * 4);
   tu_fill(x, nin, -1.0f, 1.0f), tu_fill(r, nout, -1.0f, 1.0f);
-  for (size_t i = 0; i < nin; i++) xa[i] = x[i] * s[i / inner % C] + t[i / inner % C];
+  float *xm = malloc(nin * 4), *refm = malloc(nout * 4);
+  for (size_t i = 0; i < nin; i++) xa[i] = fmaf(x[i], s[i / inner % C], t[i / inner % C]); /* as the kernels */
+  tu_act_int8_grouped(xa, (size_t)n, (size_t)g, (size_t)cin_g, inner, 1, 32, xm);
   lc_conv_desc rd = d;
   TU_CHECK(conv && lc_conv_get_weights(conv, wq) == LC_OK, "weights: %s", lc_last_error());
   rd.weights = wq, rd.weight_format = LC_WEIGHTS_F32, rd.activation = LC_ACT_NONE;
   TU_CHECK(lc_conv_reference(&rd, n, ih, iw, xa, ref) == LC_OK, "reference: %s", lc_last_error());
-  double mx = 0;
+  TU_CHECK(lc_conv_reference(&rd, n, ih, iw, xm, refm) == LC_OK, "reference: %s", lc_last_error());
+  double mx = 0, mxm = 0;
   for (size_t i = 0; i < nout; i++) {
     ref[i] = (float)act_ref((double)ref[i] + (use_res ? r[i] : 0.0), &d);
-    mx = fmax(mx, fabs(ref[i]));
+    refm[i] = (float)act_ref((double)refm[i] + (use_res ? r[i] : 0.0), &d);
+    mx = fmax(mx, fabs(ref[i])), mxm = fmax(mxm, fabs(refm[i]));
   }
   lc_buffer *tin = NULL, *tout = NULL, *tres = NULL;
   TU_CHECK(!lc_buffer_create(ctx, nin * 4, &tin) && !lc_buffer_create(ctx, nout * 4, &tout) &&
@@ -90,8 +95,8 @@ static void check(lc_context *ctx, int idx) {
   if (tin && tout && tres && conv) {
     lc_buffer_upload(tin, x, nin * 4);
     lc_buffer_upload(tres, r, nout * 4);
-    const lc_cl_family *fams[] = {&lc_cl_family_gemm, &lc_cl_family_wino, &lc_cl_family_ref};
-    for (int f = 0; f < 3; f++)
+    const lc_cl_family *fams[] = {&lc_cl_family_gemm, &lc_cl_family_wino, &lc_cl_family_ref, &lc_cl_family_gemmq};
+    for (int f = 0; f < 4; f++)
       for (int v = 0; v < fams[f]->nvariants; v++) {
         setenv("LOWCONV_CL_FAMILY", fams[f]->name, 1);
         setenv("LOWCONV_CL_VARIANT", fams[f]->variants[v], 1);
@@ -109,20 +114,22 @@ static void check(lc_context *ctx, int idx) {
           TU_CHECK(lc_conv_run_buffers(conv, tin, tout, use_res ? tres : NULL) == LC_OK &&
                        lc_buffer_download(tout, got, nout * 4) == LC_OK, "run: %s", lc_last_error());
         }
-        double err = 0;
-        for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - ref[i]) : INFINITY);
+        double err = 0, m = f == 3 ? mxm : mx;
+        const float *rf = f == 3 ? refm : ref;
+        for (size_t i = 0; i < nout; i++) err = fmax(err, isfinite(got[i]) ? fabs(got[i] - rf[i]) : INFINITY);
         double tol = f == 1 && !strncmp(fams[f]->variants[v], "f4x4", 4) ? 5e-4 : 1e-4;
         runs++;
         split_runs += f == 0 && fams[f]->variants[v][strlen(fams[f]->variants[v]) - 1] == 's';
-        TU_CHECK(err <= tol * fmax(mx, 1e-30), "shape %d %s %s: err %.3g of max %.3g (n%d g%d cin_g%d cout_g%d %dx%d k%lld s%lld "
-                 "fmt%d act%d res%d)", idx, fams[f]->name, fams[f]->variants[v], err, mx, n, g, cin_g, cout_g, ih, iw,
+        gemmq_runs += f == 3;
+        TU_CHECK(err <= tol * fmax(m, 1e-30), "shape %d %s %s: err %.3g of max %.3g (n%d g%d cin_g%d cout_g%d %dx%d k%lld s%lld "
+                 "fmt%d act%d res%d)", idx, fams[f]->name, fams[f]->variants[v], err, m, n, g, cin_g, cout_g, ih, iw,
                  (long long)d.kernel_h, (long long)d.stride_h, (int)d.weight_format, (int)d.activation, use_res);
       }
   }
   unsetenv("LOWCONV_CL_FAMILY"), unsetenv("LOWCONV_CL_VARIANT");
   lc_buffer_destroy(tin), lc_buffer_destroy(tout), lc_buffer_destroy(tres);
   lc_conv_destroy(conv);
-  free(w), free(b), free(s), free(t), free(x), free(xa), free(r), free(ref), free(got), free(wq);
+  free(w), free(b), free(s), free(t), free(x), free(xa), free(r), free(ref), free(got), free(wq), free(xm), free(refm);
 }
 
 int main(void) {
@@ -135,11 +142,13 @@ int main(void) {
   char dir[] = "/tmp/lc_cl_inaff_XXXXXX";
   p.cache_dir = mkdtemp(dir) ? dir : "";
   lc_context *ctx;
+  setenv("LOWCONV_CL_DP4A_EMU", "1", 0); /* gemmq with dp4a emulated where the device has none */
   TU_CHECK(lc_context_create(&p, &ctx) == LC_OK, "context: %s", lc_last_error());
   int nshapes = getenv("LC_TEST_QUICK") && *getenv("LC_TEST_QUICK") == '1' ? 12 : 30;
   for (int i = 0; i < nshapes; i++) check(ctx, i);
-  printf("%d family x variant runs checked (%d split-K), %d not eligible\n", runs, split_runs, skipped);
-  TU_CHECK(runs > nshapes && split_runs > 0, "too few runs");
+  printf("%d family x variant runs checked (%d split-K, %d gemmq), %d not eligible\n", runs, split_runs, gemmq_runs,
+         skipped);
+  TU_CHECK(runs > nshapes && split_runs > 0 && gemmq_runs > 0, "too few runs (split-K, gemmq)");
   lc_context_destroy(ctx);
   char cmd[64];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -54,6 +54,17 @@ void tu_act_int8(const float *x, size_t nu, size_t stride, float *xd, float *ama
   }
 }
 
+void tu_act_int8_grouped(const float *x, size_t n, size_t groups, size_t cin_g, size_t hw, int nchw, size_t unit,
+                         float *xd) {
+  size_t C = groups * cin_g, cs = nchw ? hw : 1;
+  for (size_t i = 0; i < n * hw; i++)
+    for (size_t c0 = 0; c0 < C; c0 += cin_g)
+      for (size_t u = 0; u < cin_g; u += unit) {
+        size_t img = i / hw, px = i % hw, c = c0 + u, off = nchw ? (img * C + c) * hw + px : i * C + c;
+        tu_act_int8_unit(x + off, cin_g - u < unit ? cin_g - u : unit, cs, xd + off);
+      }
+}
+
 double tu_max_abs_diff(const float *a, const float *b, size_t n) {
   double m = 0;
   for (size_t i = 0; i < n; i++) {

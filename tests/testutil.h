@@ -45,6 +45,10 @@ int tu_stderr_end(void);
 void tu_act_int8(const float *x, size_t nu, size_t stride, float *xd, float *amax);
 /* One unit of len values (stride apart) quantized as tu_act_int8 does; returns its max |x|. */
 float tu_act_int8_unit(const float *v, size_t len, size_t stride, float *xd);
+/* x (n images of groups * cin_g channels of hw pixels, NCHW or NHWC) as family gemmq rounds it:
+ * units of `unit` channels of one group at one pixel (a group's last unit shorter). */
+void tu_act_int8_grouped(const float *x, size_t n, size_t groups, size_t cin_g, size_t hw, int nchw, size_t unit,
+                         float *xd);
 
 /* Prints "N passed, N failed" and returns the process exit code. */
 int tu_finish(const char *name);

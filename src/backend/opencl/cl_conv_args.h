@@ -18,7 +18,7 @@
  *   4 hard swish; LC_CL_ACT_HARD_SIGMOID: clamp(v * act_alpha + act_beta, 0, 1), set by the model
  *   runner for a HardSigmoid after the conv, not an lc_activation); then, with epi bit 0, PRelu: v < 0 ? v * bias[M + o] : v. epi != 0 needs
  *   has_bias and a bias buffer of 4M floats (the model runner's fused PRelu and BN after an add).
- * Input affine (in_aff, families gemm, wino and ref only): every input value inside the image is
+ * Input affine (in_aff, families gemm, gemmq, wino and ref only): every input value inside the image is
  *   read as x * bias[4M + c] + bias[4M + C + c] (C = groups * cin_g), padding stays 0: a
  *   BatchNormalization before the conv whose input is also read elsewhere (pre-activation blocks). */
 #ifndef LC_CL_CONV_ARGS_H

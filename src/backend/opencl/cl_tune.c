@@ -43,7 +43,9 @@ static void shape_key(const lc_conv *c, const lc_cl_conv *cc, char *buf, size_t 
 /* With an input affine only the families whose kernels apply it (cl_conv_args.h) may run. */
 static int can_run(const lc_cl_conv *cc, int fi, int v) {
   const lc_cl_family *f = lc_cl_families[fi];
-  if (cc->a.in_aff && f != &lc_cl_family_gemm && f != &lc_cl_family_wino && f != &lc_cl_family_ref) return 0;
+  if (cc->a.in_aff && f != &lc_cl_family_gemm && f != &lc_cl_family_gemmq && f != &lc_cl_family_wino &&
+      f != &lc_cl_family_ref)
+    return 0;
   return f->eligible(cc, v);
 }
 

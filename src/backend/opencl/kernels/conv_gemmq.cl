@@ -56,10 +56,12 @@ __kernel void gemmq_quant(LC_KERNEL_ARGS, __global uchar *restrict wsb) {
   const int pix = i % HW, rest = i / HW, u = rest % NU, gi = rest / NU, g = gi % p.groups, img = gi / p.groups;
   const int y = pix / p.iw, x = pix - y * p.iw, c0 = u * LCM_U, nc = min(LCM_U, p.cin_g - c0);
   __global const float *src = in + img * p.in_sn + (g * p.cin_g + c0) * p.in_sc + y * p.in_sh + x * p.in_sw;
+  const int M4 = 4 * p.groups * p.cout_g, C = p.groups * p.cin_g, ch0 = g * p.cin_g + c0;
   float v[LCM_U], amax = 0.0f;
   int bad = 0;
   for (int j = 0; j < LCM_U; j++) {
     v[j] = j < nc ? src[j * p.in_sc] : 0.0f;
+    if (p.in_aff && j < nc) v[j] = fma(v[j], bias[M4 + ch0 + j], bias[M4 + C + ch0 + j]); /* cl_conv_args.h */
     bad |= !isfinite(v[j]);
     amax = fmax(amax, fabs(v[j]));
   }
@@ -83,7 +85,7 @@ __kernel void gemmq_quant(LC_KERNEL_ARGS, __global uchar *restrict wsb) {
 #if ASYM
   xs[R + i] = s * (float)nq;
 #endif
-  (void)w, (void)sc, (void)of, (void)bias, (void)res, (void)out;
+  (void)w, (void)sc, (void)of, (void)res, (void)out;
 }
 #endif
 
