@@ -441,6 +441,39 @@ lc_status lc_cl_conv_enqueue_std(const lc_cl_conv *c, const lc_cl_cand *cand, co
   return lc_cl_conv_hand_events(c, ev, name, first, last);
 }
 
+lc_status lc_cl_conv_end_events(const lc_cl_conv *c, lc_status s, cl_event e0, cl_event e1, cl_event *first,
+                                cl_event *last) {
+  if (s) {
+    if (e0) c->rt->cl->ReleaseEvent(e0);
+    if (e1) c->rt->cl->ReleaseEvent(e1);
+    return s;
+  }
+  if (first) *first = e0;
+  if (last) *last = e1;
+  return LC_OK;
+}
+
+int lc_cl_model_pick(const lc_cl_conv *c, int nv, int (*ok)(const lc_cl_conv *, int),
+                     double (*model)(const lc_cl_conv *, int)) {
+  int best = -1;
+  double best_us = 0.0;
+  for (int v = 0; v < nv; v++) {
+    if (!ok(c, v)) continue;
+    double us = model(c, v);
+    if (best < 0 || us < best_us) best = v, best_us = us;
+  }
+  return best;
+}
+
+int lc_cl_model_rank(const lc_cl_conv *c, int v, int nv, int (*ok)(const lc_cl_conv *, int),
+                     double (*model)(const lc_cl_conv *, int)) {
+  double us = model(c, v);
+  int r = 0;
+  for (int u = 0; u < nv; u++)
+    if (u != v && ok(c, u) && model(c, u) < us) r++;
+  return r;
+}
+
 lc_status lc_cl_conv_hand_events(const lc_cl_conv *c, cl_event ev, const char *name, cl_event *first,
                                  cl_event *last) {
   if (first && last && ev) {

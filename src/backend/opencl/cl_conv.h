@@ -96,6 +96,16 @@ lc_status lc_cl_conv_build(lc_cl_conv *c, const lc_cl_cand *cand);
  * want it; either may be NULL); releases it on failure. */
 lc_status lc_cl_conv_hand_events(const lc_cl_conv *c, cl_event ev, const char *name, cl_event *first,
                                  cl_event *last);
+/* A multi-kernel candidate's end: on failure s releases e0 and e1, else hands them to first and
+ * last (either may be NULL). Returns s. */
+lc_status lc_cl_conv_end_events(const lc_cl_conv *c, lc_status s, cl_event e0, cl_event e1, cl_event *first,
+                                cl_event *last);
+/* Of variants [0, nv) with ok(c, v): the one of lowest model(c, v) (-1 if none), and how many
+ * rank before v. The families' heuristics (tuning level none) and level fast's short lists. */
+int lc_cl_model_pick(const lc_cl_conv *c, int nv, int (*ok)(const lc_cl_conv *, int),
+                     double (*model)(const lc_cl_conv *, int));
+int lc_cl_model_rank(const lc_cl_conv *c, int v, int nv, int (*ok)(const lc_cl_conv *, int),
+                     double (*model)(const lc_cl_conv *, int));
 /* The kernel `name` of program `program` built with c's options. */
 lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char *name, cl_kernel *k);
 

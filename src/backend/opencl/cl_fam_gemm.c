@@ -105,26 +105,13 @@ static double gemm_model_us(const lc_cl_conv *c, int v) {
 }
 
 /* The variant the heuristic (tuning level none) runs: the lowest modelled time. */
-static int gemm_pick(const lc_cl_conv *c) {
-  int best = -1;
-  double best_us = 0.0;
-  for (int v = 0; v < GEMM_NV; v++) {
-    if (!gemm_eligible(c, v)) continue;
-    double us = gemm_model_us(c, v);
-    if (best < 0 || us < best_us) best = v, best_us = us;
-  }
-  return best;
-}
+static int gemm_pick(const lc_cl_conv *c) { return lc_cl_model_pick(c, GEMM_NV, gemm_eligible, gemm_model_us); }
 
 /* Tuning level fast times the GEMM_FAST variants the model ranks best (each is a kernel to
  * compile on a cold start: about 1 s each on the H200 with the driver's JIT cache off). */
 #define GEMM_FAST 3
 static int gemm_rank(const lc_cl_conv *c, int v) {
-  double us = gemm_model_us(c, v);
-  int r = 0;
-  for (int u = 0; u < GEMM_NV; u++)
-    if (u != v && gemm_eligible(c, u) && gemm_model_us(c, u) < us) r++;
-  return r;
+  return lc_cl_model_rank(c, v, GEMM_NV, gemm_eligible, gemm_model_us);
 }
 
 /* The work-group size is fixed by the tile. At level none only the modelled best variant offers

@@ -131,26 +131,13 @@ static double gqm_model_us(const lc_cl_conv *c, int v) {
   return waves * wave_us / 2.0 + 4.0 + (double)gqm_ws_need(c, v) * 3 / 4.0e6 + extra;
 }
 
-static int gqm_pick(const lc_cl_conv *c) {
-  int best = -1;
-  double best_us = 0.0;
-  for (int v = 0; v < GQM_NV; v++) {
-    if (!gqm_eligible(c, v) || !gqm_fits(c, v)) continue;
-    double us = gqm_model_us(c, v);
-    if (best < 0 || us < best_us) best = v, best_us = us;
-  }
-  return best;
-}
+static int gqm_offered(const lc_cl_conv *c, int v) { return gqm_eligible(c, v) && gqm_fits(c, v); }
+
+static int gqm_pick(const lc_cl_conv *c) { return lc_cl_model_pick(c, GQM_NV, gqm_offered, gqm_model_us); }
 
 /* Level fast times the GQM_FAST variants the model ranks best (each a kernel to compile). */
 #define GQM_FAST 2
-static int gqm_rank(const lc_cl_conv *c, int v) {
-  double us = gqm_model_us(c, v);
-  int r = 0;
-  for (int u = 0; u < GQM_NV; u++)
-    if (u != v && gqm_eligible(c, u) && gqm_fits(c, u) && gqm_model_us(c, u) < us) r++;
-  return r;
-}
+static int gqm_rank(const lc_cl_conv *c, int v) { return lc_cl_model_rank(c, v, GQM_NV, gqm_offered, gqm_model_us); }
 
 /* The work-group size is the tile's; at level none only the modelled best is offered, above it
  * the best ranked that fit the problem; a variant forced by LOWCONV_CL_VARIANT always (the tests
@@ -216,14 +203,7 @@ static lc_status gqm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem
   lc_status s = gqm_launch(c, &sa, "gemmq_quant", in, out, res, qg, qlws, first ? &e0 : NULL);
   if (!s) s = gqm_launch(c, &sa, name, in, out, res, gws, lws, last && !t->split ? &e1 : NULL);
   if (!s && t->split) s = gqm_launch(c, &sa, "gemm_reduce", in, out, res, rg, lws, last ? &e1 : NULL);
-  if (s) {
-    if (e0) c->rt->cl->ReleaseEvent(e0);
-    if (e1) c->rt->cl->ReleaseEvent(e1);
-    return s;
-  }
-  if (first) *first = e0;
-  if (last) *last = e1;
-  return LC_OK;
+  return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }
 
 /* The device's quantization of one unit of nc channels (stride apart), in the same float

@@ -158,14 +158,7 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   lc_status s = wino_launch(c, iname, 6, szi, vi, 2, gi, li, first ? &e0 : NULL);
   if (!s) s = wino_launch(c, gname, 6, szg, vg, 3, gg, cand->lws, NULL);
   if (!s) s = wino_launch(c, oname, 8, szo, vo, 2, go, lo, last ? &e1 : NULL);
-  if (s) {
-    if (e0) c->rt->cl->ReleaseEvent(e0);
-    if (e1) c->rt->cl->ReleaseEvent(e1);
-    return s;
-  }
-  if (first) *first = e0;
-  if (last) *last = e1;
-  return LC_OK;
+  return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }
 
 const lc_cl_family lc_cl_family_wino = {"wino",        "conv_wino",      WINO_NV, wino_names,
