@@ -80,12 +80,12 @@ PY
   snap
   echo "== test_cl_conv quick on the GPU (gemvq: PTX dp4a), resnet34-112 q8/q4 vs f32 (tuning fast) at batch 1"
   echo "   and 32, test_cl_conv quick (gemm), test_cl_gemv (gemv + gemvq)"
-  for mb in gemvq 1 32 gemm gemv; do
+  for mb in gemvq gemmq 1 32 gemm gemv; do
     if [ $mb = gemv ]; then
       time_for 20 "test_cl_gemv" && LC_REQUIRE_OPENCL=1 timeout $(( end - $(date +%s) )) $b/tests/test_cl_gemv 2>&1 | tail -3
       continue
     fi
-    if [ $mb = gemvq ] || [ $mb = gemm ]; then
+    if [ $mb = gemvq ] || [ $mb = gemmq ] || [ $mb = gemm ]; then
       time_for 15 "test_cl_conv $mb" || continue
       LOWCONV_CL_FAMILY=$mb LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 timeout $(( end - $(date +%s) )) $b/tests/test_cl_conv 2>&1 | tail -3
       continue
@@ -97,10 +97,28 @@ PY
       snap
     done
   done
+  echo "== gemmq (dp4a implicit GEMM) forced per variant, resnet34-112 q4 (batch 32, then 1 with split-K)"
+  for mb in 32 1; do
+    for v in 128x128 128x64 64x128 64x64 32x32 64x64s 32x32s; do
+      [ $mb = 32 ] && [ "${v%s}" != "$v" ] && continue
+      time_for 10 "gemmq $v b$mb" || continue
+      LOWCONV_CL_FAMILY=gemmq LOWCONV_CL_VARIANT=$v timeout $(( end - $(date +%s) )) $lc conv --suite resnet34-112 \
+        --mb $mb --device opencl --weights q4 --json --repeat 20 --warmup 3 > "$out/resnet34-112_b${mb}_q4_gemmq_$v.jsonl" 2>&1
+    done
+  done
   python3 - "$out" <<'PY'
-import json, math, sys
+import glob, json, math, sys
 d = sys.argv[1]
 load = lambda p: {r["desc"]: r for r in map(json.loads, (l for l in open(p) if l.startswith("{")))}
+for mb in (1, 32):
+    try: f = load(f"{d}/resnet34-112_b{mb}_f32_q.jsonl")
+    except (OSError, ValueError): continue
+    for p in sorted(glob.glob(f"{d}/resnet34-112_b{mb}_q4_gemmq_*.jsonl")):
+        q = load(p)
+        r = {k: q[k]["median_ms"] / f[k]["median_ms"] for k in q if k in f and q[k].get("median_ms") and f[k].get("median_ms")}
+        if r: print(f"b{mb} q4 gemmq {p.rsplit('_', 1)[1][:-6]}/f32 tuned: geomean "
+                    f"{math.exp(sum(map(math.log, r.values())) / len(r)):.3f} over {len(r)} layers, "
+                    + " ".join(f"{v:.2f}" for v in r.values()))
 for mb in (1, 32):
     try: f = load(f"{d}/resnet34-112_b{mb}_f32_q.jsonl")
     except (OSError, ValueError): continue

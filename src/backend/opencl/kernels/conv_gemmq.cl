@@ -153,16 +153,17 @@ lcm_gemm(__global const float *restrict in, __global const wtype *restrict w, __
   __local float *Asc = (__local float *)Ss, *Aof = Asc + TM, *Bsc = Aof + TM, *Bxs = Bsc + TN;
 
   /* Staging tasks: A, oc4 block ab and row group akg (8 of 4 rows) of the tile, successive items
-   * reading successive rows; B, column bc and half bh of its unit record. */
+   * reading successive rows; B, half bh of column bc's unit record, successive items reading
+   * successive 16 bytes (the first half's item also loads the column's scales). */
   const int akg = lid % 8, ab = lid / 8, awb = (lid < TM * 2 && m0 / 4 + ab < p->ob) ? g * p->ob + m0 / 4 + ab : -1;
-  const int bc = lid % TN, bh = lid / TN, bon = lid < TN * 2;
+  const int bc = lid / 2, bh = lid % 2, bon = lid < TN * 2;
   int cy = -(1 << 29), cx = 0, cbase = 0;
   if (bon && n0 + bc < N) {
     int n = n0 + bc, img = n / P, q = n - img * P, oy = q / p->ow, ox = q - oy * p->ow;
     cy = oy * p->sh - p->pt, cx = ox * p->sw - p->pl;
     cbase = (img * p->groups + g) * NU * HW;
   }
-  /* Scale tasks: A row lid (its oc4 block's lane), B column lid. */
+  /* A's scale tasks: row lid (its oc4 block's lane). */
   const int sm = m0 + lid, swb = (lid < TM && sm < M) ? g * p->ob + sm / 4 : -1;
 
   int4 acc[8][2];
@@ -187,7 +188,7 @@ LCM_UNROLL
         Bs[(4 * bh + 3) * TN + bc] = bv.w;
       }
       if (lid < TM) Asc[lid] = asv, Aof[lid] = aov;
-      if (lid < TN) Bsc[lid] = bsv, Bxs[lid] = bxv;
+      if (bon && bh == 0) Bsc[bc] = bsv, Bxs[bc] = bxv;
       barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (t < ntiles) {
@@ -198,7 +199,7 @@ LCM_UNROLL
       const int rec = cbase + u * HW + iy * p->iw + ix;
       bv = (uint4)(0);
       if (bon && ok) bv = xq[2 * rec + bh];
-      if (lid < TN) {
+      if (bon && bh == 0) {
         bsv = ok ? xs[rec] : 0.0f;
 #if ASYM
         bxv = ok ? xs[R + rec] : 0.0f;
