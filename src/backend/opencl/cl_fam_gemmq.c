@@ -4,8 +4,9 @@
  * q * (amax / 127), both divisions correctly rounded so that the host reproduces the codes exactly
  * (lc_cl_gemmq_input_seen; the tuner's reference and the tests use it). Accuracy: an activation
  * moves by at most amax / 254 of its unit, an output by at most sum |w| * amax / 254 over its row.
- * Units of 32 (not gemvq's 8): one int32 sum per unit is scaled in float, 4 float operations per
- * output and unit next to 8 dp4a, so 8-channel units would leave no gain over fp32 FMAs.
+ * Units of 32 (not gemvq's 8): one int32 sum per unit is scaled in float, 3 float operations per
+ * output and unit next to 8 dp4a (half the FMA rate), so 8-channel units would gain nothing over
+ * fp32 FMAs (docs/opencl.md).
  * Eligible: q8/q4 weights whose blocks are multiples of 32 channels (or span the tap or row), so
  * a unit lies in one weight block, on devices where dp4a runs (same rule as gemvq). At tuning level
  * none the float GEMM runs (it comes first); above it timing decides. */
