@@ -221,3 +221,18 @@ inline float4 lcg_deq(float4 q, float4 s, float4 o) {
   return q * s;
 #endif
 }
+
+/* c + the dot product of the four signed bytes of a and b: dp4a on NVIDIA (inline PTX, LC_PTX
+ * set by the integer families gemvq and gemmq), emulated elsewhere. */
+#ifdef LC_PTX
+inline int lc_dp4a_ss(uint a, uint b, int c) {
+  int d;
+  asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+#else
+inline int lc_dp4a_ss(uint a, uint b, int c) {
+  int4 x = convert_int4(as_char4(a)), y = convert_int4(as_char4(b));
+  return c + x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;
+}
+#endif

@@ -11,22 +11,9 @@
  * staged as signed bytes transposed to 4 rows per word (q4 nibbles unpacked, +8 removed), the
  * input codes as they are; each work item then runs RM x RN dot products of 4 bytes (dp4a). */
 
-#ifdef LC_PTX
-inline int lcm_dot4(uint a, uint b, int c) {
-  int d;
-  asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-}
-#else
-inline int lcm_dot4(uint a, uint b, int c) {
-  int4 x = convert_int4(as_char4(a)), y = convert_int4(as_char4(b));
-  return c + x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;
-}
-#endif
-
 /* One weight word against 4 columns' words, accumulated into c. */
 inline int4 lcm_dot4x4(uint a, uint4 b, int4 c) {
-  return (int4)(lcm_dot4(a, b.x, c.x), lcm_dot4(a, b.y, c.y), lcm_dot4(a, b.z, c.z), lcm_dot4(a, b.w, c.w));
+  return (int4)(lc_dp4a_ss(a, b.x, c.x), lc_dp4a_ss(a, b.y, c.y), lc_dp4a_ss(a, b.z, c.z), lc_dp4a_ss(a, b.w, c.w));
 }
 
 #define LCM_U 32

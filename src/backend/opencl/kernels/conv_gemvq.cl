@@ -25,11 +25,6 @@ inline int lcq_dp4a_us(uint a, uint b, int c) {
   asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
   return d;
 }
-inline int lcq_dp4a_ss(uint a, uint b, int c) {
-  int d;
-  asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-}
 #else
 /* Byte i of the result is byte (s >> 4i) & 7 of {b:a} (a bytes 0-3). */
 inline uint lcq_prmt(uint a, uint b, uint s) {
@@ -40,10 +35,6 @@ inline uint lcq_prmt(uint a, uint b, uint s) {
 }
 inline int lcq_dp4a_us(uint a, uint b, int c) {
   for (int i = 0; i < 4; i++) c += (int)((a >> (8 * i)) & 0xFF) * (int)(char)(b >> (8 * i));
-  return c;
-}
-inline int lcq_dp4a_ss(uint a, uint b, int c) {
-  for (int i = 0; i < 4; i++) c += (int)(char)(a >> (8 * i)) * (int)(char)(b >> (8 * i));
   return c;
 }
 #endif
@@ -127,10 +118,10 @@ inline int4 lcq_unit(uint4 w0, uint4 w1, uint x0, uint x1) {
   uint a2 = lcq_prmt(w0.z, w0.w, 0x5140), a3 = lcq_prmt(w0.z, w0.w, 0x7362);
   uint b0 = lcq_prmt(w1.x, w1.y, 0x5140), b1 = lcq_prmt(w1.x, w1.y, 0x7362);
   uint b2 = lcq_prmt(w1.z, w1.w, 0x5140), b3 = lcq_prmt(w1.z, w1.w, 0x7362);
-  s.x = lcq_dp4a_ss(lcq_prmt(b0, b2, 0x5410), x1, lcq_dp4a_ss(lcq_prmt(a0, a2, 0x5410), x0, 0));
-  s.y = lcq_dp4a_ss(lcq_prmt(b0, b2, 0x7632), x1, lcq_dp4a_ss(lcq_prmt(a0, a2, 0x7632), x0, 0));
-  s.z = lcq_dp4a_ss(lcq_prmt(b1, b3, 0x5410), x1, lcq_dp4a_ss(lcq_prmt(a1, a3, 0x5410), x0, 0));
-  s.w = lcq_dp4a_ss(lcq_prmt(b1, b3, 0x7632), x1, lcq_dp4a_ss(lcq_prmt(a1, a3, 0x7632), x0, 0));
+  s.x = lc_dp4a_ss(lcq_prmt(b0, b2, 0x5410), x1, lc_dp4a_ss(lcq_prmt(a0, a2, 0x5410), x0, 0));
+  s.y = lc_dp4a_ss(lcq_prmt(b0, b2, 0x7632), x1, lc_dp4a_ss(lcq_prmt(a0, a2, 0x7632), x0, 0));
+  s.z = lc_dp4a_ss(lcq_prmt(b1, b3, 0x5410), x1, lc_dp4a_ss(lcq_prmt(a1, a3, 0x5410), x0, 0));
+  s.w = lc_dp4a_ss(lcq_prmt(b1, b3, 0x7632), x1, lc_dp4a_ss(lcq_prmt(a1, a3, 0x7632), x0, 0));
 #endif
   return s;
 }
