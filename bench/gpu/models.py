@@ -319,6 +319,8 @@ def nets(a):
         else:
             print(json.dumps({"net": f, "error": "not found (--ppocr DIR)"}))
     yield "ocr_det", 1, with_batch(ocr_det.build(640), 1), rng.standard_normal((1, 3, 640, 640))
+    # the reference net: "9x9 convs on 96 channels" is the mobile model's PAN width
+    yield "ocr_det96", 1, with_batch(ocr_det.build(640, neck=96), 1), rng.standard_normal((1, 3, 640, 640))
 
 
 def main():
@@ -326,12 +328,15 @@ def main():
     ap.add_argument("--lowconv", required=True)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--ppocr", help="folder with the PP-OCR det/cls/rec .onnx (from the rapidocr-onnxruntime wheel)")
+    ap.add_argument("--only", help="comma-separated net names (default: all)")
     a = ap.parse_args()
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
     tmp = tempfile.mkdtemp()
     for name, n, model, x in nets(a):
+        if a.only and name not in a.only.split(","):
+            continue
         x = x.astype(np.float32)
         path = os.path.join(tmp, f"{name}_b{n}.onnx")
         onnx.save(model, path)

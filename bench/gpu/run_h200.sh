@@ -3,7 +3,7 @@
 # the OpenCL ICD loader and headers come as .deb files in .cl-debs/ (apt-get download
 # ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers), unpacked with dpkg -x; NVIDIA's
 # OpenCL driver is registered through a vendors folder. Results go to $OUT (or ./out-gpu).
-# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start|qperf|final|probe]   (quick: correctness + one
+# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start|startp|qperf|final|probe]   (quick: correctness + one
 # batch-1 suite; models: whole networks against PyTorch, bench/gpu/models.py, with PP-OCR from
 # .ppocr/ when there; start: cold and warm start of the resnet34-112 suite and of IResNet34,
 # Winograd's correctness and the f32 suites with it; qperf: the quantized GEMV's bandwidth per
@@ -159,6 +159,36 @@ PY
   pl ir34_b1_q4 /tmp/ir34.onnx input=1x3x112x112 --weights q4
   pl ir34_b32 /tmp/ir34_b32.onnx input=32x3x112x112
   go 10 "warm start twice more (phases)" && for i in 1 2; do LOWCONV_CL_TIMING=1 $lc bench /tmp/ir34.onnx --device opencl --repeat 5 2>&1 | grep -h "plan:\|start-up\|start (load"; done
+  } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
+  exit 0
+fi
+if [ "$mode" = startp ]; then # where a start goes: context phases, each program's build (serial vs parallel), warm phases
+  end=$(( t0 + ${PROBE_S:-300} ))
+  left() { echo $(( end - $(date +%s) )); }
+  go() { [ "$(left)" -ge "$1" ] || { echo "skipped: $2 (time)"; return 1; }; echo "== $2 ($(date +%T))"; }
+  python3 -c "import sys; sys.path.insert(0,'tests/models'); import iresnet34, onnx; onnx.save(iresnet34.build(112), '/tmp/ir34.onnx')"
+  sp() { grep -h "built \|context:\|op init\|plan:\|start-up" "$@" | cut -c1-220; }
+  mst() { LOWCONV_CL_TIMING=2 timeout 60 $lc bench /tmp/ir34.onnx --device opencl --json --repeat 10 "${@:2}" 2>"$out/ir34_$1.err" > "$out/ir34_$1.json"
+    python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print('iresnet34 $1 start_ms', j['start_ms'], j.get('start_phases_ms'), 'compile_ms', j['compile_ms'], 'tune_ms', j['tune_ms'], 'median_ms', j['median_ms'])" "$out/ir34_$1.json"
+    sp "$out/ir34_$1.err"; }
+  {
+  go 40 "suite cold: empty lowconv cache, fresh driver cache (CUDA_CACHE_PATH), parallel builds" && {
+    rm -rf $LOWCONV_CACHE_DIR /tmp/cc1; ( time CUDA_CACHE_PATH=/tmp/cc1 LOWCONV_CL_TIMING=2 TMO=$(left) suite resnet34-112 1 f32 fast \
+      > "$out/s_cold.jsonl" ) 2>&1 | tail -3; sp "$out/s_cold.jsonl"; }
+  go 20 "suite warm (both caches from the cold run)" && { ( time CUDA_CACHE_PATH=/tmp/cc1 LOWCONV_CL_TIMING=2 TMO=$(left) \
+    suite resnet34-112 1 f32 fast > "$out/s_warm.jsonl" ) 2>&1 | tail -3; sp "$out/s_warm.jsonl"; }
+  go 40 "suite cold, builds one after another" && { rm -rf $LOWCONV_CACHE_DIR /tmp/cc2
+    ( time CUDA_CACHE_PATH=/tmp/cc2 LOWCONV_CL_BUILD_THREADS=1 LOWCONV_CL_TIMING=2 TMO=$(left) suite resnet34-112 1 f32 fast \
+      > "$out/s_cold1.jsonl" ) 2>&1 | tail -3; sp "$out/s_cold1.jsonl"; }
+  go 40 "IResNet34 cold (empty caches), warm twice, warm without pinned uploads" && { rm -rf $LOWCONV_CACHE_DIR /tmp/cc3
+    export CUDA_CACHE_PATH=/tmp/cc3; mst cold; mst warm1; mst warm2; LOWCONV_CL_PINNED=0 mst warm_nopin; mst warm3; unset CUDA_CACHE_PATH; }
+  go 20 "PyTorch: import, CUDA init + first tensor, first conv" && python3 -c "
+import time; t = time.time(); import torch; t1 = time.time(); x = torch.zeros(1, device='cuda'); torch.cuda.synchronize(); t2 = time.time()
+c = torch.nn.Conv2d(64, 64, 3, padding=1).cuda(); y = c(torch.randn(1, 64, 56, 56, device='cuda')); torch.cuda.synchronize(); t3 = time.time()
+print(f'torch import {1e3*(t1-t):.0f} ms, CUDA init + first tensor {1e3*(t2-t1):.0f} ms, first conv {1e3*(t3-t2):.0f} ms')"
+  go 60 "OCR-det-like nets vs PyTorch (neck 96 = the issue's reference net, and 256)" &&
+    PYTHONUNBUFFERED=1 timeout $(left) python3 bench/gpu/models.py --lowconv $lc --only ocr_det96,ocr_det --reps 10 > "$out/models_det.jsonl"
+  cat "$out/models_det.jsonl" | cut -c1-400
   } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
   exit 0
 fi

@@ -14,6 +14,7 @@
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
+#include "util/parallel.h"
 
 struct lc_onnx_mapping {
   lc_onnx_mapping *next;
@@ -63,17 +64,36 @@ static lc_onnx_mapping *heap_copy(const lc_onnx_model *m, const void *p) {
   return NULL;
 }
 
+typedef struct copy_job {
+  const lc_onnx_mapping *mp;
+  int mapped;
+} copy_job;
+
+#define COPY_STEP ((size_t)1 << 20)
+
+static int copy_steps(void *arg, size_t s0, size_t s1) {
+  const copy_job *j = arg;
+  for (size_t st = s0; st < s1; st++) {
+    size_t off = st * COPY_STEP, n = j->mp->len - off < COPY_STEP ? j->mp->len - off : COPY_STEP;
+    memcpy((char *)j->mp->addr + off, (const char *)j->mp->src + off, n);
+    if (j->mapped) drop_pages((const char *)j->mp->src + off, n);
+  }
+  return 0;
+}
+
 void lc_onnx_ensure(lc_onnx_model *m, const void *p) {
   lc_onnx_mapping *mp = m && p ? heap_copy(m, p) : NULL;
   if (!mp || !mp->src) return;
-  /* In 1 MiB steps, dropping the file's pages behind the copy: never both copies resident. */
-  int mapped = in_file_map(m, (uintptr_t)mp->src, mp->len);
-  for (size_t off = 0, step = (size_t)1 << 20; off < mp->len; off += step) {
-    size_t n = mp->len - off < step ? mp->len - off : step;
-    memcpy((char *)mp->addr + off, (const char *)mp->src + off, n);
-    if (mapped) drop_pages((const char *)mp->src + off, n);
-  }
+  /* In 1 MiB steps, dropping the file's pages behind the copy: never both copies resident. On a
+   * few threads: page faults on both sides bound it (IResNet-34: 35 ms of a 0.4 s start). */
+  copy_job j = {mp, in_file_map(m, (uintptr_t)mp->src, mp->len)};
+  lc_parallel_ranges(lc_div_up(mp->len, COPY_STEP), 8, 8, copy_steps, &j);
   mp->src = NULL;
+}
+
+const void *lc_onnx_source(const lc_onnx_model *m, const void *p) {
+  const lc_onnx_mapping *mp = m && p ? heap_copy(m, p) : NULL;
+  return mp ? mp->src : NULL;
 }
 
 void lc_onnx_release(lc_onnx_model *m, const void *p, size_t n) {
@@ -84,7 +104,8 @@ void lc_onnx_release(lc_onnx_model *m, const void *p, size_t n) {
     return;
   }
   lc_onnx_mapping *hc = heap_copy(m, p);
-  if (hc) {
+  if (hc) { /* never filled: its source was read in place (lc_onnx_source), drop those pages */
+    if (hc->src && in_file_map(m, (uintptr_t)hc->src, hc->len)) drop_pages(hc->src, hc->len);
     lc_free(hc->addr);
     hc->addr = NULL;
     hc->src = NULL;

@@ -59,6 +59,9 @@ void lc_onnx_free(lc_onnx_model *m);
 /* Large misaligned raw_data is copied to aligned memory only when first needed: call this before
  * reading the data of a tensor the loader returned (a no-op for everything else). */
 void lc_onnx_ensure(lc_onnx_model *m, const void *p);
+/* The bytes a copy p will be filled from while lc_onnx_ensure has not run yet (unaligned), else
+ * NULL: a reader that needs them once (weight folding) reads them there instead. */
+const void *lc_onnx_source(const lc_onnx_model *m, const void *p);
 /* Gives back the memory behind n bytes of tensor data at p once nothing reads them: pages of the
  * mapped file or external data are dropped (they read back from the file if touched again), a
  * large misaligned copy is freed. Anything else (arena, buffer copies) is left alone. */

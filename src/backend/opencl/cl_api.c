@@ -51,6 +51,10 @@ OBJ_WRAP(cl_program, CreateProgramWithBinary,
          (c, n, d, l, b, bs, e), e)
 OBJ_WRAP(cl_mem, CreateSubBuffer, (cl_mem m, cl_mem_flags f, cl_buffer_create_type t, const void *r, cl_int *e),
          (m, f, t, r, e), e)
+OBJ_WRAP(void *, EnqueueMapBuffer,
+         (cl_command_queue q, cl_mem m, cl_bool b, cl_map_flags f, size_t o, size_t s, cl_uint n, const cl_event *w,
+          cl_event *ev, cl_int *e),
+         (q, m, b, f, o, s, n, w, ev, e), e)
 OBJ_WRAP(cl_kernel, CreateKernel, (cl_program p, const char *n, cl_int *e), (p, n, e), e)
 INT_WRAP(BuildProgram,
          (cl_program p, cl_uint n, const cl_device_id *d, const char *o, void(CL_CALLBACK *f)(cl_program, void *),
@@ -106,7 +110,7 @@ static void load(void) {
   SYM(CreateKernel); SYM(ReleaseKernel); SYM(SetKernelArg); SYM(GetKernelWorkGroupInfo);
   SYM(EnqueueNDRangeKernel); SYM(EnqueueReadBuffer); SYM(EnqueueWriteBuffer); SYM(EnqueueCopyBuffer);
   SYM(Finish); SYM(Flush); SYM(WaitForEvents); SYM(GetEventProfilingInfo); SYM(RetainEvent);
-  SYM(ReleaseEvent); SYM(CreateSubBuffer);
+  SYM(ReleaseEvent); SYM(CreateSubBuffer); SYM(EnqueueMapBuffer); SYM(EnqueueUnmapMemObject);
 #undef SYM
   if (!ok) {
     dlclose(h);
@@ -122,6 +126,7 @@ static void load(void) {
   api.CreateProgramWithBinary = w_CreateProgramWithBinary;
   api.CreateKernel = w_CreateKernel;
   api.CreateSubBuffer = w_CreateSubBuffer;
+  api.EnqueueMapBuffer = w_EnqueueMapBuffer;
   api.BuildProgram = w_BuildProgram;
   api.SetKernelArg = w_SetKernelArg;
   api.EnqueueNDRangeKernel = w_EnqueueNDRangeKernel;

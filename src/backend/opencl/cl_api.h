@@ -52,6 +52,9 @@ typedef struct lc_cl_api {
   cl_int (*RetainEvent)(cl_event);
   cl_int (*ReleaseEvent)(cl_event);
   cl_mem (*CreateSubBuffer)(cl_mem, cl_mem_flags, cl_buffer_create_type, const void *, cl_int *);
+  void *(*EnqueueMapBuffer)(cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint,
+                            const cl_event *, cl_event *, cl_int *);
+  cl_int (*EnqueueUnmapMemObject)(cl_command_queue, cl_mem, void *, cl_uint, const cl_event *, cl_event *);
 } lc_cl_api;
 
 /* The API, loaded once (LOWCONV_OPENCL_LIBRARY overrides the library name); NULL with an lc_error
@@ -60,7 +63,7 @@ const lc_cl_api *lc_cl_api_get(void);
 
 /* Tests: make the n-th fallible OpenCL call from now fail (1 = next) with CL_OUT_OF_RESOURCES,
  * 0 = off. Fallible calls: create context/queue/buffer/program/kernel, build, set arg, enqueue,
- * finish, wait, profiling info. */
+ * finish, wait, profiling info, map. */
 void lc_cl_inject_fault(long n);
 
 #endif

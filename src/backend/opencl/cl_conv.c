@@ -15,6 +15,7 @@
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
+#include "util/parallel.h"
 #include "util/timer.h"
 
 /* The signed codes of row oc of a block-quantized matrix (quant/quant.h layout) in k order, one
@@ -33,7 +34,7 @@ static void code_row(const lc_qmatrix *m, size_t oc, int8_t *row) {
     }
 }
 
-/* Repacking job: oc4 blocks [b0, b1) of the device layout from OIHW fp32 or from the codes. */
+/* Repacking job: oc4 blocks of the device layout from OIHW fp32 or from the codes. */
 typedef struct pack_job {
   const lc_qmatrix *m;
   const float *oihw;
@@ -41,21 +42,16 @@ typedef struct pack_job {
   size_t ob, K, cout_g, cin, taps, nblk;
   unsigned char *w;
   float *sc, *of;
-  size_t b0, b1;
-  int failed;
 } pack_job;
 
 /* Writes every byte of its blocks (padding lanes too), so the scratch it fills needs no zeroing. */
-static void *pack_blocks(void *arg) {
-  pack_job *j = arg;
+static int pack_blocks(void *arg, size_t b0, size_t b1) {
+  const pack_job *j = arg;
   const lc_qmatrix *m = j->m;
   size_t K = j->K, cin = j->cin, taps = j->taps, nblk = j->nblk;
   int8_t *rows = m ? lc_malloc(4 * K) : NULL; /* the 4 lanes' codes; a missing lane's are 0 (u = 8) */
-  if (m && !rows) {
-    j->failed = 1;
-    return NULL;
-  }
-  for (size_t wb = j->b0; wb < j->b1; wb++) {
+  if (m && !rows) return 1;
+  for (size_t wb = b0; wb < b1; wb++) {
     size_t g = wb / j->ob, ocg0 = (wb % j->ob) * 4, oc0 = g * j->cout_g + ocg0;
     size_t lanes = j->cout_g - ocg0 < 4 ? j->cout_g - ocg0 : 4;
     if (!m) {
@@ -93,35 +89,16 @@ static void *pack_blocks(void *arg) {
     }
   }
   lc_free(rows);
-  return NULL;
+  return 0;
 }
 
 #define PACK_THREADS 8
 #define PACK_MIN_PER_THREAD (1u << 18) /* weights: below this a thread costs more than it saves */
 
-/* Runs the job on up to PACK_THREADS threads (IResNet34's 34 M weights are a start-up cost). */
-static int pack_parallel(const pack_job *proto, size_t blocks) {
-  size_t per = proto->K * 4, nt = blocks * per / PACK_MIN_PER_THREAD;
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  if (nt > PACK_THREADS) nt = PACK_THREADS;
-  if (cores > 0 && nt > (size_t)cores) nt = (size_t)cores;
-  if (nt > blocks) nt = blocks;
-  if (nt < 1) nt = 1;
-  pack_job jobs[PACK_THREADS];
-  pthread_t th[PACK_THREADS];
-  int started[PACK_THREADS] = {0}, failed = 0;
-  for (size_t i = 0; i < nt; i++) {
-    jobs[i] = *proto;
-    jobs[i].b0 = blocks * i / nt, jobs[i].b1 = blocks * (i + 1) / nt;
-    if (i + 1 < nt && !pthread_create(&th[i], NULL, pack_blocks, &jobs[i])) started[i] = 1;
-    else if (i + 1 < nt) pack_blocks(&jobs[i]); /* no thread: this one packs it */
-  }
-  pack_blocks(&jobs[nt - 1]);
-  for (size_t i = 0; i < nt; i++) {
-    if (started[i]) pthread_join(th[i], NULL);
-    failed |= jobs[i].failed;
-  }
-  return failed;
+static lc_status upload(lc_cl_rt *rt, size_t bytes, const void *src, int pinned, cl_mem *out) {
+  lc_status s = lc_cl_buffer(rt, bytes, pinned ? NULL : src, out);
+  if (!s && pinned && src) s = lc_cl_write(rt, *out, 0, bytes, src);
+  return s;
 }
 
 /* Device weights, scales and offsets from the CPU's representation (c->qw, or OIHW fp32): one
@@ -142,29 +119,25 @@ static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
     return lc_error(LC_ERR_OVERFLOW, "conv (opencl): weight size overflows");
   pthread_mutex_lock(&rt->lock);
   double t0 = lc_now_ms();
-  if (rt->scratch_bytes < need) {
-    lc_free(rt->scratch);
-    rt->scratch_bytes = 0;
-    if (!(rt->scratch = lc_malloc(need))) {
-      pthread_mutex_unlock(&rt->lock);
-      return lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking %zu bytes of weights", wbytes);
-    }
-    rt->scratch_bytes = need;
+  int pinned;
+  lc_status s = lc_cl_scratch(rt, need, &pinned);
+  if (s) {
+    pthread_mutex_unlock(&rt->lock);
+    return s;
   }
   unsigned char *buf = rt->scratch;
   pack_job j = {m, oihw, cc->wfmt, ob, K, (size_t)c->cout_g, (size_t)c->cin_g, (size_t)c->taps, nblk, buf,
-                m ? (float *)(buf + soff) : NULL, m && m->asym ? (float *)(buf + soff + sbytes) : NULL,
-                0, 0, 0};
-  lc_status s = LC_OK;
-  if (pack_parallel(&j, blocks)) {
+                m ? (float *)(buf + soff) : NULL, m && m->asym ? (float *)(buf + soff + sbytes) : NULL};
+  /* Threads: IResNet34's 34 M weights are a start-up cost. */
+  if (lc_parallel_ranges(blocks, lc_div_up(PACK_MIN_PER_THREAD, K * 4), PACK_THREADS, pack_blocks, &j)) {
     s = lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking %zu bytes of weights", wbytes);
     goto done;
   }
   double t1 = lc_now_ms();
   rt->pack_ms += t1 - t0;
-  if ((s = lc_cl_buffer(rt, wbytes, j.w, &cc->w))) goto done;
-  if ((s = lc_cl_buffer(rt, j.sc ? sbytes : 4, j.sc, &cc->sc))) goto done;
-  if ((s = lc_cl_buffer(rt, j.of ? sbytes : 4, j.of, &cc->of))) goto done;
+  if ((s = upload(rt, wbytes, j.w, pinned, &cc->w))) goto done;
+  if ((s = upload(rt, j.sc ? sbytes : 4, j.sc, pinned, &cc->sc))) goto done;
+  if ((s = upload(rt, j.of ? sbytes : 4, j.of, pinned, &cc->of))) goto done;
   rt->upload_ms += lc_now_ms() - t1;
   cc->weight_bytes = wbytes + (j.sc ? sbytes : 0) + (j.of ? sbytes : 0);
 done:

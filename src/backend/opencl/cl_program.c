@@ -185,7 +185,10 @@ static lc_status build_one(lc_cl_rt *rt, const char *name, const char *options, 
       lc_free(src);
       return lc_cl_fail(rt, e, "creating program %s", name);
     }
+    double tb = lc_now_ms();
     e = rt->cl->BuildProgram(p, 1, &rt->device, options ? options : "", NULL, NULL);
+    if (rt->timing > 1) /* which programs a cold start pays for */
+      fprintf(stderr, "lowconv: built %s [%s] in %.1f ms\n", name, options ? options : "", lc_now_ms() - tb);
     if (e) {
       s = build_log_error(rt, p, e, name, options ? options : "");
       rt->cl->ReleaseProgram(p);

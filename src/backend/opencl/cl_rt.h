@@ -57,8 +57,10 @@ typedef struct lc_cl_rt {
   double pack_ms, upload_ms, prep_ms; /* start-up time: weight repacking, uploads, prepare */
   double args_ms, enq_ms, xfer_ms;    /* host time in clSetKernelArg, kernel enqueues, transfers */
   long n_enq;
+  int timing;             /* LOWCONV_CL_TIMING's level (0: off) */
   unsigned char *scratch; /* weight repacking at conv create, reused (under lock) */
   size_t scratch_bytes;
+  cl_mem scratch_pin;     /* the buffer scratch is mapped from when it is pinned (NULL: malloc'ed) */
 } lc_cl_rt;
 
 /* Opens platform/device (-1, -1: LOWCONV_OPENCL_DEVICE="P:D" if set, else the first GPU, else the
@@ -76,6 +78,9 @@ lc_status lc_cl_kernel(lc_cl_rt *rt, const char *program, const char *options, c
                        cl_kernel *out);
 
 /* Buffers. lc_cl_buffer refuses sizes over the device's max allocation with a message. */
+/* rt->scratch grown to `bytes` (caller holds rt->lock); *pinned: it is mapped device-visible memory,
+ * so an upload from it is one DMA (write it with lc_cl_write, not CL_MEM_COPY_HOST_PTR). */
+lc_status lc_cl_scratch(lc_cl_rt *rt, size_t bytes, int *pinned);
 lc_status lc_cl_buffer(lc_cl_rt *rt, size_t bytes, const void *init, cl_mem *out);
 lc_status lc_cl_write(lc_cl_rt *rt, cl_mem m, size_t offset, size_t bytes, const void *src);
 lc_status lc_cl_read(lc_cl_rt *rt, cl_mem m, size_t offset, size_t bytes, void *dst);
