@@ -3,7 +3,7 @@
 # the OpenCL ICD loader and headers come as .deb files in .cl-debs/ (apt-get download
 # ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers), unpacked with dpkg -x; NVIDIA's
 # OpenCL driver is registered through a vendors folder. Results go to $OUT (or ./out-gpu).
-# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start|startp|qperf|final|probe]   (quick: correctness + one
+# Usage: bench/gpu/run_h200.sh [full|mid|quick|models|quant|start|startp|cexp|qperf|final|probe]   (quick: correctness + one
 # batch-1 suite; models: whole networks against PyTorch, bench/gpu/models.py, with PP-OCR from
 # .ppocr/ when there; start: cold and warm start of the resnet34-112 suite and of IResNet34,
 # Winograd's correctness and the f32 suites with it; qperf: the quantized GEMV's bandwidth per
@@ -151,7 +151,16 @@ PY
     LOWCONV_CL_TIMING=1 timeout $(left) $lc bench "$f" --shape "$shp" --device opencl --repeat 20 --per-layer "$@" > "$out/pl_$tag.layers.txt" 2>> "$out/pl_$tag.err"
     grep -h "median\|device runs\|plan:\|start-up" "$out/pl_$tag.txt" "$out/pl_$tag.err"
     sed -n '/^op type/,/^$/p' "$out/pl_$tag.layers.txt" | head -16; grep -h "device time" "$out/pl_$tag.layers.txt"; }
+  python3 -c "import sys; sys.path.insert(0,'tests/models'); import ocr_det, onnx; onnx.save(ocr_det.build(640, neck=96), '/tmp/od96.onnx')"
   {
+  if [ -n "${PROBE_NETS:-}" ]; then # e.g. "od96 od96_q4": the OCR-det-like net at neck 96, f32 / q4
+    for n in $PROBE_NETS; do
+      case $n in od96) pl od96 /tmp/od96.onnx input=1x3x640x640 ;; od96_q4) pl od96_q4 /tmp/od96.onnx input=1x3x640x640 --weights q4 ;;
+      ir34) pl ir34_b1 /tmp/ir34.onnx input=1x3x112x112 ;; esac
+    done
+    for n in $PROBE_NETS; do t=$n; [ $n = ir34 ] && t=ir34_b1; echo "-- $t: slowest layers"
+      grep -E "^[0-9]+ " "$out/pl_$t.layers.txt" | sort -k6 -rn | head -14 | cut -c1-150; done
+  else
   pl cls .ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx x=1x3x48x192
   pl rec .ppocr/ch_PP-OCRv4_rec_infer.onnx x=1x3x48x320
   pl det .ppocr/ch_PP-OCRv4_det_infer.onnx x=1x3x640x640
@@ -159,6 +168,42 @@ PY
   pl ir34_b1_q4 /tmp/ir34.onnx input=1x3x112x112 --weights q4
   pl ir34_b32 /tmp/ir34_b32.onnx input=32x3x112x112
   go 10 "warm start twice more (phases)" && for i in 1 2; do LOWCONV_CL_TIMING=1 $lc bench /tmp/ir34.onnx --device opencl --repeat 5 2>&1 | grep -h "plan:\|start-up\|start (load"; done
+  fi
+  } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
+  exit 0
+fi
+if [ "$mode" = cexp ]; then # compile time against speed: kernel build options tried on the resnet34-112 suites
+  end=$(( t0 + ${PROBE_S:-300} ))
+  left() { echo $(( end - $(date +%s) )); }
+  go() { [ "$(left)" -ge "$1" ] || { echo "skipped: $2 (time)"; return 1; }; echo "== $2 ($(date +%T))"; }
+  {
+  i=0
+  for cfg in "" "-DLC_EPI_NOINLINE" "-DLC_KK_UNROLL_N=2" "-DLC_EPI_NOINLINE -DLC_KK_UNROLL_N=2"; do
+    i=$((i + 1)); export LOWCONV_CL_EXTRA_OPTIONS="$cfg" LOWCONV_CACHE_DIR=/tmp/lc-cexp-$i CUDA_CACHE_PATH=/tmp/cc-cexp-$i
+    rm -rf $LOWCONV_CACHE_DIR $CUDA_CACHE_PATH
+    for mb in 1 32; do
+      go 25 "options [$cfg] b$mb cold" || continue
+      ( time LOWCONV_CL_TIMING=2 TMO=$(left) suite resnet34-112 $mb f32 fast > "$out/cexp${i}_b$mb.jsonl" ) 2>&1 | grep real
+      grep -h "built " "$out/cexp${i}_b$mb.jsonl" | sed 's/.*LC_WANT_//' | tr '\n' ' '; echo
+      grep -h "start-up" "$out/cexp${i}_b$mb.jsonl" | cut -c1-160
+    done
+    [ -n "$cfg" ] && go 20 "test_cl_conv quick gemm [$cfg]" && LOWCONV_CL_FAMILY=gemm LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 \
+      timeout 60 $b/tests/test_cl_conv 2>&1 | tail -1
+  done
+  unset LOWCONV_CL_EXTRA_OPTIONS CUDA_CACHE_PATH
+  python3 - "$out" <<'PY'
+import json, math, sys
+d = sys.argv[1]
+load = lambda p: {r["desc"]: r for r in map(json.loads, (l for l in open(p) if l.startswith("{"))) if r.get("median_ms")}
+for mb in (1, 32):
+    try: base = load(f"{d}/cexp1_b{mb}.jsonl")
+    except OSError: continue
+    for i in (2, 3, 4):
+        try: q = load(f"{d}/cexp{i}_b{mb}.jsonl")
+        except OSError: continue
+        r = [q[k]["median_ms"] / base[k]["median_ms"] for k in q if k in base]
+        if r: print(f"b{mb} config {i} / default: geomean {math.exp(sum(map(math.log, r)) / len(r)):.3f} over {len(r)} layers, max {max(r):.2f}")
+PY
   } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
   exit 0
 fi

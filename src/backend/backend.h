@@ -78,6 +78,10 @@ typedef struct lc_backend_ops {
   double (*compile_ms)(const lc_context *ctx);
   /* A view of bytes t->bytes at offset of parent (offset a multiple of base_align); t->ctx set. */
   lc_status (*buffer_sub)(lc_buffer *t, const lc_buffer *parent, size_t offset);
+  /* May be NULL: host memory the device reads and writes by DMA (pinned), for the model's inputs
+   * and outputs; freed with host_free after a sync. LC_ERR_UNSUPPORTED: use ordinary memory. */
+  lc_status (*host_alloc)(lc_context *ctx, size_t bytes, void **ptr, void **handle);
+  void (*host_free)(lc_context *ctx, void *ptr, void *handle);
   /* Queued copies between host memory and a buffer: done (and src/dst free again) at sync. */
   lc_status (*upload_async)(lc_buffer *t, size_t offset, const void *src, size_t bytes);
   lc_status (*download_async)(const lc_buffer *t, size_t offset, void *dst, size_t bytes);

@@ -38,6 +38,8 @@ typedef struct lc_model_dev {
   double enq_ms, wait_ms; /* host time enqueueing, and waiting for the device, over n_runs */
   int n_runs;
   int inited;
+  void **pin_ptr, **pin_handle; /* pinned host memory of inputs / outputs (host_alloc) */
+  int n_pins;
 } lc_model_dev;
 
 lc_status lc_dev_open(lc_model *m) {
@@ -272,6 +274,45 @@ lc_status lc_dev_run(lc_model *m) {
   return s;
 }
 
+/* Value i can live in pinned host memory: a model input or output, not an alias and aliased by
+ * nothing, read and written only by device ops (a CPU op may assume the arena's layout). */
+static int pinnable(const lc_model *m, int i) {
+  const lc_model_dev *d = m->dev;
+  const lc_value *v = &m->values[i];
+  if (v->is_const || v->alias >= 0 || v->t.nbytes < ((size_t)64 << 10) || !v->t.data) return 0;
+  for (int j = 0; j < m->n_values; j++)
+    if (j != i && m->values[j].alias >= 0 && root_of(m, j) == i) return 0;
+  for (int p = 0; p < m->n_nodes; p++) {
+    const lc_gnode *g = &m->nodes[p];
+    if (g->dead || d->ops[p]) continue;
+    for (int k = 0; k < g->n.n_inputs; k++)
+      if (g->in[k] == i) return 0;
+    for (int k = 0; k < g->n.n_outputs; k++)
+      if (g->out[k] == i) return 0;
+  }
+  return 1;
+}
+
+lc_status lc_dev_pin_io(lc_model *m) {
+  lc_model_dev *d = m->dev;
+  if (!d || !d->be->host_alloc || !d->ops) return LC_OK;
+  int n = m->n_inputs + m->n_outputs;
+  d->pin_ptr = lc_calloc((size_t)n + 1, sizeof *d->pin_ptr);
+  d->pin_handle = lc_calloc((size_t)n + 1, sizeof *d->pin_handle);
+  if (!d->pin_ptr || !d->pin_handle) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  for (int k = 0; k < n; k++) {
+    int id = k < m->n_inputs ? m->inputs[k] : m->outputs[k - m->n_inputs], dup = 0;
+    for (int j = 0; j < k; j++) dup |= (j < m->n_inputs ? m->inputs[j] : m->outputs[j - m->n_inputs]) == id;
+    if (dup || !pinnable(m, id)) continue;
+    lc_value *v = &m->values[id];
+    lc_status s = d->be->host_alloc(d->ctx, v->t.nbytes, &d->pin_ptr[d->n_pins], &d->pin_handle[d->n_pins]);
+    if (s == LC_ERR_UNSUPPORTED) return LC_OK; /* ordinary memory works too */
+    if (s) return s;
+    v->t.data = d->pin_ptr[d->n_pins++];
+  }
+  return LC_OK;
+}
+
 void lc_dev_free(lc_model *m) {
   lc_model_dev *d = m->dev;
   if (!d) return;
@@ -284,6 +325,8 @@ void lc_dev_free(lc_model *m) {
     if (d->ops[p]) d->be->op_free(d->ops[p]);
   for (int c = d->n_chunks - 1; c >= 0; c--)
     if (d->chunk[c].data) d->be->buffer_free(&d->chunk[c]);
+  for (int k = 0; k < d->n_pins; k++) d->be->host_free(d->ctx, d->pin_ptr[k], d->pin_handle[k]);
+  lc_free(d->pin_ptr), lc_free(d->pin_handle);
   lc_free(d->chunk), lc_free(d->slot), lc_free(d->vref), lc_free(d->ops), lc_free(d->what), lc_free(d->span);
   lc_free(d->ms), lc_free(d->io);
   lc_context_destroy(d->ctx);

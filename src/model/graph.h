@@ -114,6 +114,8 @@ lc_status lc_dev_open(lc_model *m);
 lc_status lc_dev_bind(lc_model *m);
 lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed);
 lc_status lc_dev_run(lc_model *m);
+/* After the ops exist: inputs and outputs only device ops touch move to pinned host memory. */
+lc_status lc_dev_pin_io(lc_model *m);
 void lc_dev_free(lc_model *m);
 
 #endif

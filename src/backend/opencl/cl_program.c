@@ -168,9 +168,14 @@ static lc_status build_one(lc_cl_rt *rt, const char *name, const char *options, 
   if (!src) return lc_error(LC_ERR_NO_MEMORY, "opencl: no embedded program '%s' (or out of memory)", name);
   /* Cache key: what makes a binary valid — device, driver, source, options, our version. */
   char ckey[1024], path[1400];
-  snprintf(ckey, sizeof ckey, "%s\n%s\n%016llx\n%d.%d.%d", rt->info.fingerprint, key,
+  /* LOWCONV_CL_EXTRA_OPTIONS: build options added to every program (experiments). */
+  const char *extra = getenv("LOWCONV_CL_EXTRA_OPTIONS");
+  char opts[600];
+  snprintf(opts, sizeof opts, "%s%s%s", options ? options : "", extra && *extra ? " " : "", extra ? extra : "");
+  snprintf(ckey, sizeof ckey, "%s\n%s\n%016llx\n%d.%d.%d%s%s", rt->info.fingerprint, key,
            (unsigned long long)lc_hash64(src, slen), LOWCONV_VERSION_MAJOR, LOWCONV_VERSION_MINOR,
-           LOWCONV_VERSION_PATCH);
+           LOWCONV_VERSION_PATCH, extra && *extra ? "\n" : "", extra && *extra ? extra : "");
+  options = opts;
   cl_program p = NULL;
   if (rt->cache_dir) {
     snprintf(path, sizeof path, "%s/prog-%016llx.bin", rt->cache_dir, (unsigned long long)lc_hash64(ckey, strlen(ckey)));

@@ -83,9 +83,16 @@ inline float lc_act(float v, const lc_cl_conv_args *p) {
   }
 }
 
-/* Epilogue and store of output element (n, o, y, x); o is the global output channel. */
-inline void lc_store(__global float *out, __global const float *bias, __global const float *res,
-                     const lc_cl_conv_args *p, int n, int o, int y, int x, float acc) {
+/* Epilogue and store of output element (n, o, y, x); o is the global output channel. Register
+ * tiles inline it once per element they hold; LC_EPI_NOINLINE (an experiment's build option)
+ * keeps one copy, called. */
+#ifdef LC_EPI_NOINLINE
+__attribute__((noinline)) void lc_store(
+#else
+inline void lc_store(
+#endif
+    __global float *out, __global const float *bias, __global const float *res, const lc_cl_conv_args *p, int n,
+    int o, int y, int x, float acc) {
   int i = n * p->out_sn + o * p->out_sc + y * p->out_sh + x * p->out_sw;
   if (p->has_bias) acc += bias[o];
   if (p->has_res) acc += res[i];

@@ -31,6 +31,16 @@
 #define LC_UNROLL _Pragma("unroll")
 #endif
 
+/* The k loop of the register tile: LC_KK_UNROLL_N (an experiment's build option) unrolls it N
+ * times instead of fully (code size, hence the driver's compile time, against speed). */
+#if defined(LC_KK_UNROLL_N) && !defined(POCL_DEVICE_ADDRESS_BITS)
+#define LC_PRAGMA(x) _Pragma(#x)
+#define LC_UNROLL_BY(n) LC_PRAGMA(unroll n)
+#define LC_KK_UNROLL LC_UNROLL_BY(LC_KK_UNROLL_N)
+#else
+#define LC_KK_UNROLL LC_UNROLL
+#endif
+
 /* Always inlined with constant tile parameters, so every loop over them unrolls. */
 static inline __attribute__((always_inline)) void
 lc_gemm_tile(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
@@ -210,7 +220,7 @@ LC_UNROLL
 #endif
     }
     if (t > 0) {
-LC_UNROLL
+LC_KK_UNROLL
       for (int kk = 0; kk < TK; kk++) {
         float4 a[2], b[2];
 LC_UNROLL
