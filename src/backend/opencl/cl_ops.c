@@ -238,10 +238,14 @@ void lc_clop_describe(const lc_clop *op, lc_clop_info *info) {
   }
 }
 
-static lc_status enqueue_one(lc_clop *op, clop_launch *l, const cl_mem *in, const cl_mem *out, cl_event *ev) {
+/* *ev: the launch's last event; *ev0: its first when it is several kernels (a conv's split-K or
+ * Winograd stages), else NULL: the profile spans them all. */
+static lc_status enqueue_one(lc_clop *op, clop_launch *l, const cl_mem *in, const cl_mem *out, cl_event *ev,
+                             cl_event *ev0) {
   lc_cl_rt *rt = op->rt;
   lc_status s = LC_OK;
   if (ev) *ev = NULL;
+  if (ev0) *ev0 = NULL;
   if (l->kind == CLOP_COPY) {
     if (in[l->in] == out[l->out] || !l->bytes) return LC_OK;
     cl_int e = rt->cl->EnqueueCopyBuffer(rt->queue, in[l->in], out[l->out], 0, 0, l->bytes, 0, NULL, ev);
@@ -255,9 +259,13 @@ static lc_status enqueue_one(lc_clop *op, clop_launch *l, const cl_mem *in, cons
     cl_event e0 = NULL, e1 = NULL;
     s = lc_cl_families[cc->cand.family]->enqueue(cc, &cc->cand, in[l->in], out[l->out], r, ev ? &e0 : NULL,
                                                  ev ? &e1 : NULL);
+    if (ev && !s) {
+      *ev = e1;
+      if (e0 != e1 && ev0) *ev0 = e0, e0 = NULL;
+    } else if (e1) {
+      rt->cl->ReleaseEvent(e1); /* e0 == e1 holds two references */
+    }
     if (e0) rt->cl->ReleaseEvent(e0);
-    if (ev && !s) *ev = e1;
-    else if (e1) rt->cl->ReleaseEvent(e1);
     return s;
   }
   size_t sz[CLOP_MAX_ARGS];
@@ -281,12 +289,14 @@ lc_status lc_clop_enqueue(lc_clop *op, const cl_mem *in, const cl_mem *out, cl_e
   lc_status s = LC_OK;
   pthread_mutex_lock(&rt->lock);
   for (int i = 0; i < op->nl && !s; i++) {
-    cl_event ev = NULL;
-    s = enqueue_one(op, &op->l[i], in, out, first || last ? &ev : NULL);
+    cl_event ev = NULL, ev0 = NULL;
+    s = enqueue_one(op, &op->l[i], in, out, first || last ? &ev : NULL, first || last ? &ev0 : NULL);
     if (!ev) continue;
     if (first && !*first) {
-      *first = ev;
-      rt->cl->RetainEvent(ev);
+      *first = ev0 ? ev0 : ev;
+      if (!ev0) rt->cl->RetainEvent(ev);
+    } else if (ev0) {
+      rt->cl->ReleaseEvent(ev0);
     }
     if (last) {
       if (*last) rt->cl->ReleaseEvent(*last);
