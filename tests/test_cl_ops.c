@@ -132,19 +132,24 @@ static void free_ins(lc_tensor *t, int n) {
 static void test_unary(void) {
   static const char *ops[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Clip",
                               "Sqrt", "Reciprocal", "Erf", "Exp", "Neg", "Abs"};
-  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-    int pos = !strcmp(ops[k], "Sqrt") || !strcmp(ops[k], "Reciprocal");
-    lc_tensor in[3] = {T(LC_DT_FLOAT, 4, D(2, 3, 5, 7), pos ? 0.25f : -4.0f, 4.0f)};
+  for (size_t k = 0; k < 2 * (sizeof ops / sizeof ops[0]); k++) { /* 210 elements, then 144 (float4 kernel) */
+    size_t o = k % (sizeof ops / sizeof ops[0]);
+    int pos = !strcmp(ops[o], "Sqrt") || !strcmp(ops[o], "Reciprocal");
+    lc_tensor in[3] = {k == o ? T(LC_DT_FLOAT, 4, D(2, 3, 5, 7), pos ? 0.25f : -4.0f, 4.0f)
+                              : T(LC_DT_FLOAT, 4, D(1, 4, 6, 6), pos ? 0.25f : -4.0f, 4.0f)};
     int n_in = 1;
     lc_attr at[2] = {A_f("alpha", 0.3f), A_f("beta", 0.4f)};
-    if (!strcmp(ops[k], "Clip")) in[1] = Tf(1, (float[]){-1.5f}), in[2] = Tf(1, (float[]){2.0f}), n_in = 3;
-    check(ops[k], ops[k], at, strstr(ops[k], "Leaky") || strstr(ops[k], "HardSig") ? 2 : 0, in, n_in, 6u, 1, 1e-5, 0);
-    check(ops[k], ops[k], NULL, 0, in, n_in, 6u, 1, 1e-5, 1);
+    if (!strcmp(ops[o], "Clip")) in[1] = Tf(1, (float[]){-1.5f}), in[2] = Tf(1, (float[]){2.0f}), n_in = 3;
+    check(ops[o], ops[o], at, strstr(ops[o], "Leaky") || strstr(ops[o], "HardSig") ? 2 : 0, in, n_in, 6u, 1, 1e-5, 0);
+    check(ops[o], ops[o], NULL, 0, in, n_in, 6u, 1, 1e-5, 1);
     free_ins(in, n_in);
   }
   lc_tensor bn[5] = {T(LC_DT_FLOAT, 4, D(2, 3, 4, 5), -2, 2), T(LC_DT_FLOAT, 1, D(3), 0.5f, 2),
                      T(LC_DT_FLOAT, 1, D(3), -1, 1), T(LC_DT_FLOAT, 1, D(3), -1, 1), T(LC_DT_FLOAT, 1, D(3), 0.1f, 2)};
   check("bn", "BatchNormalization", NULL, 0, bn, 5, 0x1eu, 1, 1e-5, 1);
+  free(bn[0].data);
+  bn[0] = T(LC_DT_FLOAT, 4, D(2, 3, 5, 7), -2, 2); /* inner 35: the one-float kernel */
+  check("bn odd", "BatchNormalization", NULL, 0, bn, 5, 0x1eu, 1, 1e-5, 1);
   free_ins(bn, 5);
   int64_t shp[2] = {6, -1};
   lc_tensor v[2] = {T(LC_DT_FLOAT, 4, D(2, 3, 4, 5), -2, 2), Ti(2, shp)};
@@ -201,6 +206,10 @@ static void test_data(void) {
   lc_attr axm[1] = {A_i("axis", -1)};
   lc_tensor c2[2] = {T(LC_DT_FLOAT, 3, D(3, 2, 7), -1, 1), T(LC_DT_FLOAT, 3, D(3, 2, 1), -1, 1)};
   check("concat last", "Concat", axm, 1, c2, 2, 0u, 1, 0, 0);
+  lc_tensor c1[3] = {T(LC_DT_FLOAT, 4, D(1, 3, 4, 5), -1, 1), T(LC_DT_FLOAT, 4, D(1, 1, 4, 5), -1, 1),
+                     T(LC_DT_FLOAT, 4, D(1, 5, 4, 5), -1, 1)};
+  check("concat batch 1 (buffer copies)", "Concat", ax1, 1, c1, 3, 0u, 1, 0, 0);
+  free_ins(c1, 3);
   free_ins(c2, 2);
   lc_tensor sp[2] = {cc[2], Ti(3, (int64_t[]){1, 3, 1})};
   check("split", "Split", ax1, 1, sp, 2, 2u, 3, 0, 0);

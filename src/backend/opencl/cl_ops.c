@@ -247,8 +247,9 @@ static lc_status enqueue_one(lc_clop *op, clop_launch *l, const cl_mem *in, cons
   if (ev) *ev = NULL;
   if (ev0) *ev0 = NULL;
   if (l->kind == CLOP_COPY) {
-    if (in[l->in] == out[l->out] || !l->bytes) return LC_OK;
-    cl_int e = rt->cl->EnqueueCopyBuffer(rt->queue, in[l->in], out[l->out], 0, 0, l->bytes, 0, NULL, ev);
+    if ((in[l->in] == out[l->out] && l->src_off == l->dst_off) || !l->bytes) return LC_OK;
+    cl_int e = rt->cl->EnqueueCopyBuffer(rt->queue, in[l->in], out[l->out], l->src_off, l->dst_off, l->bytes, 0, NULL,
+                                         ev);
     if (e && ev) *ev = NULL;
     return e ? lc_cl_fail(rt, e, "copying %zu bytes", l->bytes) : LC_OK;
   }

@@ -26,6 +26,15 @@ static void strided(lc_clop *op, const lc_node *n, int in_slot, cl_mem src_mem, 
     k++;
   }
   if (!cnt) return;
+  /* Both sides one contiguous run (Concat or Split on the outermost moving axis, a batch-1
+   * channel Concat): a buffer copy, at the copy engine's rate rather than an index kernel's. */
+  int flat = !src_mem;
+  for (int j = k - 1, e = 1; j >= 0 && flat; e *= (int)g[1 + j], j--) flat = g[9 + j] == e && g[17 + j] == e;
+  if (flat) {
+    clop_launch *l = clop_copy(op, in_slot, out_slot, (size_t)cnt * es);
+    if (l) l->src_off = (size_t)soff * es, l->dst_off = (size_t)doff * es;
+    return;
+  }
   g[0] = k, g[25] = soff, g[26] = doff;
   const char *sfx = clop_esuffix(es);
   if (!sfx) {

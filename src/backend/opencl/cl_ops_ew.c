@@ -53,8 +53,11 @@ static lc_status make_bn(lc_clop *op, const lc_node *n, const lc_tensor *const *
   op->packed |= 0x1eu;
   op->route = "ew";
   if (!cnt) return clop_status(op);
-  clop_launch *l = clop_kernel(op, "ops_ew", "ew_chan_affine", (size_t)cnt, EW_LWS);
-  clop_args(op, l, "IOMMNNN", 0, 0, k, o, (int64_t)cnt, (int64_t)(inner ? inner : 1), (int64_t)(C ? C : 1));
+  int v4 = inner % 4 == 0 && inner;
+  clop_launch *l = clop_kernel(op, "ops_ew", v4 ? "ew_chan_affine4" : "ew_chan_affine", (size_t)(v4 ? cnt / 4 : cnt),
+                               EW_LWS);
+  clop_args(op, l, "IOMMNNN", 0, 0, k, o, (int64_t)(v4 ? cnt / 4 : cnt),
+            (int64_t)(v4 ? inner / 4 : inner ? inner : 1), (int64_t)(C ? C : 1));
   return clop_status(op);
 }
 
@@ -131,7 +134,8 @@ lc_status clop_make_ew(lc_clop *op, const lc_node *n, const lc_tensor *const *in
   if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
   op->route = "ew";
   if (!cnt) return LC_OK;
-  clop_launch *l = clop_kernel(op, "ops_ew", "ew_unary", (size_t)cnt, EW_LWS);
-  clop_args(op, l, "IONNFF", 0, 0, (int64_t)cnt, (int64_t)kind, (double)a, (double)b);
+  int v4 = cnt % 4 == 0;
+  clop_launch *l = clop_kernel(op, "ops_ew", v4 ? "ew_unary4" : "ew_unary", (size_t)(v4 ? cnt / 4 : cnt), EW_LWS);
+  clop_args(op, l, "IONNFF", 0, 0, (int64_t)(v4 ? cnt / 4 : cnt), (int64_t)kind, (double)a, (double)b);
   return clop_status(op);
 }

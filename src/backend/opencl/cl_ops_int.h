@@ -30,7 +30,8 @@ typedef struct clop_launch {
   struct lc_conv *conv;     /* CLOP_CONV: input slot in, residual slot res (-1: res_mem or none) */
   int in, out, res;
   cl_mem res_mem;
-  size_t bytes;             /* CLOP_COPY: slot in -> slot out */
+  size_t bytes;             /* CLOP_COPY: slot in -> slot out, at these byte offsets */
+  size_t src_off, dst_off;
 } clop_launch;
 
 struct lc_clop {
