@@ -361,6 +361,11 @@ static void test_mm_conv(void) {
                    A_i("group", 2), A_i("_residual", 1), A_i("_act", LC_ACT_RELU)};
   check("convtranspose k3s2 groups residual", "ConvTranspose", k3, 6, ct2, 4, 6u, 1, 1e-4, 0);
   free_ins(ct2, 4);
+  lc_tensor ct3[4] = {T(LC_DT_FLOAT, 4, D(1, 4, 5, 7), -1, 1), T(LC_DT_FLOAT, 4, D(4, 3, 2, 2), -1, 1),
+                      T(LC_DT_FLOAT, 1, D(6), -1, 1), T(LC_DT_FLOAT, 4, D(1, 6, 10, 14), -1, 1)};
+  lc_attr k2g[4] = {A_is("strides", D(2, 2), 2), A_i("group", 2), A_i("_residual", 1), A_i("_act", LC_ACT_LEAKY_RELU)};
+  check("convtranspose k2s2 groups residual leaky", "ConvTranspose", k2g, 4, ct3, 4, 6u, 1, 1e-4, 0);
+  free_ins(ct3, 4);
 }
 
 int main(void) {

@@ -114,11 +114,14 @@ static lc_status make_convt(lc_clop *op, const lc_node *n, const lc_tensor *cons
   op->packed |= bias ? 6u : 2u;
   op->route = "convt";
   if (!cnt) return clop_status(op);
-  clop_launch *l = clop_kernel(op, "ops_mm", "conv_transpose", (size_t)cnt, 64);
+  int k2s2 = g.KH == 2 && g.KW == 2 && g.s[0] == 2 && g.s[1] == 2 && g.d[0] == 1 && g.d[1] == 1 && !g.pb[0] &&
+             !g.pb[1] && g.OH == 2 * g.H && g.OW == 2 * g.W;
+  clop_launch *l = clop_kernel(op, "ops_mm", k2s2 ? "conv_transpose_k2s2" : "conv_transpose",
+                               (size_t)(k2s2 ? cnt / 4 : cnt), 64);
   clop_args(op, l, "IMM", 0, w, b);
   if (res) clop_in(op, l, n_in - 1);
   else clop_mem(op, l, w);
-  clop_args(op, l, "OMMN", 0, gm, fm, (int64_t)cnt);
+  clop_args(op, l, "OMMN", 0, gm, fm, (int64_t)(k2s2 ? cnt / 4 : cnt));
   return clop_status(op);
 }
 
