@@ -363,7 +363,7 @@ PY
 fi
 if [ "$mode" = models ]; then # whole networks (issue 10): lowconv on the device vs PyTorch, same graph
   # PP-OCR det/cls/rec: the .onnx of the rapidocr-onnxruntime wheel in .ppocr/ (carried; git-ignored)
-  PYTHONUNBUFFERED=1 python3 bench/gpu/models.py --lowconv $lc --ppocr .ppocr --reps ${REPS:-20} | tee "$out/models.jsonl" "$final/models.jsonl"
+  PYTHONUNBUFFERED=1 python3 bench/gpu/models.py --lowconv $lc --ppocr .ppocr --reps ${REPS:-20} ${MODELS_ONLY:+--only $MODELS_ONLY} | tee "$out/models.jsonl" "$final/models.jsonl"
   exit 0
 fi
 if [ "$mode" = quick ]; then
