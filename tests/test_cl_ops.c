@@ -173,7 +173,11 @@ static void test_binary(void) {
       {3, 2, {2, 3, 4}, {3, 1}, "Add"},     {4, 4, {2, 3, 4, 5}, {1, 3, 1, 1}, "Mul"}, {1, 0, {7}, {0}, "Sub"},
       {2, 2, {1, 4}, {3, 1}, "Div"},        {3, 3, {2, 1, 5}, {1, 3, 1}, "Add"},      {4, 1, {2, 3, 4, 5}, {5}, "PRelu"},
       {4, 3, {2, 3, 4, 5}, {3, 1, 1}, "PRelu"}, {2, 2, {3, 4}, {3, 4}, "Sub"},       {3, 1, {3, 5, 7}, {1}, "Pow"},
-      {4, 4, {1, 1, 1, 1}, {2, 3, 1, 5}, "Mul"}};
+      {4, 4, {1, 1, 1, 1}, {2, 3, 1, 5}, "Mul"},
+      /* the float4 forms: same shapes, one value per row (SE-block Mul, PRelu), and swapped */
+      {4, 4, {2, 3, 4, 6}, {2, 3, 4, 6}, "Sub"}, {4, 4, {1, 3, 4, 5}, {1, 3, 1, 1}, "Mul"},
+      {4, 3, {1, 3, 4, 5}, {3, 1, 1}, "PRelu"},  {4, 4, {1, 3, 1, 1}, {1, 3, 4, 5}, "Mul"},
+      {4, 4, {1, 3, 1, 1}, {1, 3, 4, 5}, "Sub"}};
   for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
     lc_tensor in[2] = {T(LC_DT_FLOAT, c[k].na, c[k].da, strcmp(c[k].op, "Pow") ? -2.0f : 0.5f, 2.0f),
                        T(LC_DT_FLOAT, c[k].nb, c[k].db, 0.5f, 2.0f)};

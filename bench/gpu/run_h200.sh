@@ -172,6 +172,30 @@ PY
   } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
   exit 0
 fi
+if [ "$mode" = flush ]; then # when to flush the queue: LOWCONV_CL_FLUSH_US per net, configurations interleaved
+  end=$(( t0 + ${PROBE_S:-240} ))
+  left() { echo $(( end - $(date +%s) )); }
+  python3 - <<'PY'
+import sys; sys.path.insert(0, 'tests/models'); import iresnet34, ocr_det, onnx
+onnx.save(ocr_det.build(640, neck=96), '/tmp/od96.onnx'); m = iresnet34.build(112); onnx.save(m, '/tmp/ir34.onnx')
+for v in list(m.graph.input) + list(m.graph.output): v.type.tensor_type.shape.dim[0].dim_value = 32
+onnx.save(m, '/tmp/ir34_b32.onnx')
+PY
+  {
+  for a in "/tmp/od96.onnx" ".ppocr/ch_PP-OCRv4_det_infer.onnx --shape x=1x3x640x640" ".ppocr/ch_PP-OCRv4_rec_infer.onnx --shape x=1x3x48x320" \
+           ".ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx --shape x=1x3x48x192" "/tmp/ir34.onnx" "/tmp/ir34_b32.onnx" "/tmp/od96.onnx --weights q4"; do
+    [ "$(left)" -ge 15 ] || { echo "skipped: $a"; continue; }
+    timeout $(left) $lc bench $a --device opencl --repeat 3 > /dev/null 2>&1 # tunes once
+    for r in 1 2; do for fu in ${FLUSH_US:-0 25 100 400}; do
+      printf "%s | flush_us %s: " "$(echo $a | sed 's/--shape [^ ]*//; s/.*\///')" $fu
+      LOWCONV_CL_TIMING=1 LOWCONV_CL_FLUSH_US=$fu timeout 30 $lc bench $a --device opencl --repeat 30 2>&1 | grep -h "median\|device runs" | sed 's/.*median/median/; s/ (p90.*//; s/lowconv: device runs: [0-9]*, //' | tr '\n' ' '; echo
+    done; done
+  done
+  [ "$(left)" -ge 15 ] && LOWCONV_CL_TIMING=1 timeout $(left) $lc bench /tmp/od96.onnx --device opencl --repeat 20 --per-layer > "$out/od96_layers.txt" 2>&1 &&
+    grep -h "device time\|^op type" -A12 "$out/od96_layers.txt" | head -16
+  } 2>&1 | tee "$out/summary.txt" "$final/summary_live.txt"
+  exit 0
+fi
 if [ "$mode" = cexp ]; then # compile time against speed: kernel build options tried on the resnet34-112 suites
   end=$(( t0 + ${PROBE_S:-300} ))
   left() { echo $(( end - $(date +%s) )); }

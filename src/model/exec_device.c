@@ -225,6 +225,8 @@ static lc_status run_on_host(lc_model *m, lc_gnode *g) {
   return s;
 }
 
+#define DEFAULT_FLUSH_US 0.0
+
 lc_status lc_dev_run(lc_model *m) {
   lc_model_dev *d = m->dev;
   const lc_backend_ops *be = d->be;
@@ -238,8 +240,9 @@ lc_status lc_dev_run(lc_model *m) {
       s = lc_error(s, "model: uploading input '%s': %s", v->t.name, lc_last_error());
   }
   int prof = m->opt.device_profile, queued = 0;
-  const char *fe = getenv("LOWCONV_CL_FLUSH");
+  const char *fe = getenv("LOWCONV_CL_FLUSH"), *fu = getenv("LOWCONV_CL_FLUSH_US");
   int flush_every = fe && *fe ? atoi(fe) : 0;
+  double flush_us = fu && *fu ? atof(fu) : DEFAULT_FLUSH_US, pend_us = 0;
   for (int p = 0; p < m->n_nodes && !s; p++) {
     lc_gnode *g = &m->nodes[p];
     if (g->dead) continue;
@@ -251,10 +254,16 @@ lc_status lc_dev_run(lc_model *m) {
     for (int k = 0; k < g->n.n_inputs; k++) in[k] = g->in[k] >= 0 ? d->vref[g->in[k]] : NULL;
     for (int k = 0; k < g->n.n_outputs; k++) out[k] = g->out[k] >= 0 ? d->vref[g->out[k]] : NULL;
     s = be->op_enqueue(d->ops[p], in, out, prof ? &d->span[p] : NULL);
-    /* Optional flushes (LOWCONV_CL_FLUSH=N: after the first op and every Nth). Off by default:
-     * NVIDIA's driver submits on its own, and a clFlush there costs ~20 us of host time (PP-OCR
-     * rec on the H200: 1.24-1.42 ms without, 1.60-1.62 ms flushing every 8 ops). */
-    if (!s && be->flush && flush_every && (++queued == 1 || queued % flush_every == 0)) s = be->flush(d->ctx);
+    /* Flushes: NVIDIA's driver holds queued kernels back until it has a batch, so a net of large
+     * kernels left the GPU idle while the host enqueued; a clFlush costs ~20 us of host time there
+     * (PP-OCR rec: 1.24-1.42 ms without, 1.60-1.62 ms flushing every 8 ops). So: flush once the
+     * work queued since the last flush is estimated (flops at 10 TFLOP/s, output bytes at 1 TB/s)
+     * to take LOWCONV_CL_FLUSH_US; LOWCONV_CL_FLUSH=N: after the first op and every Nth instead. */
+    pend_us += (double)g->flops / 1e7 + (double)(g->out[0] >= 0 ? m->values[g->out[0]].t.nbytes : 0) / 1e6;
+    if (!s && be->flush && (flush_every ? ++queued == 1 || queued % flush_every == 0 : flush_us > 0 && pend_us >= flush_us)) {
+      s = be->flush(d->ctx);
+      pend_us = 0;
+    }
   }
   for (int i = 0; i < m->n_outputs && !s; i++) {
     const lc_value *v = &m->values[m->outputs[i]];

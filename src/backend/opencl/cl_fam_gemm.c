@@ -18,15 +18,18 @@ typedef struct gemm_tile {
   int slots;  /* work-groups resident per compute unit (registers, local memory) */
 } gemm_tile;
 
-static const char *const gemm_names[] = {"128x128", "128x128k16", "128x64", "64x128",
-                                         "64x64",   "32x32",      "64x64s", "32x32s"};
-/* eff and slots: 8x8 register tiles need 4 float4 local reads per 64 FMAs, 8x4 3 per 32, 4x4 2 per
- * 16; ~128 registers per work item bound residency to 64K / (128 t) work-groups. */
+static const char *const gemm_names[] = {"128x128", "128x128k16", "128x64", "64x128", "64x64",
+                                         "32x32",   "64x64s",     "32x32s", "32x128", "32x128s"};
+/* eff and slots: 8x8 register tiles need 4 float4 local reads per 64 FMAs, 8x4 and 4x8 3 per 32, 4x4
+ * 2 per 16; ~128 registers per work item bound residency to 64K / (128 t) work-groups. */
 static const gemm_tile gemm_tiles[] = {
     {"128x128", 128, 128, 8, 256, 0, 0.80, 2}, {"128x128k16", 128, 128, 16, 256, 0, 0.82, 2},
     {"128x64", 128, 64, 8, 128, 0, 0.75, 4},   {"64x128", 64, 128, 8, 128, 0, 0.75, 4},
     {"64x64", 64, 64, 8, 128, 0, 0.60, 4},     {"32x32", 32, 32, 8, 64, 0, 0.40, 8},
     {"64x64", 64, 64, 8, 128, 1, 0.60, 4},     {"32x32", 32, 32, 8, 64, 1, 0.40, 8},
+    /* few output channels on many pixels (PP-OCR-det's 9x9 convs to 24 channels): the 4x8 register
+     * tile of 64x64's intensity without its rows of zeros */
+    {"32x128", 32, 128, 8, 128, 0, 0.60, 4},   {"32x128", 32, 128, 8, 128, 1, 0.60, 4},
 };
 #define GEMM_NV ((int)(sizeof gemm_names / sizeof gemm_names[0]))
 

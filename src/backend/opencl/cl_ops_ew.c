@@ -88,6 +88,22 @@ static lc_status make_binary(lc_clop *op, const lc_node *n, const lc_tensor *con
   if (!cnt) return LC_OK;
   bcast p;
   lcop_bcast_plan(in[0], in[1], out, &p);
+  /* float4 forms: a contiguous and b contiguous too or one value per row (swapped when a is the
+   * row operand of a commutative op). */
+  int flat = p.nd == 1 && p.sa[0] == 1 && p.sb[0] == 1;
+  int row = p.nd == 2 && p.sa[0] == p.dims[1] && p.sa[1] == 1 && p.sb[0] == 1 && p.sb[1] == 0;
+  int rowsw = p.nd == 2 && p.sb[0] == p.dims[1] && p.sb[1] == 1 && p.sa[0] == 1 && p.sa[1] == 0 &&
+              (kind == 0 || kind == 2);
+  int64_t inner = p.nd == 2 ? p.dims[1] : 0;
+  if (!is64 && cnt % 4 == 0 && (flat || ((row || rowsw) && inner % 4 == 0))) {
+    clop_launch *l = clop_kernel(op, "ops_ew", flat ? "ew_binary_flat4" : "ew_binary_row4", (size_t)(cnt / 4), EW_LWS);
+    bind_input(op, l, in[rowsw], rowsw, cm);
+    bind_input(op, l, in[!rowsw], !rowsw, cm);
+    clop_args(op, l, "ON", 0, (int64_t)(cnt / 4));
+    if (!flat) clop_args(op, l, "N", (int64_t)(inner / 4));
+    clop_args(op, l, "N", (int64_t)kind);
+    return clop_status(op);
+  }
   int64_t g[25] = {p.nd};
   for (int d = 0; d < p.nd; d++) g[1 + d] = p.dims[d], g[9 + d] = p.sa[d], g[17 + d] = p.sb[d];
   cl_mem geo = clop_ints(op, g, 25);

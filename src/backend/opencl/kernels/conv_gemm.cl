@@ -303,6 +303,12 @@ LC_GEMM_KERNEL(gemm_64x64, 64, 64, 8, 8, 4)
 #if LC_ALL_KERNELS || defined(LC_WANT_gemm_32x32)
 LC_GEMM_KERNEL(gemm_32x32, 32, 32, 8, 4, 4)
 #endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemm_32x128)
+LC_GEMM_KERNEL(gemm_32x128, 32, 128, 8, 4, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemms_32x128)
+LC_GEMMS_KERNEL(gemms_32x128, 32, 128, 8, 4, 8)
+#endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemms_64x64)
 LC_GEMMS_KERNEL(gemms_64x64, 64, 64, 8, 8, 4)
 #endif

@@ -85,6 +85,25 @@ __kernel void ew_binary(__global const float *a, __global const float *b, __glob
   y[i] = ew_bin(kind, a[ia], b[ib]);
 }
 
+/* Two fast forms of ew_binary on float4s: both operands contiguous (a residual Add), and b one
+ * value per row of inner4 float4s (an SE block's Mul by [N, C, 1, 1], PRelu's slopes). */
+__kernel void ew_binary_flat4(__global const float4 *a, __global const float4 *b, __global float4 *y, int n4,
+                              int kind) {
+  int i = get_global_id(0);
+  if (i >= n4) return;
+  float4 x = a[i], z = b[i];
+  y[i] = (float4)(ew_bin(kind, x.x, z.x), ew_bin(kind, x.y, z.y), ew_bin(kind, x.z, z.z), ew_bin(kind, x.w, z.w));
+}
+
+__kernel void ew_binary_row4(__global const float4 *a, __global const float *b, __global float4 *y, int n4,
+                             int inner4, int kind) {
+  int i = get_global_id(0);
+  if (i >= n4) return;
+  float4 x = a[i];
+  float z = b[i / inner4];
+  y[i] = (float4)(ew_bin(kind, x.x, z), ew_bin(kind, x.y, z), ew_bin(kind, x.z, z), ew_bin(kind, x.w, z));
+}
+
 /* int64 Add / Sub / Mul / Div, wrapping through ulong; the host checks divisors for zero. */
 __kernel void ew_binary_i64(__global const long *a, __global const long *b, __global long *y,
                             __constant const int *g, int n, int kind) {
