@@ -202,25 +202,6 @@ lc_status lc_fold_add_attr(lc_model *m, lc_gnode *g, const char *name, lc_attr_t
   return LC_OK;
 }
 
-/* Sets a conv input slot (growing the arrays to k+1 slots). */
-static lc_status set_input(lc_model *m, lc_gnode *g, int k, int v) {
-  if (k >= g->n.n_inputs) {
-    const char **nm = lc_arena_alloc(m->arena, (size_t)(k + 1) * sizeof(char *));
-    int *id = lc_arena_alloc(m->arena, (size_t)(k + 1) * sizeof(int));
-    if (!nm || !id) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-    for (int i = 0; i <= k; i++) {
-      nm[i] = i < g->n.n_inputs ? g->n.inputs[i] : "";
-      id[i] = i < g->n.n_inputs ? g->in[i] : -1;
-    }
-    g->n.inputs = nm;
-    g->in = id;
-    g->n.n_inputs = k + 1;
-  }
-  g->n.inputs[k] = v >= 0 ? m->values[v].t.name : "";
-  g->in[k] = v;
-  return LC_OK;
-}
-
 /* Moves conv node at p into the slot of consumer c (which it replaces), taking c's output. */
 int lc_fold_absorb(lc_model *m, int p, int c, const char *tag) {
   lc_gnode *k = &m->nodes[p], *d = &m->nodes[c];
@@ -248,24 +229,6 @@ const float *lc_fold_const_f32(lc_model *m, const lc_gnode *g, int k, size_t n) 
   return v->t.data;
 }
 
-/* A new constant like `like`; data allocated unless lazy. */
-static lc_status new_const(lc_model *m, const char *base, const char *suffix, const lc_tensor *like, int lazy, int *id) {
-  char name[256];
-  snprintf(name, sizeof name, "%.200s%s", base, suffix);
-  for (int i = 1; lc_graph_find(m, name) >= 0; i++) snprintf(name, sizeof name, "%.200s%s%d", base, suffix, i);
-  if ((*id = lc_graph_add_value(m, name)) < 0) return LC_ERR_NO_MEMORY;
-  lc_value *v = &m->values[*id];
-  const char *nm = v->t.name;
-  v->t = *like;
-  v->t.name = nm;
-  v->t.data = NULL;
-  v->is_const = v->shaped = 1;
-  if (lazy) return LC_OK;
-  v->t.data = lc_malloc(like->nbytes ? like->nbytes : 1);
-  if (!v->t.data) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-  v->owned = 1;
-  return LC_OK;
-}
 
 /* BatchNormalization after a Conv with constant weights: scale W and B per output channel. The
  * scaled weights are only described here (lazy_src, lazy_scale) and computed by the init loop
@@ -290,7 +253,8 @@ static lc_status fuse_bn(lc_model *m, int *pp, int c) {
   if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   int wid, bid;
   lc_status s;
-  if ((s = new_const(m, wt.name, "_bn", &wt, 1, &wid)) || (s = new_const(m, wt.name, "_bn_bias", &bt, 0, &bid))) {
+  if ((s = lc_fold_new_const(m, wt.name, "_bn", &wt, 1, &wid)) ||
+      (s = lc_fold_new_const(m, wt.name, "_bn_bias", &bt, 0, &bid))) {
     lc_free(f);
     return s;
   }
@@ -309,7 +273,7 @@ static lc_status fuse_bn(lc_model *m, int *pp, int c) {
     m->values[wid].lazy_src = src;
     m->values[wid].lazy_scale = f;
   }
-  if ((s = set_input(m, k, 1, wid)) || (s = set_input(m, k, 2, bid))) return s;
+  if ((s = lc_fold_set_input(m, k, 1, wid)) || (s = lc_fold_set_input(m, k, 2, bid))) return s;
   *pp = lc_fold_absorb(m, *pp, c, "bn");
   m->st.fused_bn++;
   return LC_OK;
@@ -324,7 +288,7 @@ static lc_status fuse_add(lc_model *m, int *pp, int c) {
       memcmp(rv->t.dims, cv->t.dims, sizeof(int64_t) * (size_t)cv->t.ndim))
     return LC_OK; /* broadcasting adds stay separate */
   lc_status s;
-  if ((s = set_input(m, k, 3, r)) || (s = lc_fold_add_attr(m, k, "_residual", LC_ATTR_INT, 1, 0))) return s;
+  if ((s = lc_fold_set_input(m, k, 3, r)) || (s = lc_fold_add_attr(m, k, "_residual", LC_ATTR_INT, 1, 0))) return s;
   *pp = lc_fold_absorb(m, *pp, c, "add");
   m->st.fused_add++;
   return LC_OK;
@@ -514,7 +478,7 @@ static lc_status fuse_affine(lc_model *m, int *pp, int c, int is_mul) {
   }
   lc_tensor bt = {.dtype = LC_DT_FLOAT, .ndim = 1, .dims = {M}, .nbytes = (size_t)M * 4};
   int bid, wid = wv;
-  lc_status s = new_const(m, m->values[wv].t.name, "_ab", &bt, 0, &bid);
+  lc_status s = lc_fold_new_const(m, m->values[wv].t.name, "_ab", &bt, 0, &bid);
   if (!s) {
     float *nb = m->values[bid].t.data;
     for (int64_t o = 0; o < M; o++) nb[o] = (float)(is_mul ? (bias ? bias[o] : 0.0) * f[o] : (bias ? bias[o] : 0.0) + f[o]);
@@ -529,7 +493,7 @@ static lc_status fuse_affine(lc_model *m, int *pp, int c, int is_mul) {
       double *sc = lc_malloc((size_t)(M ? M : 1) * sizeof(double));
       if (!sc) s = lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
       for (int64_t o = 0; !s && o < M; o++) sc[o] = f[o] * (wl->lazy_src >= 0 ? wl->lazy_scale[o] : 1.0);
-      if (!s && (s = new_const(m, wt.name, "_aw", &wt, 1, &wid))) lc_free(sc);
+      if (!s && (s = lc_fold_new_const(m, wt.name, "_aw", &wt, 1, &wid))) lc_free(sc);
       if (!s) {
         m->values[wid].lazy_src = src;
         m->values[wid].lazy_scale = sc;
@@ -537,7 +501,7 @@ static lc_status fuse_affine(lc_model *m, int *pp, int c, int is_mul) {
     }
   }
   lc_free(f);
-  if (s || (s = set_input(m, k, 1, wid)) || (s = set_input(m, k, 2, bid))) return s;
+  if (s || (s = lc_fold_set_input(m, k, 1, wid)) || (s = lc_fold_set_input(m, k, 2, bid))) return s;
   *pp = lc_fold_absorb(m, *pp, c, is_mul ? "mul" : "add");
   m->st.fused_bn++;
   return LC_OK;
@@ -571,7 +535,8 @@ lc_status lc_fuse(lc_model *m) {
   }
   lc_plan_count_uses(m);
   for (int p = 0; p < m->n_nodes; p++) {
-    if (m->nodes[p].dead || strcmp(m->nodes[p].n.op_type, "Conv") || m->nodes[p].n.n_outputs != 1 ||
+    int ct = !strcmp(m->nodes[p].n.op_type, "ConvTranspose"); /* BN, residual, activation only */
+    if (m->nodes[p].dead || (strcmp(m->nodes[p].n.op_type, "Conv") && !ct) || m->nodes[p].n.n_outputs != 1 ||
         m->nodes[p].out[0] < 0)
       continue;
     int q = p;
@@ -585,10 +550,10 @@ lc_status lc_fuse(lc_model *m) {
       lc_status s = LC_OK;
       int has_post = lc_node_attr(&k->n, "_post_mul") != NULL, plain = !has_act && !has_res && !has_post;
       int is_mul = !strcmp(op, "Mul"), is_add = !strcmp(op, "Add");
-      if (!strcmp(op, "BatchNormalization") && plain && !k->fused[0]) s = fuse_bn(m, &q, c);
-      else if ((is_mul || is_add) && plain) s = fuse_affine(m, &q, c, is_mul);
+      if (!strcmp(op, "BatchNormalization") && plain && !k->fused[0]) s = ct ? lc_fold_bn_convt(m, &q, c) : fuse_bn(m, &q, c);
+      else if ((is_mul || is_add) && plain && !ct) s = fuse_affine(m, &q, c, is_mul);
       if (!s && q == before && is_add && plain) s = fuse_add(m, &q, c);
-      else if (!s && q == before && (is_mul || is_add) && !plain) s = fuse_post(m, &q, c, is_mul);
+      else if (!s && q == before && (is_mul || is_add) && !plain && !ct) s = fuse_post(m, &q, c, is_mul);
       else if (!s && q == before && !has_act && !has_post) s = fuse_act(m, &q, c);
       if (s) return s;
       if (q == before) break;

@@ -93,6 +93,13 @@ lc_status lc_fuse_layernorm(lc_model *m);
 lc_status lc_fold_add_attr(lc_model *m, lc_gnode *g, const char *name, lc_attr_type type, int64_t i, float f);
 int lc_fold_absorb(lc_model *m, int p, int c, const char *tag);
 const float *lc_fold_const_f32(lc_model *m, const lc_gnode *g, int k, size_t n);
+/* A new constant value like `like` (data allocated unless lazy) named base + suffix. */
+lc_status lc_fold_new_const(lc_model *m, const char *base, const char *suffix, const lc_tensor *like, int lazy,
+                            int *id);
+/* Input k of g becomes value v (inputs added up to k as absent). */
+lc_status lc_fold_set_input(lc_model *m, lc_gnode *g, int k, int v);
+/* fold_convt.c: BatchNormalization c after ConvTranspose *pp folded into its weights and bias. */
+lc_status lc_fold_bn_convt(lc_model *m, int *pp, int c);
 int lc_fold_channel_const(lc_model *m, const lc_gnode *g, int k, int y, double *f);
 /* fuse_device.c: fusions only a device conv's epilogue can run (PRelu, a per-channel affine
  * after the residual add); for a plan on a device, after lc_fuse. */

@@ -1,0 +1,97 @@
+/* Constants and inputs made by the folding passes, and BatchNormalization folded into a
+ * ConvTranspose (fold.c folds it into a Conv). */
+#include <math.h>
+#include <stdio.h>
+
+#include "model/graph.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+/* Sets a conv input slot (growing the arrays to k+1 slots). */
+lc_status lc_fold_set_input(lc_model *m, lc_gnode *g, int k, int v) {
+  if (k >= g->n.n_inputs) {
+    const char **nm = lc_arena_alloc(m->arena, (size_t)(k + 1) * sizeof(char *));
+    int *id = lc_arena_alloc(m->arena, (size_t)(k + 1) * sizeof(int));
+    if (!nm || !id) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+    for (int i = 0; i <= k; i++) {
+      nm[i] = i < g->n.n_inputs ? g->n.inputs[i] : "";
+      id[i] = i < g->n.n_inputs ? g->in[i] : -1;
+    }
+    g->n.inputs = nm;
+    g->in = id;
+    g->n.n_inputs = k + 1;
+  }
+  g->n.inputs[k] = v >= 0 ? m->values[v].t.name : "";
+  g->in[k] = v;
+  return LC_OK;
+}
+
+/* A new constant like `like`; data allocated unless lazy. */
+lc_status lc_fold_new_const(lc_model *m, const char *base, const char *suffix, const lc_tensor *like, int lazy,
+                            int *id) {
+  char name[256];
+  snprintf(name, sizeof name, "%.200s%s", base, suffix);
+  for (int i = 1; lc_graph_find(m, name) >= 0; i++) snprintf(name, sizeof name, "%.200s%s%d", base, suffix, i);
+  if ((*id = lc_graph_add_value(m, name)) < 0) return LC_ERR_NO_MEMORY;
+  lc_value *v = &m->values[*id];
+  const char *nm = v->t.name;
+  v->t = *like;
+  v->t.name = nm;
+  v->t.data = NULL;
+  v->is_const = v->shaped = 1;
+  if (lazy) return LC_OK;
+  v->t.data = lc_malloc(like->nbytes ? like->nbytes : 1);
+  if (!v->t.data) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  v->owned = 1;
+  return LC_OK;
+}
+
+/* ConvTranspose weights are [C][M/group][kh][kw]: output channel m = group * M/group + j scales
+ * W[group's channels][j]. They are small next to a conv's (PP-OCR det: 24x24x2x2), so the folded
+ * copy is made now rather than lazily at packing. */
+lc_status lc_fold_bn_convt(lc_model *m, int *pp, int c) {
+  lc_gnode *k = &m->nodes[*pp], *b = &m->nodes[c];
+  if (k->n.n_inputs < 2 || k->in[1] < 0 || b->n.n_inputs < 5 || b->n.n_outputs < 1) return LC_OK;
+  for (int i = 1; i < b->n.n_outputs; i++)
+    if (b->out[i] >= 0) return LC_OK; /* training-mode outputs */
+  int src = k->in[1];
+  lc_graph_ensure(m, src);
+  lc_tensor wt = m->values[src].t;
+  if (!m->values[src].is_const || !wt.data || wt.dtype != LC_DT_FLOAT || wt.quant || wt.ndim < 3) return LC_OK;
+  int64_t G = lc_attr_int(&k->n, "group", 1), C = wt.dims[0], Mg = wt.dims[1], per = 1;
+  for (int d = 2; d < wt.ndim; d++) per *= wt.dims[d];
+  if (G < 1 || C % G || Mg < 1) return LC_OK;
+  int64_t M = Mg * G, Cg = C / G;
+  const float *sc = lc_fold_const_f32(m, b, 1, (size_t)M), *bb = lc_fold_const_f32(m, b, 2, (size_t)M),
+              *mean = lc_fold_const_f32(m, b, 3, (size_t)M), *var = lc_fold_const_f32(m, b, 4, (size_t)M);
+  const float *bias = k->n.n_inputs > 2 && k->in[2] >= 0 ? lc_fold_const_f32(m, k, 2, (size_t)M) : NULL;
+  if (!sc || !bb || !mean || !var || (k->n.n_inputs > 2 && k->in[2] >= 0 && !bias)) return LC_OK;
+  float eps = lc_attr_float(&b->n, "epsilon", 1e-5f);
+  lc_tensor bt = {.dtype = LC_DT_FLOAT, .ndim = 1, .dims = {M}, .nbytes = (size_t)M * 4};
+  double *f = lc_malloc((size_t)M * sizeof(double));
+  if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  int wid, bid;
+  lc_status s;
+  if ((s = lc_fold_new_const(m, wt.name, "_bn", &wt, 0, &wid)) ||
+      (s = lc_fold_new_const(m, wt.name, "_bn_bias", &bt, 0, &bid))) {
+    lc_free(f);
+    return s;
+  }
+  float *nw = m->values[wid].t.data, *nb = m->values[bid].t.data;
+  const float *ow = wt.data;
+  for (int64_t o = 0; o < M; o++) { /* in double, as fold.c's fuse_bn */
+    f[o] = (double)sc[o] / sqrt((double)var[o] + (double)eps);
+    nb[o] = (float)(((bias ? bias[o] : 0.0) - mean[o]) * f[o] + bb[o]);
+  }
+  for (int64_t ci = 0; ci < C; ci++)
+    for (int64_t j = 0; j < Mg; j++) {
+      double fo = f[ci / Cg * Mg + j];
+      for (int64_t t = 0; t < per; t++) nw[(ci * Mg + j) * per + t] = (float)(ow[(ci * Mg + j) * per + t] * fo);
+    }
+  lc_free(f);
+  k = &m->nodes[*pp];
+  if ((s = lc_fold_set_input(m, k, 1, wid)) || (s = lc_fold_set_input(m, k, 2, bid))) return s;
+  *pp = lc_fold_absorb(m, *pp, c, "bn");
+  m->st.fused_bn++;
+  return LC_OK;
+}
