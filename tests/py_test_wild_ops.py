@@ -4,6 +4,7 @@
     from constants and added to a conv head, compared with onnxruntime;
   - an int32 shape subgraph (Shape -> Cast int32 -> Mul / Div -> Cast int64 -> Reshape);
   - an opset-7 PRelu with a [C] slope on NCHW, per channel (as the old exporters meant it);
+  - ConvTranspose -> BatchNormalization -> Relu, grouped, against onnxruntime (the BN folded in);
   - float64 tensors refused with the node named; `info` naming every unsupported op at once;
   - a Range whose constant inputs make 2^40 elements refused before allocating, with the node named.
 Usage: py_test_wild_ops.py --lowconv CLI [--build-dir DIR]"""
@@ -105,6 +106,30 @@ def test_prelu_old(cli, tmp):
     check(got is not None and np.abs(got[0] - want).max() == 0, "opset-7 PRelu [C]: %s" % err.strip())
 
 
+def test_convt_bn(cli, tmp):
+    """ConvTranspose -> BatchNormalization -> Relu (the DB head), grouped, with and without bias: the BN
+    is folded into the deconv's weights [C][M/group][kh][kw] per output channel."""
+    rng = np.random.default_rng(5)
+    for group, bias, k, s in ((1, True, 2, 2), (2, False, 3, 2)):
+        C, M = 4, 6
+        inits = {"w": rng.standard_normal((C, M // group, k, k)).astype(np.float32),
+                 "g": rng.uniform(0.5, 2, M).astype(np.float32), "b": rng.uniform(-1, 1, M).astype(np.float32),
+                 "mu": rng.uniform(-1, 1, M).astype(np.float32), "var": rng.uniform(0.1, 2, M).astype(np.float32)}
+        ins = ["x", "w"] + (["cb"] if bias else [])
+        if bias:
+            inits["cb"] = rng.uniform(-1, 1, M).astype(np.float32)
+        m = model([N("ConvTranspose", ins, ["d"], kernel_shape=[k, k], strides=[s, s], group=group, name="ct"),
+                   N("BatchNormalization", ["d", "g", "b", "mu", "var"], ["n"], epsilon=1e-3),
+                   N("Relu", ["n"], ["y"])], inits, [vi("x", TensorProto.FLOAT, [1, C, 5, 7])],
+                  [vi("y", TensorProto.FLOAT, None)])
+        x = rng.uniform(-1, 1, (1, C, 5, 7)).astype(np.float32)
+        want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        got, err = run(cli, tmp, m, {"x": x}, "convt_bn%d" % group)
+        ok = got is not None and np.abs(got[0] - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
+        check(ok, "ConvTranspose(group %d) + BN + Relu vs onnxruntime: %s" % (group, err.strip() if got is None else
+                                                                            np.abs(got[0] - want).max()))
+
+
 def test_refusals(cli, tmp):
     m = model([N("Relu", ["x"], ["r"], name="ok"), N("Add", ["r", "r"], ["y"], name="add64")], {},
               [vi("x", TensorProto.DOUBLE, [2, 3])], [vi("y", TensorProto.DOUBLE, None)])
@@ -132,7 +157,7 @@ def main():
     ap.add_argument("--build-dir", default=None)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        for t in (test_anchor_grid, test_int32_shapes, test_prelu_old, test_refusals):
+        for t in (test_anchor_grid, test_int32_shapes, test_prelu_old, test_convt_bn, test_refusals):
             t(a.lowconv, tmp)
     print("%d passed, %d failed" % (RES["passed"], RES["failed"]))
     return 1 if RES["failed"] else 0
