@@ -109,6 +109,8 @@ static lc_status lay_out(lc_model *m, const int *ids, int n, const lc_backend_li
     s = lc_error(LC_ERR_NO_MEMORY, "model: activation '%s' needs %zu bytes, more than the device's largest buffer "
                  "(%zu bytes)", m->values[ids[big]].t.name, m->values[ids[big]].t.nbytes, lim->max_alloc);
   int ns = 0;
+  const char *dump = getenv("LOWCONV_SLOTS_DUMP"); /* the lifetimes, for planner experiments */
+  for (int j = 0; dump && !s && j < n; j++) fprintf(stderr, "slot-item %zu %d %d\n", it[j].bytes, it[j].first, it[j].last);
   if (!s) s = lc_assign_slots(it, n, slot, bytes, &ns, &total);
   if (!s && total > lim->global_mem) /* before anything is allocated or run */
     s = lc_error(LC_ERR_NO_MEMORY, "model: activations need %zu bytes of device memory, %s has %zu", total,

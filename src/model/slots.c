@@ -1,5 +1,5 @@
 /* Buffers shared by activations whose lifetimes do not meet, each value a whole buffer (see
- * exec_device.c for why not views into one arena). Two greedy orders, the smaller result kept:
+ * exec_device.c for why not views into one arena). Greedy orders, the smallest result kept:
  * largest first into the smallest free buffer; and the steps with the most live bytes first,
  * their values largest first into the smallest free buffer that holds them, else the largest free
  * one grown (the "breadth" order of shared-object planners). */
@@ -72,6 +72,40 @@ static void breadth_order(plan *p, int n, int lo, int steps, int *order, double 
   }
 }
 
+static double *sort_key;
+static int by_key_desc(const void *a, const void *b) {
+  double x = sort_key[*(const int *)a], y = sort_key[*(const int *)b];
+  return x > y ? -1 : x < y ? 1 : *(const int *)a - *(const int *)b;
+}
+
+static size_t sum(const plan *p, int *overflow);
+
+/* The largest-first order with each size scaled by a random factor in [0.7, 1.3] (fixed seed, so a
+ * plan is reproducible), as many tries as ~4e7 steps of put allow, up to 256; the smallest result
+ * goes into *best. PP-OCRv4 det: 33.4 MB by the orders above, 31.1 MB after these. */
+static void perturbed(const lc_slot_item *it, int n, plan *t, plan *best, size_t *tbest, int *order, double *key) {
+  int tries = (int)(4e7 / ((double)n * n + 1));
+  if (tries > 256) tries = 256;
+  unsigned long long r = 0x9e3779b97f4a7c15ull;
+  for (int k = 0; k < tries; k++) {
+    for (int i = 0; i < n; i++) {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      key[i] = (double)it[i].bytes * (0.7 + 0.6 * (double)(r >> 11) / 9007199254740992.0);
+      order[i] = i, t->slot[i] = -1;
+    }
+    t->ns = 0;
+    sort_key = key;
+    qsort(order, (size_t)n, sizeof *order, by_key_desc);
+    for (int j = 0; j < n; j++) put(t, order[j]);
+    int ov = 0;
+    size_t tt = sum(t, &ov);
+    if (ov || tt >= *tbest) continue;
+    *tbest = tt, best->ns = t->ns;
+    memcpy(best->slot, t->slot, (size_t)n * sizeof *t->slot);
+    memcpy(best->bytes, t->bytes, (size_t)t->ns * sizeof *t->bytes);
+  }
+}
+
 static size_t sum(const plan *p, int *overflow) {
   size_t t = 0;
   for (int b = 0; b < p->ns; b++)
@@ -90,9 +124,9 @@ lc_status lc_assign_slots(const lc_slot_item *it, int n, int *slot, size_t *slot
   }
   int steps = hi - lo + 1;
   size_t nn = (size_t)n + 1, ns = (size_t)steps + 1;
-  int *buf = lc_malloc((8 * nn + 2 * nn + ns) * sizeof(int));
-  size_t *bytes = lc_malloc(3 * nn * sizeof(size_t));
-  double *w = lc_malloc(ns * sizeof(double));
+  int *buf = lc_malloc((14 * nn + ns) * sizeof(int));
+  size_t *bytes = lc_malloc(5 * nn * sizeof(size_t));
+  double *w = lc_malloc((ns > nn ? ns : nn) * sizeof(double));
   if (!buf || !bytes || !w) {
     lc_free(buf), lc_free(bytes), lc_free(w);
     return lc_error(LC_ERR_NO_MEMORY, "slots: out of memory");
@@ -117,6 +151,14 @@ lc_status lc_assign_slots(const lc_slot_item *it, int n, int *slot, size_t *slot
   size_t tbest = best == &a ? ta : tb;
   int ov = best == &a ? ova : ovb;
   if (!ovc && tc < tbest) best = &c, tbest = tc, ov = 0;
+  int *more = buf + 10 * nn + ns; /* after step_ix: the best perturbed plan's slots, then a trial's */
+  plan e = {it, more, NULL, NULL, bytes + 4 * nn, 0};
+  plan t = {it, more + nn, more + 2 * nn, more + 3 * nn, bytes + 3 * nn, 0};
+  size_t te = ov ? SIZE_MAX : tbest;
+  perturbed(it, n, &t, &e, &te, order, w);
+  if (te < tbest || ov) {
+    if (te != SIZE_MAX && e.ns) best = &e, tbest = te, ov = 0;
+  }
   lc_status s = ov ? lc_error(LC_ERR_OVERFLOW, "slots: buffer bytes overflow") : LC_OK;
   memcpy(slot, best->slot, (size_t)n * sizeof *slot);
   memcpy(slot_bytes, best->bytes, (size_t)best->ns * sizeof *slot_bytes);
