@@ -110,21 +110,23 @@ def test_convt_bn(cli, tmp):
     """ConvTranspose -> BatchNormalization -> Relu (the DB head), grouped, with and without bias: the BN
     is folded into the deconv's weights [C][M/group][kh][kw] per output channel."""
     rng = np.random.default_rng(5)
-    for group, bias, k, s in ((1, True, 2, 2), (2, False, 3, 2)):
+    for group, bias, k, s in ((1, True, 2, 2), (2, False, 3, 2), (1, "add", 2, 2)):  # "add": Paddle's bias Add
         C, M = 4, 6
         inits = {"w": rng.standard_normal((C, M // group, k, k)).astype(np.float32),
                  "g": rng.uniform(0.5, 2, M).astype(np.float32), "b": rng.uniform(-1, 1, M).astype(np.float32),
                  "mu": rng.uniform(-1, 1, M).astype(np.float32), "var": rng.uniform(0.1, 2, M).astype(np.float32)}
-        ins = ["x", "w"] + (["cb"] if bias else [])
+        ins = ["x", "w"] + (["cb"] if bias is True else [])
         if bias:
-            inits["cb"] = rng.uniform(-1, 1, M).astype(np.float32)
-        m = model([N("ConvTranspose", ins, ["d"], kernel_shape=[k, k], strides=[s, s], group=group, name="ct"),
-                   N("BatchNormalization", ["d", "g", "b", "mu", "var"], ["n"], epsilon=1e-3),
+            inits["cb"] = rng.uniform(-1, 1, (1, M, 1, 1) if bias == "add" else M).astype(np.float32)
+        pre = [N("Add", ["d0", "cb"], ["d"])] if bias == "add" else []
+        m = model([N("ConvTranspose", ins, ["d0" if pre else "d"], kernel_shape=[k, k], strides=[s, s], group=group,
+                     name="ct")] + pre +
+                  [N("BatchNormalization", ["d", "g", "b", "mu", "var"], ["n"], epsilon=1e-3),
                    N("Relu", ["n"], ["y"])], inits, [vi("x", TensorProto.FLOAT, [1, C, 5, 7])],
                   [vi("y", TensorProto.FLOAT, None)])
         x = rng.uniform(-1, 1, (1, C, 5, 7)).astype(np.float32)
         want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-        got, err = run(cli, tmp, m, {"x": x}, "convt_bn%d" % group)
+        got, err = run(cli, tmp, m, {"x": x}, "convt_bn%d%s" % (group, bias))
         ok = got is not None and np.abs(got[0] - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
         check(ok, "ConvTranspose(group %d) + BN + Relu vs onnxruntime: %s" % (group, err.strip() if got is None else
                                                                             np.abs(got[0] - want).max()))

@@ -202,32 +202,6 @@ lc_status lc_fold_add_attr(lc_model *m, lc_gnode *g, const char *name, lc_attr_t
   return LC_OK;
 }
 
-/* Moves conv node at p into the slot of consumer c (which it replaces), taking c's output. */
-int lc_fold_absorb(lc_model *m, int p, int c, const char *tag) {
-  lc_gnode *k = &m->nodes[p], *d = &m->nodes[c];
-  int out = d->out[0];
-  m->values[k->out[0]].n_uses = 0;
-  lc_gnode moved = *k;
-  moved.out[0] = out;
-  moved.n.outputs[0] = d->n.outputs[0];
-  size_t l = strlen(moved.fused);
-  snprintf(moved.fused + l, sizeof moved.fused - l, "%s%s", l ? "+" : "", tag);
-  *d = moved;
-  m->values[out].producer = c;
-  memset(k, 0, sizeof(*k));
-  k->dead = 1;
-  k->n = moved.n; /* keep names for messages; the node is dead */
-  return c;
-}
-
-const float *lc_fold_const_f32(lc_model *m, const lc_gnode *g, int k, size_t n) {
-  if (k >= g->n.n_inputs || g->in[k] < 0) return NULL;
-  lc_graph_ensure(m, g->in[k]);
-  const lc_value *v = &m->values[g->in[k]];
-  size_t e;
-  if (!v->is_const || v->t.dtype != LC_DT_FLOAT || lc_tensor_numel(&v->t, &e) || e != n) return NULL;
-  return v->t.data;
-}
 
 
 /* BatchNormalization after a Conv with constant weights: scale W and B per output channel. The
@@ -465,7 +439,9 @@ static lc_status fuse_affine(lc_model *m, int *pp, int c, int is_mul) {
   int wv = k->in[1];
   const lc_value *w = &m->values[wv];
   if (!w->is_const || w->t.dtype != LC_DT_FLOAT || w->t.ndim < 3 || (!w->t.data && w->lazy_src < 0)) return LC_OK;
-  int64_t M = w->t.dims[0];
+  int ct = !strcmp(k->n.op_type, "ConvTranspose"); /* weights [C][M/group]..: only a bias Add */
+  if (ct && is_mul) return LC_OK;
+  int64_t M = ct ? w->t.dims[1] * lc_attr_int(&k->n, "group", 1) : w->t.dims[0];
   if (M != m->values[y].t.dims[1]) return LC_OK;
   int has_b = k->n.n_inputs > 2 && k->in[2] >= 0;
   const float *bias = has_b ? lc_fold_const_f32(m, k, 2, (size_t)M) : NULL;
@@ -550,8 +526,9 @@ lc_status lc_fuse(lc_model *m) {
       lc_status s = LC_OK;
       int has_post = lc_node_attr(&k->n, "_post_mul") != NULL, plain = !has_act && !has_res && !has_post;
       int is_mul = !strcmp(op, "Mul"), is_add = !strcmp(op, "Add");
-      if (!strcmp(op, "BatchNormalization") && plain && !k->fused[0]) s = ct ? lc_fold_bn_convt(m, &q, c) : fuse_bn(m, &q, c);
-      else if ((is_mul || is_add) && plain && !ct) s = fuse_affine(m, &q, c, is_mul);
+      if (!strcmp(op, "BatchNormalization") && plain && ct) s = lc_fold_bn_convt(m, &q, c); /* eager: composes */
+      else if (!strcmp(op, "BatchNormalization") && plain && !k->fused[0]) s = fuse_bn(m, &q, c);
+      else if ((is_add || (is_mul && !ct)) && plain) s = fuse_affine(m, &q, c, is_mul);
       if (!s && q == before && is_add && plain) s = fuse_add(m, &q, c);
       else if (!s && q == before && (is_mul || is_add) && !plain && !ct) s = fuse_post(m, &q, c, is_mul);
       else if (!s && q == before && !has_act && !has_post) s = fuse_act(m, &q, c);

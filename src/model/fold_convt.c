@@ -1,7 +1,8 @@
-/* Constants and inputs made by the folding passes, and BatchNormalization folded into a
- * ConvTranspose (fold.c folds it into a Conv). */
+/* The folding passes' helpers (new constants and inputs, absorbing a consumer, reading a
+ * constant), and BatchNormalization folded into a ConvTranspose (fold.c folds it into a Conv). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "model/graph.h"
 #include "util/alloc.h"
@@ -44,6 +45,33 @@ lc_status lc_fold_new_const(lc_model *m, const char *base, const char *suffix, c
   if (!v->t.data) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   v->owned = 1;
   return LC_OK;
+}
+
+/* Moves conv node at p into the slot of consumer c (which it replaces), taking c's output. */
+int lc_fold_absorb(lc_model *m, int p, int c, const char *tag) {
+  lc_gnode *k = &m->nodes[p], *d = &m->nodes[c];
+  int out = d->out[0];
+  m->values[k->out[0]].n_uses = 0;
+  lc_gnode moved = *k;
+  moved.out[0] = out;
+  moved.n.outputs[0] = d->n.outputs[0];
+  size_t l = strlen(moved.fused);
+  snprintf(moved.fused + l, sizeof moved.fused - l, "%s%s", l ? "+" : "", tag);
+  *d = moved;
+  m->values[out].producer = c;
+  memset(k, 0, sizeof(*k));
+  k->dead = 1;
+  k->n = moved.n; /* keep names for messages; the node is dead */
+  return c;
+}
+
+const float *lc_fold_const_f32(lc_model *m, const lc_gnode *g, int k, size_t n) {
+  if (k >= g->n.n_inputs || g->in[k] < 0) return NULL;
+  lc_graph_ensure(m, g->in[k]);
+  const lc_value *v = &m->values[g->in[k]];
+  size_t e;
+  if (!v->is_const || v->t.dtype != LC_DT_FLOAT || lc_tensor_numel(&v->t, &e) || e != n) return NULL;
+  return v->t.data;
 }
 
 /* ConvTranspose weights are [C][M/group][kh][kw]: output channel m = group * M/group + j scales
