@@ -10,9 +10,10 @@ Fusions differ between the two, so time is attributed to the op that leads a fus
 - onnxruntime: a node named after a model node that lowconv fused away is moved to the op type of
   the lowconv layer that absorbed it (found through the graph: the producer whose output only that
   node reads, else its first input's); "ort moved" says how much each row got. onnxruntime's own
-  fused or inserted nodes go to the op they replace: FusedConv and the NCHWc ReorderInput /
-  ReorderOutput around its convs and pools -> Conv, FusedGemm -> Gemm, FusedMatMul -> MatMul,
-  QuickGelu -> Sigmoid (lowconv runs it as Sigmoid + Mul).
+  fused or inserted nodes go to the op they replace: FusedConv -> Conv, FusedGemm -> Gemm,
+  FusedMatMul -> MatMul, QuickGelu -> Sigmoid (lowconv runs it as Sigmoid + Mul); an NCHWc
+  ReorderInput to the op that reads its output, a ReorderOutput to the op that wrote its input
+  (from onnxruntime's optimized graph: a conv's, or a pool's such as rec's NCHWc AveragePool).
 "ratio" compares lowconv's row with onnxruntime's row after these moves; "raw" with its own op
 type only.
 Usage: optype_vs_ort.py --lowconv CLI MODEL.onnx --shape [x=]1x3x640x640 [--rounds 5] [--runs 5]"""
@@ -30,8 +31,28 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-ORT_ALIAS = {"FusedConv": "Conv", "FusedGemm": "Gemm", "FusedMatMul": "MatMul", "ReorderInput": "Conv",
-             "ReorderOutput": "Conv", "QuickGelu": "Sigmoid"}
+ORT_ALIAS = {"FusedConv": "Conv", "FusedGemm": "Gemm", "FusedMatMul": "MatMul", "QuickGelu": "Sigmoid"}
+
+
+def reorder_ops(path, tmp):
+    """{Reorder node name: op type it converts for} from onnxruntime's optimized graph."""
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    so.optimized_model_filepath = os.path.join(tmp, "opt.onnx")
+    so.log_severity_level = 3
+    ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    g = onnx.load(so.optimized_model_filepath, load_external_data=False).graph
+    by_out = {o: n for n in g.node for o in n.output}
+    by_in = {}
+    for n in g.node:
+        for i in n.input:
+            by_in.setdefault(i, n)
+    out = {}
+    for n in g.node:
+        other = by_in.get(n.output[0]) if n.op_type == "ReorderInput" else by_out.get(n.input[0])
+        if n.op_type in ("ReorderInput", "ReorderOutput") and other is not None:
+            out[n.name] = ORT_ALIAS.get(other.op_type, other.op_type)
+    return out
 
 
 def ort_round(path, x, runs, tmp):
@@ -115,6 +136,7 @@ def main():
     lc_t, ort_t, ort_raw, moved = (collections.defaultdict(list) for _ in range(4))
     lc_e2e, ort_e2e, lc_n, ort_n, fused_kinds = [], [], collections.Counter(), collections.Counter(), {}
     with tempfile.TemporaryDirectory() as tmp:
+        reorder = reorder_ops(a.model, tmp)
         for r in range(a.rounds):
             layers, e = lc_round(a.lowconv, a.model, (in_name, shape), a.runs)
             lc_e2e.append(e)
@@ -137,7 +159,7 @@ def main():
                 if node in model_nodes and node not in layer_op and node in own:
                     dest = layer_op[own[node]]  # lowconv fused it into this layer
                 else:
-                    dest = ORT_ALIAS.get(op, op)
+                    dest = reorder.get(node, ORT_ALIAS.get(op, op))
                 t[dest] += ms
                 if dest != op:
                     mv[dest] += ms
