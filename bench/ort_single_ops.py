@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """One-node models of the non-conv operators PP-OCRv4 det / rec run (their shapes), each timed by
 lowconv (`bench --json`, one or more builds) and by onnxruntime's profiler, one thread, interleaved
-in rounds as ort_optypes.py does; medians over rounds. Prints ms per op and the ratio to onnxruntime
+in rounds as optype_vs_ort.py does; medians over rounds. Prints ms per op and the ratio to onnxruntime
 (its node of that op type only: the NCHWc ReorderInput / ReorderOutput it puts around pools are not
-counted, as in ort_optypes.py's per-op-type rows).
+counted, as in optype_vs_ort.py's per-op-type rows).
 Usage: ort_single_ops.py --lowconv CLI [--lowconv CLI2 ...] [--rounds 5] [--runs 20] [--only NAME,...]"""
 import argparse
 import os
@@ -16,7 +16,7 @@ import onnx
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ort_optypes import lc_round, ort_round  # noqa: E402
+from optype_vs_ort import lc_round, ort_round  # noqa: E402
 
 # name, op, input shape, output shape, attributes
 CASES = [
@@ -65,8 +65,9 @@ def main():
             ort_ms = []
             for _ in range(a.rounds):
                 for i, cli in enumerate(a.lowconv):
-                    lc[i].append(lc_round(cli, path, shape, a.runs)[0].get(op, 0.0))
-                ort_ms.append(ort_round(path, x, a.runs, tmp)[0].get(op, 0.0))  # its Reorder* nodes not counted
+                    lc[i].append(sum(ms for _, o, _, ms in lc_round(cli, path, shape, a.runs)[0] if o == op))
+                nodes = ort_round(path, x, a.runs, tmp)[0]
+                ort_ms.append(sum(ms for o, ms in nodes.values() if o == op))  # its Reorder* nodes not counted
             med = [statistics.median(v) for v in lc]
             om = statistics.median(ort_ms)
             print("%-14s %-18s %s %10.4f" % (name, op, " ".join("%10.4f" % m for m in med), om) +

@@ -258,20 +258,30 @@ static void test_conv(void) {
   TU_CHECK(run_op("Conv", NULL, 0, nc, 2, out, 1) == LC_ERR_UNSUPPORTED, "conv with non-constant weights");
 }
 
-/* Gather-form reference: y[m, oh] sums x[c, ih] w[c, m, kh] where ih * s - p + kh * d = oh. */
+/* Gather-form reference in double: y[m, oh] sums x[c, ih] w[c, m, kh] where ih * s - p + kh * d = oh,
+ * then the fused residual and ReLU. Tolerance 1e-5 absolute: |x|, |w| <= 1, at most 24 terms. */
 static void test_conv_transpose(void) {
-  struct { int64_t C, H, W, M, G, K, s, d, p, op; } c[] = {
-      {2, 3, 4, 3, 1, 3, 2, 1, 1, 1}, {4, 5, 3, 4, 2, 2, 2, 1, 0, 0}, {3, 4, 4, 2, 1, 3, 1, 2, 2, 0},
-      {2, 2, 3, 2, 1, 4, 3, 1, 1, 2},
+  struct { int64_t C, H, W, M, G, K, s, d, p, op, relu, res; } c[6 + 10] = {
+      {2, 3, 4, 3, 1, 3, 2, 1, 1, 1, 0, 0}, {4, 5, 3, 4, 2, 2, 2, 1, 0, 0, 0, 0}, {3, 4, 4, 2, 1, 3, 1, 2, 2, 0, 0, 0},
+      {2, 2, 3, 2, 1, 4, 3, 1, 1, 2, 0, 0},
       /* tall enough for the GEMM route's input slabs (a column block of ~256 KiB), k == s and not */
-      {2, 128, 64, 4, 1, 2, 2, 1, 0, 0}, {2, 96, 64, 4, 1, 3, 2, 1, 1, 1}};
+      {2, 128, 64, 4, 1, 2, 2, 1, 0, 0, 0, 0}, {2, 96, 64, 4, 1, 3, 2, 1, 1, 1, 0, 0}};
+  /* k = s = 2 (the direct route) at random odd sizes: any remainder of its 16 / 8 input columns and
+   * 3 channel pairs, more than its 48 pairs per call, groups, the fused residual and ReLU */
+  for (size_t t = 6; t < sizeof c / sizeof c[0]; t++) {
+    int64_t G = tu_rand_int(1, 3);
+    c[t].G = G, c[t].C = G * tu_rand_int(1, 8), c[t].M = G * (t == 6 ? 25 : tu_rand_int(1, 9));
+    c[t].H = tu_rand_int(1, 7), c[t].W = t == 7 ? 16 : tu_rand_int(1, 41), c[t].K = c[t].s = 2, c[t].d = 1;
+    c[t].relu = tu_rand_int(0, 1), c[t].res = tu_rand_int(0, 1);
+  }
   for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
     int64_t Cg = c[t].C / c[t].G, Mg = c[t].M / c[t].G, K = c[t].K;
     int64_t OH = c[t].s * (c[t].H - 1) + c[t].op + (K - 1) * c[t].d + 1 - 2 * c[t].p;
     int64_t OW = c[t].s * (c[t].W - 1) + c[t].op + (K - 1) * c[t].d + 1 - 2 * c[t].p;
     size_t nx = (size_t)(c[t].C * c[t].H * c[t].W), nw = (size_t)(c[t].C * Mg * K * K), ny = (size_t)(c[t].M * OH * OW);
-    float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)c[t].M * 4), *want = malloc(ny * 4);
-    tu_fill(x, nx, -1, 1), tu_fill(w, nw, -1, 1), tu_fill(b, (size_t)c[t].M, -1, 1);
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)c[t].M * 4), *want = malloc(ny * 4),
+          *r = malloc(ny * 4);
+    tu_fill(x, nx, -1, 1), tu_fill(w, nw, -1, 1), tu_fill(b, (size_t)c[t].M, -1, 1), tu_fill(r, ny, -1, 1);
     for (int64_t m = 0; m < c[t].M; m++)
       for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
@@ -286,24 +296,28 @@ static void test_conv_transpose(void) {
                 if (ih >= c[t].H || iw >= c[t].W) continue;
                 acc += (double)x[(cc * c[t].H + ih) * c[t].W + iw] * w[((cc * Mg + m % Mg) * K + i) * K + j];
               }
-          want[(m * OH + oh) * OW + ow] = (float)acc;
+          size_t o = (size_t)((m * OH + oh) * OW + ow);
+          acc += c[t].res ? r[o] : 0.0;
+          want[o] = (float)(c[t].relu && acc < 0 ? 0.0 : acc);
         }
     int64_t dx[4] = {1, c[t].C, c[t].H, c[t].W}, dw[4] = {c[t].C, Mg, K, K}, db[1] = {c[t].M}, dy[4] = {1, c[t].M, OH, OW};
     int64_t st[2] = {c[t].s, c[t].s}, dl[2] = {c[t].d, c[t].d}, pd[4] = {c[t].p, c[t].p, c[t].p, c[t].p},
             op[2] = {c[t].op, c[t].op};
-    lc_attr at[5] = {a_ints("strides", st, 2), a_ints("dilations", dl, 2), a_ints("pads", pd, 4),
-                     a_int("group", c[t].G), a_ints("output_padding", op, 2)};
-    lc_tensor in[3] = {tens(LC_DT_FLOAT, 4, dx, x), tens(LC_DT_FLOAT, 4, dw, w), tens(LC_DT_FLOAT, 1, db, b)};
+    lc_attr at[7] = {a_ints("strides", st, 2), a_ints("dilations", dl, 2), a_ints("pads", pd, 4),
+                     a_int("group", c[t].G), a_ints("output_padding", op, 2),
+                     a_int("_act", c[t].relu ? LC_ACT_RELU : LC_ACT_NONE), a_int("_residual", (int)c[t].res)};
+    lc_tensor in[4] = {tens(LC_DT_FLOAT, 4, dx, x), tens(LC_DT_FLOAT, 4, dw, w), tens(LC_DT_FLOAT, 1, db, b),
+                       tens(LC_DT_FLOAT, 4, dy, r)};
     lc_tensor out[1];
     for (int route = 0; route < 2; route++) { /* weights at run time (rows), constant (GEMM + col2im) */
       g_const_mask = route ? 2u : 0u;
-      lc_status s = run_op("ConvTranspose", at, 5, in, 3, out, 1);
+      lc_status s = run_op("ConvTranspose", at, 7, in, c[t].res ? 4 : 3, out, 1);
       TU_CHECK(s == LC_OK && same_dims(&out[0], 4, dy), "convtranspose case %zu route %d: %s", t, route, lc_last_error());
       if (!s) check_floats("convtranspose", out[0].data, want, ny, 1e-5f);
       free_outs(out, 1);
     }
     g_const_mask = 0;
-    free(x), free(w), free(b), free(want);
+    free(x), free(w), free(b), free(want), free(r);
   }
 }
 

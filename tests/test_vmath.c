@@ -273,6 +273,41 @@ static void test_pool_rows(const lc_vmath_kernels *v) {
   TU_CHECK(worst <= 1.0, "%s pool_row / rows_sum: error %.3g x (terms * u * sum|x|)", g_name, worst);
 }
 
+/* convt2_row against a double reference: random channel and pair counts (every remainder of the
+ * AVX2 kernel's 3 pairs and 16 / 8 columns), x ending at its last element, a sentinel after each
+ * output row. Bound: C + 1 roundings of the running sum, (C + 1) u (|b| + sum |w x|). */
+static void test_convt2(const lc_vmath_kernels *v) {
+  double worst = 0;
+  for (int it = 0; it < 300; it++) {
+    size_t C = (size_t)tu_rand_int(1, 30), w = (size_t)tu_rand_int(1, 40), nj = (size_t)tu_rand_int(1, 8);
+    size_t xs = w + (size_t)tu_rand_int(0, 3), len = (C - 1) * xs + w;
+    guard g;
+    float *x = guarded(&g, len), wp[8 * 30 * 2], b[8], y[8][84], *rows[8];
+    for (size_t i = 0; i < len; i++) x[i] = tu_rand_float(-2, 2);
+    for (size_t i = 0; i < nj * C * 2; i++) wp[i] = tu_rand_float(-1, 1);
+    for (size_t j = 0; j < nj; j++) {
+      b[j] = tu_rand_float(-1, 1), rows[j] = y[j];
+      for (size_t i = 0; i < 84; i++) y[j][i] = -7.0f;
+    }
+    v->convt2_row(rows, x, xs, C, w, wp, b, nj);
+    for (size_t j = 0; j < nj; j++) {
+      int sentinel = 1;
+      for (size_t i = 2 * w; i < 84; i++) sentinel &= y[j][i] == -7.0f;
+      TU_CHECK(sentinel, "%s convt2_row C=%zu w=%zu nj=%zu: stray write", g_name, C, w, nj);
+      for (size_t i = 0; i < 2 * w; i++) {
+        double acc = b[j], mag = fabs(b[j]);
+        for (size_t c = 0; c < C; c++) {
+          double t = (double)wp[(j * C + c) * 2 + i % 2] * x[c * xs + i / 2];
+          acc += t, mag += fabs(t);
+        }
+        worst = fmax(worst, fabs(y[j][i] - acc) / ((double)(C + 1) * U * mag + 1e-30));
+      }
+    }
+    unguard(&g);
+  }
+  TU_CHECK(worst <= 1.0, "%s convt2_row: error %.3g x ((C + 1) u sum|terms|)", g_name, worst);
+}
+
 int main(void) {
   tu_seed_from_env(777);
   const lc_vmath_kernels *seen[8];
@@ -298,6 +333,7 @@ int main(void) {
     test_softmax(v);
     test_sums(v);
     test_pool_rows(v);
+    test_convt2(v);
     printf("%s: vector math checked\n", k->name);
   }
   return tu_finish("test_vmath");

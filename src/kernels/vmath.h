@@ -1,5 +1,7 @@
-/* Vector math of the non-conv operators (Exp, Sigmoid, Tanh, Softmax rows, sums, average pooling),
- * one set per ISA in the kernel tables (registry.h). Every y may be the same buffer as x.
+/* Vector math of the non-conv operators (Exp, Sigmoid, Tanh, Softmax rows, sums, average pooling,
+ * the k = s = 2 ConvTranspose row),
+ * one set per ISA in the kernel tables (registry.h). Every y may be the same buffer as x, except
+ * convt2_row's.
  * Error bounds, checked against fp64 over dense sweeps in tests/test_vmath.c; u = 2^-24:
  *   exp      scalar: libm expf. avx2: |y - e^x| <= 1.2e-7 e^x for normal results (8.1e-8 measured);
  *            +inf past 88.72, subnormals below -87.3 within 2^-149, 0 below -103.9; NaN kept.
@@ -30,6 +32,11 @@ typedef struct lc_vmath_kernels {
    * for i < n; rows, k, s, d >= 1. Reads no other element of x. */
   void (*pool_row)(float *y, const float *x, size_t n, size_t rows, size_t stride, size_t s, size_t k, size_t d,
                    const float *inv);
+  /* One input row of a ConvTranspose whose kernel width is its stride, 2 (no pads or dilation):
+   * for j < nj (an output channel and kernel row) and i < w,
+   * y[j][2 i + kw] = b[j] + sum_{c < C} wp[(j C + c) 2 + kw] x[c xs + i], the sum in order of c. */
+  void (*convt2_row)(float *const *y, const float *x, size_t xs, size_t C, size_t w, const float *wp,
+                     const float *b, size_t nj);
 } lc_vmath_kernels;
 
 /* The functions of one ISA's set, named lc_f32_<what>_<isa>. */
@@ -42,7 +49,9 @@ typedef struct lc_vmath_kernels {
   double lc_f32_sum_d_##isa(const float *x, size_t n);                                               \
   void lc_f32_rows_sum_##isa(float *y, const float *x, size_t n, size_t rows, size_t stride);        \
   void lc_f32_pool_row_##isa(float *y, const float *x, size_t n, size_t rows, size_t stride, size_t s, size_t k,  \
-                             size_t d, const float *inv)
+                             size_t d, const float *inv);                                            \
+  void lc_f32_convt2_row_##isa(float *const *y, const float *x, size_t xs, size_t C, size_t w, const float *wp, \
+                               const float *b, size_t nj)
 
 /* e^x, relative error < 1.2e-7 on [-87, 87] (inputs are clamped there): round-to-nearest by the
  * 1.5 * 2^23 trick, a degree-6 polynomial on [-ln2/2, ln2/2], 2^n through the exponent bits. The

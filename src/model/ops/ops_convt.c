@@ -3,7 +3,9 @@
  * sum_c W[c][m][kh][kw] x[c][ih][iw] is a 1x1 conv of M/group * KH * KW output channels per group
  * (run by the conv library's GEMM routes), then each col row is added into the output at
  * (ih * s + kh * d - pad, iw * s + kw * d - pad), a slab of input rows at a time. PP-OCRv4 det's
- * 24->24 k2 s2 on 160x160: 30 ms on the row route below, less than half this way (docs/benchmarks.md). */
+ * 24->24 k2 s2 on 160x160: 30 ms on the row route below, less than half this way (docs/benchmarks.md).
+ * A kernel width of 2 equal to the stride, no pads (the usual 2x upsampling) skips the column matrix:
+ * every output is one dot product, written once by vm->convt2_row (5.4 -> ~2.5 ms on that layer). */
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
@@ -112,6 +114,8 @@ static lc_status convt_rows(const lc_node *n, const lc_tensor *const *in, int n_
  * NCHW image), each slab's column block (~256 KiB) added into the output while it is in cache:
  * the whole column matrix would be KH * KW * M / C times the input, written and read back. */
 typedef struct convt_state {
+  float *wp;               /* the direct k = s = 2 route: [group][m][kh][c][kw]; conv is NULL then */
+  size_t wp_bytes;
   lc_conv *conv;           /* prepared for 1 x C x ht x W */
   lc_conv_shape shape;
   int64_t ht;              /* input rows per slab, a divisor of H */
@@ -119,6 +123,7 @@ typedef struct convt_state {
 } convt_state;
 
 static size_t convt_ws(const convt_state *st) {
+  if (st->wp) return 0;
   return lc_round_up(st->slab_bytes, 64) + lc_round_up(st->col_bytes, 64) + st->shape.workspace_bytes;
 }
 
@@ -126,15 +131,41 @@ static void convt_fini(void *state) {
   convt_state *st = state;
   if (!st) return;
   lc_conv_destroy(st->conv);
+  lc_free(st->wp);
   lc_free(st);
 }
 
 static void convt_describe(const void *state, lc_op_info *info) {
   const convt_state *st = state;
-  info->route = "gemm+col2im";
+  info->route = st->wp ? "k2s2" : "gemm+col2im";
   info->workspace_bytes = convt_ws(st);
-  info->packed_bytes = lc_conv_weight_bytes(st->conv);
+  info->packed_bytes = st->wp ? st->wp_bytes : lc_conv_weight_bytes(st->conv);
   info->packed_inputs = 2u; /* the weights live in the 1x1 conv */
+}
+
+static int convt_exact(const conv_geom *g) {
+  return g->s[0] == g->KH && g->s[1] == g->KW && g->d[0] == 1 && g->d[1] == 1 && !g->pb[0] && !g->pb[1] &&
+         g->OH == g->H * g->KH && g->OW == g->W * g->KW;
+}
+
+/* The direct route's weights: per group, output channel and kernel row, C/group pairs (kw 0, 1). */
+static lc_status convt2_init(const lc_node *n, const conv_geom *g, const float *w, void **state) {
+  int64_t Cg = g->C / g->group, Mg = g->M / g->group, R = Mg * g->KH * 2;
+  size_t bytes;
+  if (!lc_mul_n(&bytes, 4, (int64_t[]){g->group, R, Cg, 4})) return lcop_fail(n, LC_ERR_OVERFLOW, "weights overflow");
+  convt_state *st = lc_calloc(1, sizeof *st);
+  float *wp = lc_malloc(bytes ? bytes : 1);
+  if (!st || !wp) {
+    lc_free(st), lc_free(wp);
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  }
+  for (int64_t grp = 0; grp < g->group; grp++)
+    for (int64_t c = 0; c < Cg; c++)
+      for (int64_t r = 0; r < R; r++) /* r = (m KH + kh) 2 + kw, as in W[c][m][kh][kw] */
+        wp[(grp * R + r - r % 2) * Cg + 2 * c + r % 2] = w[(grp * Cg + c) * R + r];
+  st->wp = wp, st->wp_bytes = bytes;
+  *state = st;
+  return LC_OK;
 }
 
 static lc_status convt_init(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out, int n_out,
@@ -145,6 +176,7 @@ static lc_status convt_init(const lc_node *n, const lc_tensor *const *in, int n_
   conv_geom g;
   lc_status s = lcop_conv_geometry(n, in, 1, &g);
   if (s) return s;
+  if (convt_exact(&g) && g.KW == 2) return convt2_init(n, &g, in[1]->data, state);
   int64_t Cg = g.C / g.group, R = g.M / g.group * g.KH * g.KW, Rt = R * g.group;
   if (Rt > INT32_MAX || g.C > INT32_MAX || g.W > INT32_MAX || g.H < 1 || g.W < 1) return LC_OK;
   int64_t ht = 65536 / (Rt * g.W > 0 ? Rt * g.W : 1);
@@ -197,11 +229,6 @@ typedef struct c2i_job {
   int exact, phase;        /* exact: k == s, each output written once; phase 0 fill, 1 add, 2 epilogue */
 } c2i_job;
 
-static int convt_exact(const conv_geom *g) {
-  return g->s[0] == g->KH && g->s[1] == g->KW && g->d[0] == 1 && g->d[1] == 1 && !g->pb[0] && !g->pb[1] &&
-         g->OH == g->H * g->KH && g->OW == g->W * g->KW;
-}
-
 /* One output channel for one slab: its KH * KW column rows added (or, exact, written) in. */
 static void c2i_task(void *arg, size_t task, int thread) {
   const c2i_job *j = arg;
@@ -251,10 +278,60 @@ static void c2i_task(void *arg, size_t task, int thread) {
     }
 }
 
+/* The direct route, one task per (image, group, input row): its KH output rows of every channel
+ * of the group, then their epilogue while they are in cache. */
+typedef struct convt2_job {
+  const conv_geom *g;
+  const float *X, *wp, *bj, *res; /* bj: the bias of each (m, kh), all groups */
+  float *Y;
+  const conv_act *act;
+  const lc_vmath_kernels *vm;
+} convt2_job;
+
+static void convt2_task(void *arg, size_t task, int thread) {
+  const convt2_job *j = arg;
+  const conv_geom *g = j->g;
+  (void)thread;
+  int64_t Cg = g->C / g->group, Mg = g->M / g->group, nj = Mg * g->KH, ih = (int64_t)task % g->H;
+  int64_t bg = (int64_t)task / g->H, grp = bg % g->group, b = bg / g->group, plane = g->OH * g->OW;
+  const float *x = j->X + ((b * g->C + grp * Cg) * g->H + ih) * g->W;
+  float *Y = j->Y + (b * g->M + grp * Mg) * plane + ih * g->KH * g->OW;
+  float *rows[48]; /* a multiple of 3, the AVX2 kernel's block */
+  for (int64_t j0 = 0; j0 < nj; j0 += 48) {
+    int64_t cnt = nj - j0 < 48 ? nj - j0 : 48;
+    for (int64_t r = 0; r < cnt; r++) rows[r] = Y + ((j0 + r) / g->KH) * plane + ((j0 + r) % g->KH) * g->OW;
+    j->vm->convt2_row(rows, x, (size_t)(g->H * g->W), (size_t)Cg, (size_t)g->W, j->wp + (grp * nj + j0) * Cg * 2,
+                      j->bj + grp * nj + j0, (size_t)cnt);
+  }
+  for (int64_t m = 0; m < Mg; m++) {
+    size_t o = (size_t)(Y - j->Y) + (size_t)(m * plane);
+    lcop_act_epilogue(j->Y + o, j->res ? j->res + o : NULL, (size_t)(g->KH * g->OW), j->act);
+  }
+}
+
+static lc_status convt2_run(const lc_node *n, const convt_state *st, const lc_tensor *const *in, int n_in,
+                            lc_tensor *out, lc_exec_ctx *x) {
+  conv_geom g;
+  conv_act act;
+  lc_status s = lcop_conv_geometry(n, in, 1, &g);
+  if (!s) s = lcop_read_act(n, &act);
+  if (s || out->nbytes == 0) return s;
+  const float *B = lcop_has(in, n_in, 2) ? in[2]->data : NULL;
+  float *bj = lc_malloc((size_t)(g.M * g.KH) * sizeof(float)); /* M KH <= the packed weights' count */
+  if (!bj) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  for (int64_t r = 0; r < g.M * g.KH; r++) bj[r] = B ? B[r / g.KH] : 0.0f;
+  convt2_job j = {&g, in[0]->data, st->wp, bj, lcop_conv_has_residual(n) ? in[n_in - 1]->data : NULL, out->data,
+                  &act, lcop_vm(x)};
+  lcop_parallel(x, (size_t)(g.N * g.group * g.H), convt2_task, &j);
+  lc_free(bj);
+  return LC_OK;
+}
+
 static lc_status convt_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
                            int n_out, lc_exec_ctx *x) {
   convt_state *st = state;
   if (!st) return convt_rows(n, in, n_in, out, x);
+  if (st->wp) return convt2_run(n, st, in, n_in, out, x);
   conv_geom g;
   conv_act act;
   lc_status s = lcop_conv_geometry(n, in, 1, &g);
