@@ -380,8 +380,11 @@ def plot_memory(models_path, q4_path, gpu_dir, out, defaults):
             ax.set_xticklabels([names[k] for k in order], fontsize=7)
             ax.set_ylabel("peak RSS, MB (/usr/bin/time)", fontsize=8)
             ax.set_ylim(0, max(rss) * 1.25)
-            ax.set_title("IResNet-34-112 `lowconv run`, whole process\n(labels: RSS, wall load + first result)",
-                         fontsize=9)
+            ratio = ""
+            if "fp32" in data and "q4_file" in data:
+                ratio = ", q4 / fp32 time %.2fx (target 0.3x)" % (data["q4_file"]["wall_s"] / data["fp32"]["wall_s"])
+            ax.set_title("IResNet-34-112 `lowconv run`, whole process\n(labels: RSS, wall load + first result%s)"
+                         % ratio, fontsize=8)
             ax.legend(fontsize=6)
             ax.tick_params(axis="y", labelsize=7)
             notes.append("lowconv run: " + where + (" — " + meta["command"] if meta.get("command") else ""))
