@@ -223,15 +223,16 @@ static int wrap_in_place(const lc_qweight *q, lc_qmatrix *wm) {
 static void decode_row(const lc_qweight *q, size_t r, int8_t *row, int8_t *tmp) {
   size_t kc = (size_t)q->kc, taps = (size_t)q->taps, k = kc * taps, e0 = r * q->cs_row;
   const uint8_t *b = q->codes;
-  int contiguous = q->cs_ch == taps && (taps == 1 || q->cs_tap == 1); /* OIHW conv, [N][K] matrix */
-  if (!contiguous) {
+  int oihw = q->cs_ch == taps && (taps == 1 || q->cs_tap == 1); /* OIHW conv, [N][K] matrix */
+  int ohwi = q->cs_ch == 1 && (taps == 1 || q->cs_tap == kc);   /* lowconv's own order already */
+  if (!oihw && !ohwi) {
     lc_tensor t = {.dtype = q->format == LC_WEIGHTS_Q8 ? LC_DT_INT8 : q->biased ? LC_DT_UINT4 : LC_DT_INT4,
                    .data = (void *)(uintptr_t)b};
     for (size_t tp = 0; tp < taps; tp++)
       for (size_t ic = 0; ic < kc; ic++) row[tp * kc + ic] = (int8_t)code_at(&t, e0 + ic * q->cs_ch + tp * q->cs_tap);
     return;
   }
-  int8_t *lin = taps > 1 ? tmp : row; /* source order [in][tap]: transposed below */
+  int8_t *lin = taps > 1 && !ohwi ? tmp : row; /* source order [in][tap]: transposed below */
   if (q->format == LC_WEIGHTS_Q8) {
     memcpy(lin, b + e0, k);
   } else {
@@ -250,7 +251,7 @@ static void decode_row(const lc_qweight *q, size_t r, int8_t *row, int8_t *tmp) 
       lin[i] = (int8_t)((((b[e >> 1] >> ((e & 1) * 4)) & 15) ^ flip) - 8);
     }
   }
-  if (taps > 1)
+  if (lin != row)
     for (size_t ic = 0; ic < kc; ic++)
       for (size_t tp = 0; tp < taps; tp++) row[tp * kc + ic] = tmp[ic * taps + tp];
 }

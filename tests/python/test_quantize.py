@@ -327,3 +327,21 @@ def test_saved_file_runs_from_mapped_codes_and_equals_dequantized_reference(tmp_
     scales = sum(L.n * -(-L.kc // 16) * L.taps * 4 for L in layers)
     assert st["packed_weight_bytes"] <= code_bytes + scales + 4 * (32 + 32 + 10), st
     assert st["packed_weight_bytes"] < 0.4 * fp32
+
+
+def test_saved_file_with_odd_channels_is_copied_and_still_exact(tmp_path):
+    """3 input channels: q4 blocks of odd length do not start on bytes, so the [O][kh][kw][I] uint4
+    codes of the first conv are unpacked (the copy path); the others are read in place."""
+    from lowconv import quantizer
+    src, out = conv_net(c=3, batch=1), str(tmp_path / "odd_q4.onnx")
+    layers = quantizer.find_layers(src)
+    for L in layers:
+        L.choice = ("q4", 16)
+        L.q = L.quantize("q4", 16)
+    quantizer.write_model(src, layers, out)
+    x = np.random.default_rng(6).standard_normal((1, 3, 12, 12)).astype(np.float32)
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    ref = ort.InferenceSession(out, so, providers=["CPUExecutionProvider"]).run(["logits"], {"x": x})[0]
+    got = lowconv.Model(out).run({"x": x})["logits"]
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
