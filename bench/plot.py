@@ -54,12 +54,13 @@ def parse_peers(path):
         f = line.split()
         if cur is None or len(f) < 7 or f[0] in ("name", "geomean") or not f[2].isdigit():
             continue
-        try:
-            cur.append({"name": f[0], "count": int(f[2]), "lowconv": float(f[3]), "ORT": float(f[4]),
-                        "oneDNN": float(f[5])})
+        try:  # '-': a peer that failed or was left out (no ratio); lowconv itself must be there
+            v = [float("nan") if x == "-" else float(x) for x in f[3:6]]
         except ValueError:
             continue
-    return tables
+        if v[0] == v[0]:
+            cur.append({"name": f[0], "count": int(f[2]), "lowconv": v[0], "ORT": v[1], "oneDNN": v[2]})
+    return {k: v for k, v in tables.items() if v}
 
 
 def parse_models(path):
@@ -77,6 +78,7 @@ def parse_models(path):
 
 
 def geomean(xs):
+    xs = [x for x in xs if x == x]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
@@ -101,8 +103,8 @@ def ratio_bars(ax, labels, series, title, target=None):
     if target:
         ax.axvline(target[0], color="#555", ls="--", lw=0.8)
     ax.set_xscale("log")
-    lo = min(min(v for _, vs, _ in series for v in vs), 0.5)
-    hi = max(max(v for _, vs, _ in series for v in vs), 2.0)
+    known = [v for _, vs, _ in series for v in vs if v == v] or [1.0]
+    lo, hi = min(min(known), 0.5), max(max(known), 2.0)
     ax.set_xlim(lo / 1.1, hi * 1.1)
     fmt = matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v)
     ax.xaxis.set_major_formatter(fmt)
@@ -158,7 +160,7 @@ def plot_cpu_layers(paths, out, defaults):
         rows = tables[key]
         series = [("vs ORT", [r["lowconv"] / r["ORT"] for r in rows], ""),
                   ("vs oneDNN", [r["lowconv"] / r["oneDNN"] for r in rows], "///")]
-        best = [r["lowconv"] / min(r["ORT"], r["oneDNN"]) for r in rows]
+        best = [r["lowconv"] / min([p for p in (r["ORT"], r["oneDNN"]) if p == p] or [float("nan")]) for r in rows]
         ratio_bars(ax, ["%s x%d" % (r["name"][:18], r["count"]) for r in rows], series,
                    "%s, %d thread%s: lowconv / peer time\ngeomean vs faster peer %.3f, %d of %d above 1.25"
                    % (key[0], key[1], "s" if key[1] > 1 else "", geomean(best), sum(b > 1.25 for b in best),
