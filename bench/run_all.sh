@@ -2,7 +2,10 @@
 # Every figure in docs/benchmarks.md, in one run: conv suites against ONNX Runtime and oneDNN
 # (1 and 2 threads), the 9x9 budget check, fp32 vs q8 vs q4 on the suites, the q4 GEMV against
 # MatMulNBits and DRAM bandwidth, and the end-to-end models. Output: out/bench/*.txt.
-# Usage: bench/run_all.sh [build dir]   (needs scripts/test.sh's venv and libdnnl-dev)
+# At the end: IResNet-34's saved-q4 start-up (bench/q4_load.py) and the figures docs/img/*.png
+# (bench/plot.py; skipped when matplotlib is absent).
+# Usage: bench/run_all.sh [build dir]   (needs scripts/test.sh's venv and libdnnl-dev;
+# figures: .venv/bin/pip install -r bench/requirements.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 b=${1:-build}
@@ -33,3 +36,12 @@ $py bench/bench_models.py --lowconv "$b/lowconv" --build-dir "$b" --rounds 2 | t
 # fetched into the build dir, and IResNet-34-112's `lowconv run` memory and start-up.
 $py bench/quant_bench.py --lowconv "$b/lowconv" --ocr-dir "$b/rapidocr" --out "$out/quant" --json "$out/quant.json" \
   | tee "$out/quant.txt"
+$py bench/q4_load.py --lowconv "$b/lowconv" --out "$out/q4load" --json "$out/q4_load.json" | tee "$out/q4_load.txt"
+if $py -c 'import matplotlib' 2>/dev/null; then
+  gpu=$(ls -d bench/gpu/results/*-final 2>/dev/null | tail -n 1)
+  $py bench/plot.py --cpu-peers "$out"/peers-*.txt --cpu-models "$out/models.txt" ${gpu:+--gpu-dir "$gpu"} \
+    --q4-run "$out/q4_load.json" --machine "$(sed -n 's/^Model name: *//p' "$out/machine.txt"), $(nproc) CPUs" \
+    --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --command "bench/run_all.sh $b" --out docs/img
+else
+  echo "bench/run_all.sh: matplotlib is not installed (.venv/bin/pip install -r bench/requirements.txt): figures in docs/img not regenerated"
+fi

@@ -197,11 +197,11 @@ static void json_device(lc_model *m, double start_ms, const margs *a) {
 }
 
 static void json_stats(FILE *f, const lc_model_stats *s) {
-  fprintf(f, "\"weight_bytes\": %zu, \"packed_weight_bytes\": %zu, \"peak_activation_bytes\": %zu, "
-             "\"scratch_bytes\": %zu, \"nodes_loaded\": %d, \"nodes_planned\": %d, \"folded\": %d, "
-             "\"fused_bn\": %d, \"fused_add\": %d, \"fused_act\": %d, \"inplace\": %d",
-          s->weight_bytes, s->packed_weight_bytes, s->peak_activation_bytes, s->scratch_bytes, s->nodes_loaded,
-          s->nodes_planned, s->folded, s->fused_bn, s->fused_add, s->fused_act, s->inplace);
+  fprintf(f, "\"weight_bytes\": %zu, \"packed_weight_bytes\": %zu, \"mapped_code_bytes\": %zu, "
+             "\"peak_activation_bytes\": %zu, \"scratch_bytes\": %zu, \"nodes_loaded\": %d, \"nodes_planned\": %d, "
+             "\"folded\": %d, \"fused_bn\": %d, \"fused_add\": %d, \"fused_act\": %d, \"inplace\": %d",
+          s->weight_bytes, s->packed_weight_bytes, s->mapped_code_bytes, s->peak_activation_bytes, s->scratch_bytes,
+          s->nodes_loaded, s->nodes_planned, s->folded, s->fused_bn, s->fused_add, s->fused_act, s->inplace);
 }
 
 static void print_io(const lc_model *m, int planned) {

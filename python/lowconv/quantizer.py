@@ -341,7 +341,7 @@ def choose(ev, layers, weights, block, target, log):
 
 
 def pack_int4(q):
-    """ONNX INT4 raw data: two's complement nibbles, element 2i in the low nibble of byte i."""
+    """ONNX INT4 / UINT4 raw data: nibbles (two's complement for INT4), element 2i in the low nibble of byte i."""
     u = (q.ravel().astype(np.int16) & 15).astype(np.uint8)
     if u.size % 2:
         u = np.append(u, np.uint8(0))
@@ -349,7 +349,8 @@ def pack_int4(q):
 
 
 def write_model(model, layers, out_path):
-    """Quantized layers become INT4/INT8 initializers + DequantizeLinear; opset 21; external data."""
+    """Quantized layers become UINT4 (code + 8, zero point 8) / INT8 initializers + DequantizeLinear (+ a
+    Transpose for kernels larger than 1x1, whose codes are [O][kh][kw][I]); opset 21; external data."""
     onnx, helper, nh = _onnx()
     from onnx import TensorProto, version_converter
     m = onnx.ModelProto()
@@ -366,7 +367,14 @@ def write_model(model, layers, out_path):
             fmt, block = L.choice
             codes, scales, _ = L.q
             blk = L.eff_block(block)
-            q = L.from_mat(codes.astype(np.int8))
+            # Conv kernels larger than 1x1: codes as [O][kh][kw][I] (lowconv's row order, so it runs
+            # from the mapped file as it is) and a Transpose to the OIHW the Conv takes.
+            ohwi = L.kind == "conv" and L.taps > 1
+            if ohwi:
+                o, c, kh, kw = L.shape
+                q = codes.astype(np.int8).reshape(o, kh, kw, c)
+            else:
+                q = L.from_mat(codes.astype(np.int8))
             if blk == 0:  # one scale per output channel: per-axis on the output axis
                 axis = 0 if L.kind == "conv" or not L.trans else 1
                 sc = scales[:, 0]
@@ -374,21 +382,34 @@ def write_model(model, layers, out_path):
                 nb = -(-L.kc // blk)
                 if L.kind == "conv":
                     o, c, kh, kw = L.shape
-                    sc = scales.reshape(o, kh, kw, nb).transpose(0, 3, 1, 2)
-                    axis = 1
+                    sc = scales.reshape(o, kh, kw, nb)
+                    axis = 3
+                    if not ohwi:
+                        sc, axis = sc.transpose(0, 3, 1, 2), 1
                 else:
                     sc = scales.T if L.trans else scales
                     axis = 0 if L.trans else 1
-            dt = TensorProto.INT4 if fmt == "q4" else TensorProto.INT8
             qname, sname, wname = L.name + "_quantized", L.name + "_scale", L.name
-            qt = helper.make_tensor(qname, dt, q.shape, pack_int4(q) if fmt == "q4" else q.tobytes(), raw=True)
+            sc = np.ascontiguousarray(sc, dtype=np.float32)
+            inputs = [qname, sname]
+            if fmt == "q4":  # uint4 code + 8 with zero point 8: the nibbles lowconv's kernels read
+                qt = helper.make_tensor(qname, TensorProto.UINT4, q.shape, pack_int4(q + 8), raw=True)
+                zp = np.full(sc.shape, 8, np.uint8)
+                m.graph.initializer.append(helper.make_tensor(L.name + "_zero_point", TensorProto.UINT4, zp.shape,
+                                                              pack_int4(zp), raw=True))
+                inputs.append(L.name + "_zero_point")
+            else:
+                qt = helper.make_tensor(qname, TensorProto.INT8, q.shape, q.tobytes(), raw=True)
             m.graph.initializer[inits[L.name]].CopyFrom(qt)
-            m.graph.initializer.append(nh.from_array(np.ascontiguousarray(sc, dtype=np.float32), sname))
+            m.graph.initializer.append(nh.from_array(sc, sname))
             attrs = {"axis": axis}
             if blk:
                 attrs["block_size"] = blk
-            new_nodes.append(helper.make_node("DequantizeLinear", [qname, sname], [wname],
-                                              name=L.name + "_dq", **attrs))
+            dq_out = wname + "_ohwi" if ohwi else wname
+            new_nodes.append(helper.make_node("DequantizeLinear", inputs, [dq_out], name=L.name + "_dq", **attrs))
+            if ohwi:
+                new_nodes.append(helper.make_node("Transpose", [dq_out], [wname], name=L.name + "_oihw",
+                                                  perm=[0, 3, 1, 2]))
         new_nodes.append(n)
     del m.graph.node[:]
     m.graph.node.extend(new_nodes)

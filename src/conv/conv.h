@@ -58,6 +58,14 @@ struct lc_conv {
 
 /* Quantized weights (qweights.c). */
 lc_status lc_conv_quantize(lc_conv *c, const lc_conv_desc *d);
+/* c takes qm (the struct copied; arrays it borrows stay borrowed) as its quantized weights. */
+lc_status lc_conv_adopt_qmatrix(lc_conv *c, const lc_qmatrix *qm);
+/* lc_conv_create for weights already in lowconv's quantized layout (e.g. codes mapped from a
+ * model file, lc_qmatrix_wrap): nothing is copied; the borrowed arrays must outlive the conv.
+ * desc gives the shape (its weight pointers are ignored). CPU contexts only: */
+lc_status lc_conv_create_qm(lc_context *ctx, const lc_conv_desc *desc, const lc_qmatrix *qm, lc_conv **out);
+/* 1 if ctx's convs can adopt a host lc_qmatrix (the CPU backend); device backends pack their own. */
+int lc_conv_takes_qmatrix(const lc_context *ctx);
 /* Bytes of a thread's panel buffer for dequantized weights (0 for fp32 weights). */
 size_t lc_qpanel_bytes(const lc_conv *c);
 /* The weight panel q of group g for k in [k0, k0 + kn): element (oc i, k) at [i * rs + k * cs].

@@ -41,12 +41,15 @@ static void pack_depthwise(lc_conv *c, const float *w) {
     }
 }
 
-lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **out) {
+/* qm: weights already in lowconv's quantized layout, adopted as they are (lc_conv_create_qm). */
+static lc_status create(lc_context *ctx, const lc_conv_desc *desc, const lc_qmatrix *qm, lc_conv **out) {
   if (!out) return lc_error(LC_ERR_INVALID_ARG, "conv: out pointer is NULL");
   *out = NULL;
   if (!ctx) return lc_error(LC_ERR_INVALID_ARG, "conv: context is NULL");
   lc_status st = lc_conv_desc_check(desc);
   if (st) return st;
+  if (qm && ctx->be->conv_create)
+    return lc_error(LC_ERR_UNSUPPORTED, "conv: a device context packs its own codes (lc_conv_takes_qmatrix)");
   lc_conv *c = lc_calloc(1, sizeof *c);
   if (!c) return lc_error(LC_ERR_NO_MEMORY, "conv: out of memory");
   c->ctx = ctx;
@@ -71,7 +74,9 @@ lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **ou
     return LC_OK;
   }
   size_t dwbytes = (size_t)(desc->out_channels * c->taps) * sizeof(float);
-  if (desc->weight_format != LC_WEIGHTS_F32) {
+  if (qm) {
+    st = lc_conv_adopt_qmatrix(c, qm);
+  } else if (desc->weight_format != LC_WEIGHTS_F32) {
     st = lc_conv_quantize(c, desc);
   } else {
     size_t nw, tmp;
@@ -118,6 +123,24 @@ lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **ou
   }
   *out = c;
   return LC_OK;
+}
+
+lc_status lc_conv_create(lc_context *ctx, const lc_conv_desc *desc, lc_conv **out) {
+  return create(ctx, desc, NULL, out);
+}
+
+int lc_conv_takes_qmatrix(const lc_context *ctx) { return ctx && !ctx->be->conv_create; }
+
+lc_status lc_conv_create_qm(lc_context *ctx, const lc_conv_desc *desc, const lc_qmatrix *qm, lc_conv **out) {
+  if (!desc || !qm || !qm->codes) return lc_error(LC_ERR_INVALID_ARG, "conv: NULL descriptor or weights");
+  lc_conv_desc d = *desc; /* the checks see the codes as given; create copies nothing from them */
+  d.weights = NULL;
+  d.weight_format = qm->format;
+  d.q_codes = (const int8_t *)qm->codes;
+  d.q_scales = qm->scales;
+  d.q_offsets = qm->offsets;
+  d.asym = qm->asym;
+  return create(ctx, &d, qm, out);
 }
 
 void lc_conv_destroy(lc_conv *c) {

@@ -74,6 +74,16 @@ lc_status lc_conv_quantize(lc_conv *c, const lc_conv_desc *d) {
   return LC_OK;
 }
 
+lc_status lc_conv_adopt_qmatrix(lc_conv *c, const lc_qmatrix *qm) {
+  if (qm->n != (size_t)c->d.out_channels || qm->k != c->K || qm->kc != (qm->block >= qm->k ? qm->k : (size_t)c->cin_g))
+    return lc_error(LC_ERR_INVALID_ARG, "conv: quantized matrix %zu x %zu does not fit %lld x %zu weights", qm->n,
+                    qm->k, (long long)c->d.out_channels, c->K);
+  if (!(c->qw = lc_malloc(sizeof *c->qw))) return lc_error(LC_ERR_NO_MEMORY, "conv: out of memory");
+  *c->qw = *qm;
+  c->weight_bytes = lc_qmatrix_bytes(c->qw);
+  return LC_OK;
+}
+
 size_t lc_qpanel_bytes(const lc_conv *c) {
   if (!c->qw) return 0;
   return 2 * lc_round_up(c->pw * lc_min_sz(c->K, LC_KC) * sizeof(float), 64);

@@ -84,6 +84,7 @@ typedef struct lc_model_stats {
   int nodes_loaded, nodes_planned, folded, fused_bn, fused_add, fused_act, inplace;
   size_t weight_bytes;          /* constants the planned nodes read (initializers, folded values) */
   size_t packed_weight_bytes;   /* packed conv weights, as lc_conv_weight_bytes reports */
+  size_t mapped_code_bytes;     /* of which quantized codes read where the file is mapped (no copy) */
   size_t peak_activation_bytes; /* the one activation arena */
   size_t scratch_bytes;         /* shared conv workspace */
   size_t folded_bytes;          /* constants computed by folding (charged before each is made) */

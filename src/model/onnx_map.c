@@ -96,6 +96,13 @@ const void *lc_onnx_source(const lc_onnx_model *m, const void *p) {
   return mp ? mp->src : NULL;
 }
 
+/* The mapping of external data holding [a, a + n), or NULL. */
+static const lc_onnx_mapping *external_map(const lc_onnx_model *m, uintptr_t a, size_t n) {
+  for (const lc_onnx_mapping *mp = m->maps; mp; mp = mp->next)
+    if (!mp->heap && a >= (uintptr_t)mp->addr && n <= mp->len && a - (uintptr_t)mp->addr <= mp->len - n) return mp;
+  return NULL;
+}
+
 void lc_onnx_release(lc_onnx_model *m, const void *p, size_t n) {
   if (!m || !p || !n) return;
   uintptr_t a = (uintptr_t)p;
@@ -111,11 +118,22 @@ void lc_onnx_release(lc_onnx_model *m, const void *p, size_t n) {
     hc->src = NULL;
     return;
   }
-  for (lc_onnx_mapping *mp = m->maps; mp; mp = mp->next)
-    if (!mp->heap && a >= (uintptr_t)mp->addr && n <= mp->len && a - (uintptr_t)mp->addr <= mp->len - n) {
-      drop_pages(p, n);
-      return;
-    }
+  if (external_map(m, a, n)) drop_pages(p, n);
+}
+
+size_t lc_onnx_readable_after(const lc_onnx_model *m, const void *p, size_t n) {
+  if (!m || !p) return 0;
+  uintptr_t a = (uintptr_t)p, base = 0;
+  size_t len = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+  if (in_file_map(m, a, n)) {
+    base = (uintptr_t)m->file_map, len = m->file_len;
+  } else {
+    const lc_onnx_mapping *mp = external_map(m, a, n);
+    if (!mp) return 0;
+    base = (uintptr_t)mp->addr, len = mp->len;
+  }
+  /* a mapping covers whole pages: the rest of its last page reads as the file (or zeros past EOF) */
+  return (len + page - 1) / page * page - (a + n - base);
 }
 
 static int safe_location(const char *loc) {
@@ -173,7 +191,9 @@ lc_status lc_onnx_map_external(lc_onnx_model *m, const char *dir, lc_tensor *t, 
                     t->name, loc, (long long)offset, t->nbytes);
   }
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t start = (size_t)offset / page * page, mlen = end - start;
+  /* up to 256 bytes more when the file has them: kernels reading codes in place load past their end */
+  size_t more = (uint64_t)st.st_size - end < 256 ? (size_t)((uint64_t)st.st_size - end) : 256;
+  size_t start = (size_t)offset / page * page, mlen = end + more - start;
   void *a = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, (off_t)start);
   close(fd);
   if (a == MAP_FAILED) return lc_error(LC_ERR_IO, "onnx: tensor '%s': cannot map external data '%s'", t->name, loc);

@@ -199,8 +199,8 @@ static lc_status rep_alloc(loader *L, const pb_msg *msg, uint32_t num, int kind,
 
 /* ------------------------------------------------------------------ messages */
 
-/* int32_data of INT8 / INT4 tensors (quantized weights), range-checked: INT8 one value per code,
- * INT4 (as ONNX stores it) one byte of two packed codes per value. */
+/* int32_data of INT8 / INT4 / UINT4 tensors (quantized weights), range-checked: INT8 one value per
+ * code, INT4 and UINT4 (as ONNX stores them) one byte of two packed codes per value. */
 static lc_status narrow_codes(loader *L, lc_tensor *t, const void *vals, size_t nv, int int4) {
   if (nv != t->nbytes)
     return lc_error(LC_ERR_IO, "onnx: tensor '%s' has %zu int32_data values, dims need %zu%s", t->name, nv, t->nbytes,
@@ -212,7 +212,7 @@ static lc_status narrow_codes(loader *L, lc_tensor *t, const void *vals, size_t 
     int32_t v = ((const int32_t *)vals)[i];
     if (v < lo || v > hi)
       return lc_error(LC_ERR_IO, "onnx: tensor '%s': int32_data value %ld at %zu is out of range [%d, %d] (%s)",
-                      t->name, (long)v, i, lo, hi, int4 ? "two int4 codes per byte" : "int8");
+                      t->name, (long)v, i, lo, hi, int4 ? "two 4-bit codes per byte" : "int8");
     d[i] = (unsigned char)(v & 255);
   }
   t->data = d;
@@ -274,8 +274,8 @@ static lc_status dec_tensor(loader *L, const uint8_t *p, size_t len, lc_tensor *
     if (dims[i] < 0) return lc_error(LC_ERR_IO, "onnx: tensor '%s' has negative dim %lld", t->name, (long long)dims[i]);
     t->dims[i] = dims[i];
   }
-  t->dtype = (lc_dtype)(dt >= 0 && dt <= 16 ? dt : dt == LC_DT_INT4 ? dt : 0);
-  int int4 = t->dtype == LC_DT_INT4;
+  t->dtype = (lc_dtype)(dt >= 0 && dt <= 16 ? dt : dt == LC_DT_INT4 || dt == LC_DT_UINT4 ? dt : 0);
+  int int4 = t->dtype == LC_DT_INT4 || t->dtype == LC_DT_UINT4;
   size_t esz = int4 ? 1 : lc_dtype_size(t->dtype), numel;
   if (!esz || dt != (int64_t)t->dtype)
     return lc_error(LC_ERR_IO, "onnx: tensor '%s' has unsupported data_type %lld", t->name, (long long)dt);

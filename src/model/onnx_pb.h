@@ -66,5 +66,8 @@ const void *lc_onnx_source(const lc_onnx_model *m, const void *p);
  * mapped file or external data are dropped (they read back from the file if touched again), a
  * large misaligned copy is freed. Anything else (arena, buffer copies) is left alone. */
 void lc_onnx_release(lc_onnx_model *m, const void *p, size_t n);
+/* Bytes readable past p + n in the mapping that holds [p, p + n) (a kernel may load past a
+ * tensor's end); 0 for copies and unknown pointers. */
+size_t lc_onnx_readable_after(const lc_onnx_model *m, const void *p, size_t n);
 
 #endif

@@ -3,6 +3,7 @@
  * time (greedy by size, as in TFLite's arena planner); an elementwise op whose input dies at it
  * writes in place. Also probes conv routes for the plan report and the shared scratch size. */
 #include "model/graph.h"
+#include "model/qweight.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,7 @@ lc_status lc_plan_memory(lc_model *m) {
 /* Gives back a constant's memory once nothing reads it (the state that packed it holds a copy). */
 static void release_value(lc_model *m, lc_value *v) {
   if (!v->is_const || v->is_output || !v->t.data) return;
+  if (v->t.quant && v->t.quant->in_place) return; /* the conv runs from these mapped codes */
   if (v->owned) {
     lc_free(v->t.data);
     v->owned = 0;
@@ -282,8 +284,11 @@ static lc_status init_node(lc_model *m, lc_gnode *g, init_times *tm) {
       (info.workspace_bytes > m->st.scratch_bytes &&
        (s = lc_model_charge(m, g, "scratch", info.workspace_bytes - m->st.scratch_bytes, &m->st.scratch_bytes))))
     return s;
-  for (int k = 0; k < g->n.n_inputs && k < 32; k++)
-    if (g->in[k] >= 0 && (info.packed_inputs >> k & 1u)) unref(m, g->in[k]);
+  for (int k = 0; k < g->n.n_inputs && k < 32; k++) {
+    const lc_value *v = g->in[k] >= 0 ? &m->values[g->in[k]] : NULL;
+    if (v && v->t.quant && v->t.quant->in_place) m->st.mapped_code_bytes += v->t.nbytes;
+    if (v && (info.packed_inputs >> k & 1u)) unref(m, g->in[k]);
+  }
   return LC_OK;
 }
 
@@ -292,7 +297,7 @@ static lc_status init_node(lc_model *m, lc_gnode *g, init_times *tm) {
  * copies and the packed weights never all exist at once. Also fills routes, workspace sizes
  * and packed bytes for the plan report, and the size of the shared scratch. */
 lc_status lc_plan_init_ops(lc_model *m) {
-  m->st.packed_weight_bytes = 0;
+  m->st.packed_weight_bytes = m->st.mapped_code_bytes = 0;
   m->st.scratch_bytes = 0;
   for (int i = 0; i < m->n_values; i++) m->values[i].pending = 0;
   for (int p = 0; p < m->n_nodes; p++) {

@@ -3,7 +3,9 @@
 #include "model/qweight.h"
 
 #include "model/graph.h"
+#include "conv/conv.h"
 #include "model/onnx_map.h"
+#include "quant/qkernels.h"
 #include "quant/quant.h"
 
 #include <math.h>
@@ -38,10 +40,12 @@ static const lc_value *const_in(const lc_model *m, const lc_gnode *g, int k) {
   return v->is_const && v->t.data ? v : NULL;
 }
 
+/* Signed code i: int8, int4, or uint4 read as code + 8 (a uint4 zero point z is then z - 8). */
 static int code_at(const lc_tensor *t, size_t i) {
   const uint8_t *b = t->data;
   if (t->dtype == LC_DT_INT8) return (int8_t)b[i];
   int u = (b[i >> 1] >> ((i & 1) * 4)) & 15;
+  if (t->dtype == LC_DT_UINT4) return u - 8;
   return u >= 8 ? u - 16 : u;
 }
 
@@ -53,12 +57,28 @@ static int lc_block(int64_t B, int64_t kc) {
   return 0;
 }
 
-/* Which weight input reads the value: the weight tensor's output-channel and input-channel axes
- * (-1: not a weight lowconv packs). */
-static int weight_axes(const lc_model *m, int v, int *out_axis, int *in_axis) {
+/* [O][kh][kw][I] codes turned into a Conv's OIHW weights: node tr is Transpose(perm 0, 3, 1, 2). */
+static int ohwi_transpose(const lc_model *m, int tr) {
+  const lc_node *n = &m->nodes[tr].n;
+  const int64_t *perm;
+  return is_std(n->domain) && !strcmp(n->op_type, "Transpose") && n->n_outputs == 1 &&
+         lc_attr_ints(n, "perm", &perm) == 4 && perm[0] == 0 && perm[1] == 3 && perm[2] == 1 && perm[3] == 2;
+}
+
+/* Which weight input reads the value: the weight tensor's output-channel, input-channel and last
+ * tap axes (-1: not a weight lowconv packs); *tr: the Transpose node in between, or -1. */
+static int weight_axes(const lc_model *m, int v, int *out_axis, int *in_axis, int *tap_axis, int *tr) {
   int slot = -1, c = sole_reader(m, v, &slot);
+  *tr = -1;
+  if (c >= 0 && slot == 0 && ohwi_transpose(m, c) && m->nodes[c].out[0] >= 0) {
+    int t = c, s2 = -1;
+    c = sole_reader(m, m->nodes[t].out[0], &s2);
+    if (c < 0 || s2 != 1 || !is_std(m->nodes[c].n.domain) || strcmp(m->nodes[c].n.op_type, "Conv")) return -1;
+    return *tr = t, *out_axis = 0, *in_axis = 3, *tap_axis = 2, 4;
+  }
   if (c < 0 || slot != 1 || !is_std(m->nodes[c].n.domain)) return -1;
   const lc_node *n = &m->nodes[c].n;
+  *tap_axis = 3;
   if (!strcmp(n->op_type, "Conv")) return *out_axis = 0, *in_axis = 1, 4;
   if (!strcmp(n->op_type, "MatMul")) return *out_axis = 1, *in_axis = 0, 2;
   if (!strcmp(n->op_type, "Gemm") && !lc_attr_int(n, "transA", 0)) {
@@ -76,8 +96,8 @@ static void strides(const lc_tensor *t, size_t *st) {
 static lc_status map_one(lc_model *m, lc_gnode *g) {
   const lc_value *x = const_in(m, g, 0), *sc = const_in(m, g, 1), *zp = const_in(m, g, 2);
   if (!x || !sc || g->n.n_outputs < 1 || g->out[0] < 0) return LC_OK;
-  if (x->t.dtype != LC_DT_INT8 && x->t.dtype != LC_DT_INT4) return LC_OK;
-  int oa, ia, nd = weight_axes(m, g->out[0], &oa, &ia);
+  if (x->t.dtype != LC_DT_INT8 && x->t.dtype != LC_DT_INT4 && x->t.dtype != LC_DT_UINT4) return LC_OK;
+  int oa, ia, ta, tr, nd = weight_axes(m, g->out[0], &oa, &ia, &ta, &tr);
   if (nd < 0 || x->t.ndim != nd) return LC_OK;
   const char *nm = g->n.name;
   if (g->n.n_inputs > 2 && g->in[2] >= 0 && !zp)
@@ -85,7 +105,7 @@ static lc_status map_one(lc_model *m, lc_gnode *g) {
   if (sc->t.dtype != LC_DT_FLOAT)
     return lc_error(LC_ERR_UNSUPPORTED, "model: DequantizeLinear '%s': scale is %s (float32 only)", nm,
                     lc_dtype_name(sc->t.dtype));
-  int64_t n = x->t.dims[oa], kc = x->t.dims[ia], taps = nd == 4 ? x->t.dims[2] * x->t.dims[3] : 1;
+  int64_t n = x->t.dims[oa], kc = x->t.dims[ia], taps = nd == 4 ? x->t.dims[ta - 1] * x->t.dims[ta] : 1;
   int64_t axis = lc_attr_int(&g->n, "axis", 1), B = lc_attr_int(&g->n, "block_size", 0);
   if (axis < 0) axis += nd;
   size_t ns, bpt = 1, nbs, ws[4], ss[4] = {0, 0, 0, 0};
@@ -122,8 +142,10 @@ static lc_status map_one(lc_model *m, lc_gnode *g) {
   size_t ntap = block ? (size_t)taps : 1, nb1 = ntap * bpt; /* block 0: one scale spans a whole row */
   if (!lc_mul_sz(nb1, (size_t)n, &nbs) || nbs > SIZE_MAX / 2 / sizeof(float))
     return lc_error(LC_ERR_OVERFLOW, "model: DequantizeLinear '%s': too many scales", nm);
+  /* signed zero point of scale i: uint4 without one has zero point 0, i.e. -8 in code + 8 terms */
+#define ZQ(i) (zp ? code_at(&zp->t, (i)) : x->t.dtype == LC_DT_UINT4 ? -8 : 0)
   int asym = 0;
-  for (size_t i = 0; zp && i < ns; i++) asym |= code_at(&zp->t, i) != 0;
+  for (size_t i = 0; i < ns; i++) asym |= ZQ(i) != 0;
   lc_qweight *q = lc_arena_alloc(m->arena, sizeof *q);
   float *s = lc_arena_alloc(m->arena, (nbs ? nbs : 1) * sizeof(float));
   float *o = asym ? lc_arena_alloc(m->arena, (nbs ? nbs : 1) * sizeof(float)) : NULL;
@@ -134,18 +156,25 @@ static lc_status map_one(lc_model *m, lc_gnode *g) {
     for (size_t t = 0; t < ntap; t++)
       for (size_t b = 0; b < bpt; b++) {
         /* the scale's own layout: the weight's, with blocks along the input axis */
-        size_t src = r * ss[oa] + b * ss[ia] + (nd == 4 ? t * ss[3] : 0), dst = r * nb1 + t * bpt + b;
+        size_t src = r * ss[oa] + b * ss[ia] + (nd == 4 ? t * ss[ta] : 0), dst = r * nb1 + t * bpt + b;
         float v = sv[src];
         if (!isfinite(v)) return lc_error(LC_ERR_IO, "model: DequantizeLinear '%s': scale %zu is not finite", nm, src);
         s[dst] = v;
-        if (o) o[dst] = -(float)code_at(&zp->t, src) * v;
+        if (o) o[dst] = -(float)ZQ(src) * v;
       }
-  *q = (lc_qweight){x->t.dtype == LC_DT_INT4 ? LC_WEIGHTS_Q4 : LC_WEIGHTS_Q8, block, asym, n, kc, taps,
-                    x->t.data, ws[oa], ws[ia], nd == 4 ? 1 : 0, s, o, nb1};
-  lc_value *out = &m->values[g->out[0]];
+#undef ZQ
+  *q = (lc_qweight){x->t.dtype == LC_DT_INT8 ? LC_WEIGHTS_Q8 : LC_WEIGHTS_Q4, block, asym, n, kc, taps,
+                    x->t.data, ws[oa], ws[ia], nd == 4 ? ws[ta] : 0, s, o, nb1, x->t.dtype == LC_DT_UINT4,
+                    lc_onnx_readable_after(m->onnx, x->t.data, x->t.nbytes), 0};
+  int vid = tr >= 0 ? m->nodes[tr].out[0] : g->out[0];
+  lc_value *out = &m->values[vid];
   const char *name = out->t.name;
   out->t = x->t;
   out->t.name = name;
+  if (tr >= 0) { /* the Conv sees OIHW dims; q's strides say where the codes are */
+    out->t.dims[1] = x->t.dims[3], out->t.dims[2] = x->t.dims[1], out->t.dims[3] = x->t.dims[2];
+    m->nodes[tr].dead = 1;
+  }
   out->t.quant = q;
   out->is_const = out->shaped = 1;
   out->producer = -1;
@@ -164,56 +193,78 @@ lc_status lc_qweight_map(lc_model *m) {
 }
 
 lc_status lc_qweight_scaled(lc_model *m, const lc_qweight *q, const double *f, const lc_qweight **out) {
+  (void)m;
   size_t per = q->nb, nbs = per * (size_t)q->n;
-  lc_qweight *c = lc_arena_alloc(m->arena, sizeof *c);
-  float *s = lc_arena_alloc(m->arena, nbs * sizeof(float)), *o = q->offsets ? lc_arena_alloc(m->arena, nbs * sizeof(float)) : NULL;
-  if (!c || !s || (q->offsets && !o)) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-  *c = *q;
+  /* map_one made these arrays for q alone, in the arena (writable) */
+  float *s = (float *)(uintptr_t)q->scales, *o = (float *)(uintptr_t)q->offsets;
   for (size_t i = 0; i < nbs; i++) {
-    s[i] = (float)(q->scales[i] * f[i / per]);
-    if (o) o[i] = (float)(q->offsets[i] * f[i / per]);
+    s[i] = (float)(s[i] * f[i / per]);
+    if (o) o[i] = (float)(o[i] * f[i / per]);
   }
-  c->scales = s;
-  c->offsets = o;
-  *out = c;
+  *out = q;
   return LC_OK;
+}
+
+/* q over its codes where they lie, if they are in lowconv's layout: 1 with *wm filled, 0 if a copy
+ * is needed, -1 on an error (bad scales). */
+static int wrap_in_place(const lc_qweight *q, lc_qmatrix *wm) {
+  size_t kc = (size_t)q->kc, taps = (size_t)q->taps, k = kc * taps;
+  lc_quant_spec sp = {q->format, q->block, q->asym, kc, 0};
+  if (q->format == LC_WEIGHTS_Q4 ? !q->biased || kc % 2 || k % 2 : q->biased) return 0;
+  if (q->cs_ch != 1 || (taps > 1 && q->cs_tap != kc) || q->cs_row != k || q->slack < LC_QSLACK) return 0;
+  size_t rb = lc_qmatrix_row_bytes(k, &sp);
+  if (!rb || rb * 2 != k * (q->format == LC_WEIGHTS_Q4 ? 1 : 2)) return 0; /* rows abut, no padding */
+  if (lc_qmatrix_wrap((size_t)q->n, k, &sp, q->codes, q->scales, q->offsets, wm)) return -1;
+  ((lc_qweight *)(uintptr_t)q)->in_place = 1; /* arena memory: the planner must not drop these pages */
+  return 1;
 }
 
 /* Row r of the codes in lowconv's order [tap][in], one int8 each; tmp holds k bytes. */
 static void decode_row(const lc_qweight *q, size_t r, int8_t *row, int8_t *tmp) {
   size_t kc = (size_t)q->kc, taps = (size_t)q->taps, k = kc * taps, e0 = r * q->cs_row;
   const uint8_t *b = q->codes;
-  int contiguous = q->cs_ch == taps && (taps == 1 || q->cs_tap == 1); /* OIHW conv, [N][K] matrix */
-  if (!contiguous) {
-    lc_tensor t = {.dtype = q->format == LC_WEIGHTS_Q4 ? LC_DT_INT4 : LC_DT_INT8, .data = (void *)(uintptr_t)b};
+  int oihw = q->cs_ch == taps && (taps == 1 || q->cs_tap == 1); /* OIHW conv, [N][K] matrix */
+  int ohwi = q->cs_ch == 1 && (taps == 1 || q->cs_tap == kc);   /* lowconv's own order already */
+  if (!oihw && !ohwi) {
+    lc_tensor t = {.dtype = q->format == LC_WEIGHTS_Q8 ? LC_DT_INT8 : q->biased ? LC_DT_UINT4 : LC_DT_INT4,
+                   .data = (void *)(uintptr_t)b};
     for (size_t tp = 0; tp < taps; tp++)
       for (size_t ic = 0; ic < kc; ic++) row[tp * kc + ic] = (int8_t)code_at(&t, e0 + ic * q->cs_ch + tp * q->cs_tap);
     return;
   }
-  int8_t *lin = taps > 1 ? tmp : row; /* source order [in][tap]: transposed below */
+  int8_t *lin = taps > 1 && !ohwi ? tmp : row; /* source order [in][tap]: transposed below */
   if (q->format == LC_WEIGHTS_Q8) {
     memcpy(lin, b + e0, k);
   } else {
     size_t i = 0;
+    int flip = q->biased ? 0 : 8; /* int4 two's complement: nibble ^ 8 is code + 8 */
     if (!(e0 & 1)) { /* whole bytes: two codes each, low nibble first (vectorizes) */
       const uint8_t *p = b + e0 / 2;
       for (; i + 1 < k; i += 2) {
         unsigned v = p[i >> 1];
-        lin[i] = (int8_t)(((int)(v & 15) ^ 8) - 8);
-        lin[i + 1] = (int8_t)(((int)(v >> 4) ^ 8) - 8);
+        lin[i] = (int8_t)(((int)(v & 15) ^ flip) - 8);
+        lin[i + 1] = (int8_t)(((int)(v >> 4) ^ flip) - 8);
       }
     }
     for (; i < k; i++) {
       size_t e = e0 + i;
-      lin[i] = (int8_t)((((b[e >> 1] >> ((e & 1) * 4)) & 15) ^ 8) - 8);
+      lin[i] = (int8_t)((((b[e >> 1] >> ((e & 1) * 4)) & 15) ^ flip) - 8);
     }
   }
-  if (taps > 1)
+  if (lin != row)
     for (size_t ic = 0; ic < kc; ic++)
       for (size_t tp = 0; tp < taps; tp++) row[tp * kc + ic] = tmp[ic * taps + tp];
 }
 
 lc_status lc_qweight_conv_create(lc_context *ctx, const lc_qweight *q, lc_conv_desc *d, lc_conv **out) {
+  lc_qmatrix wm;
+  int w = lc_conv_takes_qmatrix(ctx) ? wrap_in_place(q, &wm) : 0;
+  if (w < 0) return LC_ERR_INVALID_ARG;
+  d->weights = NULL;
+  d->weight_format = q->format;
+  d->block_size = q->block;
+  d->asym = q->asym;
+  if (w) return lc_conv_create_qm(ctx, d, &wm, out);
   size_t k = (size_t)(q->taps * q->kc), nk;
   if (!lc_mul_sz(k, (size_t)q->n, &nk)) return lc_error(LC_ERR_OVERFLOW, "model: quantized weight size overflows");
   int8_t *c = lc_malloc(nk ? nk : 1), *tmp = lc_malloc(k ? k : 1); /* lc_conv takes the whole code array */
@@ -224,10 +275,6 @@ lc_status lc_qweight_conv_create(lc_context *ctx, const lc_qweight *q, lc_conv_d
   }
   for (size_t r = 0; r < (size_t)q->n; r++) decode_row(q, r, c + r * k, tmp);
   lc_free(tmp);
-  d->weights = NULL;
-  d->weight_format = q->format;
-  d->block_size = q->block;
-  d->asym = q->asym;
   d->q_codes = c;
   d->q_scales = q->scales;
   d->q_offsets = q->offsets;
@@ -248,6 +295,8 @@ static void matrix_row(void *ctx, size_t r, size_t k, int8_t *row) {
 }
 
 lc_status lc_qweight_qmatrix(const lc_qweight *q, lc_qmatrix *out) {
+  int w = wrap_in_place(q, out);
+  if (w) return w < 0 ? LC_ERR_INVALID_ARG : LC_OK;
   size_t nbs = q->nb * (size_t)q->n, k = (size_t)(q->kc * q->taps);
   row_src rs = {q, lc_malloc(k ? k : 1)};
   if (!rs.tmp) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");

@@ -20,6 +20,7 @@ const char *lc_dtype_name(lc_dtype t) {
                                       "int32",     "int64",   "string", "bool",    "float16",   "float64",
                                       "uint32",    "uint64",  "complex64", "complex128", "bfloat16"};
   if (t == LC_DT_INT4) return "int4";
+  if (t == LC_DT_UINT4) return "uint4";
   return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "unknown";
 }
 

@@ -20,6 +20,7 @@ typedef enum lc_dtype {
   LC_DT_BOOL = 9,
   LC_DT_FLOAT16 = 10,
   LC_DT_DOUBLE = 11,
+  LC_DT_UINT4 = 21, /* as INT4, codes 0..15 */
   LC_DT_INT4 = 22 /* two per byte, low nibble first; only as DequantizeLinear weights (model/qweight.h) */
 } lc_dtype;
 

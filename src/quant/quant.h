@@ -27,7 +27,10 @@ typedef struct lc_qmatrix {
   uint8_t *codes;          /* n * row_bytes (+ slack so 32-byte loads never leave the buffer) */
   float *scales;           /* n * nb */
   float *offsets;          /* n * nb, NULL when symmetric */
+  unsigned borrowed;       /* LC_QM_* arrays that belong to someone else (lc_qmatrix_wrap): not freed */
 } lc_qmatrix;
+
+enum { LC_QM_CODES = 1u, LC_QM_SCALES = 2u /* scales and offsets */ };
 
 typedef struct lc_quant_spec {
   lc_weight_format format;
@@ -59,6 +62,16 @@ typedef void (*lc_qcode_row_fn)(void *ctx, size_t r, size_t k, int8_t *row);
 lc_status lc_qmatrix_from_code_rows(size_t n, size_t k, const lc_quant_spec *spec, lc_qcode_row_fn row_fn,
                                     void *ctx, const float *scales, size_t scale_count, const float *offsets,
                                     size_t offset_count, lc_qmatrix *out);
+
+/* A matrix over arrays that stay where they are (a mapped model file, a model's arena), nothing
+ * copied: codes already in the matrix's layout (rows of row_bytes; q4 nibbles biased by +8, block
+ * starts on byte boundaries), readable for LC_QSLACK bytes past the last row; scales[n][nb] and
+ * offsets (NULL unless spec->asym). Scales are validated as lc_qmatrix_from_codes does; codes need
+ * no check (every byte / nibble is a code of the range). The arrays must outlive the matrix. */
+lc_status lc_qmatrix_wrap(size_t n, size_t k, const lc_quant_spec *spec, const uint8_t *codes, const float *scales,
+                          const float *offsets, lc_qmatrix *out);
+/* Code bytes of one row of this shape in the matrix's layout (0 if the spec is invalid). */
+size_t lc_qmatrix_row_bytes(size_t k, const lc_quant_spec *spec);
 
 /* Blocks per row for this shape (0 if the spec is invalid). */
 size_t lc_qmatrix_blocks(size_t k, const lc_quant_spec *spec);

@@ -82,11 +82,19 @@ size_t lc_qmatrix_blocks(size_t k, const lc_quant_spec *spec) {
   return setup(1, k, spec, &m) == LC_OK ? m.nb : 0;
 }
 
+size_t lc_qmatrix_row_bytes(size_t k, const lc_quant_spec *spec) {
+  lc_qmatrix m;
+  return setup(1, k, spec, &m) == LC_OK ? m.row_bytes : 0;
+}
+
 void lc_qmatrix_free(lc_qmatrix *m) {
   if (!m) return;
-  lc_free(m->codes);
-  lc_free(m->scales);
-  lc_free(m->offsets);
+  if (!(m->borrowed & LC_QM_CODES)) lc_free(m->codes);
+  if (!(m->borrowed & LC_QM_SCALES)) {
+    lc_free(m->scales);
+    lc_free(m->offsets);
+  }
+  m->borrowed = 0;
   m->codes = NULL;
   m->scales = m->offsets = NULL;
 }
@@ -94,6 +102,7 @@ void lc_qmatrix_free(lc_qmatrix *m) {
 lc_status lc_qmatrix_clone(const lc_qmatrix *src, lc_qmatrix *dst) {
   if (!src || !src->codes || !dst) return lc_error(LC_ERR_INVALID_ARG, "quant: clone of NULL");
   lc_qmatrix m = *src;
+  m.borrowed = 0;
   lc_status st = alloc_arrays(&m);
   if (st != LC_OK) return st;
   memcpy(m.codes, src->codes, m.n * m.row_bytes + LC_QSLACK);
@@ -246,6 +255,45 @@ lc_status lc_quantize_rows(size_t n, size_t k, const lc_quant_spec *spec, lc_qro
   return LC_OK;
 }
 
+/* Counts and values of the scales / offsets of m (shape from setup). */
+static lc_status check_scales(const lc_qmatrix *m, const float *scales, size_t scale_count, const float *offsets,
+                              size_t offset_count) {
+  const lc_qformat *f = &lc_qformats[m->format];
+  size_t ns = m->n * m->nb;
+  if (!scales || scale_count != ns)
+    return lc_error(LC_ERR_INVALID_ARG, "quant: %zu scales given, %zu rows x %zu blocks need %zu",
+                    scales ? scale_count : 0, m->n, m->nb, ns);
+  if (m->asym ? (!offsets || offset_count != ns) : (offsets != NULL || offset_count != 0))
+    return lc_error(LC_ERR_INVALID_ARG, "quant: %zu offsets given, %s needs %zu", offsets ? offset_count : 0,
+                    m->asym ? "asymmetric" : "symmetric", m->asym ? ns : (size_t)0);
+  for (size_t i = 0; i < ns; i++)
+    if (!block_finite(f, scales[i], m->asym ? offsets[i] : 0.0f))
+      return lc_error(LC_ERR_INVALID_ARG, "quant: scale/offset %zu (%g, %g) is not finite or overflows the code range",
+                      i, (double)scales[i], m->asym ? (double)offsets[i] : 0.0);
+  return LC_OK;
+}
+
+lc_status lc_qmatrix_wrap(size_t n, size_t k, const lc_quant_spec *spec, const uint8_t *codes, const float *scales,
+                          const float *offsets, lc_qmatrix *out) {
+  if (!out || !codes) return lc_error(LC_ERR_INVALID_ARG, "quant: output or codes is NULL");
+  lc_qmatrix m;
+  lc_status st = setup(n, k, spec, &m);
+  if (st != LC_OK) return st;
+  if (m.format == LC_WEIGHTS_F32) return lc_error(LC_ERR_INVALID_ARG, "quant: f32 weights have no codes");
+  if (m.format == LC_WEIGHTS_Q4 && (m.block % 2 || m.tail % 2))
+    return lc_error(LC_ERR_INVALID_ARG, "quant: q4 blocks of odd length (%zu, %zu) do not start on bytes", m.block,
+                    m.tail);
+  size_t ns = n * m.nb;
+  if ((st = check_scales(&m, scales, ns, m.asym ? offsets : NULL, m.asym ? ns : 0))) return st;
+  /* no code check: every int8 byte and every nibble is a code of the format's range */
+  m.codes = (uint8_t *)(uintptr_t)codes;
+  m.scales = (float *)(uintptr_t)scales;
+  m.offsets = m.asym ? (float *)(uintptr_t)offsets : NULL;
+  m.borrowed = LC_QM_CODES | LC_QM_SCALES;
+  *out = m;
+  return LC_OK;
+}
+
 lc_status lc_qmatrix_from_code_rows(size_t n, size_t k, const lc_quant_spec *spec, lc_qcode_row_fn row_fn,
                                     void *ctx, const float *scales, size_t scale_count, const float *offsets,
                                     size_t offset_count, lc_qmatrix *out) {
@@ -256,16 +304,7 @@ lc_status lc_qmatrix_from_code_rows(size_t n, size_t k, const lc_quant_spec *spe
   if (m.format == LC_WEIGHTS_F32) return lc_error(LC_ERR_INVALID_ARG, "quant: f32 weights have no codes");
   const lc_qformat *f = &lc_qformats[m.format];
   size_t ns = n * m.nb;
-  if (!scales || scale_count != ns)
-    return lc_error(LC_ERR_INVALID_ARG, "quant: %zu scales given, %zu rows x %zu blocks need %zu",
-                    scales ? scale_count : 0, n, m.nb, ns);
-  if (m.asym ? (!offsets || offset_count != ns) : (offsets != NULL || offset_count != 0))
-    return lc_error(LC_ERR_INVALID_ARG, "quant: %zu offsets given, %s needs %zu", offsets ? offset_count : 0,
-                    m.asym ? "asymmetric" : "symmetric", m.asym ? ns : (size_t)0);
-  for (size_t i = 0; i < ns; i++)
-    if (!block_finite(f, scales[i], m.asym ? offsets[i] : 0.0f))
-      return lc_error(LC_ERR_INVALID_ARG, "quant: scale/offset %zu (%g, %g) is not finite or overflows the code range",
-                      i, (double)scales[i], m.asym ? (double)offsets[i] : 0.0);
+  if ((st = check_scales(&m, scales, scale_count, offsets, offset_count))) return st;
   int8_t *q = lc_malloc(k ? k : 1); /* one row at a time: no int8 copy of the whole matrix */
   if (!q) return lc_error(LC_ERR_NO_MEMORY, "quant: out of memory");
   if ((st = alloc_arrays(&m)) != LC_OK) {

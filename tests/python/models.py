@@ -58,7 +58,7 @@ def dq_conv(codes, scale, zp=None, axis=1, block=0, dtype=T.INT4, ext=None, int3
     o, i = codes.shape[:2]
     if int32_codes:
         qt = h.make_tensor("wq", dtype, codes.shape, codes.ravel().astype(np.int32).tolist())
-    elif dtype == T.INT4:
+    elif dtype in (T.INT4, T.UINT4):
         u = (codes.ravel().astype(np.int16) & 15).astype(np.uint8)
         u = np.append(u, np.uint8(0)) if u.size % 2 else u
         qt = h.make_tensor("wq", dtype, codes.shape, (u[0::2] | (u[1::2] << 4)).tobytes(), raw=True)

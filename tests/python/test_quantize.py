@@ -50,7 +50,7 @@ def test_quantize_writes_standard_onnx_that_both_runtimes_agree_on(tmp_path, cal
     assert dqs, "no layer was quantized"
     for n in dqs:
         q = inits[n.input[0]]
-        assert q.data_type in (T.INT4, T.INT8)
+        assert q.data_type in (T.UINT4, T.INT8)  # q4: uint4 code + 8 with zero point 8
         assert q.data_location == T.EXTERNAL or len(q.raw_data) < 1024
         attrs = {a.name: a.i for a in n.attribute}
         sc = inits[n.input[1]]
@@ -115,7 +115,7 @@ def _codes(o, i, lo, hi, seed=0):
 
 
 @pytest.mark.parametrize("case", ["int4-block16", "int4-block32-tail", "int8-per-channel", "int8-asym",
-                                  "int4-int32-data", "int8-block-ge-channels"])
+                                  "int4-int32-data", "int8-block-ge-channels", "uint4-zp", "uint4-no-zp"])
 def test_loads_dequantize_linear_weights_like_onnxruntime(case):
     o, i = 12, 40
     r = np.random.default_rng(1)
@@ -127,6 +127,9 @@ def test_loads_dequantize_linear_weights_like_onnxruntime(case):
         m = dq_conv(_codes(o, i, -127, 127), r.random(o) * 0.01, zp=np.zeros(o, np.int8), axis=0, dtype=T.INT8)
     elif case == "int8-asym":
         m = dq_conv(_codes(o, i, -128, 127), r.random(o) * 0.01, zp=r.integers(-5, 5, o), axis=0, dtype=T.INT8)
+    elif case.startswith("uint4"):
+        zp = r.integers(0, 16, (o, 3, 3, 3)) if case == "uint4-zp" else None
+        m = dq_conv(_codes(o, i, 0, 15), r.random((o, 3, 3, 3)) * 0.1, zp=zp, axis=1, block=16, dtype=T.UINT4)
     elif case == "int4-int32-data":
         m = dq_conv(_codes(o, i, -8, 7), r.random((o, 3, 3, 3)) * 0.1, axis=1, block=16, int32_codes=True)
     else:
@@ -225,3 +228,120 @@ def test_gptq_rounding_lowers_the_output_error():
         assert np.abs(c1).max() <= qmax and s1.shape == (n, len(blocks(k, 32, 16)))
         for b, (a, e) in enumerate(blocks(k, 32, 16)):
             np.testing.assert_allclose(d1[:, a:e], c1[:, a:e] * s1[:, b:b + 1], rtol=1e-6)
+
+
+def _bn_net(seed=3, hw=10):
+    """Conv 3x3 (24 -> 32) + BN + Relu, Conv 1x1 (32 -> 32), GlobalAveragePool, Flatten, Gemm transB=1."""
+    from onnx import helper as h, numpy_helper as nh
+    r = np.random.default_rng(seed)
+    f = lambda *s: (r.standard_normal(s) * (2.0 / np.prod(s[1:])) ** 0.5).astype(np.float32)
+    inits = [nh.from_array(f(32, 24, 3, 3), "w1"), nh.from_array(f(32, 32, 1, 1), "w2"),
+             nh.from_array(f(10, 32), "wf"), nh.from_array(np.zeros(10, np.float32), "bf")]
+    for k, v in (("g", r.random(32) + 0.5), ("b", r.standard_normal(32) * 0.1), ("mu", r.standard_normal(32) * 0.1),
+                 ("var", r.random(32) + 0.5)):
+        inits.append(nh.from_array(v.astype(np.float32), "bn_" + k))
+    nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+             h.make_node("BatchNormalization", ["c1", "bn_g", "bn_b", "bn_mu", "bn_var"], ["n1"], name="bn"),
+             h.make_node("Relu", ["n1"], ["r1"]),
+             h.make_node("Conv", ["r1", "w2"], ["c2"], name="pw"),
+             h.make_node("GlobalAveragePool", ["c2"], ["p"]),
+             h.make_node("Flatten", ["p"], ["fl"]),
+             h.make_node("Gemm", ["fl", "wf", "bf"], ["y"], transB=1, name="fc")]
+    g = h.make_graph(nodes, "bn", [h.make_tensor_value_info("x", T.FLOAT, [1, 24, hw, hw])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, 10])], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def _dequantized_model(path):
+    """The saved file with every DequantizeLinear (+ Transpose) done in numpy: fp32 initializers."""
+    from onnx import numpy_helper as nh
+    m = onnx.load(path)
+    vals = {t.name: nh.to_array(t) for t in m.graph.initializer}
+    keep, made = [], {}
+    for n in m.graph.node:
+        if n.op_type == "DequantizeLinear":
+            a = {x.name: x.i for x in n.attribute}
+            x = vals[n.input[0]].astype(np.float64)
+            s = vals[n.input[1]].astype(np.float64)
+            z = vals[n.input[2]].astype(np.float64) if len(n.input) > 2 else 0.0
+            ax, b = a.get("axis", 1) % x.ndim, a.get("block_size", 0)
+            if b:
+                s = np.repeat(s, b, axis=ax).take(range(x.shape[ax]), axis=ax)
+                z = np.repeat(z, b, axis=ax).take(range(x.shape[ax]), axis=ax) if np.ndim(z) else z
+            elif s.ndim == 1:
+                shp = [1] * x.ndim
+                shp[ax] = -1
+                s, z = s.reshape(shp), (z.reshape(shp) if np.ndim(z) else z)
+            made[n.output[0]] = ((x - z) * s).astype(np.float32)
+        elif n.op_type == "Transpose" and n.input[0] in made:
+            made[n.output[0]] = np.ascontiguousarray(made[n.input[0]].transpose([x.ints for x in n.attribute][0]))
+        else:
+            keep.append(n)
+    del m.graph.node[:]
+    m.graph.node.extend(keep)
+    used = {i for n in keep for i in n.input}
+    inits = [nh.from_array(v, k) for k, v in vals.items() if k in used] + \
+            [nh.from_array(v, k) for k, v in made.items() if k in used]
+    del m.graph.initializer[:]
+    m.graph.initializer.extend(inits)
+    return m
+
+
+@pytest.mark.parametrize("fmt", ["q4", "q8"])
+def test_saved_file_runs_from_mapped_codes_and_equals_dequantized_reference(tmp_path, fmt):
+    """The quantizer's layout is lowconv's: every layer's codes are read where the file is mapped
+    (mapped_code_bytes = all code bytes), nothing is expanded to fp32 (packed bytes = codes +
+    scales + biases), and the output equals the file's weights dequantized in numpy and run in fp32."""
+    import json
+    import subprocess
+    from lowconv import quantizer
+    src, out = _bn_net(), str(tmp_path / "m_q.onnx")
+    layers = quantizer.find_layers(src)
+    for L in layers:  # round to nearest at one format: the layout, not the policy, is under test
+        L.choice = (fmt, 16)
+        L.q = L.quantize(fmt, 16)
+    quantizer.write_model(src, layers, out)
+    m = onnx.load(out, load_external_data=False)
+    inits = {t.name: t for t in m.graph.initializer}
+    dq = {n.output[0]: n for n in m.graph.node if n.op_type == "DequantizeLinear"}
+    assert len(dq) == 3
+    assert [n.op_type for n in m.graph.node if n.op_type == "Transpose"] == ["Transpose"]  # the 3x3 only
+    code_bytes = 0
+    for n in dq.values():
+        q = inits[n.input[0]]
+        assert q.data_type == (T.UINT4 if fmt == "q4" else T.INT8)
+        code_bytes += int(np.prod(q.dims)) // (2 if fmt == "q4" else 1)
+    x = np.random.default_rng(4).standard_normal((1, 24, 10, 10)).astype(np.float32)
+    ref = ort_run(_dequantized_model(out), x)
+    got = lowconv.Model(out).run({"x": x})["y"]
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
+    np.testing.assert_allclose(ort_run(out, x), ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
+    cli = os.environ.get("LOWCONV_CLI")
+    if not cli:
+        pytest.skip("LOWCONV_CLI not set (tests/py_test_python.py sets it)")
+    r = subprocess.run([cli, "bench", out, "--repeat", "1", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    st = json.loads(r.stdout[r.stdout.index("{"):])
+    assert st["mapped_code_bytes"] == code_bytes
+    fp32 = sum(L.n * L.k * 4 for L in layers)
+    scales = sum(L.n * -(-L.kc // 16) * L.taps * 4 for L in layers)
+    assert st["packed_weight_bytes"] <= code_bytes + scales + 4 * (32 + 32 + 10), st
+    assert st["packed_weight_bytes"] < 0.4 * fp32
+
+
+def test_saved_file_with_odd_channels_is_copied_and_still_exact(tmp_path):
+    """3 input channels: q4 blocks of odd length do not start on bytes, so the [O][kh][kw][I] uint4
+    codes of the first conv are unpacked (the copy path); the others are read in place."""
+    from lowconv import quantizer
+    src, out = conv_net(c=3, batch=1), str(tmp_path / "odd_q4.onnx")
+    layers = quantizer.find_layers(src)
+    for L in layers:
+        L.choice = ("q4", 16)
+        L.q = L.quantize("q4", 16)
+    quantizer.write_model(src, layers, out)
+    x = np.random.default_rng(6).standard_normal((1, 3, 12, 12)).astype(np.float32)
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    ref = ort.InferenceSession(out, so, providers=["CPUExecutionProvider"]).run(["logits"], {"x": x})[0]
+    got = lowconv.Model(out).run({"x": x})["logits"]
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
