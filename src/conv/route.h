@@ -127,8 +127,7 @@ lc_status lc_winograd4_run(const lc_conv *c, const float *in, float *out, unsign
 /* F(4x4) weights, transformed at create for fp32 3x3 stride-1 convs when asked, tuned or when
  * lc_winograd4_auto says AUTO may take it. */
 lc_status lc_winograd4_pack(lc_conv *c, const float *w);
-
-/* 1 when AUTO may pick winograd4 for this conv (create-time features: shape, channels, ISA; select.c). */
+/* 1 when AUTO may pick winograd4 for this conv (create-time features: shape, channels, table). */
 int lc_winograd4_auto(const lc_conv *c);
 
 /* Picks the route for LC_ROUTE_AUTO (select.c). */

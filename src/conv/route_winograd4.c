@@ -30,6 +30,13 @@ static int w4_shape_ok(const lc_conv *c) {
 }
 static size_t w4_panels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, c->ctx->k->nr); }
 
+/* F(4x4) does 1.78x fewer multiplies than F(2x2) but 2.25x the transform work per channel: it won
+ * from 64 channels (Zen 3: 1.1-1.5x on 64..512-channel 3x3 layers at 14..80 px; 32-channel ones kept
+ * F(2x2)). Only the AVX2 table was refitted (select.c says why); the output size is select.c's. */
+int lc_winograd4_auto(const lc_conv *c) {
+  return c->ctx->k->isa == LC_ISA_AVX2 && w4_shape_ok(c) && !c->qw && c->cin_g >= 64;
+}
+
 lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
   const lc_conv_desc *d = &c->d;
   if (!w4_shape_ok(c) || c->qw) return LC_OK;

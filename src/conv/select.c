@@ -16,18 +16,9 @@ static int l2_small(const lc_conv *c) { return c->ctx->k->isa == LC_ISA_AVX2; }
  * or handed the last odd one leaves the others idle for a third of the run or more. */
 #define TASKS_PER_THREAD 4
 
-static int wino4_shape(const lc_conv *c) {
-  const lc_conv_desc *d = &c->d;
-  return d->kernel_h == 3 && d->kernel_w == 3 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
-         d->dilation_w == 1 && !c->depthwise && !c->qw;
-}
-
-/* F(4x4) does 1.78x fewer multiplies than F(2x2) but 2.25x the transform work per channel: it won
- * from 64 channels (Zen 3: 1.1-1.5x on 64..512-channel 3x3 layers at 14..80 px; 32-channel ones kept
- * F(2x2)). Known at create, so the weights are transformed only where it may run. */
-int lc_winograd4_auto(const lc_conv *c) { return l2_small(c) && wino4_shape(c) && c->cin_g >= 64; }
-
-/* At 7x7 F(4x4) computes 8x8 from 4 tiles of 6x6 inputs (half of them padding) and lost to F(2x2).
+/* The channel and table rule is lc_winograd4_auto's (route_winograd4.c: known at create, so the F(4x4)
+ * weights are transformed only where AUTO may take them); the output size is decided here.
+ * At 7x7 F(4x4) computes 8x8 from 4 tiles of 6x6 inputs (half of them padding) and lost to F(2x2).
  * Past 80x80 its chunk's 36 transformed planes (663 KB at 256 channels) outgrow a 512 KiB L2 and
  * F(2x2) won (256->64 at 160x160: 1.25x). */
 static int wino4_first(const lc_conv *c, const lc_conv_plan *p) {
