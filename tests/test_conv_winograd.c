@@ -390,6 +390,67 @@ static void check_quant_auto(void) {
   cc_free(&c);
 }
 
+/* AUTO's F(4x4) rule (src/conv/select.c): the AVX2 table takes winograd4 from 64 input channels
+ * at 14x14..80x80 outputs and F(2x2) outside that; the other tables keep F(2x2). F(4x4) weights are
+ * transformed only where the rule may pick it (not for 32 channels), release_unused frees the
+ * unused transform, and AUTO's output is the forced route's bits (its tiles never change a sum;
+ * check_shape holds winograd4 to its error bound). */
+static void check_auto_f4(void) {
+  static const struct {
+    int64_t ic, hw;
+    lc_route avx2;
+  } cases[] = {{64, 16, LC_ROUTE_WINOGRAD4}, {128, 7, LC_ROUTE_WINOGRAD}, {32, 16, LC_ROUTE_WINOGRAD},
+               {64, 88, LC_ROUTE_WINOGRAD}};
+  for (int i = 0; i < CC_NISA; i++) {
+    if (!ctxs[i]) continue;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+      cc_case c;
+      memset(&c, 0, sizeof c);
+      lc_conv_desc_init(&c.d);
+      c.d.in_channels = cases[k].ic;
+      c.d.out_channels = 8;
+      c.d.kernel_h = c.d.kernel_w = 3;
+      c.d.pad_top = c.d.pad_left = c.d.pad_bottom = c.d.pad_right = 1;
+      c.n = 1;
+      c.h = c.w = cases[k].hw;
+      cc_fill(&c, 1);
+      lc_route want = cc_isas[i] == LC_ISA_AVX2 ? cases[k].avx2 : LC_ROUTE_WINOGRAD;
+      size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
+      float *in = malloc(nin * sizeof(float)), *o1 = malloc(nout * sizeof(float)), *o2 = malloc(nout * sizeof(float));
+      tu_fill(in, nin, -1.0f, 1.0f);
+      lc_conv *conv = NULL, *f2 = NULL;
+      lc_conv_shape sh;
+      c.d.route = LC_ROUTE_WINOGRAD;
+      TU_CHECK(lc_conv_create(ctxs[i], &c.d, &f2) == LC_OK, "create winograd");
+      c.d.route = LC_ROUTE_AUTO;
+      lc_status st = lc_conv_create(ctxs[i], &c.d, &conv);
+      if (!st) st = lc_conv_prepare(conv, 1, c.h, c.w, &sh);
+      TU_CHECK(st == LC_OK && sh.route == want, "%s ic %lld at %lld: auto took %s, want %s", cc_isa_names[i],
+               (long long)cases[k].ic, (long long)cases[k].hw, lc_route_name(sh.route), lc_route_name(want));
+      size_t wb = lc_conv_weight_bytes(conv), wb2 = lc_conv_weight_bytes(f2);
+      if (cc_isas[i] == LC_ISA_AVX2 && cases[k].ic >= 64)
+        TU_CHECK(wb > wb2, "%s ic %lld: F(4x4) weights kept too (%zu vs %zu)", cc_isa_names[i],
+                 (long long)cases[k].ic, wb, wb2);
+      else
+        TU_CHECK(wb == wb2, "%s ic %lld: no F(4x4) weights (%zu vs %zu)", cc_isa_names[i], (long long)cases[k].ic, wb,
+                 wb2);
+      if (!st) st = lc_conv_release_unused(conv);
+      if (!st) st = lc_conv_run(conv, in, o1, NULL, 0);
+      TU_CHECK(st == LC_OK, "auto run: %s", lc_last_error());
+      if (sh.route == LC_ROUTE_WINOGRAD4)
+        TU_CHECK(lc_conv_weight_bytes(conv) < wb, "release_unused kept F(2x2) weights (%zu of %zu)",
+                 lc_conv_weight_bytes(conv), wb);
+      st = cc_run(ctxs[i], &c, sh.route, in, o2, &sh);
+      TU_CHECK(st == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0, "%s ic %lld at %lld: auto differs from %s",
+               cc_isa_names[i], (long long)cases[k].ic, (long long)cases[k].hw, lc_route_name(sh.route));
+      lc_conv_destroy(conv);
+      lc_conv_destroy(f2);
+      free(in), free(o1), free(o2);
+      cc_free(&c);
+    }
+  }
+}
+
 int main(void) {
   tu_seed_from_env(0x3A3F23ull);
   int nshapes = cc_quick() ? 60 : NSHAPES;
@@ -410,6 +471,7 @@ int main(void) {
   check_statuses(ctxs[0]);
   for (int s = 0; s < (cc_quick() ? 24 : 72); s++) check_quant(s);
   check_quant_auto();
+  check_auto_f4();
   printf("winograd q8/q4: %ld runs against the reference, %ld bitwise comparisons (fp32 twin, threads, budgets), "
          "%ld smallest budgets\n", q_ran, q_bitwise, q_budgets);
   for (int f = 0; f < 2; f++)

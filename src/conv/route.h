@@ -124,8 +124,11 @@ int lc_winograd_auto(const lc_conv *c);
 
 lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p);
 lc_status lc_winograd4_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
-/* F(4x4) weights, transformed at create for fp32 3x3 stride-1 convs when asked or tuned. */
+/* F(4x4) weights, transformed at create for fp32 3x3 stride-1 convs when asked, tuned or when
+ * lc_winograd4_auto says AUTO may take it. */
 lc_status lc_winograd4_pack(lc_conv *c, const float *w);
+/* 1 when AUTO may pick winograd4 for this conv (create-time features: shape, channels, table). */
+int lc_winograd4_auto(const lc_conv *c);
 
 /* Picks the route for LC_ROUTE_AUTO (select.c). */
 lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p);

@@ -2,9 +2,10 @@
  * each 4x4 output tile comes from a 6x6 input tile, Y = A^T [ (G g G^T) .* (B^T d B) ] A, i.e. 36
  * GEMMs with K = cin/groups: 4x fewer multiplies than im2col (F(2x2): 2.25x), at the cost of a
  * larger rounding error (the points 0, +-1, +-2, +-1/2: transform entries up to 8 and 1/24;
- * test_conv_winograd measures it against the fp64 reference). Never chosen by the heuristic
- * selector: the tuner (conv/autotune.h) times it against F(2x2) and the other routes, and its
- * weights are only transformed when a tuner is on or the route is asked for.
+ * test_conv_winograd measures it against the fp64 reference). The heuristic selector takes it
+ * on the AVX2 table from 64 channels at 14x14..80x80 outputs (select.c); the tuner times it against
+ * F(2x2) and the other routes. Its weights are transformed when a tuner is on, the route is
+ * asked for, or lc_winograd4_auto says AUTO may take it.
  *   U: [group][xi][panel][ic][nr]   (G g G^T, in double then rounded; zero-padded panels)
  *   V: [xi][tile block][ic][mr]     (packed A panels of mr tiles)
  *   M: [xi][T][nr]                  (one weight panel's products)
@@ -29,10 +30,18 @@ static int w4_shape_ok(const lc_conv *c) {
 }
 static size_t w4_panels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, c->ctx->k->nr); }
 
+/* F(4x4) does 1.78x fewer multiplies than F(2x2) but 2.25x the transform work per channel: it won
+ * from 64 channels (Zen 3: 1.1-1.5x on 64..512-channel 3x3 layers at 14..80 px; 32-channel ones kept
+ * F(2x2)). Only the AVX2 table was refitted (select.c says why); the output size is select.c's. */
+int lc_winograd4_auto(const lc_conv *c) {
+  return c->ctx->k->isa == LC_ISA_AVX2 && w4_shape_ok(c) && !c->qw && c->cin_g >= 64;
+}
+
 lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
   const lc_conv_desc *d = &c->d;
   if (!w4_shape_ok(c) || c->qw) return LC_OK;
-  if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && c->ctx->tuner))) return LC_OK;
+  if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && (c->ctx->tuner || lc_winograd4_auto(c)))))
+    return LC_OK;
   size_t nr = c->ctx->k->nr, np = w4_panels(c), cig = (size_t)c->cin_g, cog = (size_t)c->cout_g, n, bytes;
   if (!lc_mul_sz((size_t)d->groups * 36, np, &n) || !lc_mul_sz(n, cig, &n) || !lc_mul_sz(n, nr, &n) ||
       !lc_mul_sz(n, sizeof(float), &bytes))

@@ -25,7 +25,9 @@ static const lc_route_def routes[LC_ROUTE_COUNT] = {
                             lc_depthwise_run, LC_WREP_DW},
     [LC_ROUTE_WINOGRAD] = {"winograd", "3x3 stride 1 dilation 1: Winograd F(2x2, 3x3), 2.25x fewer multiplies",
                            lc_winograd_plan, winograd_run, LC_WREP_WINO | LC_WREP_QUANT},
-    [LC_ROUTE_WINOGRAD4] = {"winograd4", "3x3 stride 1 dilation 1 fp32: Winograd F(4x4, 3x3), 4x fewer multiplies (tuner only)",
+    [LC_ROUTE_WINOGRAD4] = {"winograd4",
+                            "3x3 stride 1 dilation 1 fp32: Winograd F(4x4, 3x3), 4x fewer multiplies (AUTO on AVX2 "
+                            "from 64 channels, or tuned)",
                             lc_winograd4_plan, lc_winograd4_run, LC_WREP_WINO4},
 };
 

@@ -1,17 +1,99 @@
 /* Route selector for LC_ROUTE_AUTO. Every size product is checked; when a route can't run the
- * shape or doesn't fit the budget the next candidate is tried, ending at direct (no workspace). */
+ * shape or doesn't fit the budget the next candidate is tried, ending at direct (no workspace).
+ * Once a route is planned, tile and split rules may re-plan it (shape features, threads and the
+ * kernel table only; fitted to the tuner's choices: bench/selector_fit.py, docs/benchmarks.md). */
 #include "conv/route.h"
+#include "kernels/registry.h"
 #include "util/checked.h"
 #include "util/error.h"
 
+/* The AVX2 table runs on cores with 512 KiB-1 MiB of L2 (Zen 2-4, Skylake client): tiles sized
+ * for the AVX-512 parts' 2 MiB L2 spill there. The AVX-512 rules stay as they were (not refitted:
+ * no AVX-512 machine to time on). */
+static int l2_small(const lc_conv *c) { return c->ctx->k->isa == LC_ISA_AVX2; }
+
+/* Tasks per thread the balance rules aim for: with 1-2 per thread, a thread that is descheduled
+ * or handed the last odd one leaves the others idle for a third of the run or more. */
+#define TASKS_PER_THREAD 4
+
+/* The channel and table rule is lc_winograd4_auto's (route_winograd4.c: known at create, so the F(4x4)
+ * weights are transformed only where AUTO may take them); the output size is decided here.
+ * At 7x7 F(4x4) computes 8x8 from 4 tiles of 6x6 inputs (half of them padding) and lost to F(2x2).
+ * Past 80x80 its chunk's 36 transformed planes (663 KB at 256 channels) outgrow a 512 KiB L2 and
+ * F(2x2) won (256->64 at 160x160: 1.25x). */
+static int wino4_first(const lc_conv *c, const lc_conv_plan *p) {
+  return c->wwino4 && lc_winograd4_auto(c) && p->oh >= 14 && p->ow >= 14 && p->ohw <= 6400;
+}
+
+/* NCHW 1x1 in place reads each K row of a pixel panel a plane apart; past 64 KiB planes (128x128)
+ * every row is another page, and packing (im2col) ran 1.4x faster (64->256 at 160x160). */
+static int big_plane_1x1(const lc_conv *c, const lc_conv_plan *p, int is_1x1) {
+  return is_1x1 && l2_small(c) && c->d.layout == LC_NCHW && p->ohw >= 16384;
+}
+
+static size_t tasks_of(const lc_conv *c, const lc_conv_plan *p) {
+  return (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit;
+}
+
+/* Weights an im2col tile may stream again for balance: each extra tile reads all of them once more,
+ * which stays cheap while they sit in L2/L3 (stride-2 layers up to 2.4 MB took 48-112 px tiles at
+ * 2 threads, 1.05-1.25x), not for the 9x9 256-channel layers (21 MB: 48 px tiles lost 1.2x). */
+#define BALANCE_WEIGHT_BYTES ((size_t)4 << 20)
+
+/* The tile (pixels, or Winograd tiles per chunk) the rules want for planned p; 0 keeps the route's.
+ * With threads and few tiles, im2col and F(4x4) split a tile's weight panels, and each split packs
+ * or transforms that tile's input again: smaller tiles balance the threads instead. F(2x2) keeps
+ * its split: at 7x7 its 16 tiles are one chunk, and smaller chunks lost 1.5x. Independent of the
+ * ISA: the task count is. */
+static size_t want_tile(const lc_conv *c, const lc_conv_plan *p) {
+  size_t T = (size_t)p->threads, tiles = (size_t)p->n * (size_t)c->d.groups * p->ntiles, want = 0;
+  size_t few = T > 1 && tiles < TASKS_PER_THREAD * T, nt = p->ntiles * p->tile;
+  if (p->route == LC_ROUTE_IM2COL && few && !c->qw) {
+    size_t wbytes;
+    /* Q8/Q4 dequantize the weights once per tile: not traded for balance (not measured). */
+    if (lc_mul_sz((size_t)c->cout_g, c->K * sizeof(float), &wbytes) && wbytes <= BALANCE_WEIGHT_BYTES)
+      want = lc_div_up(nt, TASKS_PER_THREAD * T);
+  } else if (p->route == LC_ROUTE_WINOGRAD4) {
+    /* Each chunk streams all the transformed weights (36 x cin x cout): below 2 mr-panels of tiles
+     * per chunk (512 channels: 6) that dominated, the tuner took 12-36 (1.1-1.25x). */
+    size_t tmin = 2 * c->ctx->k->mr;
+    if (p->tile < tmin) want = tmin;
+    /* Balance only where the chunks then still cover the threads twice; else split (14x14: the
+     * tuner kept one chunk of 16 tiles split in 2 at 2 threads, 1.4x over chunks of 6). */
+    if (few && nt >= 2 * T * tmin) want = lc_max_sz(tmin, lc_div_up(nt, TASKS_PER_THREAD * T));
+    if (want > p->tile && p->tile >= tmin) want = 0;
+  }
+  return want && want != p->tile ? want : 0;
+}
+
+/* Applies the tile and split rules to planned p (geo: the plan before the route's); p stays as it
+ * was when the re-planned route can't run (budget) or the rule wants nothing. */
+static void refine(const lc_conv *c, const lc_conv_plan *geo, lc_conv_plan *p) {
+  size_t want = want_tile(c, p);
+  if (want) {
+    lc_conv_plan q = *geo;
+    q.hint_tile = want;
+    if (lc_route_def_of(p->route)->plan(c, &q) == LC_OK && q.threads == p->threads) *p = q;
+  }
+  /* gemm1x1 reads the input in place, so splitting weight panels costs nothing: enough tasks to
+   * balance (the tuner split 1x1 layers of <= 1600 px 4-way at 2 threads, 1.05-1.08x). */
+  if (p->route == LC_ROUTE_GEMM1X1 && p->threads > 1 && tasks_of(c, p) < (size_t)TASKS_PER_THREAD * p->threads) {
+    size_t tiles = (size_t)p->n * (size_t)c->d.groups * p->ntiles;
+    p->ocsplit = lc_min_sz(c->npanels, lc_div_up((size_t)TASKS_PER_THREAD * (size_t)p->threads, tiles));
+  }
+  lc_clear_error();
+}
+
 lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
   const lc_conv_desc *d = &c->d;
-  lc_route order[6];
+  lc_route order[8];
   int n = 0;
   if (c->depthwise) order[n++] = LC_ROUTE_DEPTHWISE;
-  if (d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1 && !p->pt && !p->pl && !p->pb &&
-      !p->pr)
-    order[n++] = LC_ROUTE_GEMM1X1;
+  int is_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1 && !p->pt && !p->pl &&
+               !p->pb && !p->pr;
+  if (big_plane_1x1(c, p, is_1x1)) order[n++] = LC_ROUTE_IM2COL;
+  if (is_1x1) order[n++] = LC_ROUTE_GEMM1X1;
+  if (wino4_first(c, p)) order[n++] = LC_ROUTE_WINOGRAD4;
   /* 3x3 stride 1: Winograd F(2x2,3x3) does 2.25x fewer multiplies; 1.6-2.2x faster than im2col
    * from 16 channels (route_winograd.c). */
   if ((c->wwino || c->qw) && lc_winograd_auto(c)) order[n++] = LC_ROUTE_WINOGRAD;
@@ -29,6 +111,7 @@ lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
     if (!lc_conv_has_weights_for(c, order[i])) continue;
     lc_status st = lc_route_def_of(order[i])->plan(c, &q);
     if (st == LC_OK) {
+      refine(c, p, &q);
       *p = q;
       return LC_OK;
     }
