@@ -11,8 +11,6 @@
 #include "util/checked.h"
 #include "util/error.h"
 
-/* ------------------------------------------------------------------ wire */
-
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 
 typedef struct loader {
@@ -196,8 +194,6 @@ static lc_status rep_alloc(loader *L, const pb_msg *msg, uint32_t num, int kind,
   if (!*out) return lc_error(LC_ERR_NO_MEMORY, "onnx: out of memory");
   return rep_scalars(L, msg, num, kind, *out, &n2);
 }
-
-/* ------------------------------------------------------------------ messages */
 
 /* int32_data of INT8 / INT4 / UINT4 tensors (quantized weights), range-checked: INT8 one value per
  * code, INT4 and UINT4 (as ONNX stores them) one byte of two packed codes per value. */
@@ -562,8 +558,6 @@ static lc_status dec_model(loader *L, const uint8_t *p, size_t len) {
   if (!have_graph) return lc_error(LC_ERR_IO, "onnx: model has no graph");
   return LC_OK;
 }
-
-/* ------------------------------------------------------------------ entry points */
 
 static lc_status load(lc_onnx_model *m, const char *dir, lc_onnx_model **out) {
   loader L = {m->file_map, m, dir};
