@@ -20,18 +20,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 os.environ.setdefault("LOWCONV_LIBRARY", os.path.join(ROOT, "build", "liblowconv.so"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 import iresnet34  # noqa: E402
 from lowconv import quantizer  # noqa: E402
-
-
-def run_process(cmd):
-    """Wall seconds and peak RSS (MB) of one process, from /usr/bin/time."""
-    p = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       text=True)
-    if p.returncode:
-        raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-500:]))
-    wall, kb = p.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(kb) / 1024.0
+from quant_bench import run_process  # noqa: E402  (wall s and peak RSS MB of one process)
 
 
 def write_q4(src, dst):

@@ -35,23 +35,18 @@ __kernel void ew_unary4(__global const float4 *x, __global float4 *y, int n4, in
   y[i] = (float4)(ew_un(kind, v.x, a, b), ew_un(kind, v.y, a, b), ew_un(kind, v.z, a, b), ew_un(kind, v.w, a, b));
 }
 
-/* ew_chan_affine on float4s; inner4 = inner / 4 (inner a multiple of 4). */
-__kernel void ew_chan_affine4(__global const float4 *x, __global float4 *y, __global const float *k,
-                              __global const float *o, int n4, int inner4, int C) {
-  int i = get_global_id(0);
-  if (i >= n4) return;
-  int c = (i / inner4) % C;
-  y[i] = x[i] * k[c] + o[c];
-}
-
-/* y = x * k[c] + o[c] with c = (i / inner) % C (BatchNormalization, folded scale and offset). */
-__kernel void ew_chan_affine(__global const float *x, __global float *y, __global const float *k,
-                             __global const float *o, int n, int inner, int C) {
-  int i = get_global_id(0);
-  if (i >= n) return;
-  int c = (i / inner) % C;
-  y[i] = x[i] * k[c] + o[c];
-}
+/* y = x * k[c] + o[c] with c = (i / inner) % C (BatchNormalization, folded scale and offset), on
+ * floats or float4s (then n and inner count float4s; inner a multiple of 4 floats). */
+#define LC_CHAN_AFFINE(NAME, T)                                                                            \
+  __kernel void NAME(__global const T *x, __global T *y, __global const float *k, __global const float *o, int n, \
+                     int inner, int C) {                                                                   \
+    int i = get_global_id(0);                                                                              \
+    if (i >= n) return;                                                                                    \
+    int c = (i / inner) % C;                                                                               \
+    y[i] = x[i] * k[c] + o[c];                                                                             \
+  }
+LC_CHAN_AFFINE(ew_chan_affine, float)
+LC_CHAN_AFFINE(ew_chan_affine4, float4)
 
 /* Offsets of output element i in a and b from the coalesced broadcast plan
  * g = {nd, dims[8], sa[8], sb[8]} (outermost first). */
