@@ -167,11 +167,15 @@ static lc_status build_one(lc_cl_rt *rt, const char *name, const char *options, 
   char *src = assemble(name, &slen);
   if (!src) return lc_error(LC_ERR_NO_MEMORY, "opencl: no embedded program '%s' (or out of memory)", name);
   /* Cache key: what makes a binary valid — device, driver, source, options, our version. */
-  char ckey[1024], path[1400];
+  char ckey[1600], path[1400];
   /* LOWCONV_CL_EXTRA_OPTIONS: build options added to every program (experiments). */
   const char *extra = getenv("LOWCONV_CL_EXTRA_OPTIONS");
   char opts[600];
-  snprintf(opts, sizeof opts, "%s%s%s", options ? options : "", extra && *extra ? " " : "", extra ? extra : "");
+  int on = snprintf(opts, sizeof opts, "%s%s%s", options ? options : "", extra && *extra ? " " : "", extra ? extra : "");
+  if (on < 0 || (size_t)on >= sizeof opts) {
+    lc_free(src);
+    return lc_error(LC_ERR_INVALID_ARG, "opencl: build options of %s too long (LOWCONV_CL_EXTRA_OPTIONS)", name);
+  }
   snprintf(ckey, sizeof ckey, "%s\n%s\n%016llx\n%d.%d.%d%s%s", rt->info.fingerprint, key,
            (unsigned long long)lc_hash64(src, slen), LOWCONV_VERSION_MAJOR, LOWCONV_VERSION_MINOR,
            LOWCONV_VERSION_PATCH, extra && *extra ? "\n" : "", extra && *extra ? extra : "");
