@@ -261,8 +261,9 @@ lc_status lc_dev_run(lc_model *m) {
      * (PP-OCR rec: 1.24-1.42 ms without, 1.60-1.62 ms flushing every 8 ops). So: flush once the
      * work queued since the last flush is estimated (flops at 10 TFLOP/s, output bytes at 1 TB/s)
      * to take LOWCONV_CL_FLUSH_US; LOWCONV_CL_FLUSH=N: after the first op and every Nth instead. */
-    pend_us += (double)g->flops / 1e7 +
-               (double)(g->n.n_outputs > 0 && g->out[0] >= 0 ? m->values[g->out[0]].t.nbytes : 0) / 1e6;
+    if (flush_us > 0)
+      pend_us += (double)g->flops / 1e7 +
+                 (double)(g->n.n_outputs > 0 && g->out[0] >= 0 ? m->values[g->out[0]].t.nbytes : 0) / 1e6;
     if (!s && be->flush && (flush_every ? ++queued == 1 || queued % flush_every == 0 : flush_us > 0 && pend_us >= flush_us)) {
       s = be->flush(d->ctx);
       pend_us = 0;

@@ -214,29 +214,14 @@ static lc_status fuse_bn(lc_model *m, int *pp, int c) {
   const lc_value *w = &m->values[src];
   if (!w->is_const || !w->t.data || (w->t.dtype != LC_DT_FLOAT && !w->t.quant) || w->t.ndim < 3) return LC_OK;
   int64_t oc = w->t.dims[0];
-  const float *sc = lc_fold_const_f32(m, b, 1, (size_t)oc), *bb = lc_fold_const_f32(m, b, 2, (size_t)oc),
-              *mean = lc_fold_const_f32(m, b, 3, (size_t)oc), *var = lc_fold_const_f32(m, b, 4, (size_t)oc);
-  const float *bias = k->n.n_inputs > 2 && k->in[2] >= 0 ? lc_fold_const_f32(m, k, 2, (size_t)oc) : NULL;
-  if (!sc || !bb || !mean || !var || (k->n.n_inputs > 2 && k->in[2] >= 0 && !bias)) return LC_OK;
-  for (int i = 1; i < b->n.n_outputs; i++)
-    if (b->out[i] >= 0) return LC_OK; /* training-mode outputs */
-  float eps = lc_attr_float(&b->n, "epsilon", 1e-5f);
-  lc_tensor bt = {.dtype = LC_DT_FLOAT, .ndim = 1, .dims = {oc}, .nbytes = (size_t)oc * 4};
   lc_tensor wt = w->t;
-  double *f = lc_malloc((size_t)(oc ? oc : 1) * sizeof(double));
-  if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  double *f;
   int wid, bid;
-  lc_status s;
-  if ((s = lc_fold_new_const(m, wt.name, "_bn", &wt, 1, &wid)) ||
-      (s = lc_fold_new_const(m, wt.name, "_bn_bias", &bt, 0, &bid))) {
+  lc_status s = lc_fold_bn_factors(m, k, b, oc, wt.name, &f, &bid);
+  if (s || !f) return s;
+  if ((s = lc_fold_new_const(m, wt.name, "_bn", &wt, 1, &wid))) {
     lc_free(f);
     return s;
-  }
-  float *nb = m->values[bid].t.data;
-  for (int64_t o = 0; o < oc; o++) {
-    /* in double: var + eps close to 0 must not lose the scale's precision */
-    f[o] = (double)sc[o] / sqrt((double)var[o] + (double)eps);
-    nb[o] = (float)(((bias ? bias[o] : 0.0) - mean[o]) * f[o] + bb[o]);
   }
   if (wt.quant) { /* quantized weights: the scales take the factor, the codes stay as mapped */
     s = lc_qweight_scaled(m, wt.quant, f, &m->values[wid].t.quant);

@@ -74,14 +74,43 @@ const float *lc_fold_const_f32(lc_model *m, const lc_gnode *g, int k, size_t n) 
   return v->t.data;
 }
 
+/* BatchNormalization b after conv node k with M output channels: f[o] = scale / sqrt(var + eps)
+ * (in double: var + eps close to 0 must not lose the scale's precision) and a new bias constant
+ * *bid = (k's bias - mean) * f + beta, named after base. *f stays NULL (LC_OK) when b is in training
+ * mode or its parameters or k's bias are not constants of M floats. */
+lc_status lc_fold_bn_factors(lc_model *m, const lc_gnode *k, const lc_gnode *b, int64_t M, const char *base,
+                             double **f, int *bid) {
+  *f = NULL;
+  for (int i = 1; i < b->n.n_outputs; i++)
+    if (b->out[i] >= 0) return LC_OK; /* training-mode outputs */
+  const float *sc = lc_fold_const_f32(m, b, 1, (size_t)M), *bb = lc_fold_const_f32(m, b, 2, (size_t)M),
+              *mean = lc_fold_const_f32(m, b, 3, (size_t)M), *var = lc_fold_const_f32(m, b, 4, (size_t)M);
+  const float *bias = k->n.n_inputs > 2 && k->in[2] >= 0 ? lc_fold_const_f32(m, k, 2, (size_t)M) : NULL;
+  if (!sc || !bb || !mean || !var || (k->n.n_inputs > 2 && k->in[2] >= 0 && !bias)) return LC_OK;
+  float eps = lc_attr_float(&b->n, "epsilon", 1e-5f);
+  lc_tensor bt = {.dtype = LC_DT_FLOAT, .ndim = 1, .dims = {M}, .nbytes = (size_t)M * 4};
+  double *fs = lc_malloc((size_t)(M ? M : 1) * sizeof(double));
+  if (!fs) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  lc_status s = lc_fold_new_const(m, base, "_bn_bias", &bt, 0, bid);
+  if (s) {
+    lc_free(fs);
+    return s;
+  }
+  float *nb = m->values[*bid].t.data;
+  for (int64_t o = 0; o < M; o++) {
+    fs[o] = (double)sc[o] / sqrt((double)var[o] + (double)eps);
+    nb[o] = (float)(((bias ? bias[o] : 0.0) - mean[o]) * fs[o] + bb[o]);
+  }
+  *f = fs;
+  return LC_OK;
+}
+
 /* ConvTranspose weights are [C][M/group][kh][kw]: output channel m = group * M/group + j scales
  * W[group's channels][j]. They are small next to a conv's (PP-OCR det: 24x24x2x2), so the folded
  * copy is made now rather than lazily at packing. */
 lc_status lc_fold_bn_convt(lc_model *m, int *pp, int c) {
   lc_gnode *k = &m->nodes[*pp], *b = &m->nodes[c];
   if (k->n.n_inputs < 2 || k->in[1] < 0 || b->n.n_inputs < 5 || b->n.n_outputs < 1) return LC_OK;
-  for (int i = 1; i < b->n.n_outputs; i++)
-    if (b->out[i] >= 0) return LC_OK; /* training-mode outputs */
   int src = k->in[1];
   lc_graph_ensure(m, src);
   lc_tensor wt = m->values[src].t;
@@ -90,27 +119,16 @@ lc_status lc_fold_bn_convt(lc_model *m, int *pp, int c) {
   for (int d = 2; d < wt.ndim; d++) per *= wt.dims[d];
   if (G < 1 || C % G || Mg < 1) return LC_OK;
   int64_t M = Mg * G, Cg = C / G;
-  const float *sc = lc_fold_const_f32(m, b, 1, (size_t)M), *bb = lc_fold_const_f32(m, b, 2, (size_t)M),
-              *mean = lc_fold_const_f32(m, b, 3, (size_t)M), *var = lc_fold_const_f32(m, b, 4, (size_t)M);
-  const float *bias = k->n.n_inputs > 2 && k->in[2] >= 0 ? lc_fold_const_f32(m, k, 2, (size_t)M) : NULL;
-  if (!sc || !bb || !mean || !var || (k->n.n_inputs > 2 && k->in[2] >= 0 && !bias)) return LC_OK;
-  float eps = lc_attr_float(&b->n, "epsilon", 1e-5f);
-  lc_tensor bt = {.dtype = LC_DT_FLOAT, .ndim = 1, .dims = {M}, .nbytes = (size_t)M * 4};
-  double *f = lc_malloc((size_t)M * sizeof(double));
-  if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  double *f;
   int wid, bid;
-  lc_status s;
-  if ((s = lc_fold_new_const(m, wt.name, "_bn", &wt, 0, &wid)) ||
-      (s = lc_fold_new_const(m, wt.name, "_bn_bias", &bt, 0, &bid))) {
+  lc_status s = lc_fold_bn_factors(m, k, b, M, wt.name, &f, &bid);
+  if (s || !f) return s;
+  if ((s = lc_fold_new_const(m, wt.name, "_bn", &wt, 0, &wid))) {
     lc_free(f);
     return s;
   }
-  float *nw = m->values[wid].t.data, *nb = m->values[bid].t.data;
+  float *nw = m->values[wid].t.data;
   const float *ow = wt.data;
-  for (int64_t o = 0; o < M; o++) { /* in double, as fold.c's fuse_bn */
-    f[o] = (double)sc[o] / sqrt((double)var[o] + (double)eps);
-    nb[o] = (float)(((bias ? bias[o] : 0.0) - mean[o]) * f[o] + bb[o]);
-  }
   for (int64_t ci = 0; ci < C; ci++)
     for (int64_t j = 0; j < Mg; j++) {
       double fo = f[ci / Cg * Mg + j];

@@ -98,6 +98,10 @@ lc_status lc_fold_new_const(lc_model *m, const char *base, const char *suffix, c
                             int *id);
 /* Input k of g becomes value v (inputs added up to k as absent). */
 lc_status lc_fold_set_input(lc_model *m, lc_gnode *g, int k, int v);
+/* fold_convt.c: the per-channel factors of BatchNormalization b after conv k (M outputs) and its
+ * new bias constant *bid; *f NULL when b cannot be folded. */
+lc_status lc_fold_bn_factors(lc_model *m, const lc_gnode *k, const lc_gnode *b, int64_t M, const char *base,
+                             double **f, int *bid);
 /* fold_convt.c: BatchNormalization c after ConvTranspose *pp folded into its weights and bias. */
 lc_status lc_fold_bn_convt(lc_model *m, int *pp, int c);
 int lc_fold_channel_const(lc_model *m, const lc_gnode *g, int k, int y, double *f);

@@ -137,27 +137,15 @@ static lc_status cl_download_async(const lc_buffer *t, size_t off, void *dst, si
 /* Pinned host memory: NVIDIA copies pageable memory through its own staging at a few GB/s (a
  * 640x640 input, 4.9 MB, took ~1.5 ms of a 3 ms OCR-det run on the H200). */
 static lc_status cl_host_alloc(lc_context *ctx, size_t n, void **ptr, void **handle) {
-  lc_cl_rt *rt = ((lc_cl_ctx *)ctx->dev)->rt;
-  const char *env = getenv("LOWCONV_CL_PINNED");
-  if (env && !strcmp(env, "0")) return LC_ERR_UNSUPPORTED;
-  cl_int e;
-  cl_mem m = rt->cl->CreateBuffer(rt->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, n ? n : 4, NULL, &e);
-  void *p = m ? rt->cl->EnqueueMapBuffer(rt->queue, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, n ? n : 4, 0, NULL,
-                                         NULL, &e)
-              : NULL;
-  if (!p) {
-    if (m) rt->cl->ReleaseMemObject(m);
-    return lc_cl_fail(rt, e, "pinning %zu bytes of host memory", n);
-  }
-  *ptr = p, *handle = m;
-  return LC_OK;
+  if (!lc_cl_pinned_wanted(1)) return LC_ERR_UNSUPPORTED;
+  cl_mem m;
+  lc_status s = lc_cl_pinned_alloc(((lc_cl_ctx *)ctx->dev)->rt, n, ptr, &m);
+  *handle = m;
+  return s;
 }
 
 static void cl_host_free(lc_context *ctx, void *ptr, void *handle) {
-  lc_cl_rt *rt = ((lc_cl_ctx *)ctx->dev)->rt;
-  rt->cl->EnqueueUnmapMemObject(rt->queue, (cl_mem)handle, ptr, 0, NULL, NULL);
-  rt->cl->Finish(rt->queue);
-  rt->cl->ReleaseMemObject((cl_mem)handle);
+  lc_cl_pinned_free(((lc_cl_ctx *)ctx->dev)->rt, ptr, (cl_mem)handle);
 }
 
 static lc_status cl_op_create(lc_context *ctx, const lc_node *n, const lc_tensor *const *in, int n_in,

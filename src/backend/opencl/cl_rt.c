@@ -201,38 +201,51 @@ struct lc_cl_kernel_entry {
   char key[];
 };
 
+int lc_cl_pinned_wanted(int dflt) {
+  const char *env = getenv("LOWCONV_CL_PINNED");
+  return env ? strcmp(env, "0") != 0 : dflt;
+}
+
+lc_status lc_cl_pinned_alloc(lc_cl_rt *rt, size_t bytes, void **ptr, cl_mem *m) {
+  cl_int e;
+  size_t n = bytes ? bytes : 4;
+  *ptr = NULL;
+  *m = rt->cl->CreateBuffer(rt->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, n, NULL, &e);
+  if (*m) *ptr = rt->cl->EnqueueMapBuffer(rt->queue, *m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, n, 0, NULL, NULL, &e);
+  if (*ptr) return LC_OK;
+  if (*m) rt->cl->ReleaseMemObject(*m);
+  *m = NULL;
+  return lc_cl_fail(rt, e, "pinning %zu bytes of host memory", bytes);
+}
+
+void lc_cl_pinned_free(lc_cl_rt *rt, void *ptr, cl_mem m) {
+  rt->cl->EnqueueUnmapMemObject(rt->queue, m, ptr, 0, NULL, NULL);
+  rt->cl->Finish(rt->queue);
+  rt->cl->ReleaseMemObject(m);
+}
+
 static void scratch_free(lc_cl_rt *rt) {
-  if (rt->scratch_pin) {
-    rt->cl->EnqueueUnmapMemObject(rt->queue, rt->scratch_pin, rt->scratch, 0, NULL, NULL);
-    rt->cl->Finish(rt->queue);
-    rt->cl->ReleaseMemObject(rt->scratch_pin);
-  } else {
-    lc_free(rt->scratch);
-  }
+  if (rt->scratch_pin) lc_cl_pinned_free(rt, rt->scratch, rt->scratch_pin);
+  else lc_free(rt->scratch);
   rt->scratch = NULL, rt->scratch_pin = NULL, rt->scratch_bytes = 0;
 }
 
 /* Pinned on GPUs: NVIDIA's writes from pageable memory go through the driver's staging at a few
- * GB/s (IResNet-34's 143 MB took 48 ms on the H200). PoCL's device is the host: plain memory.
- * LOWCONV_CL_PINNED=0 or 1 overrides (1: tests take this path on PoCL too). */
+ * GB/s (IResNet-34's 143 MB took 48 ms on the H200). PoCL's device is the host: plain memory
+ * unless LOWCONV_CL_PINNED=1 (tests take this path on PoCL too). */
 lc_status lc_cl_scratch(lc_cl_rt *rt, size_t bytes, int *pinned) {
   if (rt->scratch_bytes >= bytes) {
     *pinned = rt->scratch_pin != NULL;
     return LC_OK;
   }
   scratch_free(rt);
-  const char *env = getenv("LOWCONV_CL_PINNED");
-  if (env ? strcmp(env, "0") != 0 : !rt->info.is_pocl) {
-    cl_int e;
-    cl_mem m = rt->cl->CreateBuffer(rt->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY, bytes, NULL, &e);
-    void *p = m ? rt->cl->EnqueueMapBuffer(rt->queue, m, CL_TRUE, CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &e) : NULL;
-    if (p) {
-      rt->scratch = p, rt->scratch_pin = m, rt->scratch_bytes = bytes;
-      *pinned = 1;
-      return LC_OK;
-    }
-    if (m) rt->cl->ReleaseMemObject(m); /* no pinned memory to spare: the plain kind works too */
-  }
+  void *p;
+  cl_mem m;
+  if (lc_cl_pinned_wanted(!rt->info.is_pocl) && !lc_cl_pinned_alloc(rt, bytes, &p, &m)) {
+    rt->scratch = p, rt->scratch_pin = m, rt->scratch_bytes = bytes;
+    *pinned = 1;
+    return LC_OK;
+  } /* else no pinned memory to spare: the plain kind works too */
   *pinned = 0;
   if (!(rt->scratch = lc_malloc(bytes)))
     return lc_error(LC_ERR_NO_MEMORY, "opencl: out of memory for %zu bytes of repacking scratch", bytes);

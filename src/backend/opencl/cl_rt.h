@@ -78,6 +78,11 @@ lc_status lc_cl_kernel(lc_cl_rt *rt, const char *program, const char *options, c
                        cl_kernel *out);
 
 /* Buffers. lc_cl_buffer refuses sizes over the device's max allocation with a message. */
+/* Pinned host memory (a mapped CL_MEM_ALLOC_HOST_PTR buffer), and whether to use it:
+ * LOWCONV_CL_PINNED=0 / 1 overrides dflt. */
+int lc_cl_pinned_wanted(int dflt);
+lc_status lc_cl_pinned_alloc(lc_cl_rt *rt, size_t bytes, void **ptr, cl_mem *m);
+void lc_cl_pinned_free(lc_cl_rt *rt, void *ptr, cl_mem m);
 /* rt->scratch grown to `bytes` (caller holds rt->lock); *pinned: it is mapped device-visible memory,
  * so an upload from it is one DMA (write it with lc_cl_write, not CL_MEM_COPY_HOST_PTR). */
 lc_status lc_cl_scratch(lc_cl_rt *rt, size_t bytes, int *pinned);
