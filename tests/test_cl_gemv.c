@@ -137,6 +137,16 @@ int main(void) {
       {1, 512, 300, 1, 1, 1, LC_WEIGHTS_Q4, 1, 32, 1},  {1, 256, 1541, 1, 1, 1, LC_WEIGHTS_Q8, 0, 16, 1},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) check_fc(ctx, &shapes[i], (int)i);
+  lc_context_destroy(ctx);
+  /* Again with the weights uploaded through pinned memory in small pieces (cl_conv.c), as on GPUs
+   * for large convs: every piece boundary, scales and offsets included, lands where it should. */
+  setenv("LOWCONV_CL_PINNED", "1", 1);
+  setenv("LOWCONV_CL_UPLOAD_CHUNK", "65536", 1);
+  ctx = NULL;
+  TU_CHECK(lc_context_create(&p, &ctx) == LC_OK, "context: %s", lc_last_error());
+  for (size_t i = 0; ctx && i < sizeof shapes / sizeof shapes[0]; i++) check_fc(ctx, &shapes[i], (int)i);
+  unsetenv("LOWCONV_CL_UPLOAD_CHUNK");
+  unsetenv("LOWCONV_CL_PINNED");
   unsetenv("LOWCONV_CL_FAMILY");
   unsetenv("LOWCONV_CL_VARIANT");
   lc_context_destroy(ctx);

@@ -296,9 +296,7 @@ static lc_status init_node(lc_model *m, lc_gnode *g, init_times *tm) {
  * it has packed it (and no node reads it at run time), so the fp32 weights, their BN-folded
  * copies and the packed weights never all exist at once. Also fills routes, workspace sizes
  * and packed bytes for the plan report, and the size of the shared scratch. */
-lc_status lc_plan_init_ops(lc_model *m) {
-  m->st.packed_weight_bytes = m->st.mapped_code_bytes = 0;
-  m->st.scratch_bytes = 0;
+static void count_pending(lc_model *m) {
   for (int i = 0; i < m->n_values; i++) m->values[i].pending = 0;
   for (int p = 0; p < m->n_nodes; p++) {
     const lc_gnode *g = &m->nodes[p];
@@ -310,6 +308,34 @@ lc_status lc_plan_init_ops(lc_model *m) {
     if (m->values[i].lazy_src >= 0 && m->values[i].pending) m->values[m->values[i].lazy_src].pending++;
   for (int i = 0; i < m->n_values; i++)
     if (!m->values[i].pending) release_value(m, &m->values[i]); /* e.g. weights BN folding replaced */
+}
+
+/* The host's share of op init done early: BN-folded weights made and the file's pages read for
+ * every live node, while the device's context is being created on another thread (exec.c).
+ * Skipped when all the folded copies at once would not fit the memory cap. */
+lc_status lc_plan_prefold(lc_model *m) {
+  size_t total = 0;
+  for (int i = 0; i < m->n_values; i++)
+    if (m->values[i].lazy_src >= 0 && !lc_add_sz(total, m->values[i].t.nbytes, &total)) return LC_OK;
+  if (m->st.memory_cap != SIZE_MAX && total > m->st.memory_cap / 2) return LC_OK;
+  count_pending(m);
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_gnode *g = &m->nodes[p];
+    if (g->dead) continue;
+    for (int k = 0; k < g->n.n_inputs; k++)
+      if (g->in[k] >= 0 && m->values[g->in[k]].lazy_src >= 0) {
+        lc_status s = materialize(m, g->in[k]);
+        if (s) return node_fail(s, g);
+      }
+    lc_graph_ensure_inputs(m, g);
+  }
+  return LC_OK;
+}
+
+lc_status lc_plan_init_ops(lc_model *m) {
+  m->st.packed_weight_bytes = m->st.mapped_code_bytes = 0;
+  m->st.scratch_bytes = 0;
+  count_pending(m);
   /* Largest weights first: a node's transient (its fp32 source next to its packed copy) then
    * meets fewer packed weights of the others; the peak of IResNet-34 f32 drops by the FC's 51 MB. */
   span *order = lc_calloc((size_t)m->n_nodes + 1, sizeof(span));

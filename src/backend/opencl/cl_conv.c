@@ -5,6 +5,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -42,6 +43,7 @@ typedef struct pack_job {
   size_t ob, K, cout_g, cin, taps, nblk;
   unsigned char *w;
   float *sc, *of;
+  size_t base; /* w, sc and of hold blocks base, base + 1, ... */
 } pack_job;
 
 /* Writes every byte of its blocks (padding lanes too), so the scratch it fills needs no zeroing. */
@@ -51,11 +53,11 @@ static int pack_blocks(void *arg, size_t b0, size_t b1) {
   size_t K = j->K, cin = j->cin, taps = j->taps, nblk = j->nblk;
   int8_t *rows = m ? lc_malloc(4 * K) : NULL; /* the 4 lanes' codes; a missing lane's are 0 (u = 8) */
   if (m && !rows) return 1;
-  for (size_t wb = b0; wb < b1; wb++) {
-    size_t g = wb / j->ob, ocg0 = (wb % j->ob) * 4, oc0 = g * j->cout_g + ocg0;
+  for (size_t r = b0; r < b1; r++) {
+    size_t wb = j->base + r, g = wb / j->ob, ocg0 = (wb % j->ob) * 4, oc0 = g * j->cout_g + ocg0;
     size_t lanes = j->cout_g - ocg0 < 4 ? j->cout_g - ocg0 : 4;
     if (!m) {
-      float *dst = (float *)j->w + wb * K * 4;
+      float *dst = (float *)j->w + r * K * 4;
       for (size_t lane = 0; lane < 4; lane++) {
         if (lane >= lanes) {
           for (size_t k = 0; k < K; k++) dst[k * 4 + lane] = 0.0f;
@@ -71,17 +73,17 @@ static int pack_blocks(void *arg, size_t b0, size_t b1) {
       if (lane < lanes) code_row(m, oc0 + lane, rows + lane * K);
       else memset(rows + lane * K, 0, K);
       for (size_t bl = 0; bl < nblk; bl++) {
-        size_t i = (wb * nblk + bl) * 4 + lane, q = (oc0 + lane) * nblk + bl;
+        size_t i = (r * nblk + bl) * 4 + lane, q = (oc0 + lane) * nblk + bl;
         j->sc[i] = lane < lanes ? m->scales[q] : 0.0f;
         if (j->of) j->of[i] = lane < lanes ? m->offsets[q] : 0.0f;
       }
     }
     if (j->wfmt == LC_WEIGHTS_Q8) {
-      int8_t *dst = (int8_t *)j->w + wb * K * 4;
+      int8_t *dst = (int8_t *)j->w + r * K * 4;
       for (size_t k = 0; k < K; k++)
         for (size_t lane = 0; lane < 4; lane++) dst[k * 4 + lane] = rows[lane * K + k];
     } else {
-      unsigned char *dst = j->w + wb * K * 2;
+      unsigned char *dst = j->w + r * K * 2;
       for (size_t k = 0; k < K; k++) {
         dst[k * 2] = (unsigned char)((unsigned)(rows[k] + 8) | (unsigned)(rows[K + k] + 8) << 4);
         dst[k * 2 + 1] = (unsigned char)((unsigned)(rows[2 * K + k] + 8) | (unsigned)(rows[3 * K + k] + 8) << 4);
@@ -101,6 +103,72 @@ static lc_status upload(lc_cl_rt *rt, size_t bytes, const void *src, int pinned,
   return s;
 }
 
+static lc_status pack_range(pack_job *j, size_t n) {
+  if (lc_parallel_ranges(n, lc_div_up(PACK_MIN_PER_THREAD, j->K * 4), PACK_THREADS, pack_blocks, j))
+    return lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking weights");
+  return LC_OK;
+}
+
+/* Bytes of pinned scratch a chunked upload uses (two halves); LOWCONV_CL_UPLOAD_CHUNK overrides
+ * it so that the tests take the chunked path with small convs. */
+static size_t chunk_bytes(void) {
+  const char *e = getenv("LOWCONV_CL_UPLOAD_CHUNK");
+  long long v = e ? atoll(e) : 0;
+  return v >= 64 ? (size_t)v : (size_t)16 << 20;
+}
+
+typedef struct wlayout {
+  size_t wpb, spb, opb; /* bytes per oc4 block: codes (or floats), scales, offsets */
+} wlayout;
+
+/* Weights larger than half the chunk go up in pieces from two halves of one pinned scratch: the
+ * next piece is packed while the previous one is copied, and the scratch never grows to the
+ * largest conv (NVIDIA pins host memory at a few GB/s: IResNet-34's 51 MB FC paid that once more
+ * after every conv before it had grown the scratch step by step). */
+static lc_status upload_chunked(lc_cl_rt *rt, pack_job *j, const wlayout *l, size_t blocks, size_t half,
+                                lc_cl_conv *cc) {
+  size_t per = l->wpb + l->spb + l->opb, bpc = (half - 16) / per, wbytes = blocks * l->wpb;
+  lc_status s = lc_cl_buffer(rt, wbytes, NULL, &cc->w);
+  if (!s) s = lc_cl_buffer(rt, l->spb ? blocks * l->spb : 4, NULL, &cc->sc);
+  if (!s) s = lc_cl_buffer(rt, l->opb ? blocks * l->opb : 4, NULL, &cc->of);
+  cl_event ev[2] = {NULL, NULL};
+  double tp = 0.0, t0 = lc_now_ms();
+  for (size_t b0 = 0, k = 0; !s && b0 < blocks; b0 += bpc, k++) {
+    size_t n = blocks - b0 < bpc ? blocks - b0 : bpc, h = k & 1, woff = lc_div_up(n * l->wpb, 16) * 16;
+    unsigned char *base = rt->scratch + h * half;
+    if (ev[h]) { /* the copy from this half is done before it is written again */
+      cl_int e = rt->cl->WaitForEvents(1, &ev[h]);
+      rt->cl->ReleaseEvent(ev[h]);
+      ev[h] = NULL;
+      if (e != CL_SUCCESS) s = lc_cl_fail(rt, e, "uploading weights");
+    }
+    double ta = lc_now_ms();
+    j->w = base, j->sc = l->spb ? (float *)(base + woff) : NULL;
+    j->of = l->opb ? (float *)(base + woff + n * l->spb) : NULL, j->base = b0;
+    if (!s) s = pack_range(j, n);
+    tp += lc_now_ms() - ta;
+    const struct { cl_mem m; size_t off, bytes; const void *src; } part[3] = {
+        {cc->w, b0 * l->wpb, n * l->wpb, base}, {cc->sc, b0 * l->spb, n * l->spb, j->sc},
+        {cc->of, b0 * l->opb, n * l->opb, j->of}};
+    for (int i = 0; i < 3 && !s; i++) {
+      if (!part[i].bytes) continue;
+      if (ev[h]) rt->cl->ReleaseEvent(ev[h]), ev[h] = NULL; /* in order: the last copy's event suffices */
+      cl_int e = rt->cl->EnqueueWriteBuffer(rt->queue, part[i].m, CL_FALSE, part[i].off, part[i].bytes, part[i].src,
+                                            0, NULL, &ev[h]);
+      if (e != CL_SUCCESS) s = lc_cl_fail(rt, e, "uploading %zu bytes of weights", part[i].bytes);
+    }
+  }
+  for (int h = 0; h < 2; h++)
+    if (ev[h]) {
+      cl_int e = rt->cl->WaitForEvents(1, &ev[h]);
+      rt->cl->ReleaseEvent(ev[h]);
+      if (e != CL_SUCCESS && !s) s = lc_cl_fail(rt, e, "uploading weights");
+    }
+  rt->pack_ms += tp;
+  rt->upload_ms += lc_now_ms() - t0 - tp;
+  return s;
+}
+
 /* Device weights, scales and offsets from the CPU's representation (c->qw, or OIHW fp32): one
  * pass over each source row, no division per weight, on several threads for large convs. */
 static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
@@ -108,9 +176,12 @@ static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
   size_t G = (size_t)c->d.groups, ob = (size_t)cc->a.ob, K = c->K;
   size_t nblk = m ? m->nb : 1, blocks = G * ob, wbytes, sbytes;
   size_t per = cc->wfmt == LC_WEIGHTS_F32 ? 16 : cc->wfmt == LC_WEIGHTS_Q8 ? 4 : 2;
+  wlayout l = {0, 0, 0};
   if (!lc_mul_sz(blocks, K, &wbytes) || !lc_mul_sz(wbytes, per, &wbytes) || !lc_mul_sz(blocks, nblk, &sbytes) ||
-      !lc_mul_sz(sbytes, 16, &sbytes))
+      !lc_mul_sz(sbytes, 16, &sbytes) || !lc_mul_sz(K, per, &l.wpb) || !lc_mul_sz(nblk, 16, &l.spb))
     return lc_error(LC_ERR_OVERFLOW, "conv (opencl): weight size overflows");
+  if (!m) l.spb = 0;
+  l.opb = m && m->asym ? l.spb : 0;
   /* One scratch for every conv of the runtime, grown to the largest: a fresh allocation per conv
    * would page-fault its way through all the model's weight bytes once more. */
   size_t soff = lc_div_up(wbytes, 16) * 16, need; /* the scales' floats aligned after the codes */
@@ -120,19 +191,26 @@ static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
   pthread_mutex_lock(&rt->lock);
   double t0 = lc_now_ms();
   int pinned;
-  lc_status s = lc_cl_scratch(rt, need, &pinned);
+  pack_job j = {m, oihw, cc->wfmt, ob, K, (size_t)c->cout_g, (size_t)c->cin_g, (size_t)c->taps, nblk, NULL, NULL,
+                NULL, 0};
+  size_t ch = chunk_bytes(), half = ch / 2 / 16 * 16;
+  lc_status s;
+  if (need > half && half >= l.wpb + 2 * l.spb + 16 && lc_cl_pinned_wanted(!rt->info.is_pocl) &&
+      !lc_cl_scratch(rt, ch, &pinned) && pinned) {
+    s = upload_chunked(rt, &j, &l, blocks, half, cc);
+    if (!s) cc->weight_bytes = wbytes + (m ? sbytes : 0) + (l.opb ? sbytes : 0);
+    pthread_mutex_unlock(&rt->lock);
+    return s;
+  }
+  s = lc_cl_scratch(rt, need, &pinned);
   if (s) {
     pthread_mutex_unlock(&rt->lock);
     return s;
   }
   unsigned char *buf = rt->scratch;
-  pack_job j = {m, oihw, cc->wfmt, ob, K, (size_t)c->cout_g, (size_t)c->cin_g, (size_t)c->taps, nblk, buf,
-                m ? (float *)(buf + soff) : NULL, m && m->asym ? (float *)(buf + soff + sbytes) : NULL};
+  j.w = buf, j.sc = m ? (float *)(buf + soff) : NULL, j.of = m && m->asym ? (float *)(buf + soff + sbytes) : NULL;
   /* Threads: IResNet34's 34 M weights are a start-up cost. */
-  if (lc_parallel_ranges(blocks, lc_div_up(PACK_MIN_PER_THREAD, K * 4), PACK_THREADS, pack_blocks, &j)) {
-    s = lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking %zu bytes of weights", wbytes);
-    goto done;
-  }
+  if ((s = pack_range(&j, blocks))) goto done;
   double t1 = lc_now_ms();
   rt->pack_ms += t1 - t0;
   if ((s = upload(rt, wbytes, j.w, pinned, &cc->w))) goto done;
