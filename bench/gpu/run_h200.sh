@@ -274,7 +274,7 @@ if [ "$mode" = final ]; then # one call for every issue 9/10 figure, most import
     ( time LOWCONV_CL_TIMING=1 TMO=$(left) suite resnet34-112 1 f32 fast > "$out/r34_b1_warm.jsonl" ) 2>&1 | tail -3
     grep -h "start-up\|context:" "$out"/r34_b1_*.jsonl | cut -c1-200; snap; }
   python3 -c "import sys; sys.path.insert(0,'tests/models'); import iresnet34, onnx; onnx.save(iresnet34.build(112), '/tmp/ir34.onnx')"
-  # Warm starts as users run them (no diagnostics: LOWCONV_CL_TIMING's prints cost ~0.07 s), then
+  # Warm starts as users run them (20:52: 0.32 s with LOWCONV_CL_TIMING, 0.24-0.25 s plain), then
   # one with LOWCONV_CL_TIMING for where the time goes.
   mstart() { local tv=1; case $1 in warm[0-9]*) tv= ;; esac
     env ${tv:+LOWCONV_CL_TIMING=1} timeout 60 $lc bench /tmp/ir34.onnx --device opencl --json --repeat 20 2>"$out/ir34_$1.err" > "$out/ir34_$1.json"
