@@ -15,6 +15,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static atomic_long fault_countdown;
 
 void lc_cl_inject_fault(long n) { atomic_store(&fault_countdown, n); }
+long lc_cl_fault_left(void) { return atomic_load(&fault_countdown); }
 
 static int fault_hit(void) {
   long v = atomic_load(&fault_countdown);

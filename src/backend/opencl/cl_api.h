@@ -65,5 +65,6 @@ const lc_cl_api *lc_cl_api_get(void);
  * 0 = off. Fallible calls: create context/queue/buffer/program/kernel, build, set arg, enqueue,
  * finish, wait, profiling info, map. */
 void lc_cl_inject_fault(long n);
+long lc_cl_fault_left(void); /* the countdown's value: calls counted from a large n */
 
 #endif
