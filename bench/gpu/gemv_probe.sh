@@ -4,12 +4,8 @@
 # size, and IResNet-34's cold start with per-program build times. Setup as run_h200.sh.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-ocl=/tmp/lc-ocl; mkdir -p $ocl/vendors
-for f in .cl-debs/*.deb; do dpkg -x "$f" $ocl; done
-echo libnvidia-opencl.so.1 > $ocl/vendors/nvidia.icd
-export OCL_ICD_VENDORS=$ocl/vendors LOWCONV_OPENCL_LIBRARY=$ocl/usr/lib/x86_64-linux-gnu/libOpenCL.so.1
+. bench/gpu/cl_env.sh
 export LOWCONV_CACHE_DIR=/tmp/lc-gp
-lc=$(cd "${LC_PREBUILT:-build}" && pwd)/lowconv
 c() { $lc conv "$@" --device opencl --json --repeat 200 --check --tol 0.05 2>/dev/null | python3 -c "
 import json,sys
 for l in sys.stdin:

@@ -5,11 +5,7 @@
 # Then the build probe with the driver's JIT cache off. Setup as run_h200.sh.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-ocl=/tmp/lc-ocl; mkdir -p $ocl/vendors
-for f in .cl-debs/*.deb; do dpkg -x "$f" $ocl; done
-echo libnvidia-opencl.so.1 > $ocl/vendors/nvidia.icd
-export OCL_ICD_VENDORS=$ocl/vendors LOWCONV_OPENCL_LIBRARY=$ocl/usr/lib/x86_64-linux-gnu/libOpenCL.so.1
-lc=$(cd "${LC_PREBUILT:-build}" && pwd)/lowconv
+. bench/gpu/cl_env.sh
 python3 -c "import sys; sys.path.insert(0,'tests/models'); import iresnet34, onnx; onnx.save(iresnet34.build(112), '/tmp/ir34.onnx')"
 export LOWCONV_CACHE_DIR=/tmp/lc-ab CUDA_CACHE_PATH=/tmp/cc-ab; rm -rf $LOWCONV_CACHE_DIR $CUDA_CACHE_PATH
 st() { env $2 timeout 60 $lc bench /tmp/ir34.onnx --device opencl --json --repeat 5 2>/tmp/st.err | python3 -c "

@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
 # Start-up on the lent GPU: whether the driver builds programs in parallel (bench/gpu/build_probe.c:
 # threads on one context, a context per thread, processes), and IResNet-34's load to first result
-# cold, then warm without diagnostics (as users run it) and with LOWCONV_CL_TIMING. Setup as run_h200.sh.
+# cold, then warm without diagnostics (as users run it) and with LOWCONV_CL_TIMING. Setup as run_h200.sh;
+# the probe built here: gcc -O2 bench/gpu/build_probe.c -lOpenCL -lpthread -o .cl-debs/build_probe
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-ocl=/tmp/lc-ocl; mkdir -p $ocl/vendors
-for f in .cl-debs/*.deb; do dpkg -x "$f" $ocl; done
-echo libnvidia-opencl.so.1 > $ocl/vendors/nvidia.icd
-export OCL_ICD_VENDORS=$ocl/vendors LOWCONV_OPENCL_LIBRARY=$ocl/usr/lib/x86_64-linux-gnu/libOpenCL.so.1
-lc=$(cd "${LC_PREBUILT:-build}" && pwd)/lowconv
+. bench/gpu/cl_env.sh
 k=src/backend/opencl
 cat $k/cl_conv_args.h $k/kernels/common.cl $k/kernels/conv_direct.cl > /tmp/direct.cl
 cat $k/cl_conv_args.h $k/kernels/common.cl $k/kernels/conv_gemm.cl > /tmp/gemm.cl
