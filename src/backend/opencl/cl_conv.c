@@ -122,9 +122,8 @@ typedef struct wlayout {
 } wlayout;
 
 /* Weights larger than half the chunk go up in pieces from two halves of one pinned scratch: the
- * next piece is packed while the previous one is copied, and the scratch never grows to the
- * largest conv (NVIDIA pins host memory at a few GB/s: IResNet-34's 51 MB FC paid that once more
- * after every conv before it had grown the scratch step by step). */
+ * next piece is packed while the previous one is copied, and the pinned memory the runtime keeps
+ * is the chunk, not the largest conv's weights (IResNet-34's FC: 51 MB). */
 static lc_status upload_chunked(lc_cl_rt *rt, pack_job *j, const wlayout *l, size_t blocks, size_t half,
                                 lc_cl_conv *cc) {
   size_t per = l->wpb + l->spb + l->opb, bpc = (half - 16) / per, wbytes = blocks * l->wpb;
