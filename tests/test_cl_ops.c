@@ -5,6 +5,10 @@
  *        exp/tanh/erf/pow of the device are within a few ulp of libm's);
  *   1e-4 for sums (conv, products, pools, reductions, softmax): the device adds in another order
  *        and with fused multiply-adds, which moves each of K <= ~2000 terms by <= 1 ulp;
+ *        The extra reductions (L1, L2, SumSquare, LogSumExp, Prod) and the softmax sums accumulate
+ *        in double on a device with fp64 (PoCL has it), as the CPU does: then within ~1e-7;
+ *   exact for Floor / Ceil / Round (Round's ties to even included) and variadic Min / Max;
+ *   1e-5 for variadic Sum / Mean: the same additions in the same order, Mean's division too;
  *   3e-2 for q8/q4 products: the two paths quantize the weights separately (same scheme). */
 #include <math.h>
 #include <stdlib.h>
@@ -107,7 +111,7 @@ static void check(const char *label, const char *op, lc_attr *attrs, int na, lc_
     }
     const float *a = oc[i].data, *b = od[i].data;
     double mx = 0, err = 0;
-    for (size_t k = 0; k < cnt; k++) mx = fmax(mx, fabs(a[k]));
+    for (size_t k = 0; k < cnt; k++) mx = isfinite(a[k]) ? fmax(mx, fabs(a[k])) : mx; /* inf: compared exactly */
     for (size_t k = 0; k < cnt; k++) {
       double e = isnan(a[k]) || isnan(b[k]) ? (isnan(a[k]) && isnan(b[k]) ? 0 : INFINITY) : fabs(a[k] - b[k]);
       if (isinf(a[k]) && a[k] == b[k]) e = 0;
@@ -143,6 +147,16 @@ static void test_unary(void) {
     check(ops[o], ops[o], at, strstr(ops[o], "Leaky") || strstr(ops[o], "HardSig") ? 2 : 0, in, n_in, 6u, 1, 1e-5, 0);
     check(ops[o], ops[o], NULL, 0, in, n_in, 6u, 1, 1e-5, 1);
     free_ins(in, n_in);
+  }
+  static const char *rnd[] = {"Floor", "Ceil", "Round"};
+  for (int k = 0; k < 6; k++) { /* odd count (one float each), then float4s; halves and random values */
+    lc_tensor x = k < 3 ? T(LC_DT_FLOAT, 3, D(3, 5, 7), -6, 6) : T(LC_DT_FLOAT, 2, D(8, 9), -6, 6);
+    float *v = x.data;
+    for (int i = 0; i < 40; i++) v[i] = (float)(i - 20) * 0.5f; /* ties: -10, -9.5, ..., 9.5 */
+    v[41] = -0.0f, v[42] = NAN, v[43] = INFINITY, v[44] = 0.49999997f, v[45] = 8388609.0f;
+    check(rnd[k % 3], rnd[k % 3], NULL, 0, &x, 1, 0u, 1, 0, 0);
+    check(rnd[k % 3], rnd[k % 3], NULL, 0, &x, 1, 0u, 1, 0, 1);
+    free(x.data);
   }
   lc_tensor bn[5] = {T(LC_DT_FLOAT, 4, D(2, 3, 4, 5), -2, 2), T(LC_DT_FLOAT, 1, D(3), 0.5f, 2),
                      T(LC_DT_FLOAT, 1, D(3), -1, 1), T(LC_DT_FLOAT, 1, D(3), -1, 1), T(LC_DT_FLOAT, 1, D(3), 0.1f, 2)};
@@ -199,6 +213,31 @@ static void test_binary(void) {
     ((int64_t *)in[1].data)[1] = -1;
     check(i64[k], i64[k], NULL, 0, in, 2, k == 3 ? 2u : 0u, 1, 0, 0);
     free_ins(in, 2);
+  }
+}
+
+static void test_variadic(void) {
+  struct { int n; int nd[4]; int64_t d[4][4]; } c[] = {
+      {1, {3}, {{2, 3, 5}}},                                   /* one input: a copy */
+      {2, {4, 4}, {{2, 3, 4, 6}, {2, 3, 4, 6}}},               /* same shapes: float4 */
+      {2, {4, 4}, {{1, 3, 4, 5}, {1, 3, 1, 1}}},               /* one value per row: float4 */
+      {2, {2, 3}, {{3, 1}, {2, 1, 5}}},                        /* both broadcast */
+      {3, {3, 2, 1}, {{2, 3, 4}, {3, 1}, {1}}},
+      {4, {3, 3, 1, 3}, {{2, 1, 5}, {1, 3, 1}, {5}, {2, 3, 5}}}, /* out larger than in0 op in1 */
+      {4, {2, 2, 2, 2}, {{7, 9}, {7, 9}, {1, 9}, {7, 1}}}};
+  static const char *ops[] = {"Min", "Max", "Sum", "Mean"};
+  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+    lc_tensor in[4] = {0};
+    for (int i = 0; i < c[k].n; i++) in[i] = T(LC_DT_FLOAT, c[k].nd[i], c[k].d[i], -3, 3);
+    if (c[k].n == 3) ((float *)in[1].data)[1] = NAN; /* Min / Max propagate NaN */
+    for (int o = 0; o < 4; o++) {
+      char label[64];
+      snprintf(label, sizeof label, "%s case %zu", ops[o], k);
+      double tol = o < 2 ? 0 : 1e-5;
+      check(label, ops[o], NULL, 0, in, c[k].n, 0u, 1, tol, 0);
+      if (c[k].n > 1) check(label, ops[o], NULL, 0, in, c[k].n, 2u, 1, tol, 0); /* a constant input */
+    }
+    free_ins(in, c[k].n);
   }
 }
 
@@ -293,12 +332,22 @@ static void test_pool_reduce(void) {
   check("gmp group float4", "GlobalMaxPool", NULL, 0, &big4, 1, 0, 1, 0, 0);
   free(big4.data);
   lc_attr r1[2] = {A_is("axes", D(1), 1), A_i("keepdims", 0)}, r2[1] = {A_is("axes", D(-1, 0), 2)};
-  static const char *reds[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"};
-  for (int k = 0; k < 4; k++) {
-    check(reds[k], reds[k], r1, 2, &x, 1, 0, 1, 1e-4, 0);
-    check(reds[k], reds[k], r2, 1, &x, 1, 0, 1, 1e-4, 0);
-    check(reds[k], reds[k], NULL, 0, &big, 1, 0, 1, 1e-4, 0);
+  static const char *reds[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL1",
+                               "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ReduceProd"};
+  lc_tensor px = T(LC_DT_FLOAT, 4, D(2, 3, 9, 11), 0.5f, 1.5f), pbig = T(LC_DT_FLOAT, 4, D(1, 2, 40, 41), 0.97f, 1.03f);
+  lc_attr r3[2] = {A_is("axes", D(0, 2), 2), A_i("keepdims", 1)}; /* reduced axes between kept ones */
+  for (int k = 0; k < 9; k++) {
+    lc_tensor *a = k == 8 ? &px : &x, *b = k == 8 ? &pbig : &big; /* products that neither overflow nor vanish */
+    double tol = k < 4 ? 1e-4 : 1e-5;
+    check(reds[k], reds[k], r1, 2, a, 1, 0, 1, tol, 0);
+    check(reds[k], reds[k], r2, 1, a, 1, 0, 1, tol, 0);
+    check(reds[k], reds[k], r3, 2, a, 1, 0, 1, tol, 0);
+    check(reds[k], reds[k], NULL, 0, b, 1, 0, 1, tol, 0);
   }
+  lc_tensor wide = T(LC_DT_FLOAT, 3, D(3, 300, 5), -2, 2); /* 300 terms over a middle axis: the group kernel */
+  lc_attr rm[1] = {A_is("axes", D(1), 1)};
+  for (int k = 0; k < 9; k++) check("reduce group strided", reds[k], rm, 1, k == 8 ? &pbig : &wide, 1, 0, 1, 1e-5, 0);
+  free(wide.data), free(px.data), free(pbig.data);
   lc_tensor ln[3] = {T(LC_DT_FLOAT, 3, D(4, 3, 37), -3, 3), T(LC_DT_FLOAT, 1, D(37), -2, 2), T(LC_DT_FLOAT, 1, D(37), -1, 1)};
   lc_attr la[2] = {A_i("axis", -1), A_f("epsilon", 1e-5f)};
   check("layernorm last axis", "LayerNormalization", la, 2, ln, 3, 6u, 1, 1e-4, 0);
@@ -313,6 +362,9 @@ static void test_pool_reduce(void) {
   check("softmax last", "Softmax", NULL, 0, &x, 1, 0, 1, 1e-4, 0);
   lc_tensor row = T(LC_DT_FLOAT, 2, D(3, 1000), -8, 8);
   check("softmax long rows", "Softmax", NULL, 0, &row, 1, 0, 1, 1e-4, 1);
+  check("logsoftmax axis 1", "LogSoftmax", s1, 1, &x, 1, 0, 1, 1e-5, 1);
+  check("logsoftmax last", "LogSoftmax", NULL, 0, &x, 1, 0, 1, 1e-5, 0);
+  check("logsoftmax long rows", "LogSoftmax", NULL, 0, &row, 1, 0, 1, 1e-5, 1);
   free(row.data);
   free(big.data);
   free(x.data);
@@ -380,7 +432,7 @@ int main(void) {
   p.backend = LC_BACKEND_OPENCL;
   p.tune = LC_TUNE_NONE;
   char dir[] = "/tmp/lc_cl_ops_XXXXXX";
-  p.cache_dir = mkdtemp(dir) ? dir : "";
+  p.cache_dir = getenv("LOWCONV_CACHE_DIR") ? NULL : mkdtemp(dir) ? dir : ""; /* NULL: that one */
   if (lc_context_create(&p, &g_dev)) {
     int req = getenv("LC_REQUIRE_OPENCL") && atoi(getenv("LC_REQUIRE_OPENCL"));
     printf("no OpenCL device: %s%s\n", lc_last_error(), req ? "" : " (skipped)");
@@ -392,6 +444,7 @@ int main(void) {
   printf("device: %s\n", lc_context_device_name(g_dev));
   test_unary();
   test_binary();
+  test_variadic();
   test_data();
   test_resize();
   test_pool_reduce();

@@ -1,5 +1,6 @@
-/* Elementwise device ops: the unary activations and math, BatchNormalization (folded per channel
- * on the host), the binary ops with broadcasting (float; int64 Add/Sub/Mul/Div), and the views
+/* Elementwise device ops: the unary activations and math, Floor / Ceil / Round, BatchNormalization
+ * (folded per channel on the host), the binary ops with broadcasting (float; int64 Add/Sub/Mul/Div),
+ * variadic Min / Max / Sum / Mean (float, broadcasting), and the views
  * (Identity, Dropout, Reshape, Flatten, Squeeze, Unsqueeze, same-type Cast) as buffer copies
  * that vanish when the planner made them in place. kernels/ops_ew.cl. */
 #include <math.h>
@@ -68,6 +69,44 @@ static int bin_kind(const char *op) {
   return -1;
 }
 
+/* Binds operand t: input slot i (its constant copy when cm says so), or output slot 0 when i < 0
+ * (a variadic op's running result). */
+static void bind_src(lc_clop *op, clop_launch *l, const lc_tensor *t, int i, unsigned cm) {
+  if (i < 0) clop_args(op, l, "O", 0);
+  else bind_input(op, l, t, i, cm);
+}
+
+/* out = t[0] kind t[1] with broadcasting, operands bound by bind_src's slots s[2]. */
+static lc_status bin_launch(lc_clop *op, const lc_tensor *const *t, const int *s, const lc_tensor *out, int64_t cnt,
+                            int kind, int is64, unsigned cm) {
+  bcast p;
+  lcop_bcast_plan(t[0], t[1], out, &p);
+  /* float4 forms: a contiguous and b contiguous too or one value per row (swapped when a is the
+   * row operand of a commutative op). */
+  int flat = p.nd == 1 && p.sa[0] == 1 && p.sb[0] == 1;
+  int row = p.nd == 2 && p.sa[0] == p.dims[1] && p.sa[1] == 1 && p.sb[0] == 1 && p.sb[1] == 0;
+  int rowsw = p.nd == 2 && p.sb[0] == p.dims[1] && p.sb[1] == 1 && p.sa[0] == 1 && p.sa[1] == 0 &&
+              (kind == 0 || kind == 2); /* not Min / Max: which of -0 and +0 is kept follows the order */
+  int64_t inner = p.nd == 2 ? p.dims[1] : 0;
+  if (!is64 && cnt % 4 == 0 && (flat || ((row || rowsw) && inner % 4 == 0))) {
+    clop_launch *l = clop_kernel(op, "ops_ew", flat ? "ew_binary_flat4" : "ew_binary_row4", (size_t)(cnt / 4), EW_LWS);
+    bind_src(op, l, t[rowsw], s[rowsw], cm);
+    bind_src(op, l, t[!rowsw], s[!rowsw], cm);
+    clop_args(op, l, "ON", 0, (int64_t)(cnt / 4));
+    if (!flat) clop_args(op, l, "N", (int64_t)(inner / 4));
+    clop_args(op, l, "N", (int64_t)kind);
+    return clop_status(op);
+  }
+  int64_t g[25] = {p.nd};
+  for (int d = 0; d < p.nd; d++) g[1 + d] = p.dims[d], g[9 + d] = p.sa[d], g[17 + d] = p.sb[d];
+  cl_mem geo = clop_ints(op, g, 25);
+  clop_launch *l = clop_kernel(op, "ops_ew", is64 ? "ew_binary_i64" : "ew_binary", (size_t)cnt, EW_LWS);
+  bind_src(op, l, t[0], s[0], cm);
+  bind_src(op, l, t[1], s[1], cm);
+  clop_args(op, l, "OMNN", 0, geo, (int64_t)cnt, (int64_t)kind);
+  return clop_status(op);
+}
+
 static lc_status make_binary(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out,
                              unsigned cm) {
   int kind = bin_kind(n->op_type);
@@ -86,31 +125,33 @@ static lc_status make_binary(lc_clop *op, const lc_node *n, const lc_tensor *con
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
   op->route = "ew";
   if (!cnt) return LC_OK;
-  bcast p;
-  lcop_bcast_plan(in[0], in[1], out, &p);
-  /* float4 forms: a contiguous and b contiguous too or one value per row (swapped when a is the
-   * row operand of a commutative op). */
-  int flat = p.nd == 1 && p.sa[0] == 1 && p.sb[0] == 1;
-  int row = p.nd == 2 && p.sa[0] == p.dims[1] && p.sa[1] == 1 && p.sb[0] == 1 && p.sb[1] == 0;
-  int rowsw = p.nd == 2 && p.sb[0] == p.dims[1] && p.sb[1] == 1 && p.sa[0] == 1 && p.sa[1] == 0 &&
-              (kind == 0 || kind == 2);
-  int64_t inner = p.nd == 2 ? p.dims[1] : 0;
-  if (!is64 && cnt % 4 == 0 && (flat || ((row || rowsw) && inner % 4 == 0))) {
-    clop_launch *l = clop_kernel(op, "ops_ew", flat ? "ew_binary_flat4" : "ew_binary_row4", (size_t)(cnt / 4), EW_LWS);
-    bind_input(op, l, in[rowsw], rowsw, cm);
-    bind_input(op, l, in[!rowsw], !rowsw, cm);
-    clop_args(op, l, "ON", 0, (int64_t)(cnt / 4));
-    if (!flat) clop_args(op, l, "N", (int64_t)(inner / 4));
-    clop_args(op, l, "N", (int64_t)kind);
-    return clop_status(op);
+  return bin_launch(op, in, (const int[]){0, 1}, out, cnt, kind, is64, cm);
+}
+
+/* Variadic Min / Max / Sum / Mean (float): out = in0 op in1, then out = out op in_i for each
+ * further input (each broadcast to out, as the CPU's running result), Mean then divided by the
+ * count. One input: a broadcast copy (x + 0 would turn -0 into +0: Max of x and x instead). */
+static lc_status make_variadic(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                               const lc_tensor *out, unsigned cm) {
+  int mean = !strcmp(n->op_type, "Mean"), kind = n->op_type[1] == 'i' ? 6 : n->op_type[1] == 'a' ? 7 : 0;
+  if (out->dtype != LC_DT_FLOAT)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "no %s device version", lc_dtype_name(out->dtype));
+  int64_t cnt = clop_numel(out);
+  for (int i = 0; i < n_in; i++)
+    if (clop_numel(in[i]) < 0) cnt = -1;
+  if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "ew";
+  if (!cnt) return LC_OK;
+  for (int i = 1; i < n_in || i == 1; i++) {
+    const lc_tensor *t[2] = {i == 1 ? in[0] : out, in[n_in > 1 ? i : 0]};
+    int s[2] = {i == 1 ? 0 : -1, n_in > 1 ? i : 0};
+    lc_status st = bin_launch(op, t, s, out, cnt, n_in > 1 ? kind : 7, 0, cm);
+    if (st) return st;
   }
-  int64_t g[25] = {p.nd};
-  for (int d = 0; d < p.nd; d++) g[1 + d] = p.dims[d], g[9 + d] = p.sa[d], g[17 + d] = p.sb[d];
-  cl_mem geo = clop_ints(op, g, 25);
-  clop_launch *l = clop_kernel(op, "ops_ew", is64 ? "ew_binary_i64" : "ew_binary", (size_t)cnt, EW_LWS);
-  bind_input(op, l, in[0], 0, cm);
-  bind_input(op, l, in[1], 1, cm);
-  clop_args(op, l, "OMNN", 0, geo, (int64_t)cnt, (int64_t)kind);
+  if (mean && n_in > 1) {
+    clop_launch *l = clop_kernel(op, "ops_ew", "ew_unary", (size_t)cnt, EW_LWS);
+    clop_args(op, l, "OONNFF", 0, 0, cnt, (int64_t)17, (double)n_in, 0.0);
+  }
   return clop_status(op);
 }
 
@@ -134,16 +175,20 @@ lc_status clop_make_ew(lc_clop *op, const lc_node *n, const lc_tensor *const *in
                        int n_out, unsigned cm) {
   static const char *const unary[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Clip",
                                       "Sqrt", "Reciprocal", "Erf", "Exp", "Neg", "Abs", NULL};
+  static const char *const rounding[] = {"Floor", "Ceil", "Round", NULL};
+  static const char *const variadic[] = {"Min", "Max", "Sum", "Mean", NULL};
   static const char *const views[] = {"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", NULL};
   if (!strcmp(n->op_type, "Cast") && in[0] && in[0]->dtype != out->dtype) return make_cast(op, n, in, out, cm);
   if (is_op(n, views) || !strcmp(n->op_type, "Cast")) return make_view(op, n, in, out, n_out, cm);
   if (!strcmp(n->op_type, "BatchNormalization")) return make_bn(op, n, in, out, cm);
   if (bin_kind(n->op_type) >= 0) return make_binary(op, n, in, out, cm);
-  if (!is_op(n, unary)) return LC_ERR_UNSUPPORTED;
+  if (is_op(n, variadic)) return make_variadic(op, n, in, n_in, out, cm);
+  int round = is_op(n, rounding);
+  if (!round && !is_op(n, unary)) return LC_ERR_UNSUPPORTED;
   if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
-  int kind;
-  float a, b;
-  lc_status s = lcop_unary_params(n, in, n_in, &kind, &a, &b);
+  int kind = 14 + (n->op_type[0] == 'C') + 2 * (n->op_type[0] == 'R'); /* Floor, Ceil, Round */
+  float a = 0.0f, b = 0.0f;
+  lc_status s = round ? LC_OK : lcop_unary_params(n, in, n_in, &kind, &a, &b);
   if (s) return s;
   op->packed |= cm & 6u; /* Clip's min and max were read */
   int64_t cnt = clop_numel(out);

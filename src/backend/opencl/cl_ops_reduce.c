@@ -1,5 +1,6 @@
 /* Pool, reduction and softmax device ops: MaxPool, AveragePool (1-D and 2-D), GlobalAveragePool,
- * GlobalMaxPool, ReduceMean/Sum/Max/Min over any axes, Softmax, LayerNormalization. Few elements reduced per output:
+ * GlobalMaxPool, ReduceMean/Sum/Max/Min/L1/L2/SumSquare/LogSumExp/Prod over any axes, Softmax,
+ * LogSoftmax, LayerNormalization. Few elements reduced per output:
  * one work item each; many: one work group each (kernels/ops_reduce.cl). */
 #include <stdint.h>
 #include <string.h>
@@ -29,10 +30,13 @@ static lc_status make_pool(lc_clop *op, const lc_node *n, const lc_tensor *const
   return clop_status(op);
 }
 
+/* The kernels' reduction kinds (ops_reduce.cl); 0 mean (ReduceMean, GlobalAveragePool). */
 static int red_kind(const char *t) {
-  if (!strcmp(t, "ReduceSum")) return 1;
-  if (!strcmp(t, "ReduceMax") || !strcmp(t, "GlobalMaxPool")) return 2;
-  if (!strcmp(t, "ReduceMin")) return 3;
+  static const char *const names[] = {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2",
+                                      "ReduceSumSquare", "ReduceLogSumExp", "ReduceProd"};
+  if (!strcmp(t, "GlobalMaxPool")) return 2;
+  for (int i = 0; i < 8; i++)
+    if (!strcmp(t, names[i])) return 1 + i;
   return 0;
 }
 
@@ -110,17 +114,17 @@ static lc_status make_softmax(lc_clop *op, const lc_node *n, const lc_tensor *co
   size_t outer, len, inner;
   lc_status s = lcop_softmax_geom(n, in[0], &outer, &len, &inner);
   if (s) return s;
-  int64_t cnt = clop_numel(out);
+  int64_t cnt = clop_numel(out), lg = n->op_type[0] == 'L';
   if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
   op->route = "softmax";
   if (!cnt) return LC_OK;
   int64_t rows = (int64_t)(outer * inner);
   if (inner == 1 && len >= RED_GROUP_MIN && op->rt->info.max_wg >= RED_LWS) {
     clop_launch *l = clop_kernel(op, "ops_reduce", "softmax_group", (size_t)rows * RED_LWS, RED_LWS);
-    clop_args(op, l, "ION", 0, 0, (int64_t)len);
+    clop_args(op, l, "IONN", 0, 0, (int64_t)len, (int64_t)lg);
   } else {
     clop_launch *l = clop_kernel(op, "ops_reduce", "softmax_item", (size_t)rows, 64);
-    clop_args(op, l, "IONNN", 0, 0, (int64_t)rows, (int64_t)len, (int64_t)inner);
+    clop_args(op, l, "IONNNN", 0, 0, (int64_t)rows, (int64_t)len, (int64_t)inner, (int64_t)lg);
   }
   return clop_status(op);
 }
@@ -130,7 +134,7 @@ lc_status clop_make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *const
   const char *t = n->op_type;
   int pool = !strcmp(t, "MaxPool") || !strcmp(t, "AveragePool");
   int red = !strncmp(t, "Reduce", 6) || !strcmp(t, "GlobalAveragePool") || !strcmp(t, "GlobalMaxPool");
-  int sm = !strcmp(t, "Softmax"), ln = !strcmp(t, "LayerNormalization");
+  int sm = !strcmp(t, "Softmax") || !strcmp(t, "LogSoftmax"), ln = !strcmp(t, "LayerNormalization");
   if (!pool && !red && !sm && !ln) return LC_ERR_UNSUPPORTED;
   if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
   if (ln) return make_layernorm(op, n, in, n_in, out, n_out, cm);

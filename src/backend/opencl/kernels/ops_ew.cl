@@ -1,6 +1,7 @@
 /* Elementwise operators of the model runner on the device (cl_ops_ew.c): one work item per
  * output element, consecutive items on consecutive addresses. Unary kinds follow the order of
- * src/model/ops/ops_elementwise.c; 13 = affine (x * a + b, also BatchNormalization per channel). */
+ * src/model/ops/ops_elementwise.c; 13 = affine (x * a + b, also BatchNormalization per channel);
+ * 14..16 Floor, Ceil, Round (half to even, as the CPU's rintf); 17 x / a (Mean's division). */
 
 inline float ew_un(int k, float x, float a, float b) {
   switch (k) {
@@ -17,6 +18,10 @@ inline float ew_un(int k, float x, float a, float b) {
   case 10: return exp(x);
   case 11: return -x;
   case 12: return fabs(x);
+  case 14: return floor(x);
+  case 15: return ceil(x);
+  case 16: return rint(x);
+  case 17: return x / a;
   default: return x * a + b;
   }
 }
@@ -68,6 +73,8 @@ inline float ew_bin(int k, float x, float y) {
   case 2: return x * y;
   case 3: return x / y;
   case 4: return x < 0.0f ? x * y : x;
+  case 6: return y < x || isnan(y) ? y : x; /* variadic Min / Max: NaN propagates, as the CPU's */
+  case 7: return y > x || isnan(y) ? y : x;
   default: return y == 2.0f ? x * x : y == 1.0f ? x : (y == 0.5f && x > 0.0f) ? sqrt(x) : pow(x, y);
   }
 }

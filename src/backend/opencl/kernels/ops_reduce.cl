@@ -38,7 +38,10 @@ __kernel void pool2d(__global const float *x, __global float *y, __constant cons
 }
 
 /* Reductions: g = {nk, kept dims[8], kept strides[8], nr, reduced dims[8], reduced strides[8]}
- * (input strides, outermost first); kind 0 mean, 1 sum, 2 max, 3 min. */
+ * (input strides, outermost first); kind 0 mean, 1 sum, 2 max, 3 min, 4 L1, 5 L2, 6 sum of
+ * squares, 7 log-sum-exp, 8 product. Sums and products accumulate in double where the device
+ * has it, as the CPU does (its float result then within 1 ulp of the exact one); max / min
+ * propagate NaN, as the CPU's. */
 inline int red_off(__constant const int *dims, __constant const int *st, int nd, int i) {
   int o = 0;
   for (int d = nd - 1; d >= 0; d--) {
@@ -49,9 +52,24 @@ inline int red_off(__constant const int *dims, __constant const int *st, int nd,
   return o;
 }
 
-inline float red_init(int kind) { return kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.0f; }
-inline float red_step(int kind, float a, float v) {
-  return kind <= 1 ? a + v : kind == 2 ? (v > a ? v : a) : (v < a ? v : a);
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double racc;
+#else
+typedef float racc;
+#endif
+
+inline racc red_init(int kind) { return kind == 2 ? -INFINITY : kind == 3 ? INFINITY : kind == 8 ? 1.0f : 0.0f; }
+inline racc red_term(int kind, float v) {
+  racc x = v;
+  return kind == 4 ? fabs(x) : kind == 5 || kind == 6 ? x * x : kind == 7 ? exp(x) : x;
+}
+inline racc red_comb(int kind, racc a, racc v) {
+  return kind == 2 ? (v > a || isnan(v) ? v : a) : kind == 3 ? (v < a || isnan(v) ? v : a) : kind == 8 ? a * v : a + v;
+}
+inline racc red_step(int kind, racc a, float v) { return red_comb(kind, a, red_term(kind, v)); }
+inline float red_fin(int kind, racc a, int cnt) {
+  return (float)(kind == 0 ? a / (racc)cnt : kind == 5 ? sqrt(a) : kind == 7 ? log(a) : a);
 }
 
 /* One work item per output element (few elements reduced each). */
@@ -60,9 +78,9 @@ __kernel void reduce_item(__global const float *x, __global float *y, __constant
   int i = get_global_id(0);
   if (i >= n) return;
   __global const float *p = x + red_off(g + 1, g + 9, g[0], i);
-  float acc = red_init(kind);
+  racc acc = red_init(kind);
   for (int r = 0; r < cnt; r++) acc = red_step(kind, acc, p[red_off(g + 18, g + 26, g[17], r)]);
-  y[i] = kind == 0 ? acc / (float)cnt : acc;
+  y[i] = red_fin(kind, acc, cnt);
 }
 
 #define RED_LWS 64
@@ -70,18 +88,18 @@ __kernel void reduce_item(__global const float *x, __global float *y, __constant
 /* One work group of RED_LWS items per output element (many elements reduced each). */
 __kernel void reduce_group(__global const float *x, __global float *y, __constant const int *g, int n, int cnt,
                            int kind) {
-  __local float part[RED_LWS];
+  __local racc part[RED_LWS];
   int i = get_group_id(0), l = get_local_id(0);
   __global const float *p = x + red_off(g + 1, g + 9, g[0], i);
-  float acc = red_init(kind);
+  racc acc = red_init(kind);
   for (int r = l; r < cnt; r += RED_LWS) acc = red_step(kind, acc, p[red_off(g + 18, g + 26, g[17], r)]);
   part[l] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = RED_LWS / 2; s > 0; s >>= 1) {
-    if (l < s) part[l] = red_step(kind, part[l], part[l + s]);
+    if (l < s) part[l] = red_comb(kind, part[l], part[l + s]);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (l == 0) y[i] = kind == 0 ? part[0] / (float)cnt : part[0];
+  if (l == 0) y[i] = red_fin(kind, part[0], cnt);
 }
 
 #define RED_ROWS_LWS 256
@@ -89,15 +107,16 @@ __kernel void reduce_group(__global const float *x, __global float *y, __constan
 /* Reduced elements contiguous (trailing axes: GlobalAveragePool, a last-axis mean): row i is
  * x[i * cnt ..], read in float4 when cnt allows, one work group of RED_ROWS_LWS per row. */
 __kernel void reduce_rows_group(__global const float *x, __global float *y, int n, int cnt, int kind) {
-  __local float part[RED_ROWS_LWS];
+  __local racc part[RED_ROWS_LWS];
   int i = get_group_id(0), l = get_local_id(0);
   __global const float *p = x + (size_t)i * (size_t)cnt;
-  float acc = red_init(kind);
+  racc acc = red_init(kind);
   if ((cnt & 3) == 0) {
     __global const float4 *p4 = (__global const float4 *)p;
     for (int r = l; r < cnt / 4; r += RED_ROWS_LWS) {
       float4 v = p4[r];
-      acc = red_step(kind, red_step(kind, acc, v.x), red_step(kind, v.y, red_step(kind, v.z, v.w)));
+      acc = red_comb(kind, red_step(kind, red_step(kind, acc, v.x), v.y),
+                     red_step(kind, red_term(kind, v.z), v.w));
     }
   } else {
     for (int r = l; r < cnt; r += RED_ROWS_LWS) acc = red_step(kind, acc, p[r]);
@@ -105,10 +124,10 @@ __kernel void reduce_rows_group(__global const float *x, __global float *y, int 
   part[l] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = RED_ROWS_LWS / 2; s > 0; s >>= 1) {
-    if (l < s) part[l] = red_step(kind, part[l], part[l + s]);
+    if (l < s) part[l] = red_comb(kind, part[l], part[l + s]);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (l == 0) y[i] = kind == 0 ? part[0] / (float)cnt : part[0];
+  if (l == 0) y[i] = red_fin(kind, part[0], cnt);
 }
 
 /* LayerNormalization over rows of len (the trailing axes): one work group of RED_ROWS_LWS per
@@ -145,47 +164,51 @@ __kernel void reduce_rows_item(__global const float *x, __global float *y, int n
   int i = get_global_id(0);
   if (i >= n) return;
   __global const float *p = x + (size_t)i * (size_t)cnt;
-  float acc = red_init(kind);
+  racc acc = red_init(kind);
   for (int r = 0; r < cnt; r++) acc = red_step(kind, acc, p[r]);
-  y[i] = kind == 0 ? acc / (float)cnt : acc;
+  y[i] = red_fin(kind, acc, cnt);
 }
 
-/* Softmax over rows of len elements at stride inner; one work item per row (rows of one
- * outer index are consecutive items, so the loads coalesce when inner > 1). */
-__kernel void softmax_item(__global const float *x, __global float *y, int rows, int len, int inner) {
+/* Softmax (lg 0) and LogSoftmax (lg 1) over rows of len elements at stride inner; one work item
+ * per row (rows of one outer index are consecutive items, so the loads coalesce when inner > 1).
+ * The exponentials are summed in racc, as the CPU sums them in double. */
+inline float sm_out(int lg, float v, float m, racc s) {
+  return lg ? (float)((racc)v - (log(s) + (racc)m)) : (float)((racc)exp(v - m) / s);
+}
+
+__kernel void softmax_item(__global const float *x, __global float *y, int rows, int len, int inner, int lg) {
   int r = get_global_id(0);
   if (r >= rows) return;
   int base = (r / inner) * len * inner + r % inner;
-  float m = -INFINITY, s = 0.0f;
+  float m = -INFINITY;
+  racc s = 0.0f;
   for (int j = 0; j < len; j++) m = fmax(m, x[base + j * inner]);
   for (int j = 0; j < len; j++) s += exp(x[base + j * inner] - m);
-  float inv = 1.0f / s;
-  for (int j = 0; j < len; j++) y[base + j * inner] = exp(x[base + j * inner] - m) * inv;
+  for (int j = 0; j < len; j++) y[base + j * inner] = sm_out(lg, x[base + j * inner], m, s);
 }
 
 /* One work group per contiguous row (inner == 1, long rows). */
-__kernel void softmax_group(__global const float *x, __global float *y, int len) {
-  __local float part[RED_LWS];
+__kernel void softmax_group(__global const float *x, __global float *y, int len, int lg) {
+  __local racc part[RED_LWS];
   int r = get_group_id(0), l = get_local_id(0);
   __global const float *p = x + r * len;
-  float m = -INFINITY;
-  for (int j = l; j < len; j += RED_LWS) m = fmax(m, p[j]);
+  racc m = -INFINITY;
+  for (int j = l; j < len; j += RED_LWS) m = fmax(m, (racc)p[j]);
   part[l] = m;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = RED_LWS / 2; s > 0; s >>= 1) {
     if (l < s) part[l] = fmax(part[l], part[l + s]);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  m = part[0];
+  float mf = (float)part[0];
   barrier(CLK_LOCAL_MEM_FENCE);
-  float sum = 0.0f;
-  for (int j = l; j < len; j += RED_LWS) sum += exp(p[j] - m);
+  racc sum = 0.0f;
+  for (int j = l; j < len; j += RED_LWS) sum += exp(p[j] - mf);
   part[l] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = RED_LWS / 2; s > 0; s >>= 1) {
     if (l < s) part[l] += part[l + s];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  float inv = 1.0f / part[0];
-  for (int j = l; j < len; j += RED_LWS) y[r * len + j] = exp(p[j] - m) * inv;
+  for (int j = l; j < len; j += RED_LWS) y[r * len + j] = sm_out(lg, p[j], mf, part[0]);
 }
