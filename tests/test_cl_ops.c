@@ -282,6 +282,21 @@ static void test_data(void) {
   free(g64[0].data);
   free(g[1].data);
   free_ins(cc, 3);
+  static const char *dmodes[] = {"DCR", "CRD"};
+  for (int m = 0; m < 2; m++)
+    for (int b = 2; b <= 3; b++) {
+      lc_attr da[2] = {A_i("blocksize", b), A_s("mode", dmodes[m])};
+      lc_tensor d2 = T(LC_DT_FLOAT, 4, D(2, 3 * b * b, 3, 5), -1, 1), s2 = T(LC_DT_FLOAT, 4, D(2, 3, 2 * b, 3 * b), -1, 1);
+      check(dmodes[m], "DepthToSpace", da, 2, &d2, 1, 0u, 1, 0, 0);
+      check(dmodes[m], "SpaceToDepth", da, 2, &s2, 1, 0u, 1, 0, 0);
+      free(d2.data), free(s2.data);
+    }
+  lc_tensor tl[2] = {T(LC_DT_FLOAT, 3, D(2, 3, 5), -1, 1), Ti(3, (int64_t[]){3, 1, 2})};
+  check("tile", "Tile", NULL, 0, tl, 2, 2u, 1, 0, 0);
+  lc_tensor tl64[2] = {T(LC_DT_INT64, 4, D(2, 1, 3, 1), -9, 9), Ti(4, (int64_t[]){1, 5, 2, 3})};
+  check("tile i64", "Tile", NULL, 0, tl64, 2, 2u, 1, 0, 0);
+  free_ins(tl, 2);
+  free_ins(tl64, 2);
 }
 
 static void test_resize(void) {
@@ -305,6 +320,15 @@ static void test_resize(void) {
       check(label, "Resize", at, 3, in2, 4, 8u, 1, 1e-5, 0);
       free(in2[3].data);
     }
+  for (int m = 0; m < 3; m++) { /* Upsample: scales as input 1 (opset 9) and as the attribute (opset 7) */
+    const float sc[4] = {1.0f, 1.0f, 2.0f, 3.0f};
+    lc_attr ua[2] = {A_s("mode", m == 0 ? "nearest" : m == 1 ? "linear" : "bilinear"), {0}};
+    ua[1].name = "scales", ua[1].type = LC_ATTR_FLOATS, ua[1].floats = sc, ua[1].n = 4;
+    lc_tensor in[2] = {x, Tf(4, sc)};
+    check("upsample scales input", "Upsample", ua, 1, in, 2, 2u, 1, 1e-5, 0);
+    check("upsample scales attribute", "Upsample", ua, 2, in, 1, 0u, 1, 1e-5, 0);
+    free(in[1].data);
+  }
   free(x.data);
 }
 

@@ -174,7 +174,8 @@ static const char *const device_ops[] = {
     "Add", "Sub", "Mul", "Div", "PRelu", "Pow", "Concat", "Split", "Slice", "Transpose", "Expand", "Pad", "Gather",
     "Resize", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax",
     "ReduceMin", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ReduceProd", "Softmax", "LogSoftmax",
-    "LayerNormalization", "Floor", "Ceil", "Round", "Min", "Max", "Sum", "Mean", "Conv", "ConvTranspose", "Gemm", "MatMul", NULL};
+    "LayerNormalization", "Floor", "Ceil", "Round", "Min", "Max", "Sum", "Mean", "DepthToSpace",
+    "SpaceToDepth", "Tile", "Upsample", "Conv", "ConvTranspose", "Gemm", "MatMul", NULL};
 
 static int has_device_op(const char *t) {
   for (const char *const *p = device_ops; *p; p++)

@@ -1,6 +1,7 @@
 /* Data-moving device ops, any dtype (moved as 1-, 4- or 8-byte elements): Concat, Split, Slice,
- * Transpose, Expand (all strided copies), Pad, Gather with constant indices, and Resize (float,
- * every mode the CPU has, from the CPU's own per-axis tables). kernels/ops_data.cl. */
+ * Transpose, Expand, DepthToSpace, SpaceToDepth, Tile (all strided copies), Pad, Gather with
+ * constant indices, and Resize / Upsample (float, every mode the CPU has, from the CPU's own
+ * per-axis tables). kernels/ops_data.cl. */
 #include <string.h>
 
 #include "backend/opencl/cl_ops_int.h"
@@ -21,6 +22,10 @@ static void strided(lc_clop *op, const lc_node *n, int in_slot, cl_mem src_mem, 
   int k = 0;
   for (int i = 0; i < nd; i++) {
     if (dims[i] == 1) continue; /* size-1 dims move nothing */
+    if (k == 8) {
+      clop_fail(op, n, LC_ERR_UNSUPPORTED, "a strided copy of more than 8 dims");
+      return;
+    }
     g[1 + k] = dims[i], g[9 + k] = sst[i], g[17 + k] = dst[i];
     cnt *= dims[i];
     k++;
@@ -159,6 +164,9 @@ static lc_status make_resize(lc_clop *op, const lc_node *n, const lc_tensor *con
   if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
   op->packed |= cm & 0xeu;
   int r = p.r;
+  for (int i = 0; i + 2 < r; i++)
+    if (p.out[i] != in[0]->dims[i] || p.scale[i] != 1.0)
+      return lcop_fail(n, LC_ERR_UNSUPPORTED, "a device Resize of the last two axes only");
   int64_t H = r >= 2 ? in[0]->dims[r - 2] : 1, W = in[0]->dims[r - 1];
   int64_t OH = r >= 2 ? p.out[r - 2] : 1, OW = p.out[r - 1], cnt = clop_numel(out);
   double sh = r >= 2 ? p.scale[r - 2] : 1.0, sw = p.scale[r - 1];
@@ -185,6 +193,78 @@ static lc_status make_resize(lc_clop *op, const lc_node *n, const lc_tensor *con
   return clop_status(op);
 }
 
+/* DepthToSpace / SpaceToDepth (DCR and CRD) as one 6-D strided copy: the output's dims od,
+ * read at input element strides os (ONNX's reshape, transpose, reshape). */
+static lc_status make_d2s(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out) {
+  const lc_tensor *t = in[0];
+  int64_t b = lc_attr_int(n, "blocksize", 0);
+  int crd = !strcmp(lc_attr_string(n, "mode", "DCR"), "CRD");
+  if (t->ndim != 4 || b < 1 || b > 4096 || clop_numel(t) < 0)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "no device version of this form");
+  int64_t N = t->dims[0], C = t->dims[1], H = t->dims[2], W = t->dims[3], od[6], os[6], ost[6];
+  if (n->op_type[0] == 'D') {
+    if (C % (b * b)) return lcop_fail(n, LC_ERR_INVALID_ARG, "channels not divisible by blocksize^2");
+    int64_t c = C / (b * b), plane = H * W;
+    /* output (n, c, h, i, w, j) <- input channel (i * b + j) * c + c' (DCR) or c' * b * b + i * b + j (CRD) */
+    int64_t d[6] = {N, c, H, b, W, b};
+    int64_t st[6] = {C * plane, (crd ? b * b : 1) * plane, W, (crd ? b : b * c) * plane, 1, (crd ? 1 : c) * plane};
+    memcpy(od, d, sizeof d), memcpy(os, st, sizeof st);
+  } else {
+    if (H % b || W % b) return lcop_fail(n, LC_ERR_INVALID_ARG, "H and W not divisible by blocksize");
+    /* output channel (i * b + j) * C + c (DCR) or c * b * b + i * b + j (CRD), at (h, w): input (c, h * b + i, w * b + j) */
+    int64_t dd[6] = {N, b, b, C, H / b, W / b}, sd[6] = {C * H * W, W, 1, H * W, b * W, b};
+    int64_t dc[6] = {N, C, b, b, H / b, W / b}, sc[6] = {C * H * W, H * W, W, 1, b * W, b};
+    memcpy(od, crd ? dc : dd, sizeof dd), memcpy(os, crd ? sc : sd, sizeof sd);
+  }
+  contiguous(od, 6, ost);
+  strided(op, n, 0, NULL, 0, lc_dtype_size(out->dtype), 6, od, os, ost, 0, 0);
+  return clop_status(op);
+}
+
+/* Tile as one strided copy: the output seen as [rep_0, d_0, rep_1, d_1, ...] (row-major, so
+ * exactly Tile's layout), read at stride 0 along the repeats. */
+static lc_status make_tile(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out,
+                           unsigned cm) {
+  const lc_tensor *t = in[0];
+  int r = t->ndim;
+  int64_t d[2 * LC_MAX_DIMS], ss[2 * LC_MAX_DIMS], ds[2 * LC_MAX_DIMS], ist[LC_MAX_DIMS], ost[LC_MAX_DIMS];
+  if (clop_numel(t) < 0 || out->ndim != r) return lcop_fail(n, LC_ERR_UNSUPPORTED, "no device version of this form");
+  op->packed |= cm & 2u; /* the repeats: out's shape says them */
+  if (!clop_numel(out)) return clop_status(op);
+  contiguous(t->dims, r, ist);
+  contiguous(out->dims, r, ost);
+  for (int i = 0; i < r; i++) {
+    d[2 * i] = out->dims[i] / t->dims[i], d[2 * i + 1] = t->dims[i];
+    ss[2 * i] = 0, ss[2 * i + 1] = ist[i];
+    ds[2 * i] = t->dims[i] * ost[i], ds[2 * i + 1] = ost[i];
+  }
+  strided(op, n, 0, NULL, 0, lc_dtype_size(out->dtype), 2 * r, d, ss, ds, 0, 0);
+  return clop_status(op);
+}
+
+/* Upsample (opset 7-9) is Resize with asymmetric coordinates and floor rounding, as the CPU
+ * runs it; the scales from the attribute (opset 7) or input 1. */
+static lc_status make_upsample(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                               const lc_tensor *out, unsigned cm) {
+  const char *mode = lc_attr_string(n, "mode", "nearest");
+  int lin = !strcmp(mode, "linear") || !strcmp(mode, "bilinear");
+  if (!lin && strcmp(mode, "nearest")) return lcop_fail(n, LC_ERR_UNSUPPORTED, "mode '%s'", mode);
+  lc_attr at[3] = {{.name = "mode", .type = LC_ATTR_STRING, .s = lin ? "linear" : "nearest"},
+                   {.name = "coordinate_transformation_mode", .type = LC_ATTR_STRING, .s = "asymmetric"},
+                   {.name = "nearest_mode", .type = LC_ATTR_STRING, .s = "floor"}};
+  lc_node as = *n;
+  as.attrs = at, as.n_attrs = 3;
+  lc_tensor sc = {0};
+  const lc_tensor *rin[2] = {in[0], lcop_has(in, n_in, 1) ? in[1] : &sc};
+  if (!lcop_has(in, n_in, 1)) {
+    const lc_attr *a = lc_node_attr(n, "scales");
+    if (!a || a->type != LC_ATTR_FLOATS) return lcop_fail(n, LC_ERR_INVALID_ARG, "scales are missing");
+    sc.dtype = LC_DT_FLOAT, sc.ndim = 1, sc.dims[0] = (int64_t)a->n, sc.data = (void *)a->floats;
+    sc.nbytes = a->n * sizeof(float);
+  }
+  return make_resize(op, &as, rin, 2, out, cm);
+}
+
 lc_status clop_make_data(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out,
                          int n_out, unsigned cm) {
   const char *t = n->op_type;
@@ -196,9 +276,13 @@ lc_status clop_make_data(lc_clop *op, const lc_node *n, const lc_tensor *const *
   if (!strcmp(t, "Split")) return make_split(op, n, in, n_in, out, n_out, cm);
   if (!strcmp(t, "Pad")) return make_pad(op, n, in, n_in, out, cm);
   if (!strcmp(t, "Gather")) return make_gather(op, n, in, out, cm);
-  if (!strcmp(t, "Resize")) {
+  if (!strcmp(t, "Resize") || !strcmp(t, "Upsample")) {
     op->route = "resize";
-    return make_resize(op, n, in, n_in, out, cm);
+    return t[0] == 'R' ? make_resize(op, n, in, n_in, out, cm) : make_upsample(op, n, in, n_in, out, cm);
+  }
+  if (!strcmp(t, "DepthToSpace") || !strcmp(t, "SpaceToDepth") || !strcmp(t, "Tile")) {
+    if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
+    return t[0] == 'T' ? make_tile(op, n, in, out, cm) : make_d2s(op, n, in, out);
   }
   if (strcmp(t, "Slice") && strcmp(t, "Transpose") && strcmp(t, "Expand")) return LC_ERR_UNSUPPORTED;
   if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
