@@ -241,6 +241,46 @@ static void test_variadic(void) {
   }
 }
 
+/* Random bools, and floats / ints with many equal pairs (steps of 0.5 in [-2, 2], ints in [-3, 3]). */
+static lc_tensor Tl(lc_dtype dt, int nd, const int64_t *dims) {
+  lc_tensor t = T(dt == LC_DT_INT64 ? dt : dt == LC_DT_FLOAT ? dt : LC_DT_UINT8, nd, dims, -3, 3);
+  size_t cnt = t.nbytes / lc_dtype_size(t.dtype);
+  for (size_t i = 0; i < cnt; i++) {
+    if (dt == LC_DT_FLOAT) ((float *)t.data)[i] = (float)tu_rand_int(-4, 4) * 0.5f;
+    else if (dt != LC_DT_INT64) ((uint8_t *)t.data)[i] = (uint8_t)tu_rand_int(0, dt == LC_DT_BOOL ? 1 : 255);
+  }
+  t.dtype = dt;
+  return t;
+}
+
+static void test_logic(void) {
+  static const char *cmp[] = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"};
+  static const lc_dtype dts[] = {LC_DT_FLOAT, LC_DT_INT64, LC_DT_UINT8};
+  struct { int na, nb; int64_t da[4], db[4]; } sh[] = {
+      {3, 3, {2, 3, 5}, {2, 3, 5}}, {3, 2, {2, 3, 5}, {3, 1}}, {2, 3, {4, 1}, {2, 1, 7}}, {1, 1, {9}, {1}}};
+  for (int k = 0; k < 8; k++)
+    for (int d = 0; d < (k < 5 ? 3 : 1); d++)
+      for (size_t c = 0; c < sizeof sh / sizeof sh[0]; c++) {
+        lc_dtype dt = k < 5 ? dts[d] : LC_DT_BOOL;
+        lc_tensor in[2] = {Tl(dt, sh[c].na, sh[c].da), Tl(dt, sh[c].nb, sh[c].db)};
+        char label[64];
+        snprintf(label, sizeof label, "%s %s case %zu", cmp[k], lc_dtype_name(dt), c);
+        check(label, cmp[k], NULL, 0, in, 2, c == 1 ? 2u : 0u, 1, 0, 0);
+        free_ins(in, 2);
+      }
+  lc_tensor nt = Tl(LC_DT_BOOL, 3, D(3, 5, 7));
+  check("not", "Not", NULL, 0, &nt, 1, 0u, 1, 0, 0);
+  check("not in place", "Not", NULL, 0, &nt, 1, 0u, 1, 0, 1);
+  free(nt.data);
+  static const lc_dtype wdt[] = {LC_DT_FLOAT, LC_DT_INT64, LC_DT_UINT8};
+  for (int d = 0; d < 3; d++) {
+    lc_tensor w[3] = {Tl(LC_DT_BOOL, 3, D(2, 1, 5)), Tl(wdt[d], 2, D(3, 5)), Tl(wdt[d], 1, D(1))};
+    check("where", "Where", NULL, 0, w, 3, 0u, 1, 0, 0);
+    check("where constant x y", "Where", NULL, 0, w, 3, 6u, 1, 0, 0);
+    free_ins(w, 3);
+  }
+}
+
 static void test_data(void) {
   lc_tensor cc[3] = {T(LC_DT_FLOAT, 4, D(2, 3, 4, 5), -1, 1), T(LC_DT_FLOAT, 4, D(2, 1, 4, 5), -1, 1),
                      T(LC_DT_FLOAT, 4, D(2, 5, 4, 5), -1, 1)};
@@ -469,6 +509,7 @@ int main(void) {
   test_unary();
   test_binary();
   test_variadic();
+  test_logic();
   test_data();
   test_resize();
   test_pool_reduce();

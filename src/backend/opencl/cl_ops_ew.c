@@ -1,9 +1,11 @@
 /* Elementwise device ops: the unary activations and math, Floor / Ceil / Round, BatchNormalization
  * (folded per channel on the host), the binary ops with broadcasting (float; int64 Add/Sub/Mul/Div),
- * variadic Min / Max / Sum / Mean (float, broadcasting), and the views
+ * variadic Min / Max / Sum / Mean (float, broadcasting), comparisons and logic to bool and Where
+ * (broadcasting over up to three operands), and the views
  * (Identity, Dropout, Reshape, Flatten, Squeeze, Unsqueeze, same-type Cast) as buffer copies
  * that vanish when the planner made them in place. kernels/ops_ew.cl. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/opencl/cl_ops_int.h"
@@ -155,6 +157,57 @@ static lc_status make_variadic(lc_clop *op, const lc_node *n, const lc_tensor *c
   return clop_status(op);
 }
 
+/* The broadcast plan of k (<= 3) operands to out as the kernels' int table (ew_nb). */
+static cl_mem nb_geometry(lc_clop *op, const lc_node *n, const lc_tensor *const *t, int k) {
+  nbcast p;
+  int64_t g[33] = {0};
+  if (lcop_nbcast_plan(n, t, k, &p)) { /* infer checked the shapes: not expected */
+    char why[256];
+    snprintf(why, sizeof why, "%s", lc_last_error());
+    clop_fail(op, NULL, LC_ERR_INVALID_ARG, why);
+    return NULL;
+  }
+  g[0] = p.nd;
+  for (int d = 0; d < p.nd; d++)
+    for (int i = 0; i < 3; i++) g[1 + d] = p.dims[d], g[9 + 8 * i + d] = i < k ? p.st[i][d] : 0;
+  return clop_ints(op, g, 33);
+}
+
+/* Comparisons, And / Or / Xor / Not to bool, and Where (any element size) with broadcasting. */
+static lc_status make_logic(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                            const lc_tensor *out, unsigned cm) {
+  static const char *const kinds[] = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
+                                      "Not"};
+  int where = !strcmp(n->op_type, "Where"), kind = 0;
+  while (!where && strcmp(kinds[kind], n->op_type)) kind++;
+  lc_dtype t = in[where]->dtype;
+  int dt = t == LC_DT_FLOAT ? 0 : t == LC_DT_INT64 ? 1 : t == LC_DT_INT32 ? 2 : t == LC_DT_UINT8 || t == LC_DT_BOOL ? 3
+           : t == LC_DT_INT8 ? 4 : -1;
+  size_t es = lc_dtype_size(out->dtype);
+  if (where ? !clop_esuffix(es) : dt < 0)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "no %s device version", lc_dtype_name(t));
+  int64_t cnt = clop_numel(out);
+  for (int i = 0; i < n_in; i++)
+    if (clop_numel(in[i]) < 0) cnt = -1;
+  if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "ew";
+  if (!cnt) return LC_OK;
+  const lc_tensor *ops[3] = {in[0], n_in > 1 ? in[1] : in[0], n_in > 2 ? in[2] : in[0]};
+  cl_mem geo = nb_geometry(op, n, ops, where ? 3 : 2);
+  if (where) {
+    static const char *const names[] = {"where_u8", "where_u32", "where_u64"};
+    clop_launch *l = clop_kernel(op, "ops_ew", names[es == 1 ? 0 : es == 4 ? 1 : 2], (size_t)cnt, EW_LWS);
+    for (int i = 0; i < 3; i++) bind_input(op, l, in[i], i, cm);
+    clop_args(op, l, "OMN", 0, geo, cnt);
+    return clop_status(op);
+  }
+  clop_launch *l = clop_kernel(op, "ops_ew", "ew_compare", (size_t)cnt, EW_LWS);
+  bind_input(op, l, in[0], 0, cm);
+  bind_input(op, l, ops[1], n_in > 1, cm);
+  clop_args(op, l, "OMNNN", 0, geo, cnt, (int64_t)kind, (int64_t)dt);
+  return clop_status(op);
+}
+
 static int cast_dtype(lc_dtype t) {
   return t == LC_DT_FLOAT || t == LC_DT_UINT8 || t == LC_DT_INT8 || t == LC_DT_INT32 || t == LC_DT_INT64 || t == LC_DT_BOOL;
 }
@@ -177,12 +230,15 @@ lc_status clop_make_ew(lc_clop *op, const lc_node *n, const lc_tensor *const *in
                                       "Sqrt", "Reciprocal", "Erf", "Exp", "Neg", "Abs", NULL};
   static const char *const rounding[] = {"Floor", "Ceil", "Round", NULL};
   static const char *const variadic[] = {"Min", "Max", "Sum", "Mean", NULL};
+  static const char *const logic[] = {"Equal", "Less",    "Greater", "LessOrEqual", "GreaterOrEqual", "And",
+                                      "Or",    "Xor",     "Not",     "Where",       NULL};
   static const char *const views[] = {"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", NULL};
   if (!strcmp(n->op_type, "Cast") && in[0] && in[0]->dtype != out->dtype) return make_cast(op, n, in, out, cm);
   if (is_op(n, views) || !strcmp(n->op_type, "Cast")) return make_view(op, n, in, out, n_out, cm);
   if (!strcmp(n->op_type, "BatchNormalization")) return make_bn(op, n, in, out, cm);
   if (bin_kind(n->op_type) >= 0) return make_binary(op, n, in, out, cm);
   if (is_op(n, variadic)) return make_variadic(op, n, in, n_in, out, cm);
+  if (is_op(n, logic)) return make_logic(op, n, in, n_in, out, cm);
   int round = is_op(n, rounding);
   if (!round && !is_op(n, unary)) return LC_ERR_UNSUPPORTED;
   if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");

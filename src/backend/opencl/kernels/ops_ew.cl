@@ -151,3 +151,65 @@ __kernel void ew_cast(__global const uchar *x, __global uchar *y, int n, int fro
   default: y[i] = (uchar)clamp(v, 0L, 255L); break;
   }
 }
+
+/* Offsets of output element i in up to three operands from the broadcast plan
+ * g = {nd, dims[8], s0[8], s1[8], s2[8]} (outermost first). */
+inline void ew_nb(__constant const int *g, int i, int *o) {
+  int a = 0, b = 0, c = 0;
+  for (int d = g[0] - 1; d >= 0; d--) {
+    int m = g[1 + d], q = i / m, r = i - q * m;
+    a += r * g[9 + d], b += r * g[17 + d], c += r * g[25 + d];
+    i = q;
+  }
+  o[0] = a, o[1] = b, o[2] = c;
+}
+
+inline long ew_ld(__global const uchar *p, int dt, int i) {
+  switch (dt) {
+  case 1: return ((__global const long *)p)[i];
+  case 2: return ((__global const int *)p)[i];
+  case 4: return ((__global const char *)p)[i];
+  default: return p[i];
+  }
+}
+
+/* Comparisons (kinds 0..4: ==, <, >, <=, >=) and logic (5 and, 6 or, 7 xor, 8 not of a) to bool,
+ * as the CPU's cmp_f / cmp_i; dt 0 float, 1 int64, 2 int32, 3 uint8 / bool, 4 int8. */
+__kernel void ew_compare(__global const uchar *a, __global const uchar *b, __global uchar *y, __constant const int *g,
+                         int n, int kind, int dt) {
+  int i = get_global_id(0), o[3];
+  if (i >= n) return;
+  ew_nb(g, i, o);
+  int r;
+  if (dt == 0) {
+    float x = ((__global const float *)a)[o[0]], v = ((__global const float *)b)[o[1]];
+    r = kind == 0 ? x == v : kind == 1 ? x < v : kind == 2 ? x > v : kind == 3 ? x <= v : x >= v;
+  } else {
+    long x = ew_ld(a, dt, o[0]), v = ew_ld(b, dt, o[1]);
+    switch (kind) {
+    case 0: r = x == v; break;
+    case 1: r = x < v; break;
+    case 2: r = x > v; break;
+    case 3: r = x <= v; break;
+    case 4: r = x >= v; break;
+    case 5: r = x && v; break;
+    case 6: r = x || v; break;
+    case 7: r = !x != !v; break;
+    default: r = !x; break;
+    }
+  }
+  y[i] = (uchar)r;
+}
+
+/* Where: out = c ? x : y, elements moved as their bits. */
+#define LC_WHERE(T, NAME)                                                                             \
+  __kernel void NAME(__global const uchar *c, __global const T *x, __global const T *y, __global T *out, \
+                     __constant const int *g, int n) {                                                \
+    int i = get_global_id(0), o[3];                                                                   \
+    if (i >= n) return;                                                                               \
+    ew_nb(g, i, o);                                                                                   \
+    out[i] = c[o[0]] ? x[o[1]] : y[o[2]];                                                             \
+  }
+LC_WHERE(uchar, where_u8)
+LC_WHERE(uint, where_u32)
+LC_WHERE(ulong, where_u64)
