@@ -421,6 +421,19 @@ static void test_pool_reduce(void) {
   check("layernorm two axes", "LayerNormalization", la2, 1, ln2, 2, 2u, 1, 1e-4, 0);
   for (int i = 0; i < 3; i++) free(ln[i].data);
   for (int i = 0; i < 2; i++) free(ln2[i].data);
+  lc_tensor in1[3] = {T(LC_DT_FLOAT, 4, D(2, 3, 7, 9), -3, 3), T(LC_DT_FLOAT, 1, D(3), -2, 2), T(LC_DT_FLOAT, 1, D(3), -1, 1)};
+  check("instancenorm", "InstanceNormalization", NULL, 0, in1, 3, 6u, 1, 1e-5, 1);
+  free_ins(in1, 3);
+  lc_tensor in2[3] = {T(LC_DT_FLOAT, 3, D(1, 2, 1000), 2, 4), T(LC_DT_FLOAT, 1, D(2), -2, 2), T(LC_DT_FLOAT, 1, D(2), -1, 1)};
+  check("instancenorm long rows, offset mean", "InstanceNormalization", NULL, 0, in2, 3, 6u, 1, 1e-5, 0);
+  free_ins(in2, 3);
+  for (int pg = 0; pg < 2; pg++) { /* scale per channel [C], and per group [G] (opset < 21) */
+    lc_tensor gn[3] = {T(LC_DT_FLOAT, 4, D(2, 6, 5, 3), -3, 3), T(LC_DT_FLOAT, 1, D(pg ? 3 : 6), -2, 2),
+                       T(LC_DT_FLOAT, 1, D(pg ? 3 : 6), -1, 1)};
+    lc_attr ga[2] = {A_i("num_groups", 3), A_f("epsilon", 1e-3f)};
+    check(pg ? "groupnorm per group" : "groupnorm", "GroupNormalization", ga, 2, gn, 3, 6u, 1, 1e-5, 0);
+    free_ins(gn, 3);
+  }
   lc_attr s1[1] = {A_i("axis", 1)};
   check("softmax axis 1", "Softmax", s1, 1, &x, 1, 0, 1, 1e-4, 1);
   check("softmax last", "Softmax", NULL, 0, &x, 1, 0, 1, 1e-4, 0);

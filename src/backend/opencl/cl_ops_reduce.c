@@ -1,6 +1,6 @@
 /* Pool, reduction and softmax device ops: MaxPool, AveragePool (1-D and 2-D), GlobalAveragePool,
  * GlobalMaxPool, ReduceMean/Sum/Max/Min/L1/L2/SumSquare/LogSumExp/Prod over any axes, Softmax,
- * LogSoftmax, LayerNormalization. Few elements reduced per output:
+ * LogSoftmax, LayerNormalization, InstanceNormalization, GroupNormalization. Few elements reduced per output:
  * one work item each; many: one work group each (kernels/ops_reduce.cl). */
 #include <stdint.h>
 #include <string.h>
@@ -81,6 +81,15 @@ static lc_status make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *con
   return clop_status(op);
 }
 
+/* One work group per row of len floats normalized (norm_group in ops_reduce.cl). */
+static lc_status norm_launch(lc_clop *op, const lc_node *n, cl_mem sm, cl_mem bm, int64_t rows, int64_t len,
+                             int64_t every, int64_t srows) {
+  clop_launch *l = clop_kernel(op, "ops_reduce", "norm_group", (size_t)rows * RED_ROWS_LWS, RED_ROWS_LWS);
+  if (l && !l->lws) return lcop_fail(n, LC_ERR_UNSUPPORTED, "device work groups too small");
+  clop_args(op, l, "IOMMNNNF", 0, 0, sm, bm, len, every, srows, (double)lc_attr_float(n, "epsilon", 1e-5f));
+  return clop_status(op);
+}
+
 /* LayerNormalization with constant Scale (and B): rows of the trailing axes, one output. */
 static lc_status make_layernorm(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
                                 const lc_tensor *out, int n_out, unsigned cm) {
@@ -104,10 +113,27 @@ static lc_status make_layernorm(lc_clop *op, const lc_node *n, const lc_tensor *
   op->packed |= cm & 6u;
   op->route = "layernorm";
   if (!cnt) return clop_status(op);
-  clop_launch *l = clop_kernel(op, "ops_reduce", "layernorm_group", (size_t)(cnt / len) * RED_ROWS_LWS, RED_ROWS_LWS);
-  if (l && !l->lws) return lcop_fail(n, LC_ERR_UNSUPPORTED, "device work groups too small");
-  clop_args(op, l, "IOMMNF", 0, 0, sm, bm, len, (double)lc_attr_float(n, "epsilon", 1e-5f));
-  return clop_status(op);
+  return norm_launch(op, n, sm, bm, cnt / len, len, 1, 1);
+}
+
+/* InstanceNormalization / GroupNormalization with constant scale and B: rows of one (image,
+ * group), scale / bias per channel, or per group (opset < 21, or [G] where G != C), as the CPU. */
+static lc_status make_groupnorm(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out,
+                                unsigned cm) {
+  const lc_tensor *t = in[0];
+  if ((cm & 6u) != 6u || t->ndim < 2)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "%s on the device needs constant scale and B", n->op_type);
+  int64_t C = t->dims[1], cnt = clop_numel(out), sp = 1, cs = clop_numel(in[1]), opset = lcop_opset(n);
+  int64_t G = n->op_type[0] == 'G' ? lc_attr_int(n, "num_groups", 0) : C;
+  if (cnt < 0 || G <= 0 || C % G) return lcop_fail(n, LC_ERR_UNSUPPORTED, "no device version of this form");
+  int per_group = n->op_type[0] == 'G' && cs == G && (cs != C || (opset > 0 && opset < 21));
+  cl_mem sm = clop_upload(op, in[1]->data, in[1]->nbytes), bm = clop_upload(op, in[2]->data, in[2]->nbytes);
+  op->packed |= 6u;
+  op->route = "layernorm";
+  if (!cnt) return clop_status(op);
+  for (int i = 2; i < t->ndim; i++) sp *= t->dims[i]; /* no dim 0: <= cnt */
+  int64_t len = C / G * sp;
+  return norm_launch(op, n, sm, bm, cnt / len, len, per_group ? len : sp, G);
 }
 
 static lc_status make_softmax(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out) {
@@ -135,8 +161,10 @@ lc_status clop_make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *const
   int pool = !strcmp(t, "MaxPool") || !strcmp(t, "AveragePool");
   int red = !strncmp(t, "Reduce", 6) || !strcmp(t, "GlobalAveragePool") || !strcmp(t, "GlobalMaxPool");
   int sm = !strcmp(t, "Softmax") || !strcmp(t, "LogSoftmax"), ln = !strcmp(t, "LayerNormalization");
-  if (!pool && !red && !sm && !ln) return LC_ERR_UNSUPPORTED;
+  int gn = !strcmp(t, "InstanceNormalization") || !strcmp(t, "GroupNormalization");
+  if (!pool && !red && !sm && !ln && !gn) return LC_ERR_UNSUPPORTED;
   if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
+  if (gn) return make_groupnorm(op, n, in, out, cm);
   if (ln) return make_layernorm(op, n, in, n_in, out, n_out, cm);
   if (pool) return make_pool(op, n, in, out);
   if (red) return make_reduce(op, n, in, n_in, out, cm);

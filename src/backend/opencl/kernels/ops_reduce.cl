@@ -130,9 +130,12 @@ __kernel void reduce_rows_group(__global const float *x, __global float *y, int 
   if (l == 0) y[i] = red_fin(kind, part[0], cnt);
 }
 
-/* LayerNormalization over rows of len (the trailing axes): one work group of RED_ROWS_LWS per
- * row, the mean, then the mean square deviation (two passes: no cancellation), then the rows. */
-inline float lc_group_sum(__local float *part, float v) {
+/* LayerNormalization, InstanceNormalization, GroupNormalization over rows of len (one work group
+ * of RED_ROWS_LWS per row): the mean, then the mean square deviation (two passes: no
+ * cancellation), both in racc as the CPU's double, then y = (x - mean) * inv * scale + bias with
+ * scale / bias index (row % srows) * (len / every) + j / every (LayerNormalization: every 1,
+ * srows 1; a channel's spatial size for Instance- and GroupNormalization). */
+inline racc lc_group_sum(__local racc *part, racc v) {
   int l = get_local_id(0);
   barrier(CLK_LOCAL_MEM_FENCE); /* part may still be read by the previous sum */
   part[l] = v;
@@ -144,19 +147,23 @@ inline float lc_group_sum(__local float *part, float v) {
   return part[0];
 }
 
-__kernel void layernorm_group(__global const float *x, __global float *y, __global const float *scale,
-                              __global const float *bias, int len, float eps) {
-  __local float part[RED_ROWS_LWS];
+__kernel void norm_group(__global const float *x, __global float *y, __global const float *scale,
+                         __global const float *bias, int len, int every, int srows, float eps) {
+  __local racc part[RED_ROWS_LWS];
   int i = get_group_id(0), l = get_local_id(0);
   __global const float *p = x + (size_t)i * (size_t)len;
   __global float *q = y + (size_t)i * (size_t)len;
-  float s = 0.0f;
+  racc s = 0.0f;
   for (int r = l; r < len; r += RED_ROWS_LWS) s += p[r];
-  float mean = lc_group_sum(part, s) / (float)len;
-  float v = 0.0f;
-  for (int r = l; r < len; r += RED_ROWS_LWS) v += (p[r] - mean) * (p[r] - mean);
-  float inv = rsqrt(lc_group_sum(part, v) / (float)len + eps);
-  for (int r = l; r < len; r += RED_ROWS_LWS) q[r] = (p[r] - mean) * inv * scale[r] + bias[r];
+  racc mean = lc_group_sum(part, s) / (racc)len;
+  racc v = 0.0f;
+  for (int r = l; r < len; r += RED_ROWS_LWS) v += ((racc)p[r] - mean) * ((racc)p[r] - mean);
+  float inv = (float)((racc)1.0f / sqrt(lc_group_sum(part, v) / (racc)len + (racc)eps));
+  int base = (i % srows) * (len / every);
+  for (int r = l; r < len; r += RED_ROWS_LWS) {
+    int k = base + r / every;
+    q[r] = (float)((racc)p[r] - mean) * inv * scale[k] + bias[k];
+  }
 }
 
 /* The same, one work item per row (short rows). */
