@@ -421,6 +421,19 @@ static void test_pool_reduce(void) {
   check("layernorm two axes", "LayerNormalization", la2, 1, ln2, 2, 2u, 1, 1e-4, 0);
   for (int i = 0; i < 3; i++) free(ln[i].data);
   for (int i = 0; i < 2; i++) free(ln2[i].data);
+  for (int k = 0; k < 8; k++) { /* ArgMax / ArgMin: axes, keepdims, select_last_index, ties, NaN, int32 */
+    const char *op = k & 1 ? "ArgMin" : "ArgMax";
+    lc_tensor a = Tl(k < 6 ? LC_DT_FLOAT : LC_DT_UINT8, 3, D(3, 7, 5));
+    if (k == 4) ((float *)a.data)[12] = NAN;
+    lc_attr aa[3] = {A_i("axis", k / 2 % 3 - 1), A_i("keepdims", k & 2 ? 0 : 1), A_i("select_last_index", k >> 1 & 1)};
+    check(op, op, aa, 3, &a, 1, 0u, 1, 0, 0);
+    free(a.data);
+  }
+  lc_tensor a32 = T(LC_DT_INT32, 2, D(4, 9), 0, 0);
+  for (int i = 0; i < 36; i++) ((int32_t *)a32.data)[i] = tu_rand_int(-5, 5) * 100000000;
+  lc_attr a0[1] = {A_i("axis", 1)};
+  check("argmax int32", "ArgMax", a0, 1, &a32, 1, 0u, 1, 0, 0);
+  free(a32.data);
   lc_tensor in1[3] = {T(LC_DT_FLOAT, 4, D(2, 3, 7, 9), -3, 3), T(LC_DT_FLOAT, 1, D(3), -2, 2), T(LC_DT_FLOAT, 1, D(3), -1, 1)};
   check("instancenorm", "InstanceNormalization", NULL, 0, in1, 3, 6u, 1, 1e-5, 1);
   free_ins(in1, 3);

@@ -176,7 +176,8 @@ static const char *const device_ops[] = {
     "ReduceMin", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ReduceProd", "Softmax", "LogSoftmax",
     "LayerNormalization", "Floor", "Ceil", "Round", "Min", "Max", "Sum", "Mean", "DepthToSpace",
     "SpaceToDepth", "Tile", "Upsample", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
-    "Not", "Where", "InstanceNormalization", "GroupNormalization", "Conv", "ConvTranspose", "Gemm", "MatMul", NULL};
+    "Not", "Where", "InstanceNormalization", "GroupNormalization", "ArgMax", "ArgMin",
+    "Conv", "ConvTranspose", "Gemm", "MatMul", NULL};
 
 static int has_device_op(const char *t) {
   for (const char *const *p = device_ops; *p; p++)

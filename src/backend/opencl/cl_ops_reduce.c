@@ -1,6 +1,6 @@
 /* Pool, reduction and softmax device ops: MaxPool, AveragePool (1-D and 2-D), GlobalAveragePool,
  * GlobalMaxPool, ReduceMean/Sum/Max/Min/L1/L2/SumSquare/LogSumExp/Prod over any axes, Softmax,
- * LogSoftmax, LayerNormalization, InstanceNormalization, GroupNormalization. Few elements reduced per output:
+ * LogSoftmax, LayerNormalization, InstanceNormalization, GroupNormalization, ArgMax, ArgMin. Few elements reduced per output:
  * one work item each; many: one work group each (kernels/ops_reduce.cl). */
 #include <stdint.h>
 #include <string.h>
@@ -155,6 +155,25 @@ static lc_status make_softmax(lc_clop *op, const lc_node *n, const lc_tensor *co
   return clop_status(op);
 }
 
+/* ArgMax / ArgMin to int64 (float, int32, uint8: int64 the CPU compares through double). */
+static lc_status make_arg(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out) {
+  const lc_tensor *t = in[0];
+  int dt = t->dtype == LC_DT_FLOAT ? 0 : t->dtype == LC_DT_INT32 ? 2 : t->dtype == LC_DT_UINT8 ? 3 : -1, axis;
+  if (dt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "no %s device version", lc_dtype_name(t->dtype));
+  lc_status s = lcop_axis(n, lc_attr_int(n, "axis", 0), t->ndim, &axis);
+  if (s) return s;
+  int64_t cnt = clop_numel(out);
+  if (cnt < 0 || clop_numel(t) < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  op->route = "reduce";
+  if (!cnt) return LC_OK;
+  size_t len = (size_t)t->dims[axis], inner;
+  lcop_dims_prod(t->dims, axis + 1, t->ndim, &inner);
+  clop_launch *l = clop_kernel(op, "ops_reduce", "arg_reduce", (size_t)cnt, 64);
+  clop_args(op, l, "IONNNNNN", 0, 0, cnt, (int64_t)len, (int64_t)inner, (int64_t)(n->op_type[4] == 'a'),
+            lc_attr_int(n, "select_last_index", 0) != 0 ? (int64_t)1 : (int64_t)0, (int64_t)dt);
+  return clop_status(op);
+}
+
 lc_status clop_make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
                            const lc_tensor *out, int n_out, unsigned cm) {
   const char *t = n->op_type;
@@ -162,8 +181,10 @@ lc_status clop_make_reduce(lc_clop *op, const lc_node *n, const lc_tensor *const
   int red = !strncmp(t, "Reduce", 6) || !strcmp(t, "GlobalAveragePool") || !strcmp(t, "GlobalMaxPool");
   int sm = !strcmp(t, "Softmax") || !strcmp(t, "LogSoftmax"), ln = !strcmp(t, "LayerNormalization");
   int gn = !strcmp(t, "InstanceNormalization") || !strcmp(t, "GroupNormalization");
-  if (!pool && !red && !sm && !ln && !gn) return LC_ERR_UNSUPPORTED;
+  int arg = !strcmp(t, "ArgMax") || !strcmp(t, "ArgMin");
+  if (!pool && !red && !sm && !ln && !gn && !arg) return LC_ERR_UNSUPPORTED;
   if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
+  if (arg) return make_arg(op, n, in, out);
   if (gn) return make_groupnorm(op, n, in, out, cm);
   if (ln) return make_layernorm(op, n, in, n_in, out, n_out, cm);
   if (pool) return make_pool(op, n, in, out);

@@ -219,3 +219,29 @@ __kernel void softmax_group(__global const float *x, __global float *y, int len,
   }
   for (int j = l; j < len; j += RED_LWS) y[r * len + j] = sm_out(lg, p[j], mf, part[0]);
 }
+
+/* ArgMax (mx 1) / ArgMin over len elements at stride inner, one work item per output, as the
+ * CPU's loop: the first extreme (the last with select_last_index), NaN wins over numbers;
+ * dt 0 float, 2 int32, 3 uint8. */
+__kernel void arg_reduce(__global const uchar *x, __global long *y, int n, int len, int inner, int mx, int last,
+                         int dt) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  int base = (i / inner) * len * inner + i % inner, best = 0;
+  if (dt == 0) {
+    __global const float *p = (__global const float *)x + base;
+    float bv = 0.0f;
+    for (int j = 0; j < len; j++) {
+      float v = p[j * inner];
+      if (j == 0 || (mx ? v > bv : v < bv) || (last && v == bv) || (isnan(v) && !isnan(bv))) best = j, bv = v;
+    }
+  } else {
+    long bv = 0;
+    for (int j = 0; j < len; j++) {
+      int k = base + j * inner;
+      long v = dt == 2 ? (long)((__global const int *)x)[k] : (long)x[k];
+      if (j == 0 || (mx ? v > bv : v < bv) || (last && v == bv)) best = j, bv = v;
+    }
+  }
+  y[i] = best;
+}
