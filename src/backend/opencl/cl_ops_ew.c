@@ -130,6 +130,14 @@ static lc_status make_binary(lc_clop *op, const lc_node *n, const lc_tensor *con
   return bin_launch(op, in, (const int[]){0, 1}, out, cnt, kind, is64, cm);
 }
 
+/* The output's element count, -1 when it or an input's is 2^31 or more. */
+static int64_t out_count(const lc_tensor *const *in, int n_in, const lc_tensor *out) {
+  int64_t cnt = clop_numel(out);
+  for (int i = 0; i < n_in; i++)
+    if (in[i] && clop_numel(in[i]) < 0) cnt = -1;
+  return cnt;
+}
+
 /* Variadic Min / Max / Sum / Mean (float): out = in0 op in1, then out = out op in_i for each
  * further input (each broadcast to out, as the CPU's running result), Mean then divided by the
  * count. One input: a broadcast copy (x + 0 would turn -0 into +0: Max of x and x instead). */
@@ -138,9 +146,7 @@ static lc_status make_variadic(lc_clop *op, const lc_node *n, const lc_tensor *c
   int mean = !strcmp(n->op_type, "Mean"), kind = n->op_type[1] == 'i' ? 6 : n->op_type[1] == 'a' ? 7 : 0;
   if (out->dtype != LC_DT_FLOAT)
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "no %s device version", lc_dtype_name(out->dtype));
-  int64_t cnt = clop_numel(out);
-  for (int i = 0; i < n_in; i++)
-    if (clop_numel(in[i]) < 0) cnt = -1;
+  int64_t cnt = out_count(in, n_in, out);
   if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
   op->route = "ew";
   if (!cnt) return LC_OK;
@@ -186,9 +192,7 @@ static lc_status make_logic(lc_clop *op, const lc_node *n, const lc_tensor *cons
   size_t es = lc_dtype_size(out->dtype);
   if (where ? !clop_esuffix(es) : dt < 0)
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "no %s device version", lc_dtype_name(t));
-  int64_t cnt = clop_numel(out);
-  for (int i = 0; i < n_in; i++)
-    if (clop_numel(in[i]) < 0) cnt = -1;
+  int64_t cnt = out_count(in, n_in, out);
   if (cnt < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
   op->route = "ew";
   if (!cnt) return LC_OK;
