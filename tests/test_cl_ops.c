@@ -126,6 +126,27 @@ static void check(const char *label, const char *op, lc_attr *attrs, int na, lc_
   g_cases++;
 }
 
+/* A form without a device version: lc_clop_create refuses it with LC_ERR_UNSUPPORTED and a reason
+ * (the runner then falls back to the CPU), leaking nothing. */
+static void refuse(const char *label, const char *op, lc_attr *attrs, int na, lc_tensor *ins, int n_in, unsigned cm) {
+  static const char *names[] = {"a", "b", "c", "d"};
+  lc_node n = {0};
+  n.name = "node0", n.op_type = op, n.domain = "";
+  n.n_inputs = n_in, n.n_outputs = 1, n.inputs = names, n.outputs = names, n.n_attrs = na, n.attrs = attrs;
+  const lc_tensor *in[4];
+  for (int i = 0; i < n_in; i++) in[i] = ins[i].dtype == LC_DT_UNDEFINED ? NULL : &ins[i];
+  lc_tensor o = {0};
+  lc_status s = lc_op_find(op)->infer(&n, in, n_in, &o, 1);
+  TU_CHECK(!s, "%s: infer: %s", label, lc_last_error());
+  lc_exec_ctx x = {0};
+  x.lc = g_cpu, x.const_inputs = cm;
+  lc_clop *dop = NULL;
+  if (!s) s = lc_clop_create(g_dev, &n, in, n_in, &o, 1, &x, cm, &dop);
+  TU_CHECK(s == LC_ERR_UNSUPPORTED && !dop && *lc_last_error(), "%s: status %d, '%s'", label, s, lc_last_error());
+  lc_clop_free(dop);
+  g_cases++;
+}
+
 static void free_ins(lc_tensor *t, int n) {
   for (int i = 0; i < n; i++) free(t[i].data), t[i].data = NULL;
 }
@@ -279,6 +300,19 @@ static void test_logic(void) {
     check("where constant x y", "Where", NULL, 0, w, 3, 6u, 1, 0, 0);
     free_ins(w, 3);
   }
+}
+
+static void test_refused(void) {
+  lc_tensor i64[2] = {T(LC_DT_INT64, 2, D(3, 4), -5, 5), T(LC_DT_INT64, 1, D(4), -5, 5)};
+  refuse("int64 Sum", "Sum", NULL, 0, i64, 2, 0u);
+  lc_attr ax[1] = {A_i("axis", 1)};
+  refuse("int64 ArgMax", "ArgMax", ax, 1, i64, 1, 0u);
+  free_ins(i64, 2);
+  lc_tensor gn[3] = {T(LC_DT_FLOAT, 4, D(1, 4, 3, 3), -1, 1), T(LC_DT_FLOAT, 1, D(4), -1, 1), T(LC_DT_FLOAT, 1, D(4), -1, 1)};
+  refuse("instancenorm, computed scale", "InstanceNormalization", NULL, 0, gn, 3, 4u);
+  lc_attr ga[1] = {A_i("num_groups", 2)};
+  refuse("groupnorm, computed bias", "GroupNormalization", ga, 1, gn, 3, 2u);
+  free_ins(gn, 3);
 }
 
 static void test_data(void) {
@@ -536,6 +570,7 @@ int main(void) {
   test_binary();
   test_variadic();
   test_logic();
+  test_refused();
   test_data();
   test_resize();
   test_pool_reduce();

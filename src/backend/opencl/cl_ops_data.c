@@ -164,9 +164,6 @@ static lc_status make_resize(lc_clop *op, const lc_node *n, const lc_tensor *con
   if (cm & 1u) return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input (folded on the host)");
   op->packed |= cm & 0xeu;
   int r = p.r;
-  for (int i = 0; i + 2 < r; i++)
-    if (p.out[i] != in[0]->dims[i] || p.scale[i] != 1.0)
-      return lcop_fail(n, LC_ERR_UNSUPPORTED, "a device Resize of the last two axes only");
   int64_t H = r >= 2 ? in[0]->dims[r - 2] : 1, W = in[0]->dims[r - 1];
   int64_t OH = r >= 2 ? p.out[r - 2] : 1, OW = p.out[r - 1], cnt = clop_numel(out);
   double sh = r >= 2 ? p.scale[r - 2] : 1.0, sw = p.scale[r - 1];
