@@ -5,9 +5,11 @@
  *        exp/tanh/erf/pow of the device are within a few ulp of libm's);
  *   1e-4 for sums (conv, products, pools, reductions, softmax): the device adds in another order
  *        and with fused multiply-adds, which moves each of K <= ~2000 terms by <= 1 ulp;
- *        The extra reductions (L1, L2, SumSquare, LogSumExp, Prod) and the softmax sums accumulate
- *        in double on a device with fp64 (PoCL has it), as the CPU does: then within ~1e-7;
- *   exact for Floor / Ceil / Round (Round's ties to even included) and variadic Min / Max;
+ *   1e-5 for the extra reductions (L1, L2, SumSquare, LogSumExp, Prod), LogSoftmax, Instance- and
+ *        GroupNormalization: they accumulate in double on a device with fp64 (PoCL has it), as
+ *        the CPU does, so what is left is the float exp / log / sqrt of each side (a few ulp);
+ *   exact for Floor / Ceil / Round (Round's ties to even included) and variadic Min / Max; bool
+ *        and int outputs (comparisons, logic, ArgMax / ArgMin) are compared byte for byte;
  *   1e-5 for variadic Sum / Mean: the same additions in the same order, Mean's division too;
  *   3e-2 for q8/q4 products: the two paths quantize the weights separately (same scheme). */
 #include <math.h>
