@@ -321,8 +321,41 @@ static void test_conv_transpose(void) {
   }
 }
 
+/* A pool's init plans for one input shape; a run on another (a model re-planned with new dims)
+ * must plan for that one, not reuse the tables. */
+static void test_pool_other_shape(void) {
+  int64_t k[2] = {3, 2}, s[2] = {3, 2}, p[4] = {1, 0, 1, 1}, d0[4] = {1, 2, 3, 8}, d1[4] = {1, 3, 7, 21};
+  float x0[48] = {0}, x1[441];
+  tu_fill(x1, 441, -3, 3);
+  for (int is_max = 0; is_max < 2; is_max++) {
+    lc_attr a[4] = {a_ints("kernel_shape", k, 2), a_ints("strides", s, 2), a_ints("pads", p, 4),
+                    a_int("count_include_pad", 1)};
+    lc_node n = {0};
+    static const char *names[] = {"x"};
+    n.name = "node0", n.op_type = is_max ? "MaxPool" : "AveragePool", n.domain = "";
+    n.n_inputs = n.n_outputs = 1, n.inputs = n.outputs = names, n.n_attrs = 4, n.attrs = a;
+    const lc_op_impl *impl = lc_op_find(n.op_type);
+    lc_tensor t0 = tens(LC_DT_FLOAT, 4, d0, x0), t1 = tens(LC_DT_FLOAT, 4, d1, x1), o0, o1;
+    const lc_tensor *i0[1] = {&t0}, *i1[1] = {&t1};
+    lc_exec_ctx x = {0};
+    x.lc = g_ctx;
+    void *st = NULL;
+    TU_CHECK(impl && !impl->infer(&n, i0, 1, &o0, 1) && !impl->infer(&n, i1, 1, &o1, 1) &&
+                 !impl->init(&n, i0, 1, &o0, 1, &x, &st), "pool other shape: %s", lc_last_error());
+    float want[3 * 3 * 11], *got = calloc(1, o1.nbytes);
+    int64_t OH, OW, dd[2] = {1, 1};
+    for (int c = 0; c < 3; c++) naive_pool(is_max, 1, x1 + c * 147, 7, 21, k, s, dd, p, 0, want + c * 33, &OH, &OW);
+    o1.data = got;
+    TU_CHECK(OH == 3 && OW == 11 && !impl->run(&n, st, i1, 1, &o1, 1, &x), "pool other shape run: %s", lc_last_error());
+    check_floats(n.op_type, got, want, 99, 1e-5f);
+    impl->fini(st);
+    free(got);
+  }
+}
+
 int main(void) {
-  static void (*const one[])(void) = {test_pool, test_avgpool_wide, test_resize, test_conv, test_conv_transpose};
+  static void (*const one[])(void) = {test_pool, test_avgpool_wide, test_pool_other_shape, test_resize, test_conv,
+                                      test_conv_transpose};
   static void (*const two[])(void) = {test_pool, test_avgpool_wide, test_conv, test_conv_transpose};
   return ops_main("test_ops_spatial", one, sizeof one / sizeof one[0], two, sizeof two / sizeof two[0]);
 }
