@@ -321,8 +321,67 @@ static void test_conv_transpose(void) {
   }
 }
 
+/* The shapes of trained models' AveragePools (PP-OCRv4 rec's 1x480x3x80 k3x2 s3x2) and odd
+ * neighbours of them: ceil_mode overhangs, pads on one side, odd widths, both counts. */
+static void test_avgpool_models(void) {
+  static const struct { int64_t C, H, W, k[2], s[2], p[4]; int ceil, incl; } T[] = {
+      {480, 3, 80, {3, 2}, {3, 2}, {0, 0, 0, 0}, 0, 0}, {33, 3, 81, {3, 2}, {3, 2}, {0, 0, 0, 0}, 1, 0},
+      {17, 5, 83, {3, 2}, {3, 2}, {0, 0, 1, 1}, 1, 1},  {9, 7, 37, {2, 2}, {2, 2}, {1, 1, 0, 0}, 0, 1},
+      {5, 6, 65, {3, 3}, {1, 1}, {1, 1, 1, 1}, 0, 0},   {3, 9, 31, {3, 3}, {2, 2}, {1, 1, 1, 1}, 1, 1}};
+  for (size_t t = 0; t < sizeof T / sizeof T[0]; t++) {
+    int64_t C = T[t].C, H = T[t].H, W = T[t].W, d[2] = {1, 1}, OH = 0, OW = 0, dims[4] = {1, C, H, W};
+    size_t plane = (size_t)((H + 2) * (W + 2));
+    float *x = malloc((size_t)(C * H * W) * sizeof(float)), *want = malloc((size_t)C * plane * sizeof(float));
+    tu_fill(x, (size_t)(C * H * W), -3, 3);
+    for (int64_t c = 0; c < C; c++)
+      naive_pool(0, T[t].incl, x + c * H * W, H, W, T[t].k, T[t].s, d, T[t].p, T[t].ceil, want + c * OH * OW, &OH, &OW);
+    lc_attr a[5] = {a_ints("kernel_shape", T[t].k, 2), a_ints("strides", T[t].s, 2), a_ints("pads", T[t].p, 4),
+                    a_int("ceil_mode", T[t].ceil), a_int("count_include_pad", T[t].incl)};
+    lc_tensor tin[1] = {tens(LC_DT_FLOAT, 4, dims, x)}, out[1];
+    lc_status st = run_op("AveragePool", a, 5, tin, 1, out, 1);
+    int64_t od[4] = {1, C, OH, OW};
+    TU_CHECK(st == LC_OK && same_dims(&out[0], 4, od), "avgpool model case %zu: %s", t, lc_last_error());
+    if (!st && same_dims(&out[0], 4, od)) check_floats("avgpool model case", out[0].data, want, (size_t)(C * OH * OW), 1e-5f);
+    free_outs(out, 1);
+    free(x), free(want);
+  }
+}
+
+/* A pool's init plans for one input shape; a run on another (a model re-planned with new dims)
+ * must plan for that one, not reuse the tables. */
+static void test_pool_other_shape(void) {
+  int64_t k[2] = {3, 2}, s[2] = {3, 2}, p[4] = {1, 0, 1, 1}, d0[4] = {1, 2, 3, 8}, d1[4] = {1, 3, 7, 21};
+  float x0[48] = {0}, x1[441];
+  tu_fill(x1, 441, -3, 3);
+  for (int is_max = 0; is_max < 2; is_max++) {
+    lc_attr a[4] = {a_ints("kernel_shape", k, 2), a_ints("strides", s, 2), a_ints("pads", p, 4),
+                    a_int("count_include_pad", 1)};
+    lc_node n = {0};
+    static const char *names[] = {"x"};
+    n.name = "node0", n.op_type = is_max ? "MaxPool" : "AveragePool", n.domain = "";
+    n.n_inputs = n.n_outputs = 1, n.inputs = n.outputs = names, n.n_attrs = 4, n.attrs = a;
+    const lc_op_impl *impl = lc_op_find(n.op_type);
+    lc_tensor t0 = tens(LC_DT_FLOAT, 4, d0, x0), t1 = tens(LC_DT_FLOAT, 4, d1, x1), o0, o1;
+    const lc_tensor *i0[1] = {&t0}, *i1[1] = {&t1};
+    lc_exec_ctx x = {0};
+    x.lc = g_ctx;
+    void *st = NULL;
+    TU_CHECK(impl && !impl->infer(&n, i0, 1, &o0, 1) && !impl->infer(&n, i1, 1, &o1, 1) &&
+                 !impl->init(&n, i0, 1, &o0, 1, &x, &st), "pool other shape: %s", lc_last_error());
+    float want[3 * 3 * 11], *got = calloc(1, o1.nbytes);
+    int64_t OH, OW, dd[2] = {1, 1};
+    for (int c = 0; c < 3; c++) naive_pool(is_max, 1, x1 + c * 147, 7, 21, k, s, dd, p, 0, want + c * 33, &OH, &OW);
+    o1.data = got;
+    TU_CHECK(OH == 3 && OW == 11 && !impl->run(&n, st, i1, 1, &o1, 1, &x), "pool other shape run: %s", lc_last_error());
+    check_floats(n.op_type, got, want, 99, 1e-5f);
+    impl->fini(st);
+    free(got);
+  }
+}
+
 int main(void) {
-  static void (*const one[])(void) = {test_pool, test_avgpool_wide, test_resize, test_conv, test_conv_transpose};
-  static void (*const two[])(void) = {test_pool, test_avgpool_wide, test_conv, test_conv_transpose};
+  static void (*const one[])(void) = {test_pool, test_avgpool_wide, test_avgpool_models, test_pool_other_shape,
+                                      test_resize, test_conv, test_conv_transpose};
+  static void (*const two[])(void) = {test_pool, test_avgpool_wide, test_avgpool_models, test_conv, test_conv_transpose};
   return ops_main("test_ops_spatial", one, sizeof one / sizeof one[0], two, sizeof two / sizeof two[0]);
 }

@@ -175,49 +175,104 @@ static void avg_task(void *arg, size_t task, int thread) {
   }
 }
 
-static lc_status pool_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
-                          int n_out, lc_exec_ctx *x) {
+/* Everything a pool's run needs besides the data, for one input shape: built once by init (at the
+ * start of a call that came in cold, geometry, attribute lookups and two small allocations cost
+ * 7-9 us, more than rec's 1x480x3x80 pool itself) and per call only for a shape init did not see. */
+typedef struct pool_plan {
   pool_geom g;
-  int is_max = n->op_type[0] == 'M';
-  lc_status s = lcop_pool_geometry(n, in[0], is_max, &g);
+  int is_max, ndim;
+  int64_t dims[4];
+  size_t tl; /* floats per padded row (avg with a column tap outside the input), else 0 */
+  int64_t *hlo, *hhi, *jlo, *jhi;
+  float *inv; /* avg: [OH][OW] 1 / window count */
+} pool_plan;
+
+/* The per-thread padded rows a run allocates: checked at plan time and again at run time, where
+ * the model's memory cap leaves less. */
+static lc_status rows_budget(const lc_node *n, const pool_plan *p, lc_exec_ctx *x) {
+  size_t nr = 0;
+  if (!lc_mul_sz((size_t)lcop_threads(x), p->tl, &nr) || nr > SIZE_MAX / sizeof(float))
+    return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
+  if (lcop_budget(x) && nr * sizeof(float) > lcop_budget(x))
+    return lcop_fail(n, LC_ERR_BUDGET, "needs %zu bytes of scratch", nr * sizeof(float));
+  return LC_OK;
+}
+
+static lc_status plan_make(const lc_node *n, const lc_tensor *in, lc_exec_ctx *x, pool_plan **out) {
+  pool_plan p = {0};
+  p.is_max = n->op_type[0] == 'M';
+  lc_status s = lcop_pool_geometry(n, in, p.is_max, &p.g);
   if (s) return s;
-  if (out->nbytes == 0) return LC_OK;
+  const pool_geom *g = &p.g;
   int incl = (int)lc_attr_int(n, "count_include_pad", 0);
-  size_t threads = (size_t)lcop_threads(x), oh = (size_t)g.OH, ow = (size_t)g.OW, W = (size_t)g.W;
+  size_t oh = (size_t)g->OH, ow = (size_t)g->OW, W = (size_t)g->W;
   /* the padded row, when a column tap leaves the input: pb[1] zeros, the input row, zeros up to
    * the last tap of the last column */
-  size_t last = (ow - 1) * (size_t)g.s[1] + (size_t)(g.k[1] - 1) * (size_t)g.d[1];
-  size_t tl = g.pb[1] == 0 && last < W ? 0 : lc_max_sz((size_t)g.pb[1] + W, last + 1);
-  size_t nt = oh * 3 + ow * 3 + (size_t)g.k[1] * 2, nf = 0, nr = 0;
-  if (!is_max && (!lc_mul_sz(oh, ow, &nf) || !lc_mul_sz(threads, tl, &nr) || !lc_add_sz(nf, nr, &nf)))
+  size_t last = ow ? (ow - 1) * (size_t)g->s[1] + (size_t)(g->k[1] - 1) * (size_t)g->d[1] : 0;
+  p.tl = p.is_max || (g->pb[1] == 0 && last < W) ? 0 : lc_max_sz((size_t)g->pb[1] + W, last + 1);
+  size_t nt = oh * 3 + ow * 3 + (size_t)g->k[1] * 2, nf = 0, bytes = 0;
+  if ((!p.is_max && !lc_mul_sz(oh, ow, &nf)) || !lc_mul_sz(nt, sizeof(int64_t), &bytes) ||
+      !lc_add_sz(bytes, sizeof p, &bytes) || nf > SIZE_MAX / sizeof(float) || !lc_add_sz(bytes, nf * sizeof(float), &bytes))
     return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
-  if (lcop_budget(x) && nf * sizeof(float) > lcop_budget(x))
-    return lcop_fail(n, LC_ERR_BUDGET, "needs %zu bytes of scratch", nf * sizeof(float));
-  int64_t *tab = lc_malloc(nt * sizeof(int64_t));
-  float *fs = nf ? lc_calloc(nf, sizeof(float)) : NULL; /* calloc: the rows' pads stay zero */
-  if (!tab || (nf && !fs)) {
-    lc_free(tab), lc_free(fs);
-    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  lc_status b = rows_budget(n, &p, x);
+  if (b) return b;
+  if (lcop_budget(x) && bytes > lcop_budget(x)) return lcop_fail(n, LC_ERR_BUDGET, "needs %zu bytes of tables", bytes);
+  pool_plan *q = lc_malloc(bytes);
+  if (!q) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  *q = p;
+  q->ndim = in->ndim;
+  memcpy(q->dims, in->dims, (size_t)in->ndim * sizeof(int64_t));
+  int64_t *hlo = (int64_t *)(q + 1), *hhi = hlo + oh, *hpc = hhi + oh, *wlo = hpc + oh, *whi = wlo + ow, *wpc = whi + ow;
+  q->hlo = hlo, q->hhi = hhi, q->jlo = wpc + ow, q->jhi = q->jlo + g->k[1];
+  q->inv = (float *)(q->jhi + g->k[1]);
+  tap_ranges(g->H, g->OH, g->k[0], g->s[0], g->d[0], g->pb[0], g->pe[0], hlo, hhi, hpc);
+  tap_ranges(g->W, g->OW, g->k[1], g->s[1], g->d[1], g->pb[1], g->pe[1], wlo, whi, wpc);
+  for (int64_t k = 0; k < g->k[1]; k++) lcop_tap_range(g->W, g->OW, g->s[1], k * g->d[1] - g->pb[1], &q->jlo[k], &q->jhi[k]);
+  for (size_t r = 0; r < nf / (ow ? ow : 1); r++)
+    for (size_t c = 0; c < ow; c++) {
+      int64_t cnt = (incl ? hpc[r] : hhi[r] - hlo[r]) * (incl ? wpc[c] : whi[c] - wlo[c]);
+      q->inv[r * ow + c] = cnt > 0 ? 1.0f / (float)cnt : 0.0f;
+    }
+  *out = q;
+  return LC_OK;
+}
+
+static lc_status pool_init(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out, int n_out,
+                           lc_exec_ctx *x, void **state) {
+  (void)n_in, (void)out, (void)n_out;
+  return plan_make(n, in[0], x, (pool_plan **)state);
+}
+
+static void pool_fini(void *state) { lc_free(state); }
+
+static lc_status pool_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                          int n_out, lc_exec_ctx *x) {
+  (void)n_in, (void)n_out;
+  if (out->nbytes == 0) return LC_OK;
+  pool_plan *p = st, *own = NULL;
+  if (!p || p->ndim != in[0]->ndim || memcmp(p->dims, in[0]->dims, (size_t)p->ndim * sizeof(int64_t))) {
+    lc_status s = plan_make(n, in[0], x, &own);
+    if (s) return s;
+    p = own;
   }
-  int64_t *hlo = tab, *hhi = hlo + oh, *hpc = hhi + oh, *wlo = hpc + oh, *whi = wlo + ow, *wpc = whi + ow;
-  int64_t *jlo = wpc + ow, *jhi = jlo + g.k[1];
-  tap_ranges(g.H, g.OH, g.k[0], g.s[0], g.d[0], g.pb[0], g.pe[0], hlo, hhi, hpc);
-  tap_ranges(g.W, g.OW, g.k[1], g.s[1], g.d[1], g.pb[1], g.pe[1], wlo, whi, wpc);
-  if (is_max) {
-    for (int64_t k = 0; k < g.k[1]; k++) lcop_tap_range(g.W, g.OW, g.s[1], k * g.d[1] - g.pb[1], &jlo[k], &jhi[k]);
-    max_job j = {&g, in[0]->data, out->data, hlo, hhi, jlo, jhi};
-    lcop_parallel(x, (size_t)(g.N * g.C), max_task, &j);
+  const pool_geom *g = &p->g;
+  float *rows = NULL; /* calloc: the rows' pads stay zero */
+  lc_status s = p->tl ? rows_budget(n, p, x) : LC_OK;
+  if (!s && p->tl && !(rows = lc_calloc((size_t)lcop_threads(x) * p->tl, sizeof(float))))
+    s = lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  if (s) {
+    lc_free(own);
+    return s;
+  }
+  if (p->is_max) {
+    max_job j = {g, in[0]->data, out->data, p->hlo, p->hhi, p->jlo, p->jhi};
+    lcop_parallel(x, (size_t)(g->N * g->C), max_task, &j);
   } else {
-    for (size_t r = 0; r < oh; r++)
-      for (size_t c = 0; c < ow; c++) {
-        int64_t cnt = (incl ? hpc[r] : hhi[r] - hlo[r]) * (incl ? wpc[c] : whi[c] - wlo[c]);
-        fs[r * ow + c] = cnt > 0 ? 1.0f / (float)cnt : 0.0f;
-      }
-    avg_job j = {&g, in[0]->data, out->data, fs, tl ? fs + oh * ow : NULL, tl, hlo, hhi, lcop_vm(x)};
-    lcop_parallel(x, (size_t)(g.N * g.C), avg_task, &j);
+    avg_job j = {g, in[0]->data, out->data, p->inv, rows, p->tl, p->hlo, p->hhi, lcop_vm(x)};
+    lcop_parallel(x, (size_t)(g->N * g->C), avg_task, &j);
   }
-  lc_free(tab);
-  lc_free(fs);
+  lc_free(rows);
+  lc_free(own);
   return LC_OK;
 }
 
@@ -411,8 +466,8 @@ static lc_status red_run(const lc_node *n, void *st, const lc_tensor *const *in,
 }
 
 const lc_op_impl lcop_pool_ops[] = {
-    {"MaxPool", pool_infer, NULL, NULL, pool_run, 0, NULL},
-    {"AveragePool", pool_infer, NULL, NULL, pool_run, 0, NULL},
+    {"MaxPool", pool_infer, pool_init, pool_fini, pool_run, 0, NULL},
+    {"AveragePool", pool_infer, pool_init, pool_fini, pool_run, 0, NULL},
     {"GlobalAveragePool", red_infer, NULL, NULL, red_run, 0, NULL},
     {"GlobalMaxPool", red_infer, NULL, NULL, red_run, 0, NULL},
     {"ReduceMean", red_infer, NULL, NULL, red_run, 0, NULL},
