@@ -158,9 +158,10 @@ typedef enum lc_route {
   LC_ROUTE_IGEMM = 4,
   LC_ROUTE_DEPTHWISE = 5,
   LC_ROUTE_WINOGRAD = 6, /* 3x3 stride 1 dilation 1: Winograd F(2x2, 3x3), 2.25x fewer multiplies */
-  LC_ROUTE_WINOGRAD4 = 7 /* the same with F(4x4, 3x3), 4x fewer; fp32; never the heuristic's (the tuner's) */
+  LC_ROUTE_WINOGRAD4 = 7, /* the same with F(4x4, 3x3), 4x fewer; fp32 */
+  LC_ROUTE_STEM = 8       /* NCHW, <= 4 input channels (the RGB stem): a direct kernel over input rows */
 } lc_route;
-#define LC_ROUTE_COUNT 8
+#define LC_ROUTE_COUNT 9
 
 /* Route name as used by the CLI ("direct", "gemm1x1", ...); lc_route_from_name returns -1 if unknown. */
 LC_API const char *lc_route_name(lc_route r);

@@ -113,6 +113,7 @@ static lc_conv_desc shape_for(lc_route r) {
   }
   if (r == LC_ROUTE_DEPTHWISE) d.groups = d.out_channels = d.in_channels;
   if (r == LC_ROUTE_IGEMM || r == LC_ROUTE_DEPTHWISE) d.layout = LC_NHWC;
+  if (r == LC_ROUTE_STEM) d.in_channels = 3; /* NCHW only */
   return d;
 }
 
@@ -121,7 +122,7 @@ static void test_routes(int threads) {
   for (int r = 0; r < LC_ROUTE_COUNT; r++) {
     lc_conv_desc d = shape_for((lc_route)r);
     for (int layout = 0; layout < 2; layout++) {
-      if (r != LC_ROUTE_DIRECT)
+      if (r != LC_ROUTE_DIRECT && r != LC_ROUTE_STEM)
         d.layout = (lc_layout)layout;
       else if (layout)
         break;

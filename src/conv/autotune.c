@@ -134,13 +134,14 @@ typedef struct cand {
 
 static int splits_panels(lc_route r) {
   return r == LC_ROUTE_DIRECT || r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_IGEMM ||
-         r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4;
+         r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 || r == LC_ROUTE_STEM;
 }
 static size_t panels_of(const lc_conv *c, lc_route r) {
   return r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 ? lc_div_up((size_t)c->cout_g, c->ctx->k->nr) : c->npanels;
 }
 static int takes_tile(lc_route r) {
-  return r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4;
+  return r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 ||
+         r == LC_ROUTE_STEM; /* stem: output rows per task */
 }
 
 /* The plan of route r with these hints (0 = the route's own choice); errors as the route's plan. */

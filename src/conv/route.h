@@ -130,6 +130,10 @@ lc_status lc_winograd4_pack(lc_conv *c, const float *w);
 /* 1 when AUTO may pick winograd4 for this conv (create-time features: shape, channels, table). */
 int lc_winograd4_auto(const lc_conv *c);
 
+/* Few input channels (route_stem.c): output rows from stride-phased input rows, no patch panel. */
+lc_status lc_stem_plan(const lc_conv *c, lc_conv_plan *p);
+lc_status lc_stem_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+
 /* Picks the route for LC_ROUTE_AUTO (select.c). */
 lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p);
 

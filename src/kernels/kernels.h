@@ -47,6 +47,14 @@ typedef void (*lc_f32_dw_pixel_fn)(size_t c, size_t taps, const float *const *in
  * src[(n - 1) * stride]. */
 typedef void (*lc_f32_gather_fn)(float *dst, const float *src, size_t n, size_t stride);
 
+/* Small-K conv rows (the few-channel stem route): C[m x n] = sum_kk w[kk * LC_ROWCONV_MR + i] * rows[kk][x0 + j],
+ * m <= LC_ROWCONV_MR, n <= LC_ROWCONV_NR; c element (i, j) at c[i * rs_c + j], only i < m, j < n written.
+ * rows[kk] may be read up to x0 + LC_ROWCONV_NR - 1 (the caller pads). Epilogue as the GEMM's (bias per row). */
+#define LC_ROWCONV_MR 4
+#define LC_ROWCONV_NR 24
+typedef void (*lc_f32_rowconv_fn)(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0,
+                                  float *c, size_t rs_c, const lc_gemm_params *p);
+
 /* Prototypes of one ISA folder's f32 kernels: lc_f32_{dw_row,dw_pixel,gather}_<isa> and the GEMM,
  * whose name gives its tile. */
 #define LC_F32_KERNEL_DECLS(gemm, isa)                                                                       \

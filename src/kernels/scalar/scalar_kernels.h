@@ -7,6 +7,8 @@
 
 LC_F32_KERNEL_DECLS(lc_f32_gemm_4x8_scalar, scalar);
 LC_VMATH_DECLS(scalar);
+void lc_f32_rowconv_scalar(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0, float *c,
+                       size_t rs_c, const lc_gemm_params *p);
 
 /* Epilogue of one value: v is the accumulator; old is C (read only if accumulate);
  * bias_v / res_v are ignored unless the matching pointer in p is set. */

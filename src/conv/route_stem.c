@@ -1,0 +1,148 @@
+/* Stem route: convs with few input channels (the RGB stem, K = cin*kh*kw <= LC_STEM_MAX_K), NCHW.
+ * At K = 27 im2col spent ~25% packing 16-pixel panels (a segment list per tap and panel) and its
+ * 6-row GEMM tiles left dead rows at 32/64 outputs. Here each output row is computed from the
+ * input rows it reads, copied once per row with the padding and split by stride phase (phase f of
+ * a row holds padded columns f, f+s, f+2s, ...), so every tap's pixels are one contiguous run:
+ * tap kx at output column x reads phase (kx*dw) % s at x + (kx*dw) / s. The rowconv kernel reads
+ * those runs through a pointer per k; nothing of size K x pixels is ever packed.
+ * Each output is one fp32 sum over k in order (the kernel's), independent of threads and budget. */
+#include <stdint.h>
+#include <string.h>
+
+#include "conv/route.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+/* Row pointers per output row live on the stack: K is bounded (7x7 RGB is 147). */
+#define LC_STEM_MAX_K 160
+#define LC_STEM_MAX_CIN 4
+/* Tasks per thread when splitting rows into bands (see select.c's TASKS_PER_THREAD). */
+#define STEM_TASKS_PER_THREAD 4
+
+typedef struct stem_geo {
+  size_t nblk, s, off, plen, rows; /* oc blocks, stride_w, largest phase offset, phase length, input rows */
+} stem_geo;
+
+static void geo_of(const lc_conv *c, const lc_conv_plan *p, stem_geo *g) {
+  const lc_conv_desc *d = &c->d;
+  g->nblk = lc_div_up((size_t)c->cout_g, LC_ROWCONV_MR);
+  g->s = (size_t)d->stride_w;
+  g->off = (size_t)((d->kernel_w - 1) * d->dilation_w) / g->s;
+  /* whole 64-byte lines, so each phase row starts aligned: at stride 2 two of a 3x3 row's taps
+   * then load aligned vectors */
+  g->plen = lc_round_up(lc_round_up((size_t)p->ow, LC_ROWCONV_NR) + g->off, 16);
+  g->rows = (size_t)(c->cin_g * d->kernel_h);
+}
+
+/* Slot floats: [weights nblk x K x MR][dequantized row K][pad to 64 bytes][zero row plen][rows x s x plen]. */
+static int slot_floats(const lc_conv *c, const stem_geo *g, size_t *n) {
+  size_t w, r;
+  return lc_mul_sz(g->nblk, c->K * LC_ROWCONV_MR, &w) && lc_mul_sz(g->rows * g->s, g->plen, &r) &&
+         lc_add_sz(w, r, n) && lc_add_sz(*n, c->K + 16 + g->plen, n) && lc_mul_sz(*n, sizeof(float), n);
+}
+
+lc_status lc_stem_plan(const lc_conv *c, lc_conv_plan *p) {
+  const lc_conv_desc *d = &c->d;
+  if (d->layout != LC_NCHW || d->groups != 1 || c->cin_g > LC_STEM_MAX_CIN || c->K > LC_STEM_MAX_K)
+    return lc_error(LC_ERR_UNSUPPORTED, "stem: needs NCHW, one group, <= %d input channels and K <= %d",
+                    LC_STEM_MAX_CIN, LC_STEM_MAX_K);
+  if (!c->wpack && !c->qw) return lc_error(LC_ERR_UNSUPPORTED, "stem: reads the packed or quantized weights");
+  stem_geo g;
+  geo_of(c, p, &g);
+  size_t ws;
+  if (!slot_floats(c, &g, &ws)) return lc_error(LC_ERR_OVERFLOW, "stem: workspace size overflows");
+  ws = lc_round_up(ws, 64);
+  int threads = lc_threads_for_budget(c, ws);
+  if (threads == 0)
+    return lc_error(LC_ERR_BUDGET, "stem: weights and input rows need %zu bytes, budget is %zu", ws, c->ctx->budget);
+  size_t oh = (size_t)p->oh, want = threads > 1 ? lc_div_up(oh, STEM_TASKS_PER_THREAD * (size_t)threads) : oh;
+  p->tile = lc_max_sz(1, lc_min_sz(oh, p->hint_tile ? p->hint_tile : want)); /* output rows per task */
+  p->ntiles = lc_div_up(oh, p->tile);
+  p->ocsplit = lc_route_ocsplit((size_t)p->n * p->ntiles, threads, g.nblk);
+  return lc_route_planned(p, LC_ROUTE_STEM, ws, threads);
+}
+
+/* Phase rows of input row src (iw floats) into dst (s rows of plen), padding as zeros. */
+static void phase_rows(const lc_conv *c, const stem_geo *g, const float *src, float *dst) {
+  const lc_conv_plan *p = &c->plan;
+  size_t s = g->s, pl = (size_t)p->pl, iw = (size_t)p->iw;
+  for (size_t f = 0; f < s; f++, dst += g->plen) {
+    /* phase column i is padded column i*s + f, input column i*s + f - pl */
+    size_t lo = pl > f ? lc_div_up(pl - f, s) : 0, hi = lc_min_sz(g->plen, (iw + pl - f + s - 1) / s);
+    if (iw + pl <= f || lo >= hi) {
+      memset(dst, 0, g->plen * sizeof(float));
+      continue;
+    }
+    memset(dst, 0, lo * sizeof(float));
+    const float *from = src + lo * s + f - pl;
+    if (s == 1) memcpy(dst + lo, from, (hi - lo) * sizeof(float));
+    else c->ctx->k->f32_gather(dst + lo, from, hi - lo, s);
+    memset(dst + hi, 0, (g->plen - hi) * sizeof(float));
+  }
+}
+
+static void stem_task(void *arg, size_t task, int thread) {
+  const lc_route_job *jb = arg;
+  const lc_conv *c = jb->c;
+  const lc_conv_desc *d = &c->d;
+  const lc_conv_plan *p = &c->plan;
+  const lc_kernels *kt = c->ctx->k;
+  stem_geo g;
+  geo_of(c, p, &g);
+  lc_task_pos tp = lc_task_decode(p, 1, g.nblk, task);
+  size_t K = c->K, cin = (size_t)c->cin_g, cout = (size_t)d->out_channels, ow = (size_t)p->ow;
+  float *w = (float *)(jb->ws + (size_t)thread * p->ws_thread);
+  float *qrow = w + (tp.q1 - tp.q0) * K * LC_ROWCONV_MR;
+  float *zero = qrow + K + (16 - ((uintptr_t)(qrow + K) / sizeof(float)) % 16) % 16, *rbuf = zero + g.plen;
+  /* The task's weight blocks as [k][MR], channels past cout zero. */
+  for (size_t b = tp.q0; b < tp.q1; b++)
+    for (size_t i = 0; i < LC_ROWCONV_MR; i++) {
+      size_t oc = b * LC_ROWCONV_MR + i;
+      float *wb = w + (b - tp.q0) * K * LC_ROWCONV_MR + i;
+      if (oc < cout && c->qw) lc_conv_qrow(c, (int64_t)oc, qrow);
+      for (size_t k = 0; k < K; k++)
+        wb[k * LC_ROWCONV_MR] = oc >= cout ? 0.0f : c->qw ? qrow[k] : lc_conv_w(c, 0, (int64_t)oc, k);
+    }
+  memset(zero, 0, g.plen * sizeof(float));
+  const float *img = jb->in + tp.n * cin * p->ihw;
+  float *img_out = jb->out + tp.n * cout * p->ohw;
+  const float *rows[LC_STEM_MAX_K];
+  lc_gemm_params ep;
+  lc_conv_epilogue(c, &ep);
+  ep.final = 1;
+  ep.bias_per_row = 1;
+  size_t oy0 = tp.tile * p->tile, oy1 = lc_min_sz(oy0 + p->tile, (size_t)p->oh);
+  for (size_t oy = oy0; oy < oy1; oy++) {
+    for (size_t ky = 0; ky < (size_t)d->kernel_h; ky++) {
+      int64_t iy = (int64_t)oy * d->stride_h - p->pt + (int64_t)ky * d->dilation_h;
+      for (size_t ic = 0; ic < cin; ic++) {
+        float *dst = rbuf + (ky * cin + ic) * g.s * g.plen;
+        int inside = iy >= 0 && iy < p->ih;
+        if (inside) phase_rows(c, &g, img + ic * p->ihw + (size_t)iy * (size_t)p->iw, dst);
+        for (size_t kx = 0; kx < (size_t)d->kernel_w; kx++) {
+          size_t t = kx * (size_t)d->dilation_w;
+          rows[(ky * (size_t)d->kernel_w + kx) * cin + ic] = inside ? dst + (t % g.s) * g.plen + t / g.s : zero;
+        }
+      }
+    }
+    /* Channel blocks outer: a block's weights stay in L1 while it sweeps the row (7x7: all the
+     * weights are 37 KB), and its 4 output rows are written in sequence; with blocks inner every
+     * chunk touched all 32-64 planes, which alias in L1 when the plane is a multiple of 4 KiB
+     * (320x320: 7.6 ms, blocks outer: see docs/benchmarks.md). */
+    float *orow = img_out + oy * ow;
+    for (size_t b = tp.q0; b < tp.q1; b++) {
+      size_t oc0 = b * LC_ROWCONV_MR;
+      const float *wb = w + (b - tp.q0) * K * LC_ROWCONV_MR;
+      ep.bias = c->bias ? c->bias + oc0 : NULL;
+      for (size_t x0 = 0; x0 < ow; x0 += LC_ROWCONV_NR)
+        kt->f32_rowconv(lc_min_sz(LC_ROWCONV_MR, cout - oc0), lc_min_sz(LC_ROWCONV_NR, ow - x0), K, wb, rows, x0,
+                        orow + oc0 * p->ohw + x0, p->ohw, &ep);
+    }
+  }
+}
+
+lc_status lc_stem_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
+  const lc_conv_plan *p = &c->plan;
+  lc_route_launch(c, in, out, ws, (size_t)p->n * p->ntiles * p->ocsplit, stem_task);
+  return LC_OK;
+}

@@ -1,0 +1,213 @@
+/* The stem route (few input channels, NCHW) against lc_conv_reference (fp64 accumulation) on
+ * random shapes: 1-4 channels, kernels up to 7x7 (K <= 160), strides 1-3 and dilations 1-2 per axis
+ * independently, random pads, odd widths across several 24-pixel chunks, batch 1-2, every
+ * activation, F32 and Q8/Q4 weights, every kernel table, 1 and 2 threads; AUTO picks it for the
+ * RGB stems; its smallest budget works and one byte less is LC_ERR_BUDGET. LC_TEST_QUICK=1: fewer. */
+#include "conv_cases.h"
+
+static lc_context *ctx[CC_NISA][2];
+
+static void stem_case(cc_case *c, int big) {
+  for (;;) {
+    lc_conv_desc *d = &c->d;
+    lc_conv_desc_init(d);
+    d->in_channels = tu_rand_int(1, 4);
+    d->out_channels = tu_rand_int(0, 2) ? tu_rand_int(1, 70) : 4 * tu_rand_int(1, 16);
+    d->kernel_h = tu_rand_int(1, 7);
+    d->kernel_w = tu_rand_int(0, 2) ? d->kernel_h : tu_rand_int(1, 7);
+    d->stride_h = tu_rand_int(1, 3);
+    d->stride_w = tu_rand_int(0, 2) ? d->stride_h : tu_rand_int(1, 3);
+    d->dilation_h = tu_rand_int(0, 3) ? 1 : 2;
+    d->dilation_w = tu_rand_int(0, 3) ? d->dilation_h : tu_rand_int(1, 2);
+    cc_random_pads(d);
+    cc_random_act(d);
+    c->n = tu_rand_int(0, 3) ? 1 : 2;
+    c->h = tu_rand_int(1, big ? 40 : 19);
+    c->w = tu_rand_int(1, big ? 90 : 31);
+    int64_t oh, ow;
+    cc_out_size(c, &oh, &ow);
+    if (oh < 1 || ow < 1 || cc_k(c) > 160 || cc_macs(c) > 2e6) continue;
+    cc_fill(c, tu_rand_int(0, 2) != 0);
+    return;
+  }
+}
+
+/* Runs c on every table and thread count through route r; returns the worst err/bound. */
+static double check_case(const cc_case *c, lc_route r, const float *in, const float *ref, const cc_bound *b) {
+  size_t nout = cc_out_count(c);
+  float *out = malloc(nout * sizeof(float));
+  double worst = 0.0;
+  char desc[400];
+  cc_describe(c, desc, sizeof desc);
+  for (int i = 0; i < CC_NISA; i++)
+    for (int t = 0; t < 2; t++) {
+      if (!ctx[i][t]) continue;
+      for (size_t k = 0; k < nout; k++) out[k] = NAN;
+      lc_conv_shape shape;
+      lc_status st = cc_run(ctx[i][t], c, r, in, out, &shape);
+      TU_CHECK(st == LC_OK, "%s %s threads %d: %s (%s) [%s]", lc_route_name(r), cc_isa_names[i], t + 1,
+               lc_status_name(st), lc_last_error(), desc);
+      if (st != LC_OK) continue;
+      TU_CHECK(shape.route == LC_ROUTE_STEM, "%s ran as %s [%s]", lc_route_name(r), lc_route_name(shape.route), desc);
+      size_t at;
+      double e = cc_err_ratio(b, shape.route, out, ref, nout, &at);
+      TU_CHECK(e <= 1.0, "%s %s threads %d: err/bound %.3g at %zu (out %g ref %g) [%s]", lc_route_name(r),
+               cc_isa_names[i], t + 1, e, at, (double)out[at], (double)ref[at], desc);
+      if (e > worst) worst = e;
+    }
+  free(out);
+  return worst;
+}
+
+static void test_random(void) {
+  int nshapes = cc_quick() ? 60 : 300;
+  double worst = 0.0;
+  for (int s = 0; s < nshapes; s++) {
+    cc_case c;
+    stem_case(&c, s % 4 == 0);
+    size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
+    float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
+    tu_fill(in, nin, -1.0f, 1.0f);
+    cc_bound b;
+    lc_status s1 = lc_conv_reference(&c.d, c.n, c.h, c.w, in, ref), s2 = cc_bound_make(&c, in, &b);
+    TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
+    double e = check_case(&c, LC_ROUTE_STEM, in, ref, &b);
+    if (e > worst) worst = e;
+    free(b.s);
+    free(in);
+    free(ref);
+    cc_free(&c);
+  }
+  printf("%d random shapes, worst err/bound %.4f\n", nshapes, worst);
+}
+
+/* Q8/Q4 weights: the route dequantizes the rows; compared with the reference on those weights. */
+static void test_quant(void) {
+  static const lc_weight_format fmts[] = {LC_WEIGHTS_Q8, LC_WEIGHTS_Q4};
+  for (int s = 0; s < (cc_quick() ? 8 : 30); s++) {
+    cc_case c;
+    stem_case(&c, 0);
+    c.d.weight_format = fmts[s % 2];
+    c.d.block_size = 0;
+    c.d.asym = s % 3 == 0;
+    c.d.weights = c.wts;
+    /* The reference on the dequantized weights: what the conv holds after create. */
+    lc_conv *conv = NULL;
+    TU_CHECK(lc_conv_create(ctx[0][0], &c.d, &conv) == LC_OK, "create q: %s", lc_last_error());
+    size_t nw = (size_t)(c.d.out_channels * cc_k(&c));
+    float *deq = malloc(nw * sizeof(float));
+    TU_CHECK(lc_conv_get_weights(conv, deq) == LC_OK, "dequantized weights: %s", lc_last_error());
+    lc_conv_destroy(conv);
+    cc_case rc = c;
+    rc.d.weight_format = LC_WEIGHTS_F32;
+    rc.d.weights = rc.wts = deq;
+    size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
+    float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
+    tu_fill(in, nin, -1.0f, 1.0f);
+    cc_bound b;
+    lc_status s1 = lc_conv_reference(&rc.d, c.n, c.h, c.w, in, ref), s2 = cc_bound_make(&rc, in, &b);
+    TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
+    check_case(&c, LC_ROUTE_STEM, in, ref, &b);
+    free(b.s);
+    free(in);
+    free(ref);
+    free(deq);
+    cc_free(&c);
+  }
+}
+
+/* AUTO takes the stem route for the RGB stems (NCHW), not for NHWC or 1x1. */
+static void test_auto(void) {
+  static const struct {
+    int k, s, layout;
+    lc_route want;
+  } cases[] = {{3, 1, LC_NCHW, LC_ROUTE_STEM}, {3, 2, LC_NCHW, LC_ROUTE_STEM}, {7, 2, LC_NCHW, LC_ROUTE_STEM},
+               {3, 2, LC_NHWC, LC_ROUTE_DIRECT}, {1, 1, LC_NCHW, LC_ROUTE_GEMM1X1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cc_case c;
+    c.d = cc_desc(3, 32, cases[i].k, cases[i].k / 2);
+    c.d.stride_h = c.d.stride_w = cases[i].s;
+    c.d.layout = (lc_layout)cases[i].layout;
+    c.n = 1;
+    c.h = c.w = 33;
+    cc_fill(&c, 1);
+    c.d.weights = c.wts;
+    c.d.bias = c.bias;
+    for (int t = 0; t < 2; t++) {
+      lc_conv *conv = NULL;
+      lc_conv_shape shape;
+      TU_CHECK(lc_conv_create(ctx[1][t] ? ctx[1][t] : ctx[0][t], &c.d, &conv) == LC_OK &&
+                   lc_conv_prepare(conv, c.n, c.h, c.w, &shape) == LC_OK,
+               "auto case %zu: %s", i, lc_last_error());
+      TU_CHECK(shape.route == cases[i].want, "auto case %zu threads %d: %s, expected %s", i, t + 1,
+               lc_route_name(shape.route), lc_route_name(cases[i].want));
+      lc_conv_destroy(conv);
+    }
+    cc_free(&c);
+  }
+}
+
+/* The smallest budget the route plans under runs correctly; one byte less is LC_ERR_BUDGET. */
+static void test_budget(void) {
+  cc_case c;
+  c.d = cc_desc(3, 24, 5, 2);
+  c.d.stride_h = c.d.stride_w = 2;
+  c.n = 1;
+  c.h = 31;
+  c.w = 45;
+  cc_fill(&c, 1);
+  c.d.weights = c.wts;
+  c.d.bias = c.bias;
+  c.d.route = LC_ROUTE_STEM;
+  lc_conv *conv = NULL;
+  lc_conv_shape shape;
+  TU_CHECK(lc_conv_create(ctx[0][0], &c.d, &conv) == LC_OK && lc_conv_prepare(conv, 1, c.h, c.w, &shape) == LC_OK,
+           "stem unlimited: %s", lc_last_error());
+  lc_conv_destroy(conv);
+  size_t need = shape.workspace_bytes;
+  TU_CHECK(need > 0, "stem uses workspace");
+  for (int t = 1; t <= 2; t++) {
+    lc_context *cx;
+    TU_CHECK(cc_context(LC_ISA_AUTO, t, need, &cx) == LC_OK, "context");
+    size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
+    float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float)), *out = malloc(nout * sizeof(float));
+    tu_fill(in, nin, -1.0f, 1.0f);
+    cc_bound b;
+    lc_status s1 = lc_conv_reference(&c.d, 1, c.h, c.w, in, ref), s2 = cc_bound_make(&c, in, &b);
+    TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
+    lc_status st = cc_run(cx, &c, LC_ROUTE_STEM, in, out, &shape);
+    size_t at;
+    TU_CHECK(st == LC_OK && shape.workspace_bytes <= need, "stem at its budget: %s", lc_status_name(st));
+    TU_CHECK(st != LC_OK || cc_err_ratio(&b, LC_ROUTE_STEM, out, ref, nout, &at) <= 1.0, "stem at its budget: error");
+    lc_context_destroy(cx);
+    TU_CHECK(cc_context(LC_ISA_AUTO, t, need - 1, &cx) == LC_OK, "context");
+    st = cc_run(cx, &c, LC_ROUTE_STEM, in, out, &shape);
+    TU_CHECK(st == LC_ERR_BUDGET, "stem one byte under its budget: %s", lc_status_name(st));
+    TU_CHECK(strstr(lc_last_error(), "stem") != NULL, "the error names the route: %s", lc_last_error());
+    lc_context_destroy(cx);
+    free(b.s);
+    free(in);
+    free(ref);
+    free(out);
+  }
+  cc_free(&c);
+}
+
+int main(void) {
+  tu_seed(1212);
+  int any = 0;
+  for (int i = 0; i < CC_NISA; i++)
+    for (int t = 0; t < 2; t++) {
+      ctx[i][t] = NULL;
+      if (cc_context(cc_isas[i], t + 1, 0, &ctx[i][t]) != LC_OK) ctx[i][t] = NULL;
+      else any = 1;
+    }
+  TU_CHECK(any && ctx[0][0], "no kernel table");
+  test_random();
+  test_quant();
+  test_auto();
+  test_budget();
+  for (int i = 0; i < CC_NISA; i++)
+    for (int t = 0; t < 2; t++) lc_context_destroy(ctx[i][t]);
+  return tu_finish("test_conv_stem");
+}
