@@ -26,7 +26,8 @@
 #define DEQUANT_AVX2 {lc_dequant_f32, lc_dequant_q8_avx2, lc_dequant_q4_avx2}
 #define F32_AVX512                                                                                     \
   .mr = 8, .nr = 32, .f32_gemm = lc_f32_gemm_8x32_avx512, .f32_dw_row = lc_f32_dw_row_avx512,            \
-  .f32_dw_pixel = lc_f32_dw_pixel_avx512, .f32_gather = lc_f32_gather_avx512, .f32_rowconv = lc_f32_rowconv_avx2, .wino = &lc_wino_avx2,      \
+  .f32_dw_pixel = lc_f32_dw_pixel_avx512, .f32_gather = lc_f32_gather_avx512, .wino = &lc_wino_avx2,      \
+  .f32_rowconv = lc_f32_rowconv_avx2, /* the stem's loads and FMAs: no AVX-512 form yet */            \
   .wino_qweights = lc_wino_qweights_avx512, .wino_qweights_ok = lc_wino_qweights_avx512_ok
 
 #define VMATH(isa)                                                                                     \
@@ -38,7 +39,8 @@ static const lc_vmath_kernels vmath_scalar = VMATH(scalar), vmath_avx2 = VMATH(a
 static const lc_kernels tables[] = {
     {.name = "scalar", .isa = LC_ISA_SCALAR, .needs = 0,
      .mr = 4, .nr = 8, .f32_gemm = lc_f32_gemm_4x8_scalar, .f32_dw_row = lc_f32_dw_row_scalar,
-     .f32_dw_pixel = lc_f32_dw_pixel_scalar, .f32_gather = lc_f32_gather_scalar, .f32_rowconv = lc_f32_rowconv_scalar, .wino = &lc_wino_scalar,
+     .f32_dw_pixel = lc_f32_dw_pixel_scalar, .f32_gather = lc_f32_gather_scalar, .wino = &lc_wino_scalar,
+     .f32_rowconv = lc_f32_rowconv_scalar,
      .qname = "scalar",
      .qgemv = {[LC_WEIGHTS_F32] = {lc_qgemv_f32_accurate_scalar, NULL},
                [LC_WEIGHTS_Q8] = {lc_qgemv_q8_accurate_scalar, lc_qgemv_q8_int8_scalar},
@@ -46,7 +48,8 @@ static const lc_kernels tables[] = {
      .dequant = {lc_dequant_f32, lc_dequant_q8_scalar, lc_dequant_q4_scalar}, .vmath = &vmath_scalar},
     {.name = "avx2", .isa = LC_ISA_AVX2, .needs = LC_CPU_AVX2_FMA,
      .mr = 6, .nr = 16, .f32_gemm = lc_f32_gemm_6x16_avx2, .f32_dw_row = lc_f32_dw_row_avx2,
-     .f32_dw_pixel = lc_f32_dw_pixel_avx2, .f32_gather = lc_f32_gather_avx2, .f32_rowconv = lc_f32_rowconv_avx2, .wino = &lc_wino_avx2,
+     .f32_dw_pixel = lc_f32_dw_pixel_avx2, .f32_gather = lc_f32_gather_avx2, .wino = &lc_wino_avx2,
+     .f32_rowconv = lc_f32_rowconv_avx2,
      .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2},
     /* AVX-512 without VNNI: the GEMV kernels of AVX2. */
     {.name = "avx512", .isa = LC_ISA_AVX512, .needs = LC_CPU_AVX512F, F32_AVX512,
