@@ -16,6 +16,8 @@
 /* Row pointers per output row live on the stack: K is bounded (7x7 RGB is 147). */
 #define LC_STEM_MAX_K 160
 #define LC_STEM_MAX_CIN 4
+/* A row is copied once per stride phase: wider strides would copy phases no tap reads. */
+#define LC_STEM_MAX_STRIDE 4
 /* Tasks per thread when splitting rows into bands (see select.c's TASKS_PER_THREAD). */
 #define STEM_TASKS_PER_THREAD 4
 
@@ -37,15 +39,16 @@ static void geo_of(const lc_conv *c, const lc_conv_plan *p, stem_geo *g) {
 /* Slot floats: [weights nblk x K x MR][dequantized row K][pad to 64 bytes][zero row plen][rows x s x plen]. */
 static int slot_floats(const lc_conv *c, const stem_geo *g, size_t *n) {
   size_t w, r;
-  return lc_mul_sz(g->nblk, c->K * LC_ROWCONV_MR, &w) && lc_mul_sz(g->rows * g->s, g->plen, &r) &&
+  return lc_mul_sz(g->nblk, c->K * LC_ROWCONV_MR, &w) && lc_mul_sz(g->rows, g->s, &r) && lc_mul_sz(r, g->plen, &r) &&
          lc_add_sz(w, r, n) && lc_add_sz(*n, c->K + 16 + g->plen, n) && lc_mul_sz(*n, sizeof(float), n);
 }
 
 lc_status lc_stem_plan(const lc_conv *c, lc_conv_plan *p) {
   const lc_conv_desc *d = &c->d;
-  if (d->layout != LC_NCHW || d->groups != 1 || c->cin_g > LC_STEM_MAX_CIN || c->K > LC_STEM_MAX_K)
-    return lc_error(LC_ERR_UNSUPPORTED, "stem: needs NCHW, one group, <= %d input channels and K <= %d",
-                    LC_STEM_MAX_CIN, LC_STEM_MAX_K);
+  if (d->layout != LC_NCHW || d->groups != 1 || c->cin_g > LC_STEM_MAX_CIN || c->K > LC_STEM_MAX_K ||
+      d->stride_w > LC_STEM_MAX_STRIDE)
+    return lc_error(LC_ERR_UNSUPPORTED, "stem: needs NCHW, one group, <= %d input channels, K <= %d and stride_w <= %d",
+                    LC_STEM_MAX_CIN, LC_STEM_MAX_K, LC_STEM_MAX_STRIDE);
   if (!c->wpack && !c->qw) return lc_error(LC_ERR_UNSUPPORTED, "stem: reads the packed or quantized weights");
   stem_geo g;
   geo_of(c, p, &g);

@@ -29,7 +29,7 @@ static const lc_route_def routes[LC_ROUTE_COUNT] = {
                             "3x3 stride 1 dilation 1 fp32: Winograd F(4x4, 3x3), 4x fewer multiplies (AUTO on AVX2 "
                             "from 64 channels, or tuned)",
                             lc_winograd4_plan, lc_winograd4_run, LC_WREP_WINO4},
-    [LC_ROUTE_STEM] = {"stem", "NCHW, 1 group, <= 4 input channels, K <= 160: rows from stride-phased input rows",
+    [LC_ROUTE_STEM] = {"stem", "NCHW, 1 group, <= 4 input channels, K <= 160, stride_w <= 4: from stride-phased rows",
                        lc_stem_plan, lc_stem_run, LC_WREP_PACKED | LC_WREP_QUANT},
 };
 
