@@ -32,14 +32,17 @@ def cos(a, b):
     return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
 
 
-def run_process(cmd):
+def run_process(cmd, cpu=False):
     """Wall seconds and peak RSS (MB) of one `lowconv` process, measured by /usr/bin/time: a child
-    forked from this (large) Python process would count the fork's pages in its own maxrss."""
-    p = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    forked from this (large) Python process would count the fork's pages in its own maxrss. With
+    cpu=True also its user + system CPU seconds (steadier than wall time on a loaded machine)."""
+    p = subprocess.run(["/usr/bin/time", "-f", "%e %M %U %S"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        text=True)
     if p.returncode:
         raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-500:]))
-    wall, kb = p.stderr.strip().splitlines()[-1].split()
+    wall, kb, user, sys_s = p.stderr.strip().splitlines()[-1].split()
+    if cpu:
+        return float(wall), int(kb) / 1024.0, float(user) + float(sys_s)
     return float(wall), int(kb) / 1024.0
 
 
