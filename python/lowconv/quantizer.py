@@ -6,8 +6,7 @@ is measured for q4 at block B and B/2, q8 per output channel and at block B, and
 calibration set; layers are then upgraded greedily by deficit removed per byte added until the
 whole model, measured with every choice applied, reaches the target cosine. When the output is
 class scores (Softmax over the last axis: a recognizer's per-position characters), the
-per-position argmax must also agree with fp32: upgrades by measured agreement per byte, then
-upgrades the targets do not need are taken back. Rounding is error compensating (gptq.py) with the
+per-position argmax must also agree with fp32: upgrades by measured agreement per byte. Rounding is error compensating (gptq.py) with the
 activation second moments of each layer's input.
 
 Output: opset 21; quantized weights are INT4 / INT8 initializers feeding DequantizeLinear
@@ -318,8 +317,8 @@ def choose(ev, layers, weights, block, target, log, target_argmax=0.99):
     """Per-layer choice reaching `target` mean cosine (and, for a class-score output,
     `target_argmax` agreement of the per-position argmax) with the fewest bytes: greedy on measured
     per-layer deficits, checked and corrected on the whole model with a safety margin, then for
-    the argmax upgrades by measured agreement gained per byte and a pass taking back upgrades
-    that the targets do not need. Returns (cosines, agreement or None)."""
+    the argmax upgrades by measured agreement gained per byte. Returns (cosines, agreement or
+    None)."""
     target = 1.0 - MARGIN * (1.0 - target)
     configs = _configs(weights, block)
     deq = {}
@@ -407,9 +406,10 @@ def choose(ev, layers, weights, block, target, log, target_argmax=0.99):
 
 
 def _argmax_stage(ev, layers, configs, cur, weights_of, nbytes, deficit, target, want, log):
-    """Upgrades for the argmax agreement (each step the upgrade with the most agreement measured
-    per byte; the cosine deficit per byte where none helps), then the trim: the largest layers
-    first, each moved down one format where both targets still hold."""
+    """Upgrades for the argmax agreement: each step the upgrade with the most agreement measured
+    per byte (the cosine deficit per byte where none helps). No pass takes upgrades back: moving
+    layers down while the calibration checks still pass selects what fits those inputs (PP-OCRv4
+    rec: 0.246x bytes and 99.4 % on the check set, 97.7 % on held-out lines)."""
     t0 = time.time()
     cos, agree = ev.check(weights_of(cur))
     log("argmax agreement %.4f on %d samples (want %.4f)" % (agree, len(ev.am_samples), want))
@@ -435,19 +435,6 @@ def _argmax_stage(ev, layers, configs, cur, weights_of, nbytes, deficit, target,
         cos, agree = ev.check(weights_of(cur))
         log("  argmax: %s -> %s %d, agreement %.4f, cosine %.5f" % (
             layers[best[1]].node.name or layers[best[1]].name, *configs[best[2]], agree, cos.mean()))
-    # the cosine stage overshoots its target: take back what neither target needs
-    for li in sorted(cur, key=lambda i: -nbytes(i, cur[i])):
-        ci = cur[li]
-        cj = next((j for j in range(ci - 1, -1, -1) if nbytes(li, j) < nbytes(li, ci)), None)
-        if cj is None:
-            continue
-        trial = dict(cur)
-        trial[li] = cj
-        c2, a2 = ev.check(weights_of(trial))
-        if a2 >= want and c2.mean() >= target:
-            cur[li], cos, agree = cj, c2, a2
-            log("  trim: %s -> %s %d, agreement %.4f, cosine %.5f" % (
-                layers[li].node.name or layers[li].name, *configs[cj], agree, cos.mean()))
     log("argmax stage: agreement %.4f, cosine %.5f in %.1f s" % (agree, cos.mean(), time.time() - t0))
     return cos, agree
 
