@@ -32,18 +32,24 @@ def cos(a, b):
     return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
 
 
-def run_process(cmd):
+def run_process(cmd, cpu=False):
     """Wall seconds and peak RSS (MB) of one `lowconv` process, measured by /usr/bin/time: a child
-    forked from this (large) Python process would count the fork's pages in its own maxrss."""
-    p = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    forked from this (large) Python process would count the fork's pages in its own maxrss. With
+    cpu=True also its user + system CPU seconds (steadier than wall time on a loaded machine)."""
+    p = subprocess.run(["/usr/bin/time", "-f", "%e %M %U %S"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        text=True)
     if p.returncode:
         raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-500:]))
-    wall, kb = p.stderr.strip().splitlines()[-1].split()
+    wall, kb, user, sys_s = p.stderr.strip().splitlines()[-1].split()
+    if cpu:
+        return float(wall), int(kb) / 1024.0, float(user) + float(sys_s)
     return float(wall), int(kb) / 1024.0
 
 
 def measure(name, fp32, q, kind, shape, n=8):
+    """Held-out cosines; for rec the per-position argmax agreement over every position (blank-
+    dominated ones included: what CTC decoding reads), and over the positions where fp32 or the
+    quantized model picks a character (class 0, the CTC blank, on neither side)."""
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.log_severity_level = 3
@@ -51,6 +57,7 @@ def measure(name, fp32, q, kind, shape, n=8):
     m = lowconv.Model(q, threads=2, shapes={a.get_inputs()[0].name: shape})
     iname = a.get_inputs()[0].name
     res = {"cos_lowconv": [], "cos_ort": [], "lowconv_vs_ort": [], "argmax": []}
+    nonblank = [0, 0]
     for x in calib.generate(kind, shape, n, seed=1000):
         r = a.run(None, {iname: x})[0]
         g = b.run(None, {iname: x})[0]
@@ -59,10 +66,22 @@ def measure(name, fp32, q, kind, shape, n=8):
         res["cos_ort"].append(cos(r, g))
         res["lowconv_vs_ort"].append(cos(g, lc))
         if name == "rec":
-            res["argmax"].append(float((r.argmax(-1) == lc.argmax(-1)).mean()))
+            ra, la = r.argmax(-1), lc.argmax(-1)
+            res["argmax"].append(float((ra == la).mean()))
+            nb = (ra != 0) | (la != 0)
+            nonblank[0] += int((ra == la)[nb].sum())
+            nonblank[1] += int(nb.sum())
     out = {k: (float(np.mean(v)), float(np.min(v))) for k, v in res.items() if v}
+    if nonblank[1]:
+        out["argmax_nonblank"] = nonblank[0] / nonblank[1]
+        out["positions"] = n * int(r.shape[-2])
     out["memory"] = m.memory()
     return out
+
+
+def reuse_report(dst):
+    with open(dst + ".report.json") as f:
+        return json.load(f)
 
 
 def main():
@@ -72,6 +91,8 @@ def main():
     ap.add_argument("--out", default="/tmp/lowconv-quant-bench")
     ap.add_argument("--models", default="det,cls,rec,iresnet34")
     ap.add_argument("--json")
+    ap.add_argument("--heldout", type=int, default=8, help="held-out generated inputs per model")
+    ap.add_argument("--reuse", action="store_true", help="measure the files already in --out, no quantizing")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     want = a.models.split(",")
@@ -81,9 +102,13 @@ def main():
             continue
         src, dst = os.path.join(a.ocr_dir, fname), os.path.join(a.out, name + "_q4.onnx")
         t = time.time()
-        rep = lowconv.quantize(src, dst, calib_kind=kind, calib_shape=shape, log=lambda s: print(s, flush=True))
-        r = measure(name, src, dst, kind, shape)
-        r.update(quantize_s=time.time() - t, weight_ratio=rep["weight_bytes"] / rep["fp32_weight_bytes"],
+        rep = reuse_report(dst) if a.reuse else lowconv.quantize(src, dst, calib_kind=kind, calib_shape=shape,
+                                                                  log=lambda s: print(s, flush=True))
+        if not a.reuse:
+            with open(dst + ".report.json", "w") as f:
+                json.dump(rep, f)
+        r = measure(name, src, dst, kind, shape, a.heldout)
+        r.update(argmax_calib=rep.get("argmax_agreement"), quantize_s=time.time() - t, weight_ratio=rep["weight_bytes"] / rep["fp32_weight_bytes"],
                  calib_cosine=rep["cosine_mean"], formats={f: sum(1 for x in rep["layers"] if x["format"] == f)
                                                            for f in ("q4", "q8", "f32")})
         report[name] = r

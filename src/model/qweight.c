@@ -145,7 +145,12 @@ static lc_status map_one(lc_model *m, lc_gnode *g) {
   /* signed zero point of scale i: uint4 without one has zero point 0, i.e. -8 in code + 8 terms */
 #define ZQ(i) (zp ? code_at(&zp->t, (i)) : x->t.dtype == LC_DT_UINT4 ? -8 : 0)
   int asym = 0;
-  for (size_t i = 0; i < ns; i++) asym |= ZQ(i) != 0;
+  if (zp && zp->t.dtype == LC_DT_UINT4 && ns % 2 == 0) { /* all 8s (what lowconv quantize writes): bytes 0x88 */
+    const uint8_t *zb = zp->t.data;
+    for (size_t i = 0; i < ns / 2; i++) asym |= zb[i] != 0x88;
+  } else {
+    for (size_t i = 0; i < ns; i++) asym |= ZQ(i) != 0;
+  }
   lc_qweight *q = lc_arena_alloc(m->arena, sizeof *q);
   float *s = lc_arena_alloc(m->arena, (nbs ? nbs : 1) * sizeof(float));
   float *o = asym ? lc_arena_alloc(m->arena, (nbs ? nbs : 1) * sizeof(float)) : NULL;
@@ -194,13 +199,14 @@ lc_status lc_qweight_map(lc_model *m) {
 
 lc_status lc_qweight_scaled(lc_model *m, const lc_qweight *q, const double *f, const lc_qweight **out) {
   (void)m;
-  size_t per = q->nb, nbs = per * (size_t)q->n;
+  size_t per = q->nb;
   /* map_one made these arrays for q alone, in the arena (writable) */
   float *s = (float *)(uintptr_t)q->scales, *o = (float *)(uintptr_t)q->offsets;
-  for (size_t i = 0; i < nbs; i++) {
-    s[i] = (float)(s[i] * f[i / per]);
-    if (o) o[i] = (float)(o[i] * f[i / per]);
-  }
+  for (size_t r = 0; r < (size_t)q->n; r++)
+    for (size_t i = r * per; i < (r + 1) * per; i++) {
+      s[i] = (float)(s[i] * f[r]);
+      if (o) o[i] = (float)(o[i] * f[r]);
+    }
   *out = q;
   return LC_OK;
 }

@@ -86,3 +86,22 @@ def dq_conv(codes, scale, zp=None, axis=1, block=0, dtype=T.INT4, ext=None, int3
     g = h.make_graph(nodes, "dq", [h.make_tensor_value_info("x", T.FLOAT, [1, i, 6, 6])],
                      [h.make_tensor_value_info("y", T.FLOAT, [1, o, 6, 6])], inits)
     return h.make_model(g, opset_imports=[h.make_opsetid("", 21)])
+
+
+def seq_net(seed=0, c=8, t=32, classes=40, logit_scale=0.3):
+    """x [1, c, 1, t] -> Conv 3x3 + Relu -> Conv 1x1 -> [1, t, 24] -> MatMul -> Softmax over the
+    last axis: per-position class scores like an OCR recognizer's (small logits: near ties)."""
+    r = np.random.default_rng(seed)
+    f = lambda *s: (r.standard_normal(s) * (2.0 / np.prod(s[1:])) ** 0.5).astype(np.float32)
+    inits = [nh.from_array(f(32, c, 3, 3), "w1"), nh.from_array(f(24, 32, 1, 1), "w2"),
+             nh.from_array(f(24, classes) * logit_scale, "wm"), nh.from_array(np.array([1, 24, t], np.int64), "shp")]
+    nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+             h.make_node("Relu", ["c1"], ["r1"]),
+             h.make_node("Conv", ["r1", "w2"], ["c2"], name="pw"),
+             h.make_node("Reshape", ["c2", "shp"], ["s"]),
+             h.make_node("Transpose", ["s"], ["st"], perm=[0, 2, 1]),
+             h.make_node("MatMul", ["st", "wm"], ["logits"], name="fc"),
+             h.make_node("Softmax", ["logits"], ["probs"], axis=-1)]
+    g = h.make_graph(nodes, "seq", [h.make_tensor_value_info("x", T.FLOAT, [1, c, 1, t])],
+                     [h.make_tensor_value_info("probs", T.FLOAT, [1, t, classes])], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])

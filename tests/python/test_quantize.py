@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import lowconv
-from models import conv_net, dq_conv, mixed_net
+from models import conv_net, dq_conv, mixed_net, seq_net
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -78,6 +78,39 @@ def test_quantize_generated_calibration_and_q8(tmp_path):
     assert all(r["format"] in ("q8", "f32") for r in rep["layers"])
     x = lowconv.calib.generate("text", [1, 3, 32, 32], 1, seed=9)[0]
     assert cos(lowconv.Model(str(out)).run({"x": x})["logits"], ort_run(str(out), x)) >= 0.999
+
+
+def test_quantize_keeps_per_position_argmax_of_class_scores(tmp_path):
+    """A Softmax output over the last axis is class scores: the choice must also keep the argmax
+    of every position (a recognizer's characters); a target of 1.0 (f32 keeps every argmax) is met on the
+    calibration set and the file runs alike in both runtimes; without the target it costs no more."""
+    from lowconv import quantizer
+    assert quantizer.class_output(seq_net()) == 0 and quantizer.class_output(mixed_net()) is None
+    src = tmp_path / "s.onnx"
+    onnx.save(seq_net(), src)
+    r = np.random.default_rng(3)
+    calib = []
+    for i in range(4):
+        p = tmp_path / ("s%d.npy" % i)
+        np.save(p, r.standard_normal((1, 8, 1, 32)).astype(np.float32))
+        calib.append(str(p))
+    runs = {}
+    for t in (1.0, 0.0):
+        lines = []
+        out = tmp_path / ("s_q4_%g.onnx" % t)
+        rep = lowconv.quantize(str(src), str(out), calib=calib, target_argmax=t, log=lines.append)
+        assert rep["target_met"], lines
+        assert any("argmax agreement" in ln for ln in lines)
+        runs[t] = (rep, out)
+    rep, out = runs[1.0]
+    assert rep["argmax_agreement"] == 1.0
+    x = np.load(calib[0])
+    ref, got = ort_run(seq_net(), x), lowconv.Model(str(out)).run({"x": x})["probs"]
+    assert (ref.argmax(-1) == got.argmax(-1)).all()
+    assert cos(got, ort_run(str(out), x)) >= 0.999
+    assert runs[0.0][0]["weight_bytes"] <= rep["weight_bytes"]
+    with pytest.raises(ValueError, match="argmax"):
+        lowconv.quantize(str(src), str(tmp_path / "bad.onnx"), calib=calib, target_argmax=1.5, log=lambda s: None)
 
 
 def test_quantize_bad_input(tmp_path, calib_files):
