@@ -127,7 +127,7 @@ def test_hostile(cli):
 
 
 def test_opsets(cli):
-    for opset, ok in ((1, False), (6, False), (7, True), (13, True), (28, True), (29, False), (99, False)):
+    for opset, ok in ((1, False), (5, False), (6, True), (7, True), (13, True), (28, True), (29, False), (99, False)):
         m = model([helper.make_node("Relu", ["X"], ["Y"], name="r")], [], [1, 4], opset=opset)
         path = os.path.join(TMP, "opset%d.onnx" % opset)
         onnx.save(m, path)
@@ -135,7 +135,7 @@ def test_opsets(cli):
         if ok:
             check(rc == 0, "opset %d: rc %d %r" % (opset, rc, msg))
         else:
-            check(rc == 1 and "opset %d of domain 'ai.onnx' is not supported (supported: 7 to 28)" % opset in msg,
+            check(rc == 1 and "opset %d of domain 'ai.onnx' is not supported (supported: 6 to 28)" % opset in msg,
                   "opset %d: rc %d %r" % (opset, rc, msg))
 
 

@@ -107,7 +107,7 @@ lc_status lc_fold_and_infer(lc_model *m) {
   for (int p = 0; p < m->n_nodes && !s; p++) {
     lc_gnode *g = &m->nodes[p];
     if (g->dead) continue; /* e.g. DequantizeLinear of weights kept quantized */
-    if ((s = lc_graph_prelu_slope(m, g))) break;
+    if ((s = lc_graph_prelu_slope(m, g)) || (m->st.opset > 0 && m->st.opset < 7 && (s = lc_graph_opset6(m, g)))) break;
     int all_const = 1, any_out = 0;
     for (int k = 0; k < g->n.n_outputs; k++) any_out |= g->out[k] >= 0;
     if (!any_out) { /* nothing reads what it would compute */

@@ -293,6 +293,32 @@ lc_status lc_graph_check_ops(lc_model *m) {
   return lc_error(LC_ERR_UNSUPPORTED, "model: %d operators are not supported: %s", bad, list);
 }
 
+/* Input k of g (a constant) replaced by a view of the same values with 1s appended up to `rank`
+ * dims ("<name><suffix>", made once), so that numpy broadcasting aligns it as an older rule did. */
+static lc_status const_view_rank(lc_model *m, lc_gnode *g, int k, int rank, const char *suffix) {
+  char name[256];
+  snprintf(name, sizeof name, "%.200s%s", m->values[g->in[k]].t.name, suffix);
+  int id = lc_graph_find(m, name);
+  if (id < 0) {
+    if ((id = lc_graph_add_value(m, name)) < 0) return LC_ERR_NO_MEMORY;
+    lc_graph_ensure(m, g->in[k]);
+    lc_value *v = &m->values[id], *src = &m->values[g->in[k]];
+    const char *nm = v->t.name;
+    int n0 = src->t.ndim;
+    v->t = src->t; /* a copy (its values): the planner releases src once nothing reads it */
+    v->t.name = nm;
+    v->t.ndim = rank;
+    for (int d = n0; d < rank; d++) v->t.dims[d] = 1;
+    v->is_const = v->shaped = 1;
+    if (!(v->t.data = lc_malloc(src->t.nbytes ? src->t.nbytes : 1))) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+    if (src->t.nbytes) memcpy(v->t.data, src->t.data, src->t.nbytes);
+    v->owned = 1;
+  }
+  g->in[k] = id;
+  g->n.inputs[k] = m->values[id].t.name;
+  return LC_OK;
+}
+
 /* PRelu slope of shape [C] on an [N, C, ...] input (opset 6 / 7 exporters): per channel, as
  * those runtimes read it, when numpy broadcasting would not align it with dim 1. A constant slope
  * gets a [C, 1, ..] view of the same data, so every backend sees a plain broadcast. */
@@ -302,27 +328,38 @@ lc_status lc_graph_prelu_slope(lc_model *m, lc_gnode *g) {
   if (!m->values[g->in[1]].is_const || sl->ndim != 1 || x->ndim < 3 || sl->dims[0] != x->dims[1] ||
       sl->dims[0] == x->dims[x->ndim - 1] || sl->dims[0] == 1)
     return LC_OK;
-  int rank = x->ndim; /* x and sl point into values, which adding a value may move */
-  char name[256];
-  snprintf(name, sizeof name, "%.200s_per_channel", sl->name);
-  int id = lc_graph_find(m, name);
-  if (id < 0) {
-    if ((id = lc_graph_add_value(m, name)) < 0) return LC_ERR_NO_MEMORY;
-    lc_graph_ensure(m, g->in[1]);
-    lc_value *v = &m->values[id], *src = &m->values[g->in[1]];
-    const char *nm = v->t.name;
-    v->t = src->t; /* a copy (C values): the planner releases src once nothing reads it */
-    v->t.name = nm;
-    v->t.ndim = rank - 1;
-    for (int d = 1; d < v->t.ndim; d++) v->t.dims[d] = 1;
-    v->is_const = v->shaped = 1;
-    if (!(v->t.data = lc_malloc(src->t.nbytes ? src->t.nbytes : 1))) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-    if (src->t.nbytes) memcpy(v->t.data, src->t.data, src->t.nbytes);
-    v->owned = 1;
-  }
-  g->in[1] = id;
-  g->n.inputs[1] = m->values[id].t.name;
-  return LC_OK;
+  return const_view_rank(m, g, 1, x->ndim - 1, "_per_channel");
+}
+
+/* Opset 6's rules where they differ from numpy's (opset 7 on): a binary op with broadcast = 1 and
+ * an axis aligns B with A from that axis, which for a constant B is a view with trailing 1s; a
+ * computed B would need a reshape node and is refused. BatchNormalization-6 with spatial = 0
+ * (statistics per element) is refused; is_test is what inference means anyway. */
+lc_status lc_graph_opset6(lc_model *m, lc_gnode *g) {
+  static const char *const bin[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"};
+  const char *op = g->n.op_type;
+  if (!strcmp(op, "BatchNormalization") && lc_attr_int(&g->n, "spatial", 1) == 0)
+    return lc_error(LC_ERR_UNSUPPORTED, "model: node '%s' (BatchNormalization, opset 6): spatial = 0 (statistics per "
+                    "element) is not supported", g->n.name);
+  int is_bin = 0;
+  for (size_t i = 0; i < sizeof bin / sizeof bin[0]; i++) is_bin |= !strcmp(op, bin[i]);
+  if (!is_bin || g->n.n_inputs != 2 || g->in[0] < 0 || g->in[1] < 0 || !lc_attr_int(&g->n, "broadcast", 0) ||
+      !lc_node_attr(&g->n, "axis"))
+    return LC_OK;
+  const lc_tensor *a = &m->values[g->in[0]].t, *b = &m->values[g->in[1]].t;
+  int64_t axis = lc_attr_int(&g->n, "axis", 0);
+  if (axis < 0) axis += a->ndim;
+  if (axis < 0 || axis + b->ndim > a->ndim)
+    return lc_error(LC_ERR_INVALID_ARG, "model: node '%s' (%s, opset 6): axis %lld does not fit B (rank %d) into A "
+                    "(rank %d)", g->n.name, op, (long long)lc_attr_int(&g->n, "axis", 0), b->ndim, a->ndim);
+  int rank = (int)(a->ndim - axis);
+  if (b->ndim == rank) return LC_OK; /* numpy aligns it the same way */
+  if (!m->values[g->in[1]].is_const)
+    return lc_error(LC_ERR_UNSUPPORTED, "model: node '%s' (%s, opset 6): broadcasting a computed B from axis %lld is "
+                    "not supported (only constants)", g->n.name, op, (long long)axis);
+  char suffix[32];
+  snprintf(suffix, sizeof suffix, "_rank%d", rank); /* per rank: two nodes may align one B differently */
+  return const_view_rank(m, g, 1, rank, suffix);
 }
 
 /* Here, not in exec.c: loading sets the defaults, and exec.c already depends on this file. */

@@ -81,6 +81,7 @@ int lc_graph_nbytes(lc_tensor *t);
 /* graph.c: every unsupported op in one message; a PRelu's [C] slope on [N, C, ...] as [C, 1, ..]. */
 lc_status lc_graph_check_ops(lc_model *m);
 lc_status lc_graph_prelu_slope(lc_model *m, lc_gnode *g);
+lc_status lc_graph_opset6(lc_model *m, lc_gnode *g);
 lc_status lc_fold_and_infer(lc_model *m);   /* fold.c */
 lc_status lc_fuse(lc_model *m);             /* fold.c */
 /* fold.c's fusion helpers (fuse_device.c uses them too): the single live consumer of value v or

@@ -38,8 +38,9 @@ lc_status lc_model_charge(lc_model *m, const lc_gnode *g, const char *what, size
 
 /* ------------------------------------------------------------------ opsets */
 
-/* Versions of the default domain whose operators src/model/ops implements as specified: opset 1-6
- * differ in attributes we do not read (consumed_inputs, broadcast) and newer ones are unknown. */
+/* Versions of the default domain whose operators src/model/ops implements as specified: opset 6's
+ * broadcast / axis rules are mapped onto numpy's (lc_graph_opset6); 1-5 differ in attributes we do
+ * not read (consumed_inputs, Reshape's shape) and newer ones are unknown. */
 static const struct {
   const char *domain;
   int64_t lo, hi;

@@ -39,7 +39,7 @@ void lc_model_options_init(lc_model_options *o);
 #define LC_MODEL_MEMORY_FALLBACK ((size_t)4 << 30)
 size_t lc_model_default_memory_cap(void);
 /* Opsets of the default domain a model may declare (docs/operators.md); others are refused. */
-#define LC_OPSET_MIN 7
+#define LC_OPSET_MIN 6
 #define LC_OPSET_MAX 28
 
 lc_status lc_model_load(const char *path, lc_model **out);
