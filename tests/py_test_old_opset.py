@@ -8,7 +8,6 @@ net against a float64 numpy reference (onnxruntime runs opset 7 and later only):
 Usage: py_test_old_opset.py --lowconv CLI [--build-dir DIR]"""
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -21,38 +20,20 @@ if not require("numpy", "onnx"):
     sys.exit(0)
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+
+from onnxcase import check, run, summary  # noqa: E402
+from onnxcase import model as model13  # noqa: E402
 
 N = helper.make_node
-RES = {"passed": 0, "failed": 0}
-
-
-def check(ok, what):
-    RES["passed" if ok else "failed"] += 1
-    if not ok:
-        print("FAIL: " + what)
 
 
 def model(nodes, inits, inputs, outputs, opset=6):
-    g = helper.make_graph(nodes, "g", inputs, outputs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    return model13(nodes, inits, inputs, outputs, opset)
 
 
 def vi(name, shape):
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
-
-
-def run(cli, tmp, m, feeds, name):
-    path = os.path.join(tmp, name + ".onnx")
-    onnx.save(m, path)
-    args = [cli, "run", path, "--output-dir", os.path.join(tmp, name + ".out")]
-    for k, v in feeds.items():
-        np.save(os.path.join(tmp, name + "." + k + ".npy"), v)
-        args += ["--input", "%s=%s" % (k, os.path.join(tmp, name + "." + k + ".npy"))]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    if p.returncode:
-        return None, p.stderr
-    return [np.load(os.path.join(tmp, name + ".out", o.name + ".npy")) for o in m.graph.output], p.stderr
 
 
 def conv_ref(x, w):
@@ -130,8 +111,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_net(a.lowconv, tmp)
         test_refused(a.lowconv, tmp)
-    print("%d passed, %d failed" % (RES["passed"], RES["failed"]))
-    sys.exit(1 if RES["failed"] else 0)
+    sys.exit(summary())
 
 
 if __name__ == "__main__":

@@ -24,39 +24,15 @@ if not require("numpy", "onnx", "onnxruntime"):
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 import onnxruntime as ort  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+
+from onnxcase import check, model, run, summary  # noqa: E402
 
 N = helper.make_node
-RES = {"passed": 0, "failed": 0}
-
-
-def check(ok, what):
-    RES["passed" if ok else "failed"] += 1
-    if not ok:
-        print("FAIL: " + what)
-
-
-def model(nodes, inits, inputs, outputs, opset=13):
-    g = helper.make_graph(nodes, "g", inputs, outputs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def vi(name, dt, shape):
     return helper.make_tensor_value_info(name, dt, shape)
-
-
-def run(cli, tmp, m, feeds, name):
-    path = os.path.join(tmp, name + ".onnx")
-    onnx.save(m, path)
-    args = [cli, "run", path, "--output-dir", os.path.join(tmp, name + ".out")]
-    for k, v in feeds.items():
-        np.save(os.path.join(tmp, name + "." + k + ".npy"), v)
-        args += ["--input", "%s=%s" % (k, os.path.join(tmp, name + "." + k + ".npy"))]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    if p.returncode:
-        return None, p.stderr
-    outs = [np.load(os.path.join(tmp, name + ".out", o.name + ".npy")) for o in m.graph.output]
-    return outs, p.stderr
 
 
 def test_anchor_grid(cli, tmp):
@@ -161,8 +137,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for t in (test_anchor_grid, test_int32_shapes, test_prelu_old, test_convt_bn, test_refusals):
             t(a.lowconv, tmp)
-    print("%d passed, %d failed" % (RES["passed"], RES["failed"]))
-    return 1 if RES["failed"] else 0
+    return summary()
 
 
 if __name__ == "__main__":
