@@ -10,6 +10,7 @@
 Usage: py_test_wild_ops.py --lowconv CLI [--build-dir DIR]"""
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -129,13 +130,52 @@ def test_refusals(cli, tmp):
     check(got is None and "'rng'" in err and "2^31" in err, "huge Range refused: %r" % err.strip())
 
 
+def test_ew_chain(cli, tmp):
+    """Elementwise chains fused into one EwChain pass (CPU plans) against onnxruntime: a 7-step chain
+    of unary ops and scalar Add / Mul / Sub / Div (scalar first and second); a graph output in the
+    middle and a Clip with a computed bound end chains; a 10-step chain splits at 8 steps."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-2, 2, (2, 3, 17, 19)).astype(np.float32)
+    sc = lambda v: np.array(v, np.float32)  # noqa: E731
+    inits = {"two": sc(2.0), "half": sc(0.5), "one": sc(1.0), "three": sc(3.0), "lo": sc(-0.3), "hi": sc(0.8)}
+    nodes = [N("Sigmoid", ["x"], ["t1"]), N("Mul", ["t1", "two"], ["t2"]), N("Add", ["half", "t2"], ["t3"]),
+             N("Tanh", ["t3"], ["t4"]), N("Sub", ["one", "t4"], ["t5"]), N("Div", ["t5", "three"], ["t6"]),
+             N("Relu", ["t6"], ["y1"]),
+             N("Exp", ["x"], ["e1"]), N("Neg", ["e1"], ["e2"]), N("Clip", ["e2", "lo", "hi"], ["e3"]),
+             N("Abs", ["e3"], ["y2"]),
+             N("ReduceMax", ["x"], ["mx"], keepdims=0), N("Abs", ["x"], ["c1"]), N("Clip", ["c1", "lo", "mx"], ["c2"]),
+             N("Sqrt", ["c2"], ["y3"])]
+    prev = "x"
+    for i in range(10):
+        nodes.append(N("Neg" if i % 2 else "Abs", [prev], ["l%d" % i]))
+        prev = "l%d" % i
+    nodes.append(N("Mul", [prev, "half"], ["y4"]))
+    outs = [vi(o, TensorProto.FLOAT, None) for o in ("y1", "e2", "y2", "y3", "y4")]
+    m = model(nodes, inits, [vi("x", TensorProto.FLOAT, list(x.shape))], outs)
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    got, err = run(cli, tmp, m, {"x": x}, "ewchain")
+    check(got is not None, "EwChain model ran: " + err[-300:])
+    if got is not None:
+        for g, w, o in zip(got, want, ("y1", "e2", "y2", "y3", "y4")):
+            e = float(np.max(np.abs(g - w)) / max(float(np.max(np.abs(w))), 1e-30))
+            # the same per-step float math as the unfused nodes; exp/tanh/sigmoid kernels differ from
+            # onnxruntime's by a few ulp
+            check(g.shape == w.shape and e <= 1e-5, "EwChain output %s: error %.3g of the scale" % (o, e))
+    path = os.path.join(tmp, "ewchain.onnx")
+    p = subprocess.run([cli, "info", path], capture_output=True, text=True, timeout=60)
+    found = re.search(r"EwChain x(\d+)", p.stdout)
+    # y1's 7 nodes; Exp-Neg (ending at the graph output e2) and Clip-Abs; the 11-node tail as 8 + 3;
+    # Abs-Clip(computed max)-Sqrt none
+    check(p.returncode == 0 and found and found.group(1) == "5", "info shows 5 fused chains: %r" % p.stdout[-400:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lowconv", required=True)
     ap.add_argument("--build-dir", default=None)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        for t in (test_anchor_grid, test_int32_shapes, test_prelu_old, test_convt_bn, test_refusals):
+        for t in (test_anchor_grid, test_int32_shapes, test_prelu_old, test_convt_bn, test_refusals, test_ew_chain):
             t(a.lowconv, tmp)
     return summary()
 

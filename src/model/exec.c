@@ -105,8 +105,8 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   if (s) {
   } else if (m->opt.no_fusion) {
     lc_plan_count_uses(m);
-  } else if (!(s = lc_fuse_layernorm(m))) {
-    s = lc_fuse(m);
+  } else if (!(s = lc_fuse_layernorm(m)) && !(s = lc_fuse(m)) && !(m->opt.device && strcmp(m->opt.device, "cpu"))) {
+    s = lc_fuse_chains(m); /* CPU plans: the device has no EwChain kernel */
   }
   double tw = lc_now_ms(), dev_ms = t[2] - t[1], host_ms = 0.0;
   if (overlap && !s) {

@@ -111,6 +111,7 @@ int lc_fold_channel_const(lc_model *m, const lc_gnode *g, int k, int y, double *
 lc_status lc_fuse_device(lc_model *m);
 lc_status lc_plan_memory(lc_model *m);      /* planner.c */
 /* planner.c: the init loop: folded weights made on demand, consumed constants released. */
+lc_status lc_fuse_chains(lc_model *m);
 lc_status lc_plan_prefold(lc_model *m);
 lc_status lc_plan_init_ops(lc_model *m);
 void lc_plan_count_uses(lc_model *m);       /* planner.c */

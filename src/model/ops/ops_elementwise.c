@@ -8,7 +8,9 @@
 
 typedef enum un_kind {
   UN_RELU, UN_LEAKY, UN_SIGMOID, UN_HSIGMOID, UN_HSWISH, UN_TANH, UN_CLIP,
-  UN_SQRT, UN_RECIP, UN_ERF, UN_EXP, UN_NEG, UN_ABS
+  UN_SQRT, UN_RECIP, UN_ERF, UN_EXP, UN_NEG, UN_ABS,
+  /* a chain's steps with a scalar c = a (EwChain): x + c, x * c, x - c, c - x, x / c, c / x */
+  UN_ADDC, UN_MULC, UN_SUBC, UN_RSUBC, UN_DIVC, UN_RDIVC, UN_COUNT
 } un_kind;
 
 /* Below this many elements one thread is faster than waking the pool (an elementwise pass over
@@ -86,6 +88,26 @@ static void unary_apply(const lc_vmath_kernels *vm, un_kind k, float a, float b,
   case UN_ABS:
     for (size_t i = 0; i < n; i++) y[i] = fabsf(x[i]);
     break;
+  case UN_ADDC:
+    for (size_t i = 0; i < n; i++) y[i] = x[i] + a;
+    break;
+  case UN_MULC:
+    for (size_t i = 0; i < n; i++) y[i] = x[i] * a;
+    break;
+  case UN_SUBC:
+    for (size_t i = 0; i < n; i++) y[i] = x[i] - a;
+    break;
+  case UN_RSUBC:
+    for (size_t i = 0; i < n; i++) y[i] = a - x[i];
+    break;
+  case UN_DIVC:
+    for (size_t i = 0; i < n; i++) y[i] = x[i] / a;
+    break;
+  case UN_RDIVC:
+    for (size_t i = 0; i < n; i++) y[i] = a / x[i];
+    break;
+  case UN_COUNT:
+    break;
   }
 }
 
@@ -139,6 +161,83 @@ static lc_status unary_run(const lc_node *n, void *st, const lc_tensor *const *i
   }
   un_job j = {lcop_vm(x), k, a, b, out->data, in[0]->data, cnt};
   lcop_parallel(x, (cnt + PAR_CHUNK - 1) / PAR_CHUNK, un_task, &j);
+  return LC_OK;
+}
+
+/* ---------------------------------------------------------------- EwChain */
+
+/* A chain of single-consumer elementwise nodes fused by the planner (model/fuse_chain.c): one
+ * pass over memory, each PAR_CHUNK block put through every step while it is in cache. Steps are
+ * attributes _n (count) and _k<i>, _a<i>, _b<i>; every step rounds as its node did. */
+#define CHAIN_MAX 8
+
+int lcop_chain_kind(const char *op, int scalar_first) {
+  static const char *const bin[] = {"Add", "Mul", "Sub", "Div"};
+  static const un_kind fwd[] = {UN_ADDC, UN_MULC, UN_SUBC, UN_DIVC}, rev[] = {UN_ADDC, UN_MULC, UN_RSUBC, UN_RDIVC};
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(op, bin[i])) return (int)(scalar_first ? rev[i] : fwd[i]);
+  return -1;
+}
+
+typedef struct chain_steps {
+  int n;
+  un_kind k[CHAIN_MAX];
+  float a[CHAIN_MAX], b[CHAIN_MAX];
+} chain_steps;
+
+static lc_status chain_read(const lc_node *n, chain_steps *c) {
+  static const char *const K[CHAIN_MAX] = {"_k0", "_k1", "_k2", "_k3", "_k4", "_k5", "_k6", "_k7"};
+  static const char *const A[CHAIN_MAX] = {"_a0", "_a1", "_a2", "_a3", "_a4", "_a5", "_a6", "_a7"};
+  static const char *const B[CHAIN_MAX] = {"_b0", "_b1", "_b2", "_b3", "_b4", "_b5", "_b6", "_b7"};
+  int64_t cnt = lc_attr_int(n, "_n", 0);
+  if (cnt < 1 || cnt > CHAIN_MAX) return lcop_fail(n, LC_ERR_INVALID_ARG, "an EwChain of %lld steps", (long long)cnt);
+  c->n = (int)cnt;
+  for (int i = 0; i < c->n; i++) {
+    int64_t k = lc_attr_int(n, K[i], -1);
+    if (k < 0 || k >= UN_COUNT) return lcop_fail(n, LC_ERR_INVALID_ARG, "EwChain step %d of kind %lld", i, (long long)k);
+    c->k[i] = (un_kind)k, c->a[i] = lc_attr_float(n, A[i], 0.0f), c->b[i] = lc_attr_float(n, B[i], 0.0f);
+  }
+  return LC_OK;
+}
+
+static lc_status chain_infer(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out) {
+  chain_steps c;
+  lc_status s = lcop_check_io(n, n_in, 1, 1, n_out, 1, 1);
+  if (!s) s = lcop_need(n, in, n_in, 0, LC_DT_FLOAT);
+  if (!s) s = chain_read(n, &c);
+  return s ? s : lcop_set_out(n, out, LC_DT_FLOAT, in[0]->ndim, in[0]->dims);
+}
+
+typedef struct chain_job {
+  const lc_vmath_kernels *vm;
+  const chain_steps *c;
+  float *y;
+  const float *x;
+  size_t n;
+} chain_job;
+
+static void chain_task(void *arg, size_t task, int thread) {
+  const chain_job *j = arg;
+  size_t i0 = task * PAR_CHUNK, m = j->n - i0 < PAR_CHUNK ? j->n - i0 : PAR_CHUNK;
+  (void)thread;
+  for (int s = 0; s < j->c->n; s++)
+    unary_apply(j->vm, j->c->k[s], j->c->a[s], j->c->b[s], j->y + i0, s ? j->y + i0 : j->x + i0, m);
+}
+
+static lc_status chain_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                           int n_out, lc_exec_ctx *x) {
+  chain_steps c;
+  size_t cnt;
+  (void)st, (void)n_in, (void)n_out;
+  lc_status s = chain_read(n, &c);
+  if (s) return s;
+  if (lcop_numel(in[0], &cnt)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
+  chain_job j = {lcop_vm(x), &c, out->data, in[0]->data, cnt};
+  size_t tasks = (cnt + PAR_CHUNK - 1) / PAR_CHUNK;
+  if (cnt < PAR_MIN || lcop_threads(x) < 2)
+    for (size_t t = 0; t < tasks; t++) chain_task(&j, t, 0);
+  else
+    lcop_parallel(x, tasks, chain_task, &j);
   return LC_OK;
 }
 
@@ -232,6 +331,7 @@ const lc_op_impl lcop_elementwise_ops[] = {
     {"Neg", unary_infer, NULL, NULL, unary_run, 1, NULL},
     {"Abs", unary_infer, NULL, NULL, unary_run, 1, NULL},
     {"BatchNormalization", bn_infer, NULL, NULL, bn_run, 1, NULL},
+    {"EwChain", chain_infer, NULL, NULL, chain_run, 1, NULL},
     {"Identity", identity_infer, NULL, NULL, identity_run, 1, NULL},
     {"Dropout", identity_infer, NULL, NULL, identity_run, 1, NULL},
     {NULL, NULL, NULL, NULL, NULL, 0, NULL}};

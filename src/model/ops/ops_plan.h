@@ -16,6 +16,8 @@ void lcop_bcast_plan(const lc_tensor *a, const lc_tensor *b, const lc_tensor *o,
 
 /* Unary op kind (the order of ops_elementwise.c's table) and its two parameters. */
 lc_status lcop_unary_params(const lc_node *n, const lc_tensor *const *in, int n_in, int *kind, float *a, float *b);
+/* The EwChain step kind of Add / Mul / Sub / Div with a scalar operand (first or second), or -1. */
+int lcop_chain_kind(const char *op, int scalar_first);
 
 typedef struct pool_geom {
   int64_t N, C, H, W, OH, OW;

@@ -1,0 +1,101 @@
+/* Chains of elementwise nodes - unary activations and math, and Add / Mul / Sub / Div with a
+ * constant scalar - where every intermediate has one reader and is no graph output become one
+ * EwChain node (ops_elementwise.c): one pass over memory instead of one per node. Run after the
+ * conv fusions (a Conv's own epilogue takes its activation first), on CPU plans only: the device
+ * runs each node's float4 kernel. */
+#include <string.h>
+
+#include "model/graph.h"
+#include "model/ops/ops_plan.h"
+#include "util/error.h"
+
+#define CHAIN_MAX 8
+
+static int same_shape(const lc_model *m, int a, int b) {
+  const lc_tensor *x = &m->values[a].t, *y = &m->values[b].t;
+  return x->dtype == LC_DT_FLOAT && y->dtype == x->dtype && x->ndim == y->ndim &&
+         !memcmp(x->dims, y->dims, sizeof(int64_t) * (size_t)x->ndim);
+}
+
+/* Node g as a chain step applied to value x: its kind and parameters; 0 if it is not one. */
+static int step_of(lc_model *m, const lc_gnode *g, int x, int *k, float *a, float *b) {
+  static const char *const unary[] = {"Relu", "LeakyRelu", "Sigmoid",    "HardSigmoid", "HardSwish", "Tanh", "Clip",
+                                      "Sqrt", "Reciprocal", "Erf", "Exp", "Neg",         "Abs"};
+  if (g->dead || g->n.n_outputs != 1 || g->out[0] < 0 || g->n.n_inputs < 1 || !same_shape(m, x, g->out[0])) return 0;
+  const char *op = g->n.op_type;
+  int is_un = 0;
+  for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) is_un |= !strcmp(op, unary[i]);
+  if (is_un) {
+    if (g->in[0] != x || g->n.n_inputs > 3) return 0;
+    const lc_tensor *in[3] = {&m->values[x].t, NULL, NULL};
+    for (int i = 1; i < g->n.n_inputs; i++) {
+      if (g->in[i] < 0) continue;
+      if (!lc_fold_const_f32(m, g, i, 1)) return 0; /* Clip bounds computed at run time */
+      in[i] = &m->values[g->in[i]].t;
+    }
+    return lcop_unary_params(&g->n, in, g->n.n_inputs, k, a, b) == LC_OK;
+  }
+  if (g->n.n_inputs != 2 || (g->in[0] == x) == (g->in[1] == x)) return 0;
+  int c = g->in[0] == x ? 1 : 0;
+  const float *v = lc_fold_const_f32(m, g, c, 1);
+  if (!v || (*k = lcop_chain_kind(op, c == 0)) < 0) return 0;
+  *a = *v, *b = 0.0f;
+  return 1;
+}
+
+/* Node `last` becomes EwChain(x) of the n steps; the nodes before it in the chain die. */
+static lc_status make_chain(lc_model *m, int x, const int *nodes, const int *k, const float *a, const float *b, int n) {
+  static const char *const K[CHAIN_MAX] = {"_k0", "_k1", "_k2", "_k3", "_k4", "_k5", "_k6", "_k7"};
+  static const char *const A[CHAIN_MAX] = {"_a0", "_a1", "_a2", "_a3", "_a4", "_a5", "_a6", "_a7"};
+  static const char *const B[CHAIN_MAX] = {"_b0", "_b1", "_b2", "_b3", "_b4", "_b5", "_b6", "_b7"};
+  lc_gnode *g = &m->nodes[nodes[n - 1]];
+  lc_attr *at = lc_arena_alloc(m->arena, (size_t)(1 + 3 * n) * sizeof(lc_attr));
+  const char **nm = lc_arena_alloc(m->arena, sizeof(char *));
+  int *id = lc_arena_alloc(m->arena, sizeof(int));
+  if (!at || !nm || !id) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  memset(at, 0, (size_t)(1 + 3 * n) * sizeof(lc_attr));
+  at[0] = (lc_attr){.name = "_n", .type = LC_ATTR_INT, .i = n};
+  for (int i = 0; i < n; i++) {
+    at[1 + 3 * i] = (lc_attr){.name = K[i], .type = LC_ATTR_INT, .i = k[i]};
+    at[2 + 3 * i] = (lc_attr){.name = A[i], .type = LC_ATTR_FLOAT, .f = a[i]};
+    at[3 + 3 * i] = (lc_attr){.name = B[i], .type = LC_ATTR_FLOAT, .f = b[i]};
+  }
+  nm[0] = m->values[x].t.name;
+  id[0] = x;
+  g->n.op_type = "EwChain";
+  g->n.inputs = nm;
+  g->in = id;
+  g->n.n_inputs = 1;
+  g->n.attrs = at;
+  g->n.n_attrs = 1 + 3 * n;
+  g->op = lc_op_find("EwChain");
+  if (!g->op) return lc_error(LC_ERR_INTERNAL, "model: no EwChain op");
+  for (int i = 0; i < n - 1; i++) {
+    m->values[m->nodes[nodes[i]].out[0]].n_uses = 0;
+    m->nodes[nodes[i]].dead = 1;
+  }
+  m->st.fused_act += n - 1;
+  return LC_OK;
+}
+
+lc_status lc_fuse_chains(lc_model *m) {
+  lc_plan_count_uses(m);
+  for (int p = 0; p < m->n_nodes; p++) { /* in graph order, so p is a chain's first node */
+    const lc_gnode *g = &m->nodes[p];
+    if (g->dead || g->n.n_inputs < 1) continue;
+    int nodes[CHAIN_MAX], k[CHAIN_MAX], n = 0, x = -1;
+    float a[CHAIN_MAX], b[CHAIN_MAX];
+    for (int i = 0; i < g->n.n_inputs && x < 0; i++) /* the data input: the non-constant one */
+      if (g->in[i] >= 0 && !m->values[g->in[i]].is_const) x = g->in[i];
+    if (x < 0 || !step_of(m, g, x, &k[0], &a[0], &b[0])) continue;
+    nodes[n++] = p;
+    for (int q = p, c; n < CHAIN_MAX && (c = lc_fold_sole_consumer(m, m->nodes[q].out[0])) >= 0; q = c) {
+      if (!step_of(m, &m->nodes[c], m->nodes[q].out[0], &k[n], &a[n], &b[n])) break;
+      nodes[n++] = c;
+    }
+    lc_status s;
+    if (n >= 2 && (s = make_chain(m, x, nodes, k, a, b, n))) return s;
+  }
+  lc_plan_count_uses(m);
+  return LC_OK;
+}
