@@ -324,33 +324,38 @@ static int is_mul_by(const lc_gnode *g, int v, int x) {
   return !g->dead && !strcmp(g->n.op_type, "Mul") && other_input(g, v) == x;
 }
 
-static int same_shape(const lc_model *m, int a, int b) {
+int lc_fold_same_shape(const lc_model *m, int a, int b) {
   const lc_tensor *x = &m->values[a].t, *y = &m->values[b].t;
   return x->dtype == LC_DT_FLOAT && y->dtype == x->dtype && x->ndim == y->ndim &&
          !memcmp(x->dims, y->dims, sizeof(int64_t) * (size_t)x->ndim);
 }
 
-/* Turns node `last` into HardSwish(x) and kills the nodes it replaces (dead[] of count nd). */
-static lc_status make_hswish(lc_model *m, int last, int x, const int *dead, int nd) {
+lc_status lc_fold_become_unary(lc_model *m, int last, const char *op, int x, const int *dead, int nd) {
   lc_gnode *g = &m->nodes[last];
-  if (!same_shape(m, x, g->out[0])) return LC_OK;
   const char **nm = lc_arena_alloc(m->arena, sizeof(char *));
   int *id = lc_arena_alloc(m->arena, sizeof(int));
   if (!nm || !id) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   nm[0] = m->values[x].t.name;
   id[0] = x;
-  g->n.op_type = "HardSwish";
+  g->n.op_type = op;
   g->n.inputs = nm;
   g->in = id;
   g->n.n_inputs = 1;
   g->n.n_attrs = 0;
-  g->op = lc_op_find("HardSwish");
+  if (!(g->op = lc_op_find(op))) return lc_error(LC_ERR_INTERNAL, "model: no %s op", op);
   for (int i = 0; i < nd; i++) {
     m->values[m->nodes[dead[i]].out[0]].n_uses = 0;
     m->nodes[dead[i]].dead = 1;
   }
-  m->st.fused_act++;
   return LC_OK;
+}
+
+/* Turns node `last` into HardSwish(x) and kills the nodes it replaces (dead[] of count nd). */
+static lc_status make_hswish(lc_model *m, int last, int x, const int *dead, int nd) {
+  if (!lc_fold_same_shape(m, x, m->nodes[last].out[0])) return LC_OK;
+  lc_status s = lc_fold_become_unary(m, last, "HardSwish", x, dead, nd);
+  if (!s) m->st.fused_act++;
+  return s;
 }
 
 /* x * Clip(x + 3, 0, 6) / 6 (the 1/6 as Div or Mul, before or after the product) and
@@ -420,7 +425,7 @@ int lc_fold_channel_const(lc_model *m, const lc_gnode *g, int k, int y, double *
 static lc_status fuse_affine(lc_model *m, int *pp, int c, int is_mul) {
   lc_gnode *k = &m->nodes[*pp], *a = &m->nodes[c];
   int y = k->out[0], r = other_input(a, y);
-  if (r < 0 || !same_shape(m, y, a->out[0]) || k->n.n_inputs < 2 || k->in[1] < 0) return LC_OK;
+  if (r < 0 || !lc_fold_same_shape(m, y, a->out[0]) || k->n.n_inputs < 2 || k->in[1] < 0) return LC_OK;
   int wv = k->in[1];
   const lc_value *w = &m->values[wv];
   if (!w->is_const || w->t.dtype != LC_DT_FLOAT || w->t.ndim < 3 || (!w->t.data && w->lazy_src < 0)) return LC_OK;
@@ -474,7 +479,7 @@ static lc_status fuse_post(lc_model *m, int *pp, int c, int is_mul) {
   lc_gnode *k = &m->nodes[*pp], *a = &m->nodes[c];
   int y = k->out[0], r = other_input(a, y);
   float v;
-  if (r < 0 || !same_shape(m, y, a->out[0]) || !const_scalar(m, a, a->in[0] == r ? 0 : 1, &v)) return LC_OK;
+  if (r < 0 || !lc_fold_same_shape(m, y, a->out[0]) || !const_scalar(m, a, a->in[0] == r ? 0 : 1, &v)) return LC_OK;
   lc_attr *pm = (lc_attr *)lc_node_attr(&k->n, "_post_mul"), *pa = (lc_attr *)lc_node_attr(&k->n, "_post_add");
   lc_status s;
   if (!pm && (s = lc_fold_add_attr(m, k, "_post_mul", LC_ATTR_FLOAT, 0, 1.0f))) return s;

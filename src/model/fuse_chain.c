@@ -11,17 +11,11 @@
 
 #define CHAIN_MAX 8
 
-static int same_shape(const lc_model *m, int a, int b) {
-  const lc_tensor *x = &m->values[a].t, *y = &m->values[b].t;
-  return x->dtype == LC_DT_FLOAT && y->dtype == x->dtype && x->ndim == y->ndim &&
-         !memcmp(x->dims, y->dims, sizeof(int64_t) * (size_t)x->ndim);
-}
-
 /* Node g as a chain step applied to value x: its kind and parameters; 0 if it is not one. */
 static int step_of(lc_model *m, const lc_gnode *g, int x, int *k, float *a, float *b) {
   static const char *const unary[] = {"Relu", "LeakyRelu", "Sigmoid",    "HardSigmoid", "HardSwish", "Tanh", "Clip",
                                       "Sqrt", "Reciprocal", "Erf", "Exp", "Neg",         "Abs"};
-  if (g->dead || g->n.n_outputs != 1 || g->out[0] < 0 || g->n.n_inputs < 1 || !same_shape(m, x, g->out[0])) return 0;
+  if (g->dead || g->n.n_outputs != 1 || g->out[0] < 0 || g->n.n_inputs < 1 || !lc_fold_same_shape(m, x, g->out[0])) return 0;
   const char *op = g->n.op_type;
   int is_un = 0;
   for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) is_un |= !strcmp(op, unary[i]);
@@ -48,11 +42,8 @@ static lc_status make_chain(lc_model *m, int x, const int *nodes, const int *k, 
   static const char *const K[CHAIN_MAX] = {"_k0", "_k1", "_k2", "_k3", "_k4", "_k5", "_k6", "_k7"};
   static const char *const A[CHAIN_MAX] = {"_a0", "_a1", "_a2", "_a3", "_a4", "_a5", "_a6", "_a7"};
   static const char *const B[CHAIN_MAX] = {"_b0", "_b1", "_b2", "_b3", "_b4", "_b5", "_b6", "_b7"};
-  lc_gnode *g = &m->nodes[nodes[n - 1]];
   lc_attr *at = lc_arena_alloc(m->arena, (size_t)(1 + 3 * n) * sizeof(lc_attr));
-  const char **nm = lc_arena_alloc(m->arena, sizeof(char *));
-  int *id = lc_arena_alloc(m->arena, sizeof(int));
-  if (!at || !nm || !id) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+  if (!at) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   memset(at, 0, (size_t)(1 + 3 * n) * sizeof(lc_attr));
   at[0] = (lc_attr){.name = "_n", .type = LC_ATTR_INT, .i = n};
   for (int i = 0; i < n; i++) {
@@ -60,20 +51,10 @@ static lc_status make_chain(lc_model *m, int x, const int *nodes, const int *k, 
     at[2 + 3 * i] = (lc_attr){.name = A[i], .type = LC_ATTR_FLOAT, .f = a[i]};
     at[3 + 3 * i] = (lc_attr){.name = B[i], .type = LC_ATTR_FLOAT, .f = b[i]};
   }
-  nm[0] = m->values[x].t.name;
-  id[0] = x;
-  g->n.op_type = "EwChain";
-  g->n.inputs = nm;
-  g->in = id;
-  g->n.n_inputs = 1;
-  g->n.attrs = at;
-  g->n.n_attrs = 1 + 3 * n;
-  g->op = lc_op_find("EwChain");
-  if (!g->op) return lc_error(LC_ERR_INTERNAL, "model: no EwChain op");
-  for (int i = 0; i < n - 1; i++) {
-    m->values[m->nodes[nodes[i]].out[0]].n_uses = 0;
-    m->nodes[nodes[i]].dead = 1;
-  }
+  lc_status s = lc_fold_become_unary(m, nodes[n - 1], "EwChain", x, nodes, n - 1);
+  if (s) return s;
+  m->nodes[nodes[n - 1]].n.attrs = at;
+  m->nodes[nodes[n - 1]].n.n_attrs = 1 + 3 * n;
   m->st.fused_act += n - 1;
   return LC_OK;
 }

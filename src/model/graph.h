@@ -89,6 +89,10 @@ lc_status lc_fuse(lc_model *m);             /* fold.c */
  * output, tag appended to its fused list), returning c; constant float input k of g with n
  * elements or NULL; per-channel values (f[M]) of constant input k broadcast against conv output y. */
 int lc_fold_sole_consumer(const lc_model *m, int v);
+/* Values a and b are float tensors of one shape. */
+int lc_fold_same_shape(const lc_model *m, int a, int b);
+/* Node `last` becomes `op`(x) with no attributes; nodes dead[0..nd) die (their outputs unread). */
+lc_status lc_fold_become_unary(lc_model *m, int last, const char *op, int x, const int *dead, int nd);
 /* fuse_norm.c: written-out layer norms as LayerNormalization nodes. */
 lc_status lc_fuse_layernorm(lc_model *m);
 lc_status lc_fold_add_attr(lc_model *m, lc_gnode *g, const char *name, lc_attr_type type, int64_t i, float f);

@@ -111,22 +111,6 @@ static void unary_apply(const lc_vmath_kernels *vm, un_kind k, float a, float b,
   }
 }
 
-typedef struct un_job {
-  const lc_vmath_kernels *vm;
-  un_kind k;
-  float a, b;
-  float *y;
-  const float *x;
-  size_t n;
-} un_job;
-
-static void un_task(void *arg, size_t task, int thread) {
-  const un_job *j = arg;
-  size_t i0 = task * PAR_CHUNK, m = j->n - i0 < PAR_CHUNK ? j->n - i0 : PAR_CHUNK;
-  (void)thread;
-  unary_apply(j->vm, j->k, j->a, j->b, j->y + i0, j->x + i0, m);
-}
-
 lc_status lcop_unary_params(const lc_node *n, const lc_tensor *const *in, int n_in, int *kind, float *pa, float *pb) {
   un_kind k;
   if (!un_kind_of(n->op_type, &k)) return lcop_fail(n, LC_ERR_INTERNAL, "no kernel");
@@ -143,24 +127,6 @@ lc_status lcop_unary_params(const lc_node *n, const lc_tensor *const *in, int n_
     if (lcop_has(in, n_in, 2)) b = *(const float *)in[2]->data;
   }
   *kind = (int)k, *pa = a, *pb = b;
-  return LC_OK;
-}
-
-static lc_status unary_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
-                           int n_out, lc_exec_ctx *x) {
-  int ki;
-  size_t cnt;
-  float a, b;
-  lc_status s = lcop_unary_params(n, in, n_in, &ki, &a, &b);
-  if (s) return s;
-  un_kind k = (un_kind)ki;
-  if (lcop_numel(in[0], &cnt)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
-  if (cnt < PAR_MIN || lcop_threads(x) < 2) {
-    unary_apply(lcop_vm(x), k, a, b, out->data, in[0]->data, cnt);
-    return LC_OK;
-  }
-  un_job j = {lcop_vm(x), k, a, b, out->data, in[0]->data, cnt};
-  lcop_parallel(x, (cnt + PAR_CHUNK - 1) / PAR_CHUNK, un_task, &j);
   return LC_OK;
 }
 
@@ -224,21 +190,38 @@ static void chain_task(void *arg, size_t task, int thread) {
     unary_apply(j->vm, j->c->k[s], j->c->a[s], j->c->b[s], j->y + i0, s ? j->y + i0 : j->x + i0, m);
 }
 
-static lc_status chain_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
-                           int n_out, lc_exec_ctx *x) {
-  chain_steps c;
+/* The steps over in[0] into out, in PAR_CHUNK blocks, on the context's threads when large. */
+static lc_status run_steps(const lc_node *n, const chain_steps *c, const lc_tensor *in, lc_tensor *out,
+                           lc_exec_ctx *x) {
   size_t cnt;
-  (void)st, (void)n_in, (void)n_out;
-  lc_status s = chain_read(n, &c);
-  if (s) return s;
-  if (lcop_numel(in[0], &cnt)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
-  chain_job j = {lcop_vm(x), &c, out->data, in[0]->data, cnt};
+  if (lcop_numel(in, &cnt)) return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
+  chain_job j = {lcop_vm(x), c, out->data, in->data, cnt};
   size_t tasks = (cnt + PAR_CHUNK - 1) / PAR_CHUNK;
   if (cnt < PAR_MIN || lcop_threads(x) < 2)
     for (size_t t = 0; t < tasks; t++) chain_task(&j, t, 0);
   else
     lcop_parallel(x, tasks, chain_task, &j);
   return LC_OK;
+}
+
+static lc_status chain_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                           int n_out, lc_exec_ctx *x) {
+  chain_steps c;
+  (void)st, (void)n_in, (void)n_out;
+  lc_status s = chain_read(n, &c);
+  return s ? s : run_steps(n, &c, in[0], out, x);
+}
+
+/* A unary node: a chain of one step. */
+static lc_status unary_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                           int n_out, lc_exec_ctx *x) {
+  int ki;
+  chain_steps c = {1, {UN_RELU}, {0.0f}, {0.0f}};
+  (void)st, (void)n_out;
+  lc_status s = lcop_unary_params(n, in, n_in, &ki, &c.a[0], &c.b[0]);
+  if (s) return s;
+  c.k[0] = (un_kind)ki;
+  return run_steps(n, &c, in[0], out, x);
 }
 
 /* ---------------------------------------------------------------- BatchNormalization */
