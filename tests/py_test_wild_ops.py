@@ -133,7 +133,8 @@ def test_refusals(cli, tmp):
 def test_ew_chain(cli, tmp):
     """Elementwise chains fused into one EwChain pass (CPU plans) against onnxruntime: a 7-step chain
     of unary ops and scalar Add / Mul / Sub / Div (scalar first and second); a graph output in the
-    middle and a Clip with a computed bound end chains; a 10-step chain splits at 8 steps."""
+    middle and a Clip with a computed bound end chains; a 10-step chain splits at 8 steps; x *
+    Sigmoid(x) (SiLU) in both operand orders as one step."""
     rng = np.random.default_rng(3)
     x = rng.uniform(-2, 2, (2, 3, 17, 19)).astype(np.float32)
     sc = lambda v: np.array(v, np.float32)  # noqa: E731
@@ -150,13 +151,16 @@ def test_ew_chain(cli, tmp):
         nodes.append(N("Neg" if i % 2 else "Abs", [prev], ["l%d" % i]))
         prev = "l%d" % i
     nodes.append(N("Mul", [prev, "half"], ["y4"]))
-    outs = [vi(o, TensorProto.FLOAT, None) for o in ("y1", "e2", "y2", "y3", "y4")]
+    # SiLU both ways round, then a scalar step: one chain each
+    nodes += [N("Sigmoid", ["x"], ["s1"]), N("Mul", ["x", "s1"], ["s2"]), N("Mul", ["s2", "half"], ["y5"]),
+              N("Neg", ["x"], ["nx"]), N("Sigmoid", ["nx"], ["s3"]), N("Mul", ["s3", "nx"], ["y6"])]
+    outs = [vi(o, TensorProto.FLOAT, None) for o in ("y1", "e2", "y2", "y3", "y4", "y5", "y6")]
     m = model(nodes, inits, [vi("x", TensorProto.FLOAT, list(x.shape))], outs)
     want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     got, err = run(cli, tmp, m, {"x": x}, "ewchain")
     check(got is not None, "EwChain model ran: " + err[-300:])
     if got is not None:
-        for g, w, o in zip(got, want, ("y1", "e2", "y2", "y3", "y4")):
+        for g, w, o in zip(got, want, ("y1", "e2", "y2", "y3", "y4", "y5", "y6")):
             e = float(np.max(np.abs(g - w)) / max(float(np.max(np.abs(w))), 1e-30))
             # the same per-step float math as the unfused nodes; exp/tanh/sigmoid kernels differ from
             # onnxruntime's by a few ulp
@@ -165,8 +169,9 @@ def test_ew_chain(cli, tmp):
     p = subprocess.run([cli, "info", path], capture_output=True, text=True, timeout=60)
     found = re.search(r"EwChain x(\d+)", p.stdout)
     # y1's 7 nodes; Exp-Neg (ending at the graph output e2) and Clip-Abs; the 11-node tail as 8 + 3;
-    # Abs-Clip(computed max)-Sqrt none
-    check(p.returncode == 0 and found and found.group(1) == "5", "info shows 5 fused chains: %r" % p.stdout[-400:])
+    # Abs-Clip(computed max)-Sqrt none; SiLU-Mul; Neg then SiLU (nx has two readers: two chains, the
+    # Neg alone stays a node)
+    check(p.returncode == 0 and found and found.group(1) == "7", "info shows 7 fused chains: %r" % p.stdout[-400:])
 
 
 def main():

@@ -37,8 +37,25 @@ static int step_of(lc_model *m, const lc_gnode *g, int x, int *k, float *a, floa
   return 1;
 }
 
+/* Sigmoid node p on x whose one reader is Mul(x, p's output): that Mul, else -1 (SiLU / Swish). */
+static int silu_mul(const lc_model *m, int p, int x) {
+  const lc_gnode *g = &m->nodes[p];
+  if (g->dead || strcmp(g->n.op_type, "Sigmoid") || g->n.n_inputs != 1 || g->in[0] != x || g->out[0] < 0 ||
+      !lc_fold_same_shape(m, x, g->out[0]))
+    return -1;
+  int c = lc_fold_sole_consumer(m, g->out[0]);
+  if (c < 0) return -1;
+  const lc_gnode *u = &m->nodes[c];
+  if (u->dead || strcmp(u->n.op_type, "Mul") || u->n.n_inputs != 2 || u->n.n_outputs != 1 || u->out[0] < 0 ||
+      !lc_fold_same_shape(m, x, u->out[0]) ||
+      !((u->in[0] == x && u->in[1] == g->out[0]) || (u->in[1] == x && u->in[0] == g->out[0])))
+    return -1;
+  return c;
+}
+
 /* Node `last` becomes EwChain(x) of the n steps; the nodes before it in the chain die. */
-static lc_status make_chain(lc_model *m, int x, const int *nodes, const int *k, const float *a, const float *b, int n) {
+static lc_status make_chain(lc_model *m, int x, const int *nodes, int nn, const int *k, const float *a, const float *b,
+                            int n) {
   static const char *const K[CHAIN_MAX] = {"_k0", "_k1", "_k2", "_k3", "_k4", "_k5", "_k6", "_k7"};
   static const char *const A[CHAIN_MAX] = {"_a0", "_a1", "_a2", "_a3", "_a4", "_a5", "_a6", "_a7"};
   static const char *const B[CHAIN_MAX] = {"_b0", "_b1", "_b2", "_b3", "_b4", "_b5", "_b6", "_b7"};
@@ -51,11 +68,11 @@ static lc_status make_chain(lc_model *m, int x, const int *nodes, const int *k, 
     at[2 + 3 * i] = (lc_attr){.name = A[i], .type = LC_ATTR_FLOAT, .f = a[i]};
     at[3 + 3 * i] = (lc_attr){.name = B[i], .type = LC_ATTR_FLOAT, .f = b[i]};
   }
-  lc_status s = lc_fold_become_unary(m, nodes[n - 1], "EwChain", x, nodes, n - 1);
+  lc_status s = lc_fold_become_unary(m, nodes[nn - 1], "EwChain", x, nodes, nn - 1);
   if (s) return s;
-  m->nodes[nodes[n - 1]].n.attrs = at;
-  m->nodes[nodes[n - 1]].n.n_attrs = 1 + 3 * n;
-  m->st.fused_act += n - 1;
+  m->nodes[nodes[nn - 1]].n.attrs = at;
+  m->nodes[nodes[nn - 1]].n.n_attrs = 1 + 3 * n;
+  m->st.fused_act += nn - 1;
   return LC_OK;
 }
 
@@ -64,18 +81,25 @@ lc_status lc_fuse_chains(lc_model *m) {
   for (int p = 0; p < m->n_nodes; p++) { /* in graph order, so p is a chain's first node */
     const lc_gnode *g = &m->nodes[p];
     if (g->dead || g->n.n_inputs < 1) continue;
-    int nodes[CHAIN_MAX], k[CHAIN_MAX], n = 0, x = -1;
+    int nodes[2 * CHAIN_MAX], k[CHAIN_MAX], n = 0, nn = 0, x = -1, q = p, c;
     float a[CHAIN_MAX], b[CHAIN_MAX];
     for (int i = 0; i < g->n.n_inputs && x < 0; i++) /* the data input: the non-constant one */
       if (g->in[i] >= 0 && !m->values[g->in[i]].is_const) x = g->in[i];
-    if (x < 0 || !step_of(m, g, x, &k[0], &a[0], &b[0])) continue;
-    nodes[n++] = p;
-    for (int q = p, c; n < CHAIN_MAX && (c = lc_fold_sole_consumer(m, m->nodes[q].out[0])) >= 0; q = c) {
+    if (x < 0) continue;
+    if ((c = silu_mul(m, p, x)) >= 0) { /* only first: x has two readers */
+      k[n] = lcop_chain_silu(), a[n] = b[n] = 0.0f, n++;
+      nodes[nn++] = p, nodes[nn++] = q = c;
+    } else if (step_of(m, g, x, &k[0], &a[0], &b[0])) {
+      n = 1, nodes[nn++] = p;
+    } else {
+      continue;
+    }
+    for (; n < CHAIN_MAX && (c = lc_fold_sole_consumer(m, m->nodes[q].out[0])) >= 0; q = c, n++) {
       if (!step_of(m, &m->nodes[c], m->nodes[q].out[0], &k[n], &a[n], &b[n])) break;
-      nodes[n++] = c;
+      nodes[nn++] = c;
     }
     lc_status s;
-    if (n >= 2 && (s = make_chain(m, x, nodes, k, a, b, n))) return s;
+    if (nn >= 2 && (s = make_chain(m, x, nodes, nn, k, a, b, n))) return s;
   }
   lc_plan_count_uses(m);
   return LC_OK;

@@ -10,7 +10,9 @@ typedef enum un_kind {
   UN_RELU, UN_LEAKY, UN_SIGMOID, UN_HSIGMOID, UN_HSWISH, UN_TANH, UN_CLIP,
   UN_SQRT, UN_RECIP, UN_ERF, UN_EXP, UN_NEG, UN_ABS,
   /* a chain's steps with a scalar c = a (EwChain): x + c, x * c, x - c, c - x, x / c, c / x */
-  UN_ADDC, UN_MULC, UN_SUBC, UN_RSUBC, UN_DIVC, UN_RDIVC, UN_COUNT
+  UN_ADDC, UN_MULC, UN_SUBC, UN_RSUBC, UN_DIVC, UN_RDIVC,
+  UN_SILU, /* x * Sigmoid(x), the two nodes exporters write for SiLU / Swish */
+  UN_COUNT
 } un_kind;
 
 /* Below this many elements one thread is faster than waking the pool (an elementwise pass over
@@ -106,6 +108,14 @@ static void unary_apply(const lc_vmath_kernels *vm, un_kind k, float a, float b,
   case UN_RDIVC:
     for (size_t i = 0; i < n; i++) y[i] = a / x[i];
     break;
+  case UN_SILU: /* y may be x: the sigmoid goes to a small buffer first */
+    for (size_t i0 = 0; i0 < n; i0 += 1024) {
+      float t[1024];
+      size_t m = n - i0 < 1024 ? n - i0 : 1024;
+      vm->sigmoid(t, x + i0, m);
+      for (size_t i = 0; i < m; i++) y[i0 + i] = x[i0 + i] * t[i];
+    }
+    break;
   case UN_COUNT:
     break;
   }
@@ -136,6 +146,8 @@ lc_status lcop_unary_params(const lc_node *n, const lc_tensor *const *in, int n_
  * pass over memory, each PAR_CHUNK block put through every step while it is in cache. Steps are
  * attributes _n (count) and _k<i>, _a<i>, _b<i>; every step rounds as its node did. */
 #define CHAIN_MAX 8
+
+int lcop_chain_silu(void) { return (int)UN_SILU; }
 
 int lcop_chain_kind(const char *op, int scalar_first) {
   static const char *const bin[] = {"Add", "Mul", "Sub", "Div"};

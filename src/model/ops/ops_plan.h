@@ -18,6 +18,8 @@ void lcop_bcast_plan(const lc_tensor *a, const lc_tensor *b, const lc_tensor *o,
 lc_status lcop_unary_params(const lc_node *n, const lc_tensor *const *in, int n_in, int *kind, float *a, float *b);
 /* The EwChain step kind of Add / Mul / Sub / Div with a scalar operand (first or second), or -1. */
 int lcop_chain_kind(const char *op, int scalar_first);
+/* The EwChain step kind of x * Sigmoid(x). */
+int lcop_chain_silu(void);
 
 typedef struct pool_geom {
   int64_t N, C, H, W, OH, OW;
