@@ -15,7 +15,8 @@
 static int step_of(lc_model *m, const lc_gnode *g, int x, int *k, float *a, float *b) {
   static const char *const unary[] = {"Relu", "LeakyRelu", "Sigmoid",    "HardSigmoid", "HardSwish", "Tanh", "Clip",
                                       "Sqrt", "Reciprocal", "Erf", "Exp", "Neg",         "Abs"};
-  if (g->dead || g->n.n_outputs != 1 || g->out[0] < 0 || g->n.n_inputs < 1 || !lc_fold_same_shape(m, x, g->out[0])) return 0;
+  if (g->dead || g->n.n_outputs != 1 || g->out[0] < 0 || g->n.n_inputs < 1 || !lc_fold_same_shape(m, x, g->out[0]))
+    return 0;
   const char *op = g->n.op_type;
   int is_un = 0;
   for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) is_un |= !strcmp(op, unary[i]);

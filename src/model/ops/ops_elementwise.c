@@ -172,7 +172,8 @@ static lc_status chain_read(const lc_node *n, chain_steps *c) {
   c->n = (int)cnt;
   for (int i = 0; i < c->n; i++) {
     int64_t k = lc_attr_int(n, K[i], -1);
-    if (k < 0 || k >= UN_COUNT) return lcop_fail(n, LC_ERR_INVALID_ARG, "EwChain step %d of kind %lld", i, (long long)k);
+    if (k < 0 || k >= UN_COUNT)
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "EwChain step %d of kind %lld", i, (long long)k);
     c->k[i] = (un_kind)k, c->a[i] = lc_attr_float(n, A[i], 0.0f), c->b[i] = lc_attr_float(n, B[i], 0.0f);
   }
   return LC_OK;
