@@ -88,7 +88,8 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   m->x.q4_policy = m->opt.q4_policy;
   t[1] = lc_now_ms();
   const char *so = getenv("LOWCONV_DEVICE_OPEN"); /* "serial": first, as the runner used to (measuring) */
-  int overlap = m->opt.device && strcmp(m->opt.device, "cpu") && !m->opt.dry_run && !(so && !strcmp(so, "serial"));
+  int on_device = m->opt.device && strcmp(m->opt.device, "cpu") != 0;
+  int overlap = on_device && !m->opt.dry_run && !(so && !strcmp(so, "serial"));
   if (!overlap && (s = lc_dev_open(m))) return s;
   t[2] = lc_now_ms();
   int maxio = 1;
@@ -105,7 +106,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
   if (s) {
   } else if (m->opt.no_fusion) {
     lc_plan_count_uses(m);
-  } else if (!(s = lc_fuse_layernorm(m)) && !(s = lc_fuse(m)) && !(m->opt.device && strcmp(m->opt.device, "cpu"))) {
+  } else if (!(s = lc_fuse_layernorm(m)) && !(s = lc_fuse(m)) && !on_device) {
     s = lc_fuse_chains(m); /* CPU plans: the device has no EwChain kernel */
   }
   double tw = lc_now_ms(), dev_ms = t[2] - t[1], host_ms = 0.0;

@@ -9,7 +9,7 @@
 #include "model/ops/ops_plan.h"
 #include "util/error.h"
 
-#define CHAIN_MAX 8
+#define CHAIN_MAX LCOP_CHAIN_MAX
 
 /* Node g as a chain step applied to value x: its kind and parameters; 0 if it is not one. */
 static int step_of(lc_model *m, const lc_gnode *g, int x, int *k, float *a, float *b) {
@@ -57,17 +57,14 @@ static int silu_mul(const lc_model *m, int p, int x) {
 /* Node `last` becomes EwChain(x) of the n steps; the nodes before it in the chain die. */
 static lc_status make_chain(lc_model *m, int x, const int *nodes, int nn, const int *k, const float *a, const float *b,
                             int n) {
-  static const char *const K[CHAIN_MAX] = {"_k0", "_k1", "_k2", "_k3", "_k4", "_k5", "_k6", "_k7"};
-  static const char *const A[CHAIN_MAX] = {"_a0", "_a1", "_a2", "_a3", "_a4", "_a5", "_a6", "_a7"};
-  static const char *const B[CHAIN_MAX] = {"_b0", "_b1", "_b2", "_b3", "_b4", "_b5", "_b6", "_b7"};
   lc_attr *at = lc_arena_alloc(m->arena, (size_t)(1 + 3 * n) * sizeof(lc_attr));
   if (!at) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   memset(at, 0, (size_t)(1 + 3 * n) * sizeof(lc_attr));
   at[0] = (lc_attr){.name = "_n", .type = LC_ATTR_INT, .i = n};
   for (int i = 0; i < n; i++) {
-    at[1 + 3 * i] = (lc_attr){.name = K[i], .type = LC_ATTR_INT, .i = k[i]};
-    at[2 + 3 * i] = (lc_attr){.name = A[i], .type = LC_ATTR_FLOAT, .f = a[i]};
-    at[3 + 3 * i] = (lc_attr){.name = B[i], .type = LC_ATTR_FLOAT, .f = b[i]};
+    at[1 + 3 * i] = (lc_attr){.name = lcop_chain_attr[0][i], .type = LC_ATTR_INT, .i = k[i]};
+    at[2 + 3 * i] = (lc_attr){.name = lcop_chain_attr[1][i], .type = LC_ATTR_FLOAT, .f = a[i]};
+    at[3 + 3 * i] = (lc_attr){.name = lcop_chain_attr[2][i], .type = LC_ATTR_FLOAT, .f = b[i]};
   }
   lc_status s = lc_fold_become_unary(m, nodes[nn - 1], "EwChain", x, nodes, nn - 1);
   if (s) return s;

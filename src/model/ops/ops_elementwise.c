@@ -145,7 +145,12 @@ lc_status lcop_unary_params(const lc_node *n, const lc_tensor *const *in, int n_
 /* A chain of single-consumer elementwise nodes fused by the planner (model/fuse_chain.c): one
  * pass over memory, each PAR_CHUNK block put through every step while it is in cache. Steps are
  * attributes _n (count) and _k<i>, _a<i>, _b<i>; every step rounds as its node did. */
-#define CHAIN_MAX 8
+#define CHAIN_MAX LCOP_CHAIN_MAX
+
+const char *const lcop_chain_attr[3][LCOP_CHAIN_MAX] = {
+    {"_k0", "_k1", "_k2", "_k3", "_k4", "_k5", "_k6", "_k7"},
+    {"_a0", "_a1", "_a2", "_a3", "_a4", "_a5", "_a6", "_a7"},
+    {"_b0", "_b1", "_b2", "_b3", "_b4", "_b5", "_b6", "_b7"}};
 
 int lcop_chain_silu(void) { return (int)UN_SILU; }
 
@@ -164,17 +169,14 @@ typedef struct chain_steps {
 } chain_steps;
 
 static lc_status chain_read(const lc_node *n, chain_steps *c) {
-  static const char *const K[CHAIN_MAX] = {"_k0", "_k1", "_k2", "_k3", "_k4", "_k5", "_k6", "_k7"};
-  static const char *const A[CHAIN_MAX] = {"_a0", "_a1", "_a2", "_a3", "_a4", "_a5", "_a6", "_a7"};
-  static const char *const B[CHAIN_MAX] = {"_b0", "_b1", "_b2", "_b3", "_b4", "_b5", "_b6", "_b7"};
   int64_t cnt = lc_attr_int(n, "_n", 0);
   if (cnt < 1 || cnt > CHAIN_MAX) return lcop_fail(n, LC_ERR_INVALID_ARG, "an EwChain of %lld steps", (long long)cnt);
   c->n = (int)cnt;
   for (int i = 0; i < c->n; i++) {
-    int64_t k = lc_attr_int(n, K[i], -1);
+    int64_t k = lc_attr_int(n, lcop_chain_attr[0][i], -1);
     if (k < 0 || k >= UN_COUNT)
       return lcop_fail(n, LC_ERR_INVALID_ARG, "EwChain step %d of kind %lld", i, (long long)k);
-    c->k[i] = (un_kind)k, c->a[i] = lc_attr_float(n, A[i], 0.0f), c->b[i] = lc_attr_float(n, B[i], 0.0f);
+    c->k[i] = (un_kind)k, c->a[i] = lc_attr_float(n, lcop_chain_attr[1][i], 0.0f), c->b[i] = lc_attr_float(n, lcop_chain_attr[2][i], 0.0f);
   }
   return LC_OK;
 }

@@ -18,6 +18,10 @@ void lcop_bcast_plan(const lc_tensor *a, const lc_tensor *b, const lc_tensor *o,
 lc_status lcop_unary_params(const lc_node *n, const lc_tensor *const *in, int n_in, int *kind, float *a, float *b);
 /* The EwChain step kind of Add / Mul / Sub / Div with a scalar operand (first or second), or -1. */
 int lcop_chain_kind(const char *op, int scalar_first);
+/* EwChain's attributes: _n steps (at most LCOP_CHAIN_MAX), step i's kind, a and b named
+ * lcop_chain_attr[0][i], [1][i], [2][i]. */
+#define LCOP_CHAIN_MAX 8
+extern const char *const lcop_chain_attr[3][LCOP_CHAIN_MAX];
 /* The EwChain step kind of x * Sigmoid(x). */
 int lcop_chain_silu(void);
 
