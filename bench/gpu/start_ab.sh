@@ -24,3 +24,12 @@ k=src/backend/opencl
 cat $k/cl_conv_args.h $k/kernels/common.cl $k/kernels/conv_gemm.cl > /tmp/gemm.cl
 CUDA_CACHE_DISABLE=1 LD_LIBRARY_PATH=$ocl/usr/lib/x86_64-linux-gnu timeout 120 .cl-debs/build_probe /tmp/gemm.cl 4 \
   "-DWFMT=0 -DASYM=0 -DLC_ONE_KERNEL -DLC_WANT_gemm_64x128"
+echo "== one program holding every variant vs one variant per program (JIT cache off)"
+for f in conv_direct:conv_c8h1w4 conv_gemv:gemv_p1 conv_gemm:gemm_64x128; do
+  cat $k/cl_conv_args.h $k/kernels/common.cl $k/kernels/${f%%:*}.cl > /tmp/p.cl
+  for o in "-DLC_ONE_KERNEL -DLC_WANT_${f#*:}" ""; do
+    echo "${f%%:*} [${o:-all variants}]"
+    CUDA_CACHE_DISABLE=1 LD_LIBRARY_PATH=$ocl/usr/lib/x86_64-linux-gnu timeout 120 .cl-debs/build_probe /tmp/p.cl 1 \
+      "-DWFMT=0 -DASYM=0 $o" | head -1
+  done
+done

@@ -515,6 +515,11 @@ int lc_cl_model_pick(const lc_cl_conv *c, int nv, int (*ok)(const lc_cl_conv *, 
   return best;
 }
 
+int lc_cl_fast_short(void) {
+  const char *e = getenv("LOWCONV_CL_FAST_WIDE");
+  return !(e && *e == '1');
+}
+
 int lc_cl_model_rank(const lc_cl_conv *c, int v, int nv, int (*ok)(const lc_cl_conv *, int),
                      double (*model)(const lc_cl_conv *, int)) {
   double us = model(c, v);

@@ -106,6 +106,9 @@ int lc_cl_model_pick(const lc_cl_conv *c, int nv, int (*ok)(const lc_cl_conv *, 
                      double (*model)(const lc_cl_conv *, int));
 int lc_cl_model_rank(const lc_cl_conv *c, int v, int nv, int (*ok)(const lc_cl_conv *, int),
                      double (*model)(const lc_cl_conv *, int));
+/* Tuning level fast's short lists (fewer programs to build on a cold start) unless
+ * LOWCONV_CL_FAST_WIDE=1 asks for the longer ones the level had before (A/B runs). */
+int lc_cl_fast_short(void);
 /* The kernel `name` of program `program` built with c's options. */
 lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char *name, cl_kernel *k);
 

@@ -117,6 +117,15 @@ static int gemm_rank(const lc_cl_conv *c, int v) {
   return lc_cl_model_rank(c, v, GEMM_NV, gemm_eligible, gemm_model_us);
 }
 
+/* Of level fast's list, a tile over 64x64 whose work-groups do not give every compute unit one
+ * is left out: it cannot beat a smaller tile there (the model ranks it by its efficiency, not
+ * by the lanes it leaves idle), and these builds are the slowest (1.3-2.5 s cold on the H200). */
+static int gemm_fast_skip(const lc_cl_conv *c, int v) {
+  const gemm_tile *t = &gemm_tiles[v];
+  size_t cu = c->rt->info.compute_units ? c->rt->info.compute_units : 1;
+  return lc_cl_fast_short() && t->tm * t->tn > 64 * 64 && gemm_wgs(c, t) < cu;
+}
+
 /* The work-group size is fixed by the tile. At level none only the modelled best variant offers
  * it, so the tuner's first-eligible rule runs that one; a variant forced by LOWCONV_CL_VARIANT
  * (tests, the CLI) is offered anyway. */
@@ -125,7 +134,7 @@ static int gemm_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][
   const char *fv = getenv("LOWCONV_CL_VARIANT");
   int forced = fv && !strcmp(fv, gemm_names[v]);
   if (level <= 0 && !forced && gemm_pick(c) != v) return 0;
-  if (level == 1 && !forced && gemm_rank(c, v) >= GEMM_FAST) return 0;
+  if (level == 1 && !forced && (gemm_rank(c, v) >= GEMM_FAST || gemm_fast_skip(c, v))) return 0;
   lws[0][0] = (size_t)gemm_tiles[v].t, lws[0][1] = 1, lws[0][2] = 1;
   return 1;
 }

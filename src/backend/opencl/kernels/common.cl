@@ -72,6 +72,21 @@ inline float lc_w1(__global const wtype *w, __global const float *sc, __global c
 #endif
 }
 
+#ifdef LC_EPI_FLAT
+/* Every activation in one branch-free form: clamp(v * a + b, lo, hi) (none, leaky: unclamped),
+ * times v for hard swish, then leaky's slope below 0. The parameters depend on p only, so a
+ * register tile's inlined copies share them (build-time experiment: the epilogue is about a
+ * third of a GEMM tile's build on NVIDIA). */
+inline float lc_act(float v, const lc_cl_conv_args *p) {
+  const int k = p->act, sig = k == LC_CL_ACT_HARD_SIGMOID, sw = k == 4;
+  const float a = sig ? p->act_alpha : sw ? 1.0f / 6.0f : 1.0f, b = sig ? p->act_beta : sw ? 0.5f : 0.0f;
+  const float lo = k == 2 ? p->act_min : 0.0f, hi = k == 2 ? p->act_max : k == 1 ? INFINITY : 1.0f;
+  const float sl = k == 3 ? p->act_alpha : 1.0f, m = mad(v, a, b);
+  float t = (k == 0 || k == 3) ? m : fmin(fmax(m, lo), hi); /* NaN stays NaN without a clamp */
+  t = sw ? v * t : t;
+  return t < 0.0f ? t * sl : t;
+}
+#else
 inline float lc_act(float v, const lc_cl_conv_args *p) {
   switch (p->act) {
   case 1: return fmax(v, 0.0f);
@@ -82,6 +97,7 @@ inline float lc_act(float v, const lc_cl_conv_args *p) {
   default: return v;
   }
 }
+#endif
 
 /* Epilogue and store of output element (n, o, y, x); o is the global output channel. Register
  * tiles inline it once per element they hold; LC_EPI_NOINLINE (an experiment's build option)
