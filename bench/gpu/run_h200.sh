@@ -201,8 +201,8 @@ if [ "$mode" = cexp ]; then # compile time against speed: kernel build options t
   left() { echo $(( end - $(date +%s) )); }
   go() { [ "$(left)" -ge "$1" ] || { echo "skipped: $2 (time)"; return 1; }; echo "== $2 ($(date +%T))"; }
   {
-  i=0
-  for cfg in "" "-DLC_EPI_NOINLINE" "-DLC_KK_UNROLL_N=2" "-DLC_EPI_NOINLINE -DLC_KK_UNROLL_N=2"; do
+  i=0; IFS=';' read -ra cfgs <<< "${CEXP_CFGS:-;-DLC_EPI_NOINLINE;-DLC_KK_UNROLL_N=2;-DLC_EPI_NOINLINE -DLC_KK_UNROLL_N=2}"
+  for cfg in "${cfgs[@]}"; do
     i=$((i + 1)); export LOWCONV_CL_EXTRA_OPTIONS="$cfg" LOWCONV_CACHE_DIR=/tmp/lc-cexp-$i CUDA_CACHE_PATH=/tmp/cc-cexp-$i
     rm -rf $LOWCONV_CACHE_DIR $CUDA_CACHE_PATH
     for mb in 1 32; do
@@ -222,7 +222,7 @@ load = lambda p: {r["desc"]: r for r in map(json.loads, (l for l in open(p) if l
 for mb in (1, 32):
     try: base = load(f"{d}/cexp1_b{mb}.jsonl")
     except OSError: continue
-    for i in (2, 3, 4):
+    for i in range(2, 10):
         try: q = load(f"{d}/cexp{i}_b{mb}.jsonl")
         except OSError: continue
         r = [q[k]["median_ms"] / base[k]["median_ms"] for k in q if k in base]
