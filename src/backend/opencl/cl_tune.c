@@ -296,8 +296,10 @@ static lc_status measure(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *cands, in
   int epi = cc->a.epi; /* the reference has no PRelu or affine epilogue: checked without them */
   cc->a.epi = 0;
   lc_status s = bufs_init(c, cc, &b);
-  int reps = level >= LC_TUNE_HEAVY ? 9 : level >= LC_TUNE_NORMAL ? 5 : 3, found = 0;
-  double best_ms = 0.0;
+  int reps = level >= LC_TUNE_HEAVY ? 9 : level >= LC_TUNE_NORMAL ? 5 : 3, found = 0; /* 2: second set */
+  double best_ms = 0.0, second_ms = 0.0;
+  lc_cl_cand second;
+  memset(&second, 0, sizeof second);
   for (int i = 0; !s && i < n; i++) {
     double ms;
     if (ensure_ws(c, cc, &cands[i])) continue; /* over the budget: not a candidate */
@@ -321,7 +323,20 @@ static lc_status measure(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *cands, in
                 cands[i].lws[2], e ? lc_last_error() : "does not match the fp64 reference");
       continue;
     }
-    if (!found || ms < best_ms) *best = cands[i], best_ms = ms, found = 1;
+    if (!found || ms < best_ms) {
+      if (found) second = *best, second_ms = best_ms, found = 2;
+      *best = cands[i], best_ms = ms, found = found ? found : 1;
+    } else if (found == 1 || ms < second_ms) {
+      second = cands[i], second_ms = ms, found = 2;
+    }
+  }
+  /* Three runs per candidate (level fast) rank close ones by noise: the two best are timed again,
+   * nine runs each, and the faster of those wins. */
+  if (!s && found == 2 && reps < 9) {
+    double a, z;
+    if (!ensure_ws(c, cc, best) && !time_cand(cc, best, b.in, b.out, 9, 0.0, &a) && !ensure_ws(c, cc, &second) &&
+        !time_cand(cc, &second, b.in, b.out, 9, 0.0, &z))
+      best_ms = a <= z ? a : (*best = second, z);
   }
   bufs_free(cc->rt, &b);
   cc->a.epi = epi;
