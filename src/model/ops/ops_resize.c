@@ -1,5 +1,5 @@
 /* Resize (nearest / linear over the last two axes) and Pad (constant / reflect / edge / wrap).
- * Both precompute per-axis source-index tables once per call so inner loops are table lookups. */
+ * Both run from per-axis source-index tables (Resize's made once at init, Pad's per call). */
 #include <math.h>
 #include <string.h>
 
