@@ -308,6 +308,26 @@ static void test_convt2(const lc_vmath_kernels *v) {
   TU_CHECK(worst <= 1.0, "%s convt2_row: error %.3g x ((C + 1) u sum|terms|)", g_name, worst);
 }
 
+/* repeat_row against the plain copy: every k to 17 and 24 (the permute, broadcast and overlapping
+ * tails), every length to 40, x ending at its last element, a sentinel after the row. Bitwise. */
+static void test_repeat_row(const lc_vmath_kernels *v) {
+  for (size_t k = 1; k <= 24; k++) {
+    if (k > 17 && k != 24) continue;
+    for (size_t n = 0; n <= 40; n++) {
+      guard g;
+      float *x = guarded(&g, n ? n : 1), y[24 * 40 + 8];
+      for (size_t i = 0; i < n; i++) x[i] = tu_rand_float(-4, 4);
+      for (size_t i = 0; i < 24 * 40 + 8; i++) y[i] = -7.0f;
+      v->repeat_row(y, x, n, k);
+      int ok = 1;
+      for (size_t i = 0; i < n * k; i++) ok &= memcmp(&y[i], &x[i / k], sizeof(float)) == 0;
+      for (size_t i = n * k; i < 24 * 40 + 8; i++) ok &= y[i] == -7.0f;
+      TU_CHECK(ok, "%s repeat_row n=%zu k=%zu: wrong or stray write", g_name, n, k);
+      unguard(&g);
+    }
+  }
+}
+
 int main(void) {
   tu_seed_from_env(777);
   const lc_vmath_kernels *seen[8];
@@ -334,6 +354,7 @@ int main(void) {
     test_sums(v);
     test_pool_rows(v);
     test_convt2(v);
+    test_repeat_row(v);
     printf("%s: vector math checked\n", k->name);
   }
   return tu_finish("test_vmath");

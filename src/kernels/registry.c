@@ -33,7 +33,7 @@
 #define VMATH(isa)                                                                                     \
   {lc_f32_exp_##isa, lc_f32_sigmoid_##isa, lc_f32_tanh_##isa, lc_f32_hard_sigmoid_##isa,                \
    lc_f32_softmax_row_##isa, lc_f32_sum_d_##isa, lc_f32_rows_sum_##isa, lc_f32_pool_row_##isa,      \
-   lc_f32_convt2_row_##isa}
+   lc_f32_convt2_row_##isa, lc_f32_repeat_row_##isa}
 static const lc_vmath_kernels vmath_scalar = VMATH(scalar), vmath_avx2 = VMATH(avx2);
 
 static const lc_kernels tables[] = {

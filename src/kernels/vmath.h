@@ -1,7 +1,7 @@
 /* Vector math of the non-conv operators (Exp, Sigmoid, Tanh, Softmax rows, sums, average pooling,
- * the k = s = 2 ConvTranspose row),
+ * the k = s = 2 ConvTranspose row, nearest upsampling),
  * one set per ISA in the kernel tables (registry.h). Every y may be the same buffer as x, except
- * convt2_row's.
+ * convt2_row's and repeat_row's.
  * Error bounds, checked against fp64 over dense sweeps in tests/test_vmath.c; u = 2^-24:
  *   exp      scalar: libm expf. avx2: |y - e^x| <= 1.2e-7 e^x for normal results (8.1e-8 measured);
  *            +inf past 88.72, subnormals below -87.3 within 2^-149, 0 below -103.9; NaN kept.
@@ -37,6 +37,8 @@ typedef struct lc_vmath_kernels {
    * y[j][2 i + kw] = b[j] + sum_{c < C} wp[(j C + c) 2 + kw] x[c xs + i], the sum in order of c. */
   void (*convt2_row)(float *const *y, const float *x, size_t xs, size_t C, size_t w, const float *wp,
                      const float *b, size_t nj);
+  /* Nearest upsampling of a row by k >= 1: y[i k + j] = x[i] for i < n, j < k (x, y apart). */
+  void (*repeat_row)(float *y, const float *x, size_t n, size_t k);
 } lc_vmath_kernels;
 
 /* The functions of one ISA's set, named lc_f32_<what>_<isa>. */
@@ -51,7 +53,8 @@ typedef struct lc_vmath_kernels {
   void lc_f32_pool_row_##isa(float *y, const float *x, size_t n, size_t rows, size_t stride, size_t s, size_t k,  \
                              size_t d, const float *inv);                                            \
   void lc_f32_convt2_row_##isa(float *const *y, const float *x, size_t xs, size_t C, size_t w, const float *wp, \
-                               const float *b, size_t nj)
+                               const float *b, size_t nj);                                        \
+  void lc_f32_repeat_row_##isa(float *y, const float *x, size_t n, size_t k)
 
 /* e^x, relative error < 1.2e-7 on [-87, 87] (inputs are clamped there): round-to-nearest by the
  * 1.5 * 2^23 trick, a degree-6 polynomial on [-ln2/2, ln2/2], 2^n through the exponent bits. The

@@ -1,11 +1,12 @@
 /* Resize (nearest / linear over the last two axes) and Pad (constant / reflect / edge / wrap).
- * Both precompute per-axis source-index tables once per call so inner loops are table lookups. */
+ * Both run from per-axis source-index tables (Resize's made once at init, Pad's per call). */
 #include <math.h>
 #include <string.h>
 
 #include "model/ops/ops_internal.h"
 #include "model/ops/ops_plan.h"
 #include "util/alloc.h"
+#include "util/checked.h"
 
 /* ---------------------------------------------------------------- Resize */
 
@@ -119,7 +120,14 @@ static double src_coord(ct_mode ct, double xo, double scale, int64_t lin, int64_
 /* Per output position: source index i0 (and i1, weight w of i1 for linear). */
 void lcop_resize_axis(const resize_plan *p, int64_t lin, int64_t lout, double scale, int64_t *i0, int64_t *i1,
                        float *w) {
+  /* An axis not resized is left as it is (onnxruntime and the ONNX reference skip it), which only
+   * tf_half_pixel_for_nn's half-pixel shift would otherwise change. */
+  int same = scale == 1.0 && lin == lout;
   for (int64_t o = 0; o < lout; o++) {
+    if (same) {
+      i0[o] = i1[o] = o, w[o] = 0.0f;
+      continue;
+    }
     double x = src_coord(p->ct, (double)o, scale, lin, lout);
     if (!p->linear) {
       double f = floor(x), fr = x - f, v;
@@ -142,77 +150,152 @@ void lcop_resize_axis(const resize_plan *p, int64_t lin, int64_t lout, double sc
   }
 }
 
+/* Everything a Resize run needs besides the data, for one input shape: made once by init (the
+ * plan's attribute and string lookups, a double division per output coordinate) and per call only
+ * for a shape init did not see. */
+typedef struct rs_state {
+  resize_plan p;
+  int ndim;
+  int64_t dims[LC_MAX_DIMS];
+  int64_t H, W, OH, OW;
+  int64_t kw; /* nearest with w0[ow] = ow / kw (OW = kw W), else 0 */
+  size_t planes;
+  int64_t *h0, *h1, *w0, *w1;
+  float *hw, *ww;
+} rs_state;
+
+/* k if t[o] = o / k for every o < lout = k lin, else 0. With an integer factor k this holds for
+ * asymmetric + floor, the half_pixel family with either round mode (o / k is off by at most
+ * (k - 1) / 2k), tf_half_pixel_for_nn + floor, and a few more for k <= 2; the table, not the
+ * mode, decides, so the fast path reads what the general one would. */
+static int64_t int_factor(const int64_t *t, int64_t lin, int64_t lout) {
+  if (lin <= 0 || lout % lin) return 0;
+  int64_t k = lout / lin;
+  for (int64_t o = 0; o < lout; o++)
+    if (t[o] != o / k) return 0;
+  return k;
+}
+
+static lc_status rs_make(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, rs_state **out) {
+  rs_state st = {0};
+  lc_status s = lcop_resize_plan(n, in, n_in, &st.p);
+  if (s) return s;
+  int r = st.p.r;
+  st.ndim = r;
+  memcpy(st.dims, in[0]->dims, (size_t)r * sizeof(int64_t));
+  st.H = r >= 2 ? in[0]->dims[r - 2] : 1, st.W = in[0]->dims[r - 1];
+  st.OH = r >= 2 ? st.p.out[r - 2] : 1, st.OW = st.p.out[r - 1];
+  size_t nt = 0, bytes = 0;
+  if (lcop_dims_prod(in[0]->dims, 0, r >= 2 ? r - 2 : 0, &st.planes) || !lc_add_sz((size_t)st.OH, (size_t)st.OW, &nt) ||
+      !lc_mul_sz(nt, 2 * sizeof(int64_t) + sizeof(float), &bytes) || !lc_add_sz(bytes, sizeof st, &bytes))
+    return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
+  if (lcop_budget(x) && bytes > lcop_budget(x)) return lcop_fail(n, LC_ERR_BUDGET, "needs %zu bytes of tables", bytes);
+  rs_state *q = lc_malloc(bytes);
+  if (!q) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  *q = st;
+  q->h0 = (int64_t *)(q + 1), q->h1 = q->h0 + st.OH, q->w0 = q->h1 + st.OH, q->w1 = q->w0 + st.OW;
+  q->hw = (float *)(q->w1 + st.OW), q->ww = q->hw + st.OH;
+  lcop_resize_axis(&q->p, st.H, st.OH, r >= 2 ? st.p.scale[r - 2] : 1.0, q->h0, q->h1, q->hw);
+  lcop_resize_axis(&q->p, st.W, st.OW, st.p.scale[r - 1], q->w0, q->w1, q->ww);
+  q->kw = q->p.linear ? 0 : int_factor(q->w0, st.W, st.OW);
+  *out = q;
+  return LC_OK;
+}
+
 typedef struct rs_job {
-  const resize_plan *p;
+  const rs_state *s;
   const float *X;
   float *Y;
-  int64_t H, W, OH, OW;
-  const int64_t *h0, *h1, *w0, *w1;
-  const float *hw, *ww;
-  int64_t kw; /* nearest with w0[ow] = ow / kw, else 0 */
+  float *rows; /* linear: two rows of OW per thread */
+  const lc_vmath_kernels *vm;
 } rs_job;
 
-/* One plane. Nearest output rows that read the same input row as the row before are copies. */
+/* Input row ih interpolated along W into t. */
+static void rs_hrow(const rs_state *s, const float *X, int64_t ih, float *t) {
+  const float *r = X + ih * s->W;
+  for (int64_t ow = 0; ow < s->OW; ow++) t[ow] = r[s->w0[ow]] + (r[s->w1[ow]] - r[s->w0[ow]]) * s->ww[ow];
+}
+
+/* One plane. Nearest output rows that read the same input row as the row before are copies;
+ * linear ones blend two W-interpolated input rows, each made once while consecutive rows share it. */
 static void rs_task(void *arg, size_t pl, int thread) {
   const rs_job *j = arg;
-  (void)thread;
-  const float *X = j->X + pl * (size_t)(j->H * j->W);
-  float *Y = j->Y + pl * (size_t)(j->OH * j->OW);
-  int64_t OW = j->OW;
-  for (int64_t oh = 0; oh < j->OH; oh++) {
-    const float *r0 = X + j->h0[oh] * j->W, *r1 = X + j->h1[oh] * j->W;
-    float *y = Y + oh * OW, a = j->hw[oh];
-    if (!j->p->linear && oh > 0 && j->h0[oh] == j->h0[oh - 1]) {
-      memcpy(y, y - OW, (size_t)OW * sizeof(float));
-    } else if (!j->p->linear && j->kw) {
-      for (int64_t iw = 0; iw < j->W; iw++)
-        for (int64_t k = 0; k < j->kw; k++) y[iw * j->kw + k] = r0[iw];
-    } else if (!j->p->linear) {
-      for (int64_t ow = 0; ow < OW; ow++) y[ow] = r0[j->w0[ow]];
-    } else {
-      const int64_t *w0 = j->w0, *w1 = j->w1;
-      const float *ww = j->ww;
-      for (int64_t ow = 0; ow < OW; ow++) {
-        float t = r0[w0[ow]] + (r0[w1[ow]] - r0[w0[ow]]) * ww[ow];
-        float b = r1[w0[ow]] + (r1[w1[ow]] - r1[w0[ow]]) * ww[ow];
-        y[ow] = t + (b - t) * a;
-      }
+  const rs_state *s = j->s;
+  const float *X = j->X + pl * (size_t)(s->H * s->W);
+  float *Y = j->Y + pl * (size_t)(s->OH * s->OW);
+  int64_t OW = s->OW;
+  float *buf[2] = {NULL, NULL};
+  int64_t tag[2] = {-1, -1};
+  if (s->p.linear) buf[0] = j->rows + (size_t)thread * 2 * (size_t)OW, buf[1] = buf[0] + OW;
+  for (int64_t oh = 0; oh < s->OH; oh++) {
+    float *y = Y + oh * OW;
+    if (!s->p.linear) {
+      const float *r0 = X + s->h0[oh] * s->W;
+      if (oh > 0 && s->h0[oh] == s->h0[oh - 1]) memcpy(y, y - OW, (size_t)OW * sizeof(float));
+      else if (s->kw) j->vm->repeat_row(y, r0, (size_t)s->W, (size_t)s->kw);
+      else
+        for (int64_t ow = 0; ow < OW; ow++) y[ow] = r0[s->w0[ow]];
+      continue;
     }
+    int64_t a = s->h0[oh], b = s->h1[oh];
+    int ia = tag[0] == a ? 0 : tag[1] == a ? 1 : -1;
+    if (ia < 0) { /* keep the buffer that holds b */
+      ia = tag[0] == b;
+      rs_hrow(s, X, a, buf[ia]);
+      tag[ia] = a;
+    }
+    int ib = tag[ia] == b ? ia : tag[1 - ia] == b ? 1 - ia : -1;
+    if (ib < 0) {
+      ib = 1 - ia;
+      rs_hrow(s, X, b, buf[ib]);
+      tag[ib] = b;
+    }
+    const float *t = buf[ia], *u = buf[ib];
+    float w = s->hw[oh];
+    for (int64_t ow = 0; ow < OW; ow++) y[ow] = t[ow] + (u[ow] - t[ow]) * w;
   }
 }
 
+static lc_status resize_init(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out, int n_out,
+                             lc_exec_ctx *x, void **state) {
+  (void)out, (void)n_out;
+  return rs_make(n, in, n_in, x, (rs_state **)state);
+}
+
+static void resize_fini(void *state) { lc_free(state); }
+
 static lc_status resize_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
                             int n_out, lc_exec_ctx *xc) {
-  resize_plan p;
-  lc_status s = lcop_resize_plan(n, in, n_in, &p);
-  if (s) return s;
+  (void)n_out;
   if (out->nbytes == 0) return LC_OK;
-  int r = p.r;
-  int64_t H = r >= 2 ? in[0]->dims[r - 2] : 1, W = in[0]->dims[r - 1];
-  int64_t OH = r >= 2 ? p.out[r - 2] : 1, OW = p.out[r - 1];
-  double sh = r >= 2 ? p.scale[r - 2] : 1.0, sw = p.scale[r - 1];
-  size_t planes;
-  lcop_dims_prod(in[0]->dims, 0, r >= 2 ? r - 2 : 0, &planes);
-  size_t bytes = (size_t)(OH + OW) * (2 * sizeof(int64_t) + sizeof(float));
-  char *buf = lc_malloc(bytes);
-  if (!buf) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
-  int64_t *h0 = (int64_t *)buf, *h1 = h0 + OH, *w0 = h1 + OH, *w1 = w0 + OW;
-  float *hw = (float *)(w1 + OW), *ww = hw + OH;
-  lcop_resize_axis(&p, H, OH, sh, h0, h1, hw);
-  lcop_resize_axis(&p, W, OW, sw, w0, w1, ww);
-  rs_job j = {&p, in[0]->data, out->data, H, W, OH, OW, h0, h1, w0, w1, hw, ww, 0};
-  /* nearest by an integer factor k along W (FPN upsampling): each input value written k times */
-  if (!p.linear && OW % W == 0) {
-    j.kw = OW / W;
-    for (int64_t ow = 0; ow < OW && j.kw; ow++) j.kw = w0[ow] == ow / j.kw ? j.kw : 0;
+  rs_state *s = st, *own = NULL;
+  if (!s || s->ndim != in[0]->ndim || memcmp(s->dims, in[0]->dims, (size_t)s->ndim * sizeof(int64_t))) {
+    lc_status e = rs_make(n, in, n_in, xc, &own);
+    if (e) return e;
+    s = own;
   }
-  if (planes * (size_t)(OH * OW) < 65536 || lcop_threads(xc) < 2) {
-    for (size_t pl = 0; pl < planes; pl++) rs_task(&j, pl, 0);
-  } else {
-    lcop_parallel(xc, planes, rs_task, &j);
+  int nt = lcop_threads(xc);
+  size_t nr = 0;
+  if (s->p.linear && (!lc_mul_sz((size_t)nt * 2, (size_t)s->OW, &nr) || nr > SIZE_MAX / sizeof(float))) {
+    lc_free(own);
+    return lcop_fail(n, LC_ERR_OVERFLOW, "size overflows");
   }
-  lc_free(buf);
-  return LC_OK;
+  float *rows = NULL;
+  lc_status e = lcop_budget(xc) && nr * sizeof(float) > lcop_budget(xc)
+                    ? lcop_fail(n, LC_ERR_BUDGET, "needs %zu bytes of scratch", nr * sizeof(float))
+                    : LC_OK;
+  if (!e && nr && !(rows = lc_malloc(nr * sizeof(float)))) e = lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+  if (!e) {
+    rs_job j = {s, in[0]->data, out->data, rows, lcop_vm(xc)};
+    if (s->planes * (size_t)(s->OH * s->OW) < 65536 || nt < 2) {
+      for (size_t pl = 0; pl < s->planes; pl++) rs_task(&j, pl, 0);
+    } else {
+      lcop_parallel(xc, s->planes, rs_task, &j);
+    }
+  }
+  lc_free(rows);
+  lc_free(own);
+  return e;
 }
 
 /* ---------------------------------------------------------------- Upsample (opset 7-9) */
@@ -252,6 +335,16 @@ static lc_status upsample_infer(const lc_node *n, const lc_tensor *const *in, in
   const lc_tensor *rin[2];
   if (!s) s = upsample_as(n, in, n_in, &as, attrs, &sc, rin);
   return s ? s : resize_infer(&as, rin, 2, out, n_out);
+}
+
+static lc_status upsample_init(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out,
+                               int n_out, lc_exec_ctx *x, void **state) {
+  lc_node as;
+  lc_attr attrs[3];
+  lc_tensor sc;
+  const lc_tensor *rin[2];
+  lc_status s = upsample_as(n, in, n_in, &as, attrs, &sc, rin);
+  return s ? s : resize_init(&as, rin, 2, out, n_out, x, state);
 }
 
 static lc_status upsample_run(const lc_node *n, void *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
@@ -403,7 +496,7 @@ static lc_status pad_run(const lc_node *n, void *st, const lc_tensor *const *in,
 }
 
 const lc_op_impl lcop_resize_ops[] = {
-    {"Resize", resize_infer, NULL, NULL, resize_run, 0, NULL},
-    {"Upsample", upsample_infer, NULL, NULL, upsample_run, 0, NULL},
+    {"Resize", resize_infer, resize_init, resize_fini, resize_run, 0, NULL},
+    {"Upsample", upsample_infer, upsample_init, resize_fini, upsample_run, 0, NULL},
     {"Pad", pad_infer, NULL, NULL, pad_run, 0, NULL},
     {NULL, NULL, NULL, NULL, NULL, 0, NULL}};
