@@ -205,7 +205,7 @@ static int make_entry(const char *model, const entry *e, int block, lc_q4plan *p
   snprintf(pidtxt, sizeof pidtxt, ".tmp%ld", (long)getpid());
   if (fmt_path(tmp, e->final_dir, pidtxt, "")) return -1;
   remove_dir(tmp);
-  if (mkdir(tmp, 0755)) return -1;
+  if (mkdir(tmp, 0700)) return -1;
   fprintf(stderr, "lowconv: choosing q4 precision per layer for %s (once: the plan is cached in %s; "
           "--weights q4:fast or LOWCONV_Q4_FAST=1 skip it)\n", model, e->dir);
   if (run_quantizer(model, tmp, block, samples, timeout)) {
@@ -257,7 +257,7 @@ static int entry_paths(const char *model, int block, entry *e) {
   if (fmt_path(e->dir, root, "/q4plan", "") || fmt_path(e->final_dir, e->dir, "/", khex) ||
       fmt_path(e->lock, e->final_dir, ".lock", "") || fmt_path(e->plan, e->final_dir, ".plan", ""))
     return -1;
-  return lc_mkdir_p(e->dir, 0755) ? -1 : 0;
+  return lc_mkdir_p(e->dir, 0700) ? -1 : 0;
 }
 
 lc_status lc_q4plan_load(const char *path, int block, lc_model **m, lc_q4plan *p) {
