@@ -88,7 +88,7 @@ def main():
 
         # 3. the same choices and codes as `lowconv quantize` with the same options
         q = os.path.join(tmp, "q", "m_q4.onnx")
-        r = run(["quantize", model, "-o", q, "--samples", "4", "--block", "32"])
+        r = run(["quantize", model, "-o", q, "--block", "32"])
         check(r.returncode == 0, "lowconv quantize: %s" % r.stderr[-500:])
         if r.returncode == 0 and cal:
             ia = {t.name: t for t in onnx.load(q).graph.initializer}

@@ -12,14 +12,14 @@
  * about and made again; when no plan can be made (no Python, no cache directory) the old quick
  * rule (LC_Q4_MIXED) is used with a warning.
  * Environment: LOWCONV_Q4_FAST=1 (quick rule, no plan), LOWCONV_Q4_SAMPLES (calibration samples,
- * default 4), LOWCONV_Q4_TIMEOUT (seconds the quantizer may take, default 0 = no limit),
+ * default 8), LOWCONV_Q4_TIMEOUT (seconds the quantizer may take, default 0 = no limit),
  * LOWCONV_PYTHON (the interpreter, default python3). */
 #ifndef LC_MODEL_Q4PLAN_H
 #define LC_MODEL_Q4PLAN_H
 
 #include "model/model.h"
 
-#define LC_Q4PLAN_SAMPLES 4
+#define LC_Q4PLAN_SAMPLES 8 /* the quantizer's default: fewer saves little (per-layer sensitivities use 4 anyway) */
 
 typedef struct lc_q4plan {
   int used;          /* 1 = the calibrated file was loaded (plan weights: keep the file's, f32 else) */
