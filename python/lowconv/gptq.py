@@ -5,8 +5,7 @@ minimized rather than each weight's own error.
 
 Matrix W[n][k]: k ordered (tap, channel) as lowconv stores conv weights (docs/quantization.md),
 kc channels per tap; blocks of `block` channels at one tap (block 0: one block per row); codes
-symmetric, q4 in [-7, 7], q8 in [-127, 127]; w = q * scale; or asymmetric q4 ("q4a"): codes in
-[-8, 7] and an integer zero per block, w = (q - zero) * scale."""
+symmetric, q4 in [-7, 7], q8 in [-127, 127]; w = q * scale."""
 import numpy as np
 
 QMAX = {"q4": 7, "q8": 127}
@@ -23,37 +22,24 @@ def blocks(k, kc, block):
     return out
 
 
-def _scale(wb, qmax, hd, asym=False):
-    """Per row (scale, zero) for one block: absmax (asym: the [min, max] range on 16 levels,
-    codes -8..7 with an integer zero), or a shrunk range when that lowers the H-diagonal
+def _scale(wb, qmax, hd):
+    """Per row scale for one block: absmax, or a shrunk range when that lowers the H-diagonal
     weighted squared rounding error (outliers cost less than coarse steps for everything else)."""
-    if asym:
-        lo, hi = np.minimum(wb.min(axis=1), 0.0), np.maximum(wb.max(axis=1), 0.0)
-    else:
-        hi = np.abs(wb).max(axis=1)
-    best = None
+    amax = np.abs(wb).max(axis=1)
+    best_s = amax / qmax
+    best_e = None
     for f in (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7):
-        if asym:
-            s = (hi - lo) * f / 15.0
-            sd = np.where(s > 0, s, 1.0)
-            z = np.clip(np.round(-8.0 - lo * f / sd), -8, 7)
-        else:
-            s = hi * f / qmax
-            sd = np.where(s > 0, s, 1.0)
-            z = np.zeros_like(s)
-        q = (_codes(wb, sd[:, None], z[:, None], qmax, asym) - z[:, None]) * sd[:, None]
+        s = amax * f / qmax
+        sd = np.where(s > 0, s, 1.0)[:, None]
+        q = np.clip(np.round(wb / sd), -qmax, qmax) * sd
         e = (((wb - q) ** 2) * hd).sum(axis=1)
-        if best is None:
-            best = [e, s, z]
+        if best_e is None:
+            best_e = e
         else:
-            better = e < best[0]
-            best = [np.where(better, e, best[0]), np.where(better, s, best[1]), np.where(better, z, best[2])]
-    return best[1], best[2]
-
-
-def _codes(w, sd, z, qmax, asym):
-    """Codes of w at scale sd and zero z: symmetric -qmax..qmax, asymmetric -8..7 (w = (c - z) s)."""
-    return np.clip(np.round(w / sd) + z, -8, 7) if asym else np.clip(np.round(w / sd), -qmax, qmax)
+            better = e < best_e
+            best_e = np.where(better, e, best_e)
+            best_s = np.where(better, s, best_s)
+    return best_s
 
 
 def prepare(H, damp=0.01):
@@ -72,30 +58,23 @@ def prepare(H, damp=0.01):
 
 
 def quantize_matrix(w, kc, fmt, block, H=None, damp=0.01, chunk=128):
-    """Returns (codes int8 [n][k], scales float32 [n][nb], zeros int8 [n][nb] or None, dequantized
-    float32 [n][k]). fmt q4 / q8 symmetric, q4a asymmetric q4 (w = (code - zero) * scale).
+    """Returns (codes int8 [n][k], scales float32 [n][nb], dequantized float32 [n][k]).
     H: [k][k] input second moments (or prepare(H)); a [k] diagonal or None = round to nearest,
     clip search weighted by the diagonal."""
-    asym = fmt == "q4a"
-    qmax = QMAX["q4" if asym else fmt]
+    qmax = QMAX[fmt]
     W = np.array(w, dtype=np.float64)
     n, k = W.shape
     blk = blocks(k, kc, block)
     codes = np.zeros((n, k), np.int8)
     scales = np.zeros((n, len(blk)), np.float64)
-    zeros = np.zeros((n, len(blk)), np.float64)
-
-    def done():
-        sc = scales.astype(np.float32)
-        return codes, sc, zeros.astype(np.int8) if asym else None, _dequant(codes, sc, zeros, blk)
-
     if H is None or np.ndim(H) == 1:  # no statistics, or only their diagonal: weighted rounding
         hd = np.ones(k) if H is None else np.asarray(H, np.float64) + 1e-12
         for b, (s0, s1) in enumerate(blk):
-            scales[:, b], zeros[:, b] = _scale(W[:, s0:s1], qmax, hd[s0:s1], asym)
-            sd = np.where(scales[:, b] > 0, scales[:, b], 1.0)[:, None]
-            codes[:, s0:s1] = _codes(W[:, s0:s1], sd, zeros[:, b:b + 1], qmax, asym)
-        return done()
+            s = _scale(W[:, s0:s1], qmax, hd[s0:s1])
+            scales[:, b] = s
+            sd = np.where(s > 0, s, 1.0)[:, None]
+            codes[:, s0:s1] = np.clip(np.round(W[:, s0:s1] / sd), -qmax, qmax)
+        return codes, scales.astype(np.float32), _dequant(codes, scales.astype(np.float32), blk)
     prep = prepare(H, damp) if not isinstance(H, dict) else H
     if prep is None:
         return quantize_matrix(w, kc, fmt, block, None)
@@ -108,27 +87,29 @@ def quantize_matrix(w, kc, fmt, block, H=None, damp=0.01, chunk=128):
             segs.append((b, s0, s1, c, min(s1, c + chunk)))
     for b, s0, s1, i1, i2 in segs:
         if i1 == s0:
-            scales[:, b], zeros[:, b] = _scale(W[:, s0:s1], qmax, hd[s0:s1], asym)
-        s, z = scales[:, b], zeros[:, b]
+            s = _scale(W[:, s0:s1], qmax, hd[s0:s1])
+            scales[:, b] = s
+        s = scales[:, b]
         sd = np.where(s > 0, s, 1.0)
         W1 = W[:, i1:i2].copy()
         E1 = np.zeros_like(W1)
         Hi = Hinv[i1:i2, i1:i2]
         for i in range(i2 - i1):
             col = W1[:, i]
-            q = _codes(col, sd, z, qmax, asym)
+            q = np.clip(np.round(col / sd), -qmax, qmax)
             codes[:, i1 + i] = q
-            err = (col - (q - z) * s) / Hi[i, i]
+            err = (col - q * s) / Hi[i, i]
             W1[:, i:] -= np.outer(err, Hi[i, i:])
             E1[:, i] = err
         W[:, i2:] -= E1 @ Hinv[i1:i2, i2:]
-    return done()
+    scales = scales.astype(np.float32)
+    return codes, scales, _dequant(codes, scales, blk)
 
 
-def _dequant(codes, scales, zeros, blk):
+def _dequant(codes, scales, blk):
     out = np.empty(codes.shape, np.float32)
     for b, (s0, s1) in enumerate(blk):
-        out[:, s0:s1] = (codes[:, s0:s1].astype(np.float32) - zeros[:, b:b + 1].astype(np.float32)) * scales[:, b:b + 1]
+        out[:, s0:s1] = codes[:, s0:s1].astype(np.float32) * scales[:, b:b + 1]
     return out
 
 
@@ -138,6 +119,4 @@ def weight_bytes(n, k, kc, fmt, block):
         return n * k * 4
     blk = blocks(k, kc, block)
     per_row = sum((e - s) if fmt == "q8" else (e - s + 1) // 2 for s, e in blk)
-    if fmt == "q4a":  # + a uint4 zero point per block
-        return n * (per_row + 4 * len(blk)) + (n * len(blk) + 1) // 2
     return n * (per_row + 4 * len(blk))

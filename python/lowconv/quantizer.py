@@ -64,23 +64,20 @@ class Layer:
         return [(r * per, (r + 1) * per) for r in range(g)]
 
     def quantize(self, fmt, block):
-        """(codes [n][k], scales [n][nb], zeros [n][nb] (q4a) or None, dequantized weights in the
-        ONNX layout)."""
+        """(codes [n][k], scales [n][nb], dequantized weights in the ONNX layout)."""
         if fmt == "f32":
-            return None, None, None, self.w
-        codes, scales, zeros, deq = [], [], [], []
+            return None, None, self.w
+        codes, scales, deq = [], [], []
         if self.H is not None and not getattr(self, "prepared", False):
             self.H = [prepare(h) if h.ndim == 2 else h for h in self.H]  # None where singular
             self.prepared = True
         for gi, (r0, r1) in enumerate(self.group_rows()):
             H = None if self.H is None else self.H[gi]
-            c, s, z, d = quantize_matrix(self.mat[r0:r1], self.kc, fmt, self.eff_block(block), H)
+            c, s, d = quantize_matrix(self.mat[r0:r1], self.kc, fmt, self.eff_block(block), H)
             codes.append(c)
             scales.append(s)
-            zeros.append(z)
             deq.append(d)
-        zeros = np.concatenate(zeros) if zeros[0] is not None else None
-        return np.concatenate(codes), np.concatenate(scales), zeros, self.from_mat(np.concatenate(deq))
+        return np.concatenate(codes), np.concatenate(scales), self.from_mat(np.concatenate(deq))
 
     def eff_block(self, block):
         # one input channel per group (depthwise): a block per weight would cost more than it saves
@@ -341,9 +338,9 @@ def choose(ev, layers, weights, block, target, log, target_argmax=0.99):
                 deficit[li, c] = 0.0  # rounded only if chosen (get)
                 continue
             t1 = time.time()
-            deq[li, c] = L.quantize(*c)
-            d = deq[li, c][-1]
+            codes, scales, d = L.quantize(*c)
             tq += time.time() - t1
+            deq[li, c] = (codes, scales, d)
             deficit[li, c] = max(0.0, 1.0 - float(ev.cosines({L.name: d}, SENS_SAMPLES).mean()))
         if li % 10 == 9:
             log("  ... %d/%d layers, %.0f s" % (li + 1, len(layers), time.time() - t0))
@@ -360,7 +357,7 @@ def choose(ev, layers, weights, block, target, log, target_argmax=0.99):
         return sum(deficit[li, configs[ci]] for li, ci in cur.items())
 
     def weights_of(assign):
-        return {L.name: get(li, configs[assign[li]])[-1] for li, L in enumerate(layers)
+        return {L.name: get(li, configs[assign[li]])[2] for li, L in enumerate(layers)
                 if configs[assign[li]][0] != "f32"}
 
     def measure():
@@ -467,7 +464,7 @@ def write_model(model, layers, out_path):
         if len(n.input) > 1 and n.input[1] in qlayers:
             L = qlayers[n.input[1]]
             fmt, block = L.choice
-            codes, scales, zeros, _ = L.q
+            codes, scales, _ = L.q
             blk = L.eff_block(block)
             # Conv kernels larger than 1x1: codes as [O][kh][kw][I] (lowconv's row order, so it runs
             # from the mapped file as it is) and a Transpose to the OIHW the Conv takes.
@@ -477,24 +474,26 @@ def write_model(model, layers, out_path):
                 q = codes.astype(np.int8).reshape(o, kh, kw, c)
             else:
                 q = L.from_mat(codes.astype(np.int8))
-            def lay(a):  # [n][nb] per-block values in the scale's layout, and its axis
-                if blk == 0:  # one scale per output channel: per-axis on the output axis
-                    return a[:, 0], 0 if L.kind == "conv" or not L.trans else 1
+            if blk == 0:  # one scale per output channel: per-axis on the output axis
+                axis = 0 if L.kind == "conv" or not L.trans else 1
+                sc = scales[:, 0]
+            else:
                 nb = -(-L.kc // blk)
                 if L.kind == "conv":
                     o, c, kh, kw = L.shape
-                    a = a.reshape(o, kh, kw, nb)
-                    return (a, 3) if ohwi else (a.transpose(0, 3, 1, 2), 1)
-                return (a.T, 0) if L.trans else (a, 1)
-
-            sc, axis = lay(scales)
+                    sc = scales.reshape(o, kh, kw, nb)
+                    axis = 3
+                    if not ohwi:
+                        sc, axis = sc.transpose(0, 3, 1, 2), 1
+                else:
+                    sc = scales.T if L.trans else scales
+                    axis = 0 if L.trans else 1
             qname, sname, wname = L.name + "_quantized", L.name + "_scale", L.name
             sc = np.ascontiguousarray(sc, dtype=np.float32)
             inputs = [qname, sname]
-            if fmt in ("q4", "q4a"):  # uint4 code + 8 with zero point 8 (q4a: zero + 8): lowconv's nibbles
+            if fmt == "q4":  # uint4 code + 8 with zero point 8: the nibbles lowconv's kernels read
                 qt = helper.make_tensor(qname, TensorProto.UINT4, q.shape, pack_int4(q + 8), raw=True)
-                zp = np.full(sc.shape, 8, np.uint8) if zeros is None else \
-                    np.ascontiguousarray(lay(zeros.astype(np.int16) + 8)[0], dtype=np.uint8)
+                zp = np.full(sc.shape, 8, np.uint8)
                 m.graph.initializer.append(helper.make_tensor(L.name + "_zero_point", TensorProto.UINT4, zp.shape,
                                                               pack_int4(zp), raw=True))
                 inputs.append(L.name + "_zero_point")
