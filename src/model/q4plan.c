@@ -162,10 +162,10 @@ static int run_quantizer(const char *model, const char *tmp, int block, long sam
                   "--samples", ns, "--plan-file", plan, NULL};
   posix_spawn_file_actions_t fa;
   if (posix_spawn_file_actions_init(&fa)) return -1;
-  posix_spawn_file_actions_adddup2(&fa, 2, 1); /* its log on our stderr: stdout may be data */
   pid_t pid;
   fflush(NULL);
-  int e = posix_spawnp(&pid, py, &fa, NULL, argv, environ);
+  int e = posix_spawn_file_actions_adddup2(&fa, 2, 1); /* its log on our stderr: stdout may be data */
+  if (!e) e = posix_spawnp(&pid, py, &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   if (e) {
     fprintf(stderr, "lowconv: warning: cannot run %s (%s) for the q4 plan\n", py, strerror(e));
@@ -213,16 +213,23 @@ static int make_entry(const char *model, const entry *e, int block, lc_q4plan *p
     return -1;
   }
   char plan[PATH_LEN];
-  void *txt = NULL;
+  void *raw = NULL;
   size_t len = 0;
   lc_cache_reason why;
-  int r = fmt_path(plan, tmp, "/plan.txt", "") || lc_file_read_all(plan, PLAN_MAX_TEXT, &txt, &len, &why) ? -1 : 0;
+  int r = fmt_path(plan, tmp, "/plan.txt", "") || lc_file_read_all(plan, PLAN_MAX_TEXT, &raw, &len, &why) ? -1 : 0;
+  char *txt = r ? NULL : lc_malloc(len + 1); /* the file's bytes are not a C string */
+  if (txt) {
+    memcpy(txt, raw, len);
+    txt[len] = 0;
+  }
+  lc_free(raw);
+  if (!txt) r = -1;
   remove_dir(e->final_dir);
   if (!r && (rename(tmp, e->final_dir) || fmt_path(plan, e->final_dir, "/plan.txt", ""))) r = -1;
-  char files[256];
+  char files[256] = "";
   if (!r && files_text(e->final_dir, files, sizeof files)) r = -1;
-  const char *sum = txt && !r ? strstr((const char *)txt, "summary ") : NULL;
-  size_t fl = strlen(files), sl = sum ? len - (size_t)(sum - (const char *)txt) : 0;
+  const char *sum = !r ? strstr(txt, "summary ") : NULL;
+  size_t fl = strlen(files), sl = sum ? len - (size_t)(sum - txt) : 0;
   char *payload = sum ? lc_malloc(fl + sl + 1) : NULL;
   if (!payload) r = -1;
   if (!r) {
