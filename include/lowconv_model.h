@@ -41,10 +41,14 @@ typedef enum lc_elem_type {
 /* "float32", "int64", ...; "unknown" for other numbers. */
 LC_API const char *lc_elem_type_name(int type);
 
-/* With LC_WEIGHTS_Q4: which layers keep q8 (docs/onnx.md). */
+/* With LC_WEIGHTS_Q4: each layer's precision (docs/quantization.md, "q4 at load"). */
 typedef enum lc_q4_layer_policy {
-  LC_Q4_POLICY_MIXED = 0, /* first conv, small-K and 1x1 convs and Gemm/MatMul stay q8 (default) */
-  LC_Q4_POLICY_ALL = 1    /* every layer q4 */
+  LC_Q4_POLICY_MIXED = 0, /* quick rule: first conv, small-K and 1x1 convs and Gemm/MatMul stay q8 */
+  LC_Q4_POLICY_ALL = 1,   /* every layer q4 */
+  LC_Q4_POLICY_PLAN = 2   /* default: `lowconv quantize`'s per-layer choice and rounding, made at the first
+                             load of a model file (Python with the lowconv package; minutes) and kept in
+                             the cache directory; the quick rule where it cannot be made or with
+                             LOWCONV_Q4_FAST=1. A quantized file loads as it is. */
 } lc_q4_layer_policy;
 
 /* A shape for one input, e.g. {"x", 4, {1, 3, 640, 640}}. */
@@ -78,6 +82,10 @@ LC_API lc_status lc_net_load(const char *path, const lc_net_options *o, lc_net *
 /* The same from a buffer holding the file's bytes; the buffer is not needed after the call. */
 LC_API lc_status lc_net_load_memory(const void *data, size_t size, const lc_net_options *o, lc_net **out);
 LC_API void lc_net_free(lc_net *net);
+/* How the weights' precision was chosen at load: "" unless LC_WEIGHTS_Q4 with LC_Q4_POLICY_PLAN,
+ * else e.g. "plan (cached): 47 layers (f32 5, q4 4, q8 38), weights 0.255x fp32, cosine 0.99930"
+ * or "quick rule (LOWCONV_Q4_FAST)". Owned by the network. */
+LC_API const char *lc_net_weights_plan(const lc_net *net);
 
 /* One graph input or output. Before lc_net_prepare, dims are as declared: -1 where symbolic (its
  * name in dim_names[d]) or unknown; after it, every dim is fixed. Outputs have ndim -1 (unknown)

@@ -13,7 +13,8 @@
 #include "model_cli.h"
 #include "util/timer.h"
 
-static const char *const q4_policies[] = {"mixed", "all", NULL}; /* 0 = LC_Q4_MIXED */
+static const char *const q4_policies[] = {"plan", "mixed", "all", NULL}; /* margs.q4_policy */
+static const char *const weight_choices[] = {"f32", "q8", "q4", "q4:fast", NULL}; /* q4:fast = q4, mixed */
 
 #define O(f) offsetof(margs, f)
 #define MODEL_OPTS                                                                                                \
@@ -24,10 +25,12 @@ static const char *const q4_policies[] = {"mixed", "all", NULL}; /* 0 = LC_Q4_MI
        "workspace budget of each conv in bytes, suffix K/M/G (default 0 = none)"},                               \
       {"--max-memory", "SIZE", OPT_BYTES, O(max_memory), 0, 0, NULL,                                              \
        "memory cap of the plan (folded constants, activations, scratch), suffix\nK/M/G (default 0 = a quarter of physical memory)"}, \
-      {"--weights", "W", OPT_CHOICE, O(weights), 0, 0, opts_weight_formats, "Conv/Gemm/MatMul weight storage"},   \
+      {"--weights", "W", OPT_CHOICE, O(weights), 0, 0, weight_choices,                                          \
+       "Conv/Gemm/MatMul weight storage; q4 = the --q4-policy (plan), q4:fast =\nq4 with the quick mixed rule"},      \
       {"--block", "N", OPT_INT, O(block), 0, 4096, NULL, "q8/q4 block of input channels, 0 = per output channel"}, \
       {"--q4-policy", "P", OPT_CHOICE, O(q4_policy), 0, 0, q4_policies,                                          \
-       "with --weights q4: mixed keeps the layers q4 hurts most in q8\n(first conv, small-K and 1x1 convs, Gemm/MatMul)"}, \
+       "with --weights q4: plan (default) = lowconv quantize's per-layer choice, made\nat the first load (minutes) "   \
+       "and cached; mixed = the quick rule (first conv, small-K\nand 1x1 convs, Gemm/MatMul q8); all = every layer q4"}, \
       {"--no-fusion", NULL, OPT_FLAG, O(no_fusion), 0, 0, NULL,                                                   \
        "keep BatchNormalization / activations / Add as separate nodes"},                                          \
       {"--device", "NAME", OPT_STRING, O(device), 0, 0, NULL, "cpu (default), opencl, opencl:P or opencl:P:D"},                     \
@@ -72,6 +75,7 @@ static int parse_args(const opt_cmd *c, int argc, char **argv, margs *a) {
   if (r) return r;
   if (!a->model) return opts_usage(c->name, "no model given");
   if ((r = opts_device(c->name, a->device))) return r;
+  if (a->weights == 3) a->weights = LC_WEIGHTS_Q4, a->q4_policy = MARGS_Q4_MIXED; /* q4:fast */
   return 0;
 }
 
@@ -161,6 +165,7 @@ static void print_device(lc_model *m, const double *start_ms, double median_ms) 
 static size_t cpu_activation_bytes(const margs *a) {
   margs c = *a;
   c.device = NULL;
+  c.weights = LC_WEIGHTS_F32; /* activations only: no q4 plan */
   lc_model *m = NULL;
   minputs in;
   int sym = 0;

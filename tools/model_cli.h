@@ -12,6 +12,9 @@ typedef struct margs {
   size_t budget, max_memory;
 } margs;
 
+/* margs.q4_policy: the choices of --q4-policy */
+enum { MARGS_Q4_PLAN = 0, MARGS_Q4_MIXED = 1, MARGS_Q4_ALL = 2 };
+
 /* --input files read before planning: their shapes fix symbolic dims (--shape wins). */
 typedef struct minputs {
   lc_tensor t[OPT_LIST_MAX];
@@ -21,7 +24,8 @@ typedef struct minputs {
 
 /* Prints "lowconv CMD: WHAT: <last error or the status name>"; returns 1. */
 int model_fail(const char *cmd, const char *what, lc_status s);
-/* Loads the model, reads the --input files and fixes the input shapes. *symbolic = inputs whose
+/* Loads the model (--weights q4 with the plan policy: the calibrated file, model/q4plan.h; says
+ * on stderr which plan), reads the --input files and fixes the input shapes. *symbolic = inputs whose
  * dims (past the batch) are still symbolic. Returns 0, 1 (file) or 2 (usage). */
 int model_open(const char *cmd, const margs *a, lc_model **m, minputs *in, int *symbolic);
 /* Plans with the command-line options. 0 or 1. */

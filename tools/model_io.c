@@ -7,6 +7,7 @@
 
 #include "model/npy.h"
 #include "model/ops.h"
+#include "model/q4plan.h"
 #include "model_cli.h"
 #include "util/alloc.h"
 
@@ -65,8 +66,15 @@ static int has_symbolic(const lc_tensor *t) {
 int model_open(const char *cmd, const margs *a, lc_model **m, minputs *in, int *symbolic) {
   memset(in, 0, sizeof *in);
   *symbolic = 0;
-  lc_status s = lc_model_load(a->model, m);
-  if (s) return model_fail(cmd, a->model, s);
+  lc_status s;
+  if (a->weights == LC_WEIGHTS_Q4 && a->q4_policy == MARGS_Q4_PLAN) {
+    lc_q4plan p;
+    if ((s = lc_q4plan_load(a->model, a->block, m, &p))) return model_fail(cmd, a->model, s);
+    fprintf(stderr, "lowconv %s: q4 plan: %s%s\n", cmd,
+            p.used ? (p.from_cache ? "from the cache (nothing measured): " : "made now: ") : "", p.summary);
+  } else if ((s = lc_model_load(a->model, m))) {
+    return model_fail(cmd, a->model, s);
+  }
   int shaped[OPT_LIST_MAX * 2] = {0}, n_in = lc_model_n_inputs(*m);
   if (n_in > OPT_LIST_MAX * 2) n_in = OPT_LIST_MAX * 2;
   for (int k = 0; k < a->shape.n; k++) {
@@ -116,8 +124,11 @@ int model_plan(const char *cmd, const margs *a, lc_model *m) {
   lc_model_options_init(&o);
   o.threads = a->threads;
   o.weight_format = a->weights;
+  /* a calibrated or quantized file: its codes as they are, its f32 layers f32 */
+  if (a->weights == LC_WEIGHTS_Q4 && a->q4_policy == MARGS_Q4_PLAN && lc_model_is_quantized(m))
+    o.weight_format = LC_WEIGHTS_F32;
   o.weight_block = a->block;
-  o.q4_policy = a->q4_policy ? LC_Q4_ALL : LC_Q4_MIXED;
+  o.q4_policy = a->q4_policy == MARGS_Q4_ALL ? LC_Q4_ALL : LC_Q4_MIXED;
   o.no_fusion = a->no_fusion;
   o.workspace_budget = a->budget;
   o.max_memory_bytes = a->max_memory;

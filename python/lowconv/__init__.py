@@ -7,6 +7,8 @@
 Library failures raise lowconv.Error carrying lowconv's own message (lc_last_error).
 """
 import ctypes as C
+import os
+import sys
 
 import numpy as np
 
@@ -43,7 +45,7 @@ def version():
 _DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16,
            11: np.float64}
 _WEIGHTS = {"f32": 0, "fp32": 0, "q8": 1, "q4": 2}
-_POLICY = {"mixed": 0, "all": 1}
+_POLICY = {"mixed": 0, "all": 1, "plan": 2}
 _ACT = {None: 0, "none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "hard_swish": 4}
 
 
@@ -93,16 +95,22 @@ class TensorInfo:
 class Model:
     """An ONNX model loaded by lowconv (path, or bytes holding the file).
 
-    device: "cpu" or "opencl"; threads: worker threads; weights: "f32", "q8" or "q4" (Conv/Gemm/MatMul
-    storage; ignored for layers the file already stores quantized); block: quantization block of input
-    channels (0 = per output channel); budget: scratch bytes any one conv may use (int or "2M");
-    q4_policy: "mixed" (default) or "all"; shapes: {input: shape} fixing symbolic dims;
-    max_memory: cap on the plan's memory (0 = a quarter of RAM).
+    device: "cpu" or "opencl"; threads: worker threads; weights: "f32", "q8", "q4" or "q4:fast"
+    (Conv/Gemm/MatMul storage; ignored for layers the file already stores quantized); block:
+    quantization block of input channels (0 = per output channel); budget: scratch bytes any one
+    conv may use (int or "2M"); q4_policy: "plan" (default: lowconv quantize's per-layer choice,
+    made at the first load of a file and cached; `weights_plan` says which was used), "mixed" (the
+    quick rule; weights="q4:fast" is q4 with it) or "all"; shapes: {input: shape} fixing symbolic
+    dims; max_memory: cap on the plan's memory (0 = a quarter of RAM).
     """
 
-    def __init__(self, path, device="cpu", threads=1, weights="f32", block=0, budget=0, q4_policy="mixed",
+    def __init__(self, path, device="cpu", threads=1, weights="f32", block=0, budget=0, q4_policy="plan",
                  shapes=None, max_memory=0, no_fusion=False):
         self._net = None
+        if weights == "q4:fast":
+            weights, q4_policy = "q4", "mixed"
+        if weights == "q4" and q4_policy == "plan":
+            os.environ.setdefault("LOWCONV_PYTHON", sys.executable)  # the quantizer runs in this interpreter
         o = NetOptions()
         lib.lc_net_options_init(C.byref(o))
         o.threads = int(threads)
@@ -140,6 +148,11 @@ class Model:
 
     def __del__(self):
         self.close()
+
+    @property
+    def weights_plan(self):
+        """How the q4 precision was chosen at load ("plan (cached): ...", "quick rule (...)"), or ""."""
+        return lib.lc_net_weights_plan(self._handle()).decode()
 
     def close(self):
         if getattr(self, "_net", None):

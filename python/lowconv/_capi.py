@@ -163,6 +163,7 @@ def _declare(lib):
         "lc_net_load": (st, [C.c_char_p, P(NetOptions), P(vp)]),
         "lc_net_load_memory": (st, [vp, sz, P(NetOptions), P(vp)]),
         "lc_net_free": (None, [vp]),
+        "lc_net_weights_plan": (C.c_char_p, [vp]),
         "lc_net_n_inputs": (i, [vp]),
         "lc_net_n_outputs": (i, [vp]),
         "lc_net_input_info": (st, [vp, i, P(NetIO)]),

@@ -67,10 +67,15 @@ def scene(r, h, w):
 
 
 def generate(kind, shape, n, seed=0):
-    """n NCHW float32 images of shape [1, 3, H, W] (kind 'text' or 'scene')."""
+    """n NCHW float32 images of shape [1, 3, H, W] (kind 'text' or 'scene'), or for kind 'noise'
+    n standard normal arrays of any shape with batch 1 (inputs that are not images)."""
+    r = np.random.default_rng(seed)
+    if kind == "noise":
+        if any(not isinstance(d, int) or d <= 0 for d in shape):
+            raise ValueError("lowconv: generated calibration needs a fixed input shape, got %s" % (shape,))
+        return [r.standard_normal([1] + list(shape[1:])).astype(np.float32) for _ in range(n)]
     if len(shape) != 4 or shape[1] != 3:
         raise ValueError("lowconv: generated calibration needs a [N, 3, H, W] image input, got %s" % (shape,))
-    r = np.random.default_rng(seed)
     fn = {"text": text_line, "scene": scene}[kind]
     out = []
     for _ in range(n):

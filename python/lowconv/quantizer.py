@@ -535,7 +535,10 @@ def _input_info(model):
 
 
 def _default_kind_shape(path, shape):
-    """Generated calibration: text lines for recognizers / classifiers (48 px high), scenes else."""
+    """Generated calibration: text lines for recognizers / classifiers (48 px high), scenes for
+    other image inputs, Gaussian noise for inputs that are not [N, 3, H, W]."""
+    if len(shape) != 4 or shape[1] != 3:
+        return "noise", [d if d else 1 for d in shape]
     base = os.path.basename(path).lower()
     kind, dflt = ("text", [1, 3, 48, 320]) if "rec" in base else \
         ("text", [1, 3, 48, 192]) if "cls" in base else ("scene", [1, 3, 320, 320])
@@ -543,11 +546,13 @@ def _default_kind_shape(path, shape):
 
 
 def quantize_model(model, output, weights="q4", block=32, calib=None, calib_generate=None, target_cosine=0.995,
-                   samples=8, calib_kind=None, calib_shape=None, seed=0, log=print, target_argmax=0.99):
+                   samples=8, calib_kind=None, calib_shape=None, seed=0, log=print, target_argmax=0.99,
+                   plan_file=None):
     """Quantizes `model` (path) into `output` (path). Returns a report dict: per-layer choices,
     bytes, achieved cosine (mean and min over the calibration set), for a class-score output
     (Softmax / LogSoftmax over the last axis) the per-position argmax agreement with fp32 over
-    every position of the calibration inputs, whether the targets were met."""
+    every position of the calibration inputs, whether the targets were met. plan_file: also the
+    per-layer choice as text, for lowconv's load-time q4 (write_plan)."""
     onnx, _, _ = _onnx()
     if weights not in ("q4", "q8"):
         raise ValueError("lowconv: weights = %r (q4 or q8)" % (weights,))
@@ -612,8 +617,28 @@ def quantize_model(model, output, weights="q4", block=32, calib=None, calib_gene
     for r in rows:
         counts[r["format"]] = counts.get(r["format"], 0) + 1
     log("layers: %s; wrote %s" % (", ".join("%s %d" % kv for kv in sorted(counts.items())), output))
-    return {"layers": rows, "weight_bytes": q_bytes, "fp32_weight_bytes": f32_bytes, "cosine_mean": float(cos.mean()),
-            "cosine_min": float(cos.min()), "argmax_agreement": agree, "target_met": met, "output": str(output)}
+    rep = {"layers": rows, "weight_bytes": q_bytes, "fp32_weight_bytes": f32_bytes, "cosine_mean": float(cos.mean()),
+           "cosine_min": float(cos.min()), "argmax_agreement": agree, "target_met": met, "output": str(output)}
+    if plan_file:
+        write_plan(rep, plan_file, counts)
+    return rep
+
+
+def write_plan(rep, path, counts):
+    """The choice as lines lowconv's loader reads back (src/model/q4plan.c): a header, one
+    summary line, then `layer NAME FORMAT BLOCK BYTES` per layer (whitespace in names as _)."""
+    s = "%d layers (%s), weights %.3fx fp32, cosine %.5f" % (
+        len(rep["layers"]), ", ".join("%s %d" % kv for kv in sorted(counts.items())),
+        rep["weight_bytes"] / rep["fp32_weight_bytes"], rep["cosine_mean"])
+    if rep["argmax_agreement"] is not None:
+        s += ", argmax %.4f" % rep["argmax_agreement"]
+    if not rep["target_met"]:
+        s += ", target not met"
+    lines = ["lowconv-q4plan 1", "summary " + s]
+    lines += ["layer %s %s %d %d" % ("_".join(r["layer"].split()) or "_", r["format"], r["block"], r["bytes"])
+              for r in rep["layers"]]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def main(argv=None):
@@ -625,12 +650,13 @@ def main(argv=None):
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--calib", nargs="+", metavar="FILE.npy")
     g.add_argument("--calib-generate", action="store_true", help="rendered text lines / scenes (default)")
-    ap.add_argument("--calib-kind", choices=["text", "scene"])
+    ap.add_argument("--calib-kind", choices=["text", "scene", "noise"])
     ap.add_argument("--calib-shape", help="NxCxHxW of generated samples, e.g. 1x3x48x320")
     ap.add_argument("--samples", type=int, default=8, help="generated calibration samples")
     ap.add_argument("--target-cosine", type=float, default=0.995)
     ap.add_argument("--target-argmax", type=float, default=0.99,
                     help="per-position argmax agreement to keep when the output is class scores (Softmax)")
+    ap.add_argument("--plan-file", help="also write the per-layer choice as text (lowconv's load-time q4 reads it)")
     a = ap.parse_args(argv)
     shape = None
     if a.calib_shape:
@@ -640,7 +666,8 @@ def main(argv=None):
             ap.error("--calib-shape %r: expected NxCxHxW" % a.calib_shape)
     try:
         rep = quantize_model(a.model, a.output, a.weights, a.block, a.calib, a.calib_generate, a.target_cosine,
-                             a.samples, a.calib_kind, shape, target_argmax=a.target_argmax)
+                             a.samples, a.calib_kind, shape, target_argmax=a.target_argmax,
+                             plan_file=a.plan_file)
     except (ValueError, OSError) as e:
         print("lowconv quantize: %s" % e, file=sys.stderr)
         return 2

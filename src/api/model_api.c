@@ -6,6 +6,7 @@
 
 #include "model/model.h"
 #include "model/ops.h"
+#include "model/q4plan.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -13,6 +14,7 @@ struct lc_net {
   lc_model *m;
   lc_model_options o;
   int prepared, ran;
+  char plan[600]; /* lc_net_weights_plan */
 };
 
 const char *lc_elem_type_name(int type) { return lc_dtype_name((lc_dtype)type); }
@@ -22,7 +24,7 @@ void lc_net_options_init(lc_net_options *o) {
   memset(o, 0, sizeof *o);
   o->threads = 1;
   o->weight_format = LC_WEIGHTS_F32;
-  o->q4_policy = LC_Q4_POLICY_MIXED;
+  o->q4_policy = LC_Q4_POLICY_PLAN;
   o->device = "cpu";
 }
 
@@ -33,8 +35,8 @@ static lc_status check_options(const lc_net_options *o) {
     return lc_error(LC_ERR_INVALID_ARG, "net: weight_format = %d (f32, q8 or q4)", (int)o->weight_format);
   if (o->weight_block < 0 || o->weight_block > 4096)
     return lc_error(LC_ERR_INVALID_ARG, "net: weight_block = %d (0..4096)", o->weight_block);
-  if ((unsigned)o->q4_policy > LC_Q4_POLICY_ALL)
-    return lc_error(LC_ERR_INVALID_ARG, "net: q4_policy = %d (mixed or all)", (int)o->q4_policy);
+  if ((unsigned)o->q4_policy > LC_Q4_POLICY_PLAN)
+    return lc_error(LC_ERR_INVALID_ARG, "net: q4_policy = %d (mixed, all or plan)", (int)o->q4_policy);
   if (o->device && o->device[0] && strcmp(o->device, "cpu"))
     return lc_error(LC_ERR_UNSUPPORTED, "net: device '%s': backend not built/available (devices: cpu)", o->device);
   if (o->n_shapes < 0 || (o->n_shapes && !o->shapes))
@@ -42,7 +44,7 @@ static lc_status check_options(const lc_net_options *o) {
   return LC_OK;
 }
 
-static lc_status finish(lc_model *m, const lc_net_options *opt, lc_net **out) {
+static lc_status finish(lc_model *m, const lc_net_options *opt, const lc_q4plan *plan, lc_net **out) {
   lc_net_options dflt;
   lc_net_options_init(&dflt);
   const lc_net_options *o = opt ? opt : &dflt;
@@ -64,6 +66,10 @@ static lc_status finish(lc_model *m, const lc_net_options *opt, lc_net **out) {
   n->o.q4_policy = o->q4_policy == LC_Q4_POLICY_ALL ? LC_Q4_ALL : LC_Q4_MIXED;
   n->o.max_memory_bytes = o->max_memory;
   n->o.no_fusion = o->no_fusion;
+  if (plan && (plan->used || plan->quantized)) n->o.weight_format = LC_WEIGHTS_F32; /* the file's codes */
+  if (plan)
+    snprintf(n->plan, sizeof n->plan, "%s%s", plan->used ? (plan->from_cache ? "plan (cached): " : "plan (made now): ") : "",
+             plan->summary);
   *out = n;
   return LC_OK;
 }
@@ -74,9 +80,13 @@ lc_status lc_net_load(const char *path, const lc_net_options *o, lc_net **out) {
   if (!path) return lc_error(LC_ERR_INVALID_ARG, "net: path is NULL");
   lc_status s = o ? check_options(o) : LC_OK;
   lc_model *m = NULL;
-  if (!s) s = lc_model_load(path, &m);
-  return s ? s : finish(m, o, out);
+  lc_q4plan plan;
+  int use_plan = o && o->weight_format == LC_WEIGHTS_Q4 && o->q4_policy == LC_Q4_POLICY_PLAN;
+  if (!s) s = use_plan ? lc_q4plan_load(path, o->weight_block, &m, &plan) : lc_model_load(path, &m);
+  return s ? s : finish(m, o, use_plan ? &plan : NULL, out);
 }
+
+const char *lc_net_weights_plan(const lc_net *net) { return net ? net->plan : ""; }
 
 lc_status lc_net_load_memory(const void *data, size_t size, const lc_net_options *o, lc_net **out) {
   if (!out) return lc_error(LC_ERR_INVALID_ARG, "net: out pointer is NULL");
@@ -85,7 +95,14 @@ lc_status lc_net_load_memory(const void *data, size_t size, const lc_net_options
   lc_status s = o ? check_options(o) : LC_OK;
   lc_model *m = NULL;
   if (!s) s = lc_model_load_buffer(data, size, &m);
-  return s ? s : finish(m, o, out);
+  /* no file for the quantizer to read: the quick rule (or the buffer's own quantization) */
+  lc_q4plan plan = {0};
+  int q4 = o && o->weight_format == LC_WEIGHTS_Q4 && o->q4_policy == LC_Q4_POLICY_PLAN;
+  if (!s && q4 && (plan.quantized = lc_model_is_quantized(m)))
+    snprintf(plan.summary, sizeof plan.summary, "the file's own (quantized already)");
+  else if (q4)
+    snprintf(plan.summary, sizeof plan.summary, "quick rule (loaded from memory)");
+  return s ? s : finish(m, o, q4 ? &plan : NULL, out);
 }
 
 void lc_net_free(lc_net *net) {
