@@ -28,7 +28,7 @@
   .mr = 8, .nr = 32, .f32_gemm = lc_f32_gemm_8x32_avx512, .f32_dw_row = lc_f32_dw_row_avx512,            \
   .f32_dw_pixel = lc_f32_dw_pixel_avx512, .f32_gather = lc_f32_gather_avx512, .wino = &lc_wino_avx2,      \
   .f32_rowconv = lc_f32_rowconv_avx2, /* the stem's loads and FMAs: no AVX-512 form yet */            \
-  .wino_qweights = lc_wino_qweights_avx512, .wino_qweights_ok = lc_wino_qweights_avx512_ok
+  .wino_qweights = lc_wino_qweights_avx512, .wino_qweights_ok = lc_wino_qweights_ok
 
 #define VMATH(isa)                                                                                     \
   {lc_f32_exp_##isa, lc_f32_sigmoid_##isa, lc_f32_tanh_##isa, lc_f32_hard_sigmoid_##isa,                \
@@ -49,7 +49,8 @@ static const lc_kernels tables[] = {
     {.name = "avx2", .isa = LC_ISA_AVX2, .needs = LC_CPU_AVX2_FMA,
      .mr = 6, .nr = 16, .f32_gemm = lc_f32_gemm_6x16_avx2, .f32_dw_row = lc_f32_dw_row_avx2,
      .f32_dw_pixel = lc_f32_dw_pixel_avx2, .f32_gather = lc_f32_gather_avx2, .wino = &lc_wino_avx2,
-     .f32_rowconv = lc_f32_rowconv_avx2,
+     .f32_rowconv = lc_f32_rowconv_avx2, .wino_qweights = lc_wino_qweights_avx2,
+     .wino_qweights_ok = lc_wino_qweights_ok,
      .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2},
     /* AVX-512 without VNNI: the GEMV kernels of AVX2. */
     {.name = "avx512", .isa = LC_ISA_AVX512, .needs = LC_CPU_AVX512F, F32_AVX512,
@@ -62,6 +63,13 @@ static const lc_kernels tables[] = {
      .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2},
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
+
+int lc_wino_qweights_ok(const lc_qmatrix *m) {
+  if (m->format != LC_WEIGHTS_Q8 && m->format != LC_WEIGHTS_Q4) return 0;
+  size_t cig = m->k / 9;
+  return m->scales && m->k % 9 == 0 && (m->bpt == 1 || m->block % 16 == 0) &&
+         (m->format == LC_WEIGHTS_Q8 || m->kc == cig || cig % 2 == 0);
+}
 
 size_t lc_kernels_count(void) { return NTABLES; }
 const lc_kernels *lc_kernels_at(size_t i) { return i < NTABLES ? &tables[i] : NULL; }

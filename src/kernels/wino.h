@@ -40,12 +40,15 @@ extern const lc_wino_kernels lc_wino_avx2; /* needs AVX2 */
 struct lc_qmatrix;
 /* The same transform on Q8/Q4 weights, dequantized in registers (w = fma(q, scale, offset), as
  * lc_dequant_rows): rows row0.. row0 + noc of m (K ordered (tap, ic), 9 taps), channels
- * [ic0, ic0 + n) with ic0 % 16 == 0; nr % 16 == 0. Needs AVX-512 F/BW/DQ/VL and
- * lc_wino_qweights_avx512_ok(m). */
+ * [ic0, ic0 + n) with ic0 % 16 == 0; nr % 16 == 0; lc_wino_qweights_ok(m). The AVX-512 version
+ * needs AVX-512 F/BW/DQ/VL, the AVX2 one AVX2 + FMA. */
 void lc_wino_qweights_avx512(const struct lc_qmatrix *m, size_t row0, size_t noc, size_t nr, size_t ic0, size_t n,
                              float *u, size_t xs);
-/* 1 when no 16-channel group of a tap crosses a block and Q4 groups start on a byte. */
-int lc_wino_qweights_avx512_ok(const struct lc_qmatrix *m);
+void lc_wino_qweights_avx2(const struct lc_qmatrix *m, size_t row0, size_t noc, size_t nr, size_t ic0, size_t n,
+                           float *u, size_t xs);
+/* 1 when no 16-channel group of a tap crosses a block and Q4 groups start on a byte (registry.c:
+ * plain C, shared by both). */
+int lc_wino_qweights_ok(const struct lc_qmatrix *m);
 
 #endif
 

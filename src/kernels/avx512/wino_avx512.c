@@ -72,13 +72,6 @@ static inline void codes_t16(const uint8_t *const p[16], size_t jn, int q4, int8
   for (int h = 0; h < 4; h++) _mm512_storeu_si512((void *)out[4 * h], _mm512_permutexvar_epi32(idx, w[h]));
 }
 
-int lc_wino_qweights_avx512_ok(const lc_qmatrix *m) {
-  if (m->format != LC_WEIGHTS_Q8 && m->format != LC_WEIGHTS_Q4) return 0;
-  size_t cig = m->k / 9;
-  return m->scales && m->k % 9 == 0 && (m->bpt == 1 || m->block % 16 == 0) &&
-         (m->format == LC_WEIGHTS_Q8 || m->kc == cig || cig % 2 == 0);
-}
-
 void lc_wino_qweights_avx512(const lc_qmatrix *m, size_t row0, size_t noc, size_t nr, size_t ic0, size_t n, float *u,
                              size_t xs) {
   int q4 = m->format == LC_WEIGHTS_Q4;

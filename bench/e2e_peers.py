@@ -1,0 +1,141 @@
+"""End-to-end latency of whole CNNs: lowconv (f32 and q4) against onnxruntime and OpenVINO.
+
+Models: IResNet-34 112x112 and MobileNetV2 224x224 (tests/models/, random weights), and the real
+PP-OCRv4 det model at 640x640 (--ppocr-det FILE, or fetched like bench/bench_models.py does).
+Every measurement is a fresh process: load, one warm-up run, --repeat timed runs, their median.
+Engines run interleaved within each round (the order rotates from round to round); the table gives
+the median over --rounds rounds, so ratios come from one run on the same machine state.
+  onnxruntime: intra_op_num_threads = T, inter_op 1, sequential, default optimizations.
+  OpenVINO: CPU plugin, INFERENCE_PRECISION_HINT = f32, PERFORMANCE_HINT = LATENCY,
+            INFERENCE_NUM_THREADS = T (PyPI `openvino`; see bench/requirements.txt).
+  lowconv: `lowconv bench MODEL --threads T` (f32), plus `--weights q4 --block 32` (q4).
+
+Usage: e2e_peers.py --lowconv CLI [--ppocr-det FILE] [--threads 1,2] [--rounds 3] [--repeat 5]
+                    [--models iresnet34,ppocr_det,mobilenetv2] [--engines ort,ov,f32,q4] [--json OUT]"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_models  # noqa: E402  (re-execs under ./.venv when numpy/onnx/onnxruntime are missing)
+
+ENGINES = ("ort", "ov", "f32", "q4")
+NAMES = {"ort": "ORT", "ov": "OpenVINO", "f32": "lowconv f32", "q4": "lowconv q4"}
+
+
+def ov_worker(path, shape, threads, repeat):
+    """Runs in a child process: prints {"median_ms": ...}."""
+    import numpy as np
+    import openvino as ov
+    core = ov.Core()
+    cfg = {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": str(threads)}
+    req = core.compile_model(path, "CPU", cfg).create_infer_request()
+    x = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
+    req.infer({0: x})
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        req.infer({0: x})
+        ts.append((time.perf_counter() - t) * 1e3)
+    print(json.dumps({"median_ms": statistics.median(ts), "version": ov.get_version()}))
+
+
+def models_of(tmp, names, ppocr):
+    out = []
+    gen = [n for n in names if n != "ppocr_det"]
+    by_name = {m[0].split("-")[0]: m for m in bench_models.make_models(tmp, None, gen)} if gen else {}
+    for n in names:
+        if n == "ppocr_det":
+            if ppocr:
+                out.append(("PP-OCRv4-det-640", ppocr, "x", (1, 3, 640, 640)))
+            else:
+                out += bench_models.make_models(tmp, None, ["ppocr_det"])
+        else:
+            out.append(by_name[n])
+    return out
+
+
+def engine_cmd(e, cli, path, in_name, dims, t, repeat):
+    if e == "ort":
+        return [sys.executable, os.path.join(HERE, "bench_models.py"), "--lowconv", cli, "--ort-worker", path, dims,
+                str(t), str(repeat)]
+    if e == "ov":
+        return [sys.executable, os.path.abspath(__file__), "--lowconv", cli, "--ov-worker", path, dims, str(t),
+                str(repeat)]
+    cmd = [cli, "bench", path, "--shape", "%s=%s" % (in_name, dims), "--threads", str(t), "--repeat", str(repeat),
+           "--json"]
+    return cmd + ([] if e == "f32" else ["--weights", e, "--block", "32"])
+
+
+def run_json(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-500:]))
+    return json.loads(p.stdout[p.stdout.index("{"):p.stdout.rindex("}") + 1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lowconv", required=True)
+    ap.add_argument("--ppocr-det", default=None)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--models", default="iresnet34,ppocr_det,mobilenetv2")
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--ov-worker", nargs=4, metavar=("MODEL", "SHAPE", "T", "REPEAT"), help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.ov_worker:
+        m, shape, t, rep = a.ov_worker
+        return ov_worker(m, tuple(int(d) for d in shape.split("x")), int(t), int(rep))
+    cli = os.path.abspath(a.lowconv)
+    engines = [e for e in a.engines.split(",") if e]
+    for e in engines:
+        if e not in ENGINES:
+            sys.exit("unknown engine %r (%s)" % (e, ",".join(ENGINES)))
+    threads = [int(t) for t in a.threads.split(",")]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, path, in_name, shape in models_of(tmp, a.models.split(","), a.ppocr_det):
+            dims = "x".join(map(str, shape))
+            for t in threads:
+                samples = {e: [] for e in engines}
+                for rnd in range(a.rounds):
+                    k = rnd % len(engines)
+                    for e in engines[k:] + engines[:k]:
+                        samples[e].append(run_json(engine_cmd(e, cli, path, in_name, dims, t, a.repeat))["median_ms"])
+                row = {"model": label, "threads": t}
+                for e in engines:
+                    row[e + "_ms"] = statistics.median(samples[e])
+                    row[e + "_ms_all"] = [round(s, 2) for s in samples[e]]
+                results.append(row)
+                print("%-18s T=%d  " % (label, t) + "  ".join("%s %.1f ms" % (e, row[e + "_ms"]) for e in engines),
+                      flush=True)
+    peers = [e for e in ("ort", "ov") if e in engines]
+    print("\n| model | T | " + " | ".join(NAMES[e] + " ms" for e in engines) +
+          (" | f32 / faster peer | q4 / faster peer" if peers else "") +
+          (" | q4 / f32" if "q4" in engines and "f32" in engines else "") + " |")
+    print("|---" * (2 + len(engines) + (2 if peers else 0) + ("q4" in engines and "f32" in engines)) + "|")
+    for r in results:
+        cells = ["%.1f" % r[e + "_ms"] for e in engines]
+        if peers:
+            best = min(r[e + "_ms"] for e in peers)
+            cells += ["%.2f" % (r[e + "_ms"] / best) if e in engines else "-" for e in ("f32", "q4")]
+        if "q4" in engines and "f32" in engines:
+            cells.append("%.2f" % (r["q4_ms"] / r["f32_ms"]))
+        print("| %s | %d | %s |" % (r["model"], r["threads"], " | ".join(cells)))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"results": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
