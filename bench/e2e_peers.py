@@ -4,7 +4,9 @@ Models: IResNet-34 112x112 and MobileNetV2 224x224 (tests/models/, random weight
 PP-OCRv4 det model at 640x640 (--ppocr-det FILE, or fetched like bench/bench_models.py does).
 Every measurement is a fresh process: load, one warm-up run, --repeat timed runs, their median.
 Engines run interleaved within each round (the order rotates from round to round); the table gives
-the median over --rounds rounds, so ratios come from one run on the same machine state.
+the median over --rounds rounds, so ratios come from one run on the same machine state, and the
+ratios of the fastest single runs (min over rounds and runs: on a shared machine the run closest
+to an idle one).
   onnxruntime: intra_op_num_threads = T, inter_op 1, sequential, default optimizations.
   OpenVINO: CPU plugin, INFERENCE_PRECISION_HINT = f32, PERFORMANCE_HINT = LATENCY,
             INFERENCE_NUM_THREADS = T (PyPI `openvino`; see bench/requirements.txt).
@@ -43,7 +45,7 @@ def ov_worker(path, shape, threads, repeat):
         t = time.perf_counter()
         req.infer({0: x})
         ts.append((time.perf_counter() - t) * 1e3)
-    print(json.dumps({"median_ms": statistics.median(ts), "version": ov.get_version()}))
+    print(json.dumps({"median_ms": statistics.median(ts), "min_ms": min(ts), "version": ov.get_version()}))
 
 
 def models_of(tmp, names, ppocr):
@@ -100,6 +102,12 @@ def main():
     for e in engines:
         if e not in ENGINES:
             sys.exit("unknown engine %r (%s)" % (e, ",".join(ENGINES)))
+    if "ov" in engines:
+        try:
+            import openvino  # noqa: F401
+        except ImportError:
+            sys.exit("e2e_peers.py: OpenVINO is not installed (.venv/bin/pip install -r bench/requirements.txt), "
+                     "or leave it out: --engines ort,f32,q4")
     threads = [int(t) for t in a.threads.split(",")]
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -110,26 +118,32 @@ def main():
                 for rnd in range(a.rounds):
                     k = rnd % len(engines)
                     for e in engines[k:] + engines[:k]:
-                        samples[e].append(run_json(engine_cmd(e, cli, path, in_name, dims, t, a.repeat))["median_ms"])
+                        js = run_json(engine_cmd(e, cli, path, in_name, dims, t, a.repeat))
+                        samples[e].append((js["median_ms"], js.get("min_ms", js["median_ms"])))
                 row = {"model": label, "threads": t}
                 for e in engines:
-                    row[e + "_ms"] = statistics.median(samples[e])
-                    row[e + "_ms_all"] = [round(s, 2) for s in samples[e]]
+                    row[e + "_ms"] = statistics.median(x[0] for x in samples[e])
+                    row[e + "_min_ms"] = min(x[1] for x in samples[e])
+                    row[e + "_ms_all"] = [round(x[0], 2) for x in samples[e]]
                 results.append(row)
                 print("%-18s T=%d  " % (label, t) + "  ".join("%s %.1f ms" % (e, row[e + "_ms"]) for e in engines),
                       flush=True)
     peers = [e for e in ("ort", "ov") if e in engines]
+    both = "q4" in engines and "f32" in engines
+    ratios = [(e, "%s / faster peer" % e) for e in ("f32", "q4") if e in engines and peers]
+    ratios += [("q4f32", "q4 / f32")] if both else []
+
+    def ratio(r, what, key):
+        if what == "q4f32":
+            return r["q4" + key] / r["f32" + key]
+        return r[what + key] / min(r[e + key] for e in peers)
+
     print("\n| model | T | " + " | ".join(NAMES[e] + " ms" for e in engines) +
-          (" | f32 / faster peer | q4 / faster peer" if peers else "") +
-          (" | q4 / f32" if "q4" in engines and "f32" in engines else "") + " |")
-    print("|---" * (2 + len(engines) + (2 if peers else 0) + ("q4" in engines and "f32" in engines)) + "|")
+          "".join(" | %s" % h for _, h in ratios) + " | fastest runs: " + ", ".join(h for _, h in ratios) + " |")
+    print("|---" * (3 + len(engines) + len(ratios)) + "|")
     for r in results:
-        cells = ["%.1f" % r[e + "_ms"] for e in engines]
-        if peers:
-            best = min(r[e + "_ms"] for e in peers)
-            cells += ["%.2f" % (r[e + "_ms"] / best) if e in engines else "-" for e in ("f32", "q4")]
-        if "q4" in engines and "f32" in engines:
-            cells.append("%.2f" % (r["q4_ms"] / r["f32_ms"]))
+        cells = ["%.1f" % r[e + "_ms"] for e in engines] + ["%.2f" % ratio(r, w, "_ms") for w, _ in ratios]
+        cells.append(" / ".join("%.2f" % ratio(r, w, "_min_ms") for w, _ in ratios))
         print("| %s | %d | %s |" % (r["model"], r["threads"], " | ".join(cells)))
     if a.json:
         with open(a.json, "w") as f:
