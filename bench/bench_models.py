@@ -48,13 +48,18 @@ def ort_worker(path, shape, threads, repeat):
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     x = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
     feed = {sess.get_inputs()[0].name: x}
-    sess.run(None, feed)
+    print(json.dumps(timed(lambda: sess.run(None, feed), repeat)))
+
+
+def timed(run, repeat):
+    """One warm-up call of run(), then repeat timed ones: their median and min in ms."""
+    run()
     ts = []
     for _ in range(repeat):
         t = time.perf_counter()
-        sess.run(None, feed)
+        run()
         ts.append((time.perf_counter() - t) * 1e3)
-    print(json.dumps({"median_ms": statistics.median(ts), "min_ms": min(ts)}))
+    return {"median_ms": statistics.median(ts), "min_ms": min(ts)}
 
 
 # ru_maxrss survives exec and a forked child starts with its parent's resident pages, so a child

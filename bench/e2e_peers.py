@@ -21,7 +21,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -39,13 +38,9 @@ def ov_worker(path, shape, threads, repeat):
     cfg = {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": str(threads)}
     req = core.compile_model(path, "CPU", cfg).create_infer_request()
     x = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
-    req.infer({0: x})
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        req.infer({0: x})
-        ts.append((time.perf_counter() - t) * 1e3)
-    print(json.dumps({"median_ms": statistics.median(ts), "min_ms": min(ts), "version": ov.get_version()}))
+    r = bench_models.timed(lambda: req.infer({0: x}), repeat)
+    r["version"] = ov.get_version()
+    print(json.dumps(r))
 
 
 def models_of(tmp, names, ppocr):

@@ -50,6 +50,31 @@ void lc_wino_qweights_avx2(const struct lc_qmatrix *m, size_t row0, size_t noc, 
  * plain C, shared by both). */
 int lc_wino_qweights_ok(const struct lc_qmatrix *m);
 
+/* For the Q8/Q4 kernels: U rows of one input channel from its 9 dequantized taps x (a vector of
+ * output channels each), the fp32 operations of wino_weights; V the vector type, P the intrinsic
+ * prefix (_mm256, _mm512). */
+#define LC_WINO_QTILE(name, V, P)                                                                     \
+  static inline void name(const V x[9], float *o, size_t xs) {                                        \
+    const V one = P##_set1_ps(1.0f), half = P##_set1_ps(0.5f), quarter = P##_set1_ps(0.25f);          \
+    V t[4][3];                                                                                        \
+    for (int c = 0; c < 3; c++) {                                                                     \
+      V a = P##_add_ps(x[c], x[6 + c]);                                                               \
+      t[0][c] = x[c];                                                                                 \
+      t[1][c] = P##_add_ps(a, x[3 + c]);                                                              \
+      t[2][c] = P##_sub_ps(a, x[3 + c]);                                                              \
+      t[3][c] = x[6 + c];                                                                             \
+    }                                                                                                 \
+    for (int r = 0; r < 4; r++) {                                                                     \
+      V b = P##_add_ps(t[r][0], t[r][2]), s0 = r == 0 || r == 3 ? one : half;                         \
+      V s1 = r == 0 || r == 3 ? half : quarter;                                                       \
+      float *p = o + (size_t)(4 * r) * xs;                                                            \
+      P##_storeu_ps(p, P##_mul_ps(s0, t[r][0]));                                                      \
+      P##_storeu_ps(p + xs, P##_mul_ps(s1, P##_add_ps(b, t[r][1])));                                  \
+      P##_storeu_ps(p + 2 * xs, P##_mul_ps(s1, P##_sub_ps(b, t[r][1])));                              \
+      P##_storeu_ps(p + 3 * xs, P##_mul_ps(s0, t[r][2]));                                             \
+    }                                                                                                 \
+  }
+
 #endif
 
 #ifdef LC_WINO_TEMPLATE

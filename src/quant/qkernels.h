@@ -102,6 +102,29 @@ static inline size_t lc_qblock_nbytes(const lc_qmatrix *m, size_t i) {
   return i == m->bpt - 1 ? m->tail_bytes : m->block_bytes;
 }
 
+/* Where element kk of a row lies: its block (the index into scales / offsets) is *block; returns
+ * the offset in the row of the byte holding its code (Q4: its nibble's byte). */
+static inline size_t lc_qcode_byte(const lc_qmatrix *m, size_t kk, size_t *block) {
+  size_t t = kk / m->kc, c = kk % m->kc, i = c / m->block, e = c % m->block;
+  *block = t * m->bpt + i;
+  return t * ((m->bpt - 1) * m->block_bytes + m->tail_bytes) + i * m->block_bytes +
+         (m->format == LC_WEIGHTS_Q4 ? e / 2 : e);
+}
+
+/* A 16-row group of the Q8/Q4 Winograd weight kernels at row element kk (kernels/wino.h): p[i] =
+ * the code byte of row row0 + i (NULL from `rows` on); when its block is not *held, the block's
+ * scales and offsets in sv / ov (0 from `rows` on), *held updated, and 1 returned. */
+static inline int lc_qgroup_at(const lc_qmatrix *m, size_t kk, size_t row0, size_t rows, const uint8_t *p[16],
+                               size_t *held, float sv[16], float ov[16]) {
+  size_t b, off = lc_qcode_byte(m, kk, &b);
+  for (size_t k = 0; k < 16; k++) p[k] = k < rows ? m->codes + (row0 + k) * m->row_bytes + off : NULL;
+  if (*held == b) return 0;
+  *held = b;
+  for (size_t k = 0; k < 16; k++) sv[k] = k < rows ? m->scales[(row0 + k) * m->nb + b] : 0.0f;
+  for (size_t k = 0; k < 16; k++) ov[k] = k < rows && m->offsets ? m->offsets[(row0 + k) * m->nb + b] : 0.0f;
+  return 1;
+}
+
 /* Σ offset[b] * xsum[b] over a row's blocks (the asymmetric fold). */
 static inline float lc_qoffset_fold(const float *off, const float *xsum, size_t nb) {
   float s = 0.0f;

@@ -8,28 +8,9 @@
 #include <stdint.h>
 
 #include "kernels/wino.h"
-#include "quant/quant.h"
+#include "quant/qkernels.h"
 
-/* 16 output channels of one input channel: x[tap] -> the 16 rows of u (at o + xi * xs). */
-static inline void tile16(const __m512 x[9], float *o, size_t xs) {
-  const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f), quarter = _mm512_set1_ps(0.25f);
-  __m512 t[4][3];
-  for (int c = 0; c < 3; c++) {
-    __m512 a = _mm512_add_ps(x[c], x[6 + c]);
-    t[0][c] = x[c];
-    t[1][c] = _mm512_add_ps(a, x[3 + c]);
-    t[2][c] = _mm512_sub_ps(a, x[3 + c]);
-    t[3][c] = x[6 + c];
-  }
-  for (int r = 0; r < 4; r++) {
-    __m512 b = _mm512_add_ps(t[r][0], t[r][2]), s0 = r == 0 || r == 3 ? one : half, s1 = r == 0 || r == 3 ? half : quarter;
-    float *p = o + (size_t)(4 * r) * xs;
-    _mm512_storeu_ps(p, _mm512_mul_ps(s0, t[r][0]));
-    _mm512_storeu_ps(p + xs, _mm512_mul_ps(s1, _mm512_add_ps(b, t[r][1])));
-    _mm512_storeu_ps(p + 2 * xs, _mm512_mul_ps(s1, _mm512_sub_ps(b, t[r][1])));
-    _mm512_storeu_ps(p + 3 * xs, _mm512_mul_ps(s0, t[r][2]));
-  }
-}
+LC_WINO_QTILE(tile16, __m512, _mm512)
 
 /* The four 128-bit lanes a, b, c, d (immediates: -O0 builds need them literal). */
 static inline __m512i lanes4(__m128i a, __m128i b, __m128i c, __m128i d) {
@@ -75,7 +56,7 @@ static inline void codes_t16(const uint8_t *const p[16], size_t jn, int q4, int8
 void lc_wino_qweights_avx512(const lc_qmatrix *m, size_t row0, size_t noc, size_t nr, size_t ic0, size_t n, float *u,
                              size_t xs) {
   int q4 = m->format == LC_WEIGHTS_Q4;
-  size_t cig = m->k / 9, tap_bytes = (m->bpt - 1) * m->block_bytes + m->tail_bytes;
+  size_t cig = m->k / 9;
   for (size_t i0 = 0; i0 < nr; i0 += 16) {
     size_t rows = noc > i0 ? noc - i0 : 0;
     if (rows > 16) rows = 16;
@@ -87,19 +68,15 @@ void lc_wino_qweights_avx512(const lc_qmatrix *m, size_t row0, size_t noc, size_
       size_t jn = n - j0 < 16 ? n - j0 : 16;
       _Alignas(64) int8_t cb[9][16][16];
       for (size_t t = 0; t < 9; t++) {
-        /* Where channels ic0 + j0.. of tap t lie: matrix tap tt, block bi, element e of the block. */
-        size_t kk = t * cig + ic0 + j0, tt = kk / m->kc, c = kk % m->kc, bi = c / m->block, e = c % m->block;
-        size_t off = tt * tap_bytes + bi * m->block_bytes + (q4 ? e / 2 : e), b = tt * m->bpt + bi;
+        /* Channels ic0 + j0.. of tap t (a 16-group never crosses a block). */
         const uint8_t *p[16];
-        for (size_t k = 0; k < 16; k++) p[k] = k < rows ? m->codes + (row0 + i0 + k) * m->row_bytes + off : NULL;
+        _Alignas(64) float sv[16], ov[16];
+        int fresh = lc_qgroup_at(m, t * cig + ic0 + j0, row0 + i0, rows, p, &sb_at[t], sv, ov);
         codes_t16(p, jn, q4, cb[t]);
-        if (sb_at[t] == b) continue;
-        sb_at[t] = b;
-        _Alignas(64) float sv[16] = {0}, ov[16] = {0};
-        for (size_t k = 0; k < rows; k++) sv[k] = m->scales[(row0 + i0 + k) * m->nb + b];
-        for (size_t k = 0; m->offsets && k < rows; k++) ov[k] = m->offsets[(row0 + i0 + k) * m->nb + b];
-        s[t] = _mm512_load_ps(sv);
-        o[t] = _mm512_load_ps(ov);
+        if (fresh) {
+          s[t] = _mm512_load_ps(sv);
+          o[t] = _mm512_load_ps(ov);
+        }
       }
       for (size_t j = 0; j < jn; j++) {
         __m512 x[9];
