@@ -25,17 +25,7 @@ if not require("numpy", "onnx", "onnxruntime"):
     sys.exit(0)
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
-
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + what)
+from onnxcase import check, summary  # noqa: E402
 
 
 def python_api(model, xin, cache, y1):
@@ -174,8 +164,7 @@ def main():
             python_api(model, xin, cache, y1)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("py_test_q4plan: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -102,8 +102,11 @@ static void lcd_direct_gws(const lc_cl_conv *c, int v, size_t gws[3]) {
  * layers, c4h1w4 and c8h1w4 never): each tile is a program, 0.2-0.7 s to build cold there. */
 static int lcd_direct_fast(int v) { return v == 0 || v == 1 || v == 3 || v == 4; }
 
+/* Level fast's short lists apply unless a test or the CLI forces a variant. */
+static int lcd_fast_short(int level) { return level == 1 && lc_cl_fast_short() && !getenv("LOWCONV_CL_VARIANT"); }
+
 static int lcd_direct_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
-  if (level == 1 && !lcd_direct_fast(v) && lc_cl_fast_short() && !getenv("LOWCONV_CL_VARIANT")) return 0;
+  if (lcd_fast_short(level) && !lcd_direct_fast(v)) return 0;
   size_t gws[3];
   lcd_direct_gws(c, v, gws);
   return lcd_lws_2d(c, gws[0], gws[1], level, lws, max);
@@ -196,7 +199,7 @@ static int lcd_gemv_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], 
   if (h > lim || max < 1) return 0; /* a device under 32 items per group: the other families */
   /* Level fast leaves out the multi-block variants: on the H200's FC (25088 -> 512) p1b2 and
    * p1b4 took 1.2-1.9x p1's time, f32 and q4 alike, and each is a program to build. */
-  if (level == 1 && lcd_gemv_shape[v][1] > 1 && lc_cl_fast_short() && !getenv("LOWCONV_CL_VARIANT")) return 0;
+  if (lcd_fast_short(level) && lcd_gemv_shape[v][1] > 1) return 0;
   int n = 0, want = lcd_count(level, max);
   lws[n][0] = h, lws[n][1] = 1, lws[n][2] = 1, n++;
   const size_t order[] = {h / 2, h * 2, h / 4, h * 4, h / 8, h * 8};
