@@ -46,7 +46,9 @@ typedef struct lc_cl_conv_args {
   lc_cl_int out_sn, out_sc, out_sh, out_sw;
   lc_cl_int act, has_bias, has_res, epi;
   lc_cl_float act_min, act_max, act_alpha, act_beta;
-  lc_cl_int wsoff, pad1, pad2, pad3; /* wsoff: byte offset of gemmq's input records in the workspace */
+  /* wsoff: byte offset of gemmq's input records in the workspace; in_off: float offset of the
+   * input (family gemm only: the Winograd GEMMs read V from the workspace, after M) */
+  lc_cl_int wsoff, in_off, pad2, pad3;
 } lc_cl_conv_args;
 
 #endif

@@ -10,9 +10,10 @@
 #include <string.h>
 
 /* tm x tn output tile, tk rows of K per stage, t work items (fixed by the register tile), split:
- * K split in chunks, partial sums reduced by gemm_reduce. Same tiles as conv_gemm.cl. */
+ * K split in chunks, partial sums reduced by gemm_reduce (in the tile's program). Same tiles as
+ * conv_gemm.cl. */
 typedef struct gemm_tile {
-  const char *kernel; /* kernel gemm_<kernel>, or gemms_<kernel> (split) */
+  const char *kernel; /* kernel gemm_<kernel>, split-K or not (by the arguments' ksplit) */
   int tm, tn, tk, t, split;
   double eff; /* share of peak FMA rate the tile can reach (register tile, loads per FMA) */
   int slots;  /* work-groups resident per compute unit (registers, local memory) */
@@ -139,11 +140,11 @@ static int gemm_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][
   return 1;
 }
 
-static lc_status gemm_launch(const lc_cl_conv *c, const char *name, int nargs, const size_t *sz, const void *const *val,
-                             const size_t gws[3], const size_t lws[3], cl_event *ev) {
+static lc_status gemm_launch(const lc_cl_conv *c, const char *want, const char *name, const size_t *sz,
+                             const void *const *val, const size_t gws[3], const size_t lws[3], cl_event *ev) {
   cl_kernel k;
-  lc_status s = lc_cl_conv_kernel(c, "conv_gemm", name, &k);
-  if (!s) s = lc_cl_set_args(c->rt, k, name, nargs, sz, val);
+  lc_status s = lc_cl_conv_kernel_of(c, "conv_gemm", want, name, &k);
+  if (!s) s = lc_cl_set_args(c->rt, k, name, 9, sz, val);
   if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, ev);
   return s;
 }
@@ -161,19 +162,20 @@ static lc_status gemm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): gemm %s needs %zu bytes of workspace, has %zu",
                     gemm_names[cand->variant], need, c->ws_bytes);
   char name[48];
-  snprintf(name, sizeof name, "gemm%s_%s", t->split ? "s" : "", t->kernel);
+  snprintf(name, sizeof name, "gemm_%s", t->kernel);
   size_t gws[3] = {(size_t)t->t * gemm_div_up(gemm_cols(c), (size_t)t->tn),
                    gemm_div_up((size_t)sa.cout_g, (size_t)t->tm), (size_t)sa.groups * (size_t)sa.ksplit};
   size_t lws[3] = {(size_t)t->t, 1, 1};
   size_t total = (size_t)sa.groups * (size_t)sa.cout_g * gemm_cols(c);
   size_t rg[3] = {gemm_div_up(total, lws[0]) * lws[0], 1, 1};
   cl_mem r = res ? res : c->bias; /* never read when has_res is 0 */
+  cl_mem ws = c->ws ? c->ws : out;  /* written only with ksplit > 1 */
   const size_t sz[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
                         sizeof(cl_mem), sizeof(cl_mem), sizeof sa,        sizeof(cl_mem)};
-  const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &sa, &c->ws};
+  const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &sa, &ws};
   cl_event e0 = NULL, e1 = NULL;
-  lc_status s = gemm_launch(c, name, t->split ? 9 : 8, sz, val, gws, lws, first || (last && !t->split) ? &e0 : NULL);
-  if (!s && t->split) s = gemm_launch(c, "gemm_reduce", 9, sz, val, rg, lws, last ? &e1 : NULL);
+  lc_status s = gemm_launch(c, name, name, sz, val, gws, lws, first || (last && !t->split) ? &e0 : NULL);
+  if (!s && t->split) s = gemm_launch(c, name, "gemm_reduce", sz, val, rg, lws, last ? &e1 : NULL);
   if (!s && !t->split && first && last && e0) {
     cl_int err = c->rt->cl->RetainEvent(e0);
     if (err != CL_SUCCESS) s = lc_cl_fail(c->rt, err, "clRetainEvent (%s)", name);

@@ -156,9 +156,9 @@ static int gqm_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3
 
 /* The standard arguments (with sa) plus the workspace (argument 8), then the launch. gemmq's
  * programs are built with correctly rounded division (the quantizer's scales) and, where the probe
- * passed, PTX; gemm_reduce is conv_gemm's. */
-static lc_status gqm_launch(const lc_cl_conv *c, const lc_cl_conv_args *sa, const char *name, cl_mem in, cl_mem out,
-                            cl_mem res, const size_t gws[3], const size_t lws[3], cl_event *ev) {
+ * passed, PTX; gemm_reduce is conv_gemm's. `want` names the program (a tile's holds gemmq_quant too). */
+static lc_status gqm_launch(const lc_cl_conv *c, const lc_cl_conv_args *sa, const char *want, const char *name,
+                            cl_mem in, cl_mem out, cl_mem res, const size_t gws[3], const size_t lws[3], cl_event *ev) {
   cl_kernel k;
   lc_status s;
   if (!strcmp(name, "gemm_reduce")) {
@@ -168,7 +168,7 @@ static lc_status gqm_launch(const lc_cl_conv *c, const lc_cl_conv_args *sa, cons
     char opt[192];
     int n = snprintf(opt, sizeof opt, "%s -cl-fp32-correctly-rounded-divide-sqrt%s%s%s", c->options,
                      c->rt->info.has_dp4a ? " -DLC_PTX" : "", pocl ? "" : " -DLC_ONE_KERNEL -DLC_WANT_",
-                     pocl ? "" : name);
+                     pocl ? "" : want);
     if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INTERNAL, "opencl gemmq: build options too long");
     s = lc_cl_kernel(c->rt, "conv_gemmq", opt, name, &k);
   }
@@ -194,16 +194,16 @@ static lc_status gqm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem
   if (t->split) gqm_split(c, t, &sa.ksplit, &sa.kchunk);
   char name[48];
   const char *vn = gqm_names[cand->variant];
-  snprintf(name, sizeof name, "gemmq%s_%.*s", t->split ? "s" : "", (int)strlen(vn) - t->split, vn);
+  snprintf(name, sizeof name, "gemmq_%.*s", (int)strlen(vn) - t->split, vn);
   size_t ql = 64, qg[3] = {gqm_div_up(gqm_records(c), ql) * ql, 1, 1}, qlws[3] = {ql, 1, 1};
   size_t gws[3] = {(size_t)t->t * gqm_div_up(gqm_cols(c), (size_t)t->tn),
                    gqm_div_up((size_t)c->a.cout_g, (size_t)t->tm), (size_t)c->a.groups * (size_t)sa.ksplit};
   size_t lws[3] = {(size_t)t->t, 1, 1};
   size_t total = (size_t)sa.groups * (size_t)sa.cout_g * gqm_cols(c), rg[3] = {gqm_div_up(total, lws[0]) * lws[0], 1, 1};
   cl_event e0 = NULL, e1 = NULL;
-  lc_status s = gqm_launch(c, &sa, "gemmq_quant", in, out, res, qg, qlws, first ? &e0 : NULL);
-  if (!s) s = gqm_launch(c, &sa, name, in, out, res, gws, lws, last && !t->split ? &e1 : NULL);
-  if (!s && t->split) s = gqm_launch(c, &sa, "gemm_reduce", in, out, res, rg, lws, last ? &e1 : NULL);
+  lc_status s = gqm_launch(c, &sa, name, "gemmq_quant", in, out, res, qg, qlws, first ? &e0 : NULL);
+  if (!s) s = gqm_launch(c, &sa, name, name, in, out, res, gws, lws, last && !t->split ? &e1 : NULL);
+  if (!s && t->split) s = gqm_launch(c, &sa, "gemm_reduce", "gemm_reduce", in, out, res, rg, lws, last ? &e1 : NULL);
   return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }
 

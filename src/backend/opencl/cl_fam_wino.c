@@ -4,7 +4,8 @@
  * for with three launches and the transformed input and products in the workspace, so the tuner
  * keeps it only where it measures faster. The transformed weights U (16 or 36 fp32 per 9 weights)
  * are made on the device from the packed weights before a candidate runs, and released if the
- * family is not chosen; q8/q4 convs are not offered (their weights would be fp32 on the device). */
+ * family is not chosen; q8/q4 convs are not offered (their weights would be fp32 on the device).
+ * The X GEMMs are family gemm's tiles (a 1x1 conv of X groups), so they share its programs. */
 #include "backend/opencl/cl_conv.h"
 #include "util/error.h"
 
@@ -12,18 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per transform, three GEMM tiles: 128x128 (8x8 per work item), 64x64 and 32x32 (4x4). */
+/* Per transform, three of conv_gemm's tiles: 128x128 (8x8 per work item), 64x64 (8x4), 32x32 (4x4). */
 static const char *const wino_names[] = {"f2x2_128x128", "f2x2_64x64", "f2x2_32x32",
                                          "f4x4_128x128", "f4x4_64x64", "f4x4_32x32"};
 static const int wino_tile[] = {128, 64, 32, 128, 64, 32}, wino_m[] = {2, 2, 2, 4, 4, 4};
-static const int wino_items[] = {256, 256, 64, 256, 256, 64};
+static const int wino_items[] = {256, 128, 64, 256, 128, 64};
 #define WINO_NV 6
-#define WINO_KPAD 16 /* LCW_TK of conv_wino.cl */
+#define WINO_KPAD 16 /* V rows per channel padded with zeros to a multiple of this */
 
 static size_t wino_up(size_t a, size_t b) { return (a + b - 1) / b * b; }
 
 typedef struct wino_dims {
-  size_t X, P, Pp, Cp, Op; /* values per tile, tiles, and the padded sizes of the GEMMs */
+  size_t X, P, Pp, Cp, Op; /* values per tile, tiles, column stride, padded channels, U's rows (oc4 blocks) */
 } wino_dims;
 
 static void wino_size(const lc_cl_conv *c, int v, wino_dims *d) {
@@ -32,14 +33,14 @@ static void wino_size(const lc_cl_conv *c, int v, wino_dims *d) {
   d->P = (size_t)c->a.n * th * tw;
   d->Pp = wino_up(d->P, (size_t)wino_tile[v]);
   d->Cp = wino_up((size_t)c->a.cin_g, WINO_KPAD);
-  d->Op = wino_up((size_t)c->a.cout_g, (size_t)wino_tile[v]); /* U is made for this padding */
+  d->Op = wino_up((size_t)c->a.cout_g, 4);
 }
 
 static size_t wino_ws(const lc_cl_conv *c, int v) {
   if (v < 0 || v >= WINO_NV) return 0;
   wino_dims d;
   wino_size(c, v, &d);
-  return d.X * (d.Cp + d.Op) * d.Pp * sizeof(float);
+  return d.X * (d.Cp + (size_t)c->a.cout_g) * d.Pp * sizeof(float); /* M, then V */
 }
 
 static int wino_eligible(const lc_cl_conv *c, int v) {
@@ -47,7 +48,7 @@ static int wino_eligible(const lc_cl_conv *c, int v) {
   if (v < 0 || v >= WINO_NV || c->wfmt != LC_WEIGHTS_F32 || a->groups != 1 || a->kh != 3 || a->kw != 3 ||
       a->sh != 1 || a->sw != 1 || a->dh != 1 || a->dw != 1)
     return 0;
-  size_t t = (size_t)wino_items[v], lmem = 2 * 16 * (size_t)wino_tile[v] * sizeof(float);
+  size_t t = (size_t)wino_items[v], lmem = 2 * 12 * (size_t)wino_tile[v] * sizeof(float); /* >= the tile's */
   if (t > c->rt->info.max_wg || t > c->rt->info.max_wi[0] || lmem > c->rt->info.local_mem) return 0;
   /* a tile more than twice the problem along M or N only wastes work (32 always runs) */
   size_t th = ((size_t)a->oh + wino_m[v] - 1) / (size_t)wino_m[v], tw = ((size_t)a->ow + wino_m[v] - 1) / (size_t)wino_m[v];
@@ -86,13 +87,27 @@ static int wino_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][
   return 1;
 }
 
-static lc_status wino_launch(const lc_cl_conv *c, const char *name, int nargs, const size_t *sz,
+static lc_status wino_launch(const lc_cl_conv *c, const char *prog, const char *name, int nargs, const size_t *sz,
                              const void *const *val, int dims, const size_t *gws, const size_t *lws, cl_event *ev) {
   cl_kernel k;
-  lc_status s = lc_cl_conv_kernel(c, "conv_wino", name, &k);
+  lc_status s = lc_cl_conv_kernel(c, prog, name, &k);
   if (!s) s = lc_cl_set_args(c->rt, k, name, nargs, sz, val);
   if (!s) s = lc_cl_enqueue(c->rt, k, name, dims, gws, lws, ev);
   return s;
+}
+
+/* The X GEMMs as family gemm's 1x1 conv: X groups of Cp -> cout_g channels over a 1 x P image
+ * whose channel planes are V's rows (Pp apart, voff floats into the workspace), written to M at
+ * the workspace's start with no epilogue. */
+static void wino_gemm_args(const lc_cl_conv *c, const wino_dims *d, int voff, lc_cl_conv_args *g) {
+  const int X = (int)d->X, Cp = (int)d->Cp, P = (int)d->P, Pp = (int)d->Pp, M = c->a.cout_g;
+  memset(g, 0, sizeof *g);
+  g->n = 1, g->groups = X, g->cin_g = Cp, g->cout_g = M;
+  g->ih = 1, g->iw = P, g->oh = 1, g->ow = P;
+  g->kh = g->kw = g->sh = g->sw = g->dh = g->dw = 1;
+  g->K = Cp, g->ob = (M + 3) / 4, g->nblk = 1, g->bsz = 1 << 30, g->ksplit = 1, g->kchunk = Cp;
+  g->in_sn = X * Cp * Pp, g->in_sc = Pp, g->in_sh = P, g->in_sw = 1, g->in_off = voff;
+  g->out_sn = X * M * Pp, g->out_sc = Pp, g->out_sh = P, g->out_sw = 1;
 }
 
 lc_status lc_cl_wino_ready(lc_cl_conv *c, int v) {
@@ -104,10 +119,10 @@ lc_status lc_cl_wino_ready(lc_cl_conv *c, int v) {
   lc_status s = lc_cl_buffer(c->rt, bytes, NULL, &c->wu);
   if (s) return s;
   int Cp = (int)d.Cp, Op = (int)d.Op;
-  const size_t sz[5] = {sizeof(cl_mem), sizeof(cl_mem), sizeof c->a, sizeof(int), sizeof(int)};
-  const void *val[5] = {&c->w, &c->wu, &c->a, &Cp, &Op};
-  const size_t gws[2] = {d.Op, d.Cp}, lws[2] = {64, 1};
-  s = wino_launch(c, wino_m[v] == 2 ? "wino_wtrans2" : "wino_wtrans4", 5, sz, val, 2, gws, lws, NULL);
+  const size_t sz[4] = {sizeof(cl_mem), sizeof(cl_mem), sizeof c->a, sizeof(int)};
+  const void *val[4] = {&c->w, &c->wu, &c->a, &Cp};
+  const size_t gws[2] = {wino_up(d.Op, 64), d.Cp}, lws[2] = {64, 1};
+  s = wino_launch(c, "conv_wino", wino_m[v] == 2 ? "wino_wtrans2" : "wino_wtrans4", 4, sz, val, 2, gws, lws, NULL);
   if (s) {
     lc_cl_release_mem(c->rt, &c->wu);
     return s;
@@ -135,29 +150,32 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
     lc_status s = lc_cl_conv_kernel(c, "conv_wino", wino_m[v] == 2 ? "wino_wtrans2" : "wino_wtrans4", &k);
     if (s) return s;
   }
-  /* V and M share the workspace: M starts moff floats in (an argument: sub-buffers would cost
+  /* M and V share the workspace: V starts voff floats in (an argument: sub-buffers would cost
    * an object per run and need aligned origins). */
-  int Cp = (int)d.Cp, Op = (int)d.Op, Pp = (int)d.Pp, moff = (int)(d.X * d.Cp * d.Pp);
+  int Cp = (int)d.Cp, Pp = (int)d.Pp, M = c->a.cout_g, zero = 0, voff = (int)(d.X * (size_t)M * d.Pp);
   cl_mem r0 = res ? res : c->bias; /* never read when has_res is 0 */
-  const size_t szi[6] = {sizeof(cl_mem), sizeof(cl_mem), sizeof c->a, sizeof(int), sizeof(int), sizeof(cl_mem)};
-  const void *vi[6] = {&in, &c->ws, &c->a, &Cp, &Pp, &c->bias};
+  const size_t szi[7] = {sizeof(cl_mem), sizeof(cl_mem), sizeof c->a, sizeof(int), sizeof(int), sizeof(cl_mem), sizeof(int)};
+  const void *vi[7] = {&in, &c->ws, &c->a, &Cp, &Pp, &c->bias, &voff};
   const size_t gi[2] = {d.Pp, d.Cp}, li[2] = {64, 1};
-  const size_t szg[6] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(int), sizeof(int), sizeof(int), sizeof(int)};
-  const void *vg[6] = {&c->wu, &c->ws, &moff, &Cp, &Op, &Pp};
-  const size_t gg[3] = {d.Pp / (size_t)wino_tile[v] * cand->lws[0],
-                        wino_up((size_t)c->a.cout_g, (size_t)wino_tile[v]) / (size_t)wino_tile[v], d.X};
+  lc_cl_conv_args ga;
+  wino_gemm_args(c, &d, voff, &ga);
+  const size_t szg[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
+                         sizeof(cl_mem), sizeof(cl_mem), sizeof ga,      sizeof(cl_mem)};
+  const void *vg[9] = {&c->ws, &c->wu, &c->sc, &c->of, &c->bias, &c->bias, &c->ws, &ga, &c->ws};
+  const size_t tl = (size_t)wino_tile[v];
+  const size_t gg[3] = {(d.P + tl - 1) / tl * cand->lws[0], ((size_t)M + tl - 1) / tl, d.X};
   const size_t szo[8] = {sizeof(cl_mem), sizeof(int),      sizeof(cl_mem), sizeof(cl_mem),
                          sizeof(cl_mem), sizeof c->a, sizeof(int),    sizeof(int)};
-  const void *vo[8] = {&c->ws, &moff, &c->bias, &r0, &out, &c->a, &Op, &Pp};
+  const void *vo[8] = {&c->ws, &zero, &c->bias, &r0, &out, &c->a, &M, &Pp};
   const size_t go[2] = {d.P, (size_t)c->a.cout_g}, lo[2] = {64, 1};
   char gname[32], iname[16], oname[16];
-  snprintf(gname, sizeof gname, "wino_gemm_%dx%d", wino_tile[v], wino_tile[v]);
+  snprintf(gname, sizeof gname, "gemm_%dx%d", wino_tile[v], wino_tile[v]);
   snprintf(iname, sizeof iname, "wino_itrans%d", wino_m[v]);
   snprintf(oname, sizeof oname, "wino_otrans%d", wino_m[v]);
   cl_event e0 = NULL, e1 = NULL;
-  lc_status s = wino_launch(c, iname, 6, szi, vi, 2, gi, li, first ? &e0 : NULL);
-  if (!s) s = wino_launch(c, gname, 6, szg, vg, 3, gg, cand->lws, NULL);
-  if (!s) s = wino_launch(c, oname, 8, szo, vo, 2, go, lo, last ? &e1 : NULL);
+  lc_status s = wino_launch(c, "conv_wino", iname, 7, szi, vi, 2, gi, li, first ? &e0 : NULL);
+  if (!s) s = wino_launch(c, "conv_gemm", gname, 9, szg, vg, 3, gg, cand->lws, NULL);
+  if (!s) s = wino_launch(c, "conv_wino", oname, 8, szo, vo, 2, go, lo, last ? &e1 : NULL);
   return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }
 

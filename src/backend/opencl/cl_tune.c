@@ -353,9 +353,11 @@ static int from_cache(const lc_cl_conv *cc, const char *val, lc_cl_cand *x, doub
   if (sscanf(val, "%31s %31s %llu %llu %llu %lf", fam, var, &l[0], &l[1], &l[2], ms) != 6) return 0;
   int f = find_family(fam), v = f < 0 ? -1 : find_variant(lc_cl_families[f], var);
   if (v < 0 || !can_run(cc, f, v)) return 0;
-  size_t prod = 1;
-  for (int i = 0; i < 3; i++) prod *= l[i] ? (size_t)l[i] : 1;
-  if (prod > cc->rt->info.max_wg) return 0;
+  /* the local size must still be one the family offers (kernels may have changed since) */
+  size_t lws[LC_CL_MAX_LWS][3];
+  int nl = lc_cl_families[f]->local_sizes(cc, v, LC_TUNE_HEAVY, lws, LC_CL_MAX_LWS), ok = 0;
+  for (int i = 0; i < nl && !ok; i++) ok = lws[i][0] == l[0] && lws[i][1] == l[1] && lws[i][2] == l[2];
+  if (!ok) return 0;
   x->family = f, x->variant = v;
   for (int i = 0; i < 3; i++) x->lws[i] = (size_t)l[i];
   return 1;

@@ -197,17 +197,32 @@ inline float4 lcd_deq(float4 q, float4 s, float4 o) {
  * unsigned form u (q8: code + 128 via the XOR, q4: the nibble) OR-ed into the mantissa of 2^23 is
  * 2^23 + u exactly; subtracting 2^23 + 128 (+ 8) gives the code exactly, so with one 4-byte (q8)
  * or 2-byte (q4) load and no int-to-float conversion the weights equal lc_w4's bit for bit. */
+#if WFMT != 0
+/* The raw word of a quantized row (q8: 4 bytes, q4: 2 bytes), and its codes. */
+inline uint lcg_raw(__global const wtype *w, int row) {
+#if WFMT == 1
+  return ((__global const uint *)w)[row];
+#else
+  return ((__global const ushort *)w)[row];
+#endif
+}
+
+inline float4 lcg_unpack(uint v) {
+#if WFMT == 1
+  uint4 u = ((uint4)(v ^ 0x80808080u) >> (uint4)(0, 8, 16, 24)) & (uint4)(0xFFu);
+  return as_float4(u | (uint4)(0x4B000000u)) - 8388736.0f;
+#else
+  uint4 u = ((uint4)(v) >> (uint4)(0, 4, 8, 12)) & (uint4)(0xFu);
+  return as_float4(u | (uint4)(0x4B000000u)) - 8388616.0f;
+#endif
+}
+#endif
+
 inline float4 lcg_codes(__global const wtype *w, int row) {
 #if WFMT == 0
   return vload4(row, w);
-#elif WFMT == 1
-  uint v = ((__global const uint *)w)[row] ^ 0x80808080u;
-  uint4 u = ((uint4)(v) >> (uint4)(0, 8, 16, 24)) & (uint4)(0xFFu);
-  return as_float4(u | (uint4)(0x4B000000u)) - 8388736.0f;
 #else
-  uint v = ((__global const ushort *)w)[row];
-  uint4 u = ((uint4)(v) >> (uint4)(0, 4, 8, 12)) & (uint4)(0xFu);
-  return as_float4(u | (uint4)(0x4B000000u)) - 8388616.0f;
+  return lcg_unpack(lcg_raw(w, row));
 #endif
 }
 

@@ -5,10 +5,12 @@
  * TM x TK slice of A and a TK x TN slice of B in local memory; each work item then accumulates an
  * RM x RN register tile from float4 reads. The next tile's global loads are issued into registers
  * before the current tile is computed, so their latency hides behind the FMAs.
- * Split-K kernels (gemms*) write partial sums of a K chunk to the workspace; gemm_reduce adds them
- * and applies the epilogue. 1x1 convs with stride 1, no pad and NCHW-contiguous planes take a path
- * where B rows are the input planes themselves (no index math, no bounds tests); the choice is one
- * uniform branch per K tile, so one kernel per tile serves both (half the kernels to compile). */
+ * With p.ksplit > 1 (split-K, a uniform branch: one kernel per tile serves both, so a cold start
+ * builds one program, not two) a work-group writes the partial sums of one K chunk to the
+ * workspace; gemm_reduce (in every tile's program) adds them and applies the epilogue. 1x1 convs
+ * with stride 1, no pad and NCHW-contiguous planes take a path where B rows are the input planes
+ * themselves (no index math, no bounds tests); the choice is one uniform branch per K tile, so one
+ * kernel per tile serves both (half the kernels to compile). */
 
 /* Local row strides. A: +4 floats so that the 8 work items storing one float4 each to 8 successive
  * rows hit distinct banks. B: rows staged by fewer than 32 work items are shifted by that count
@@ -46,7 +48,7 @@ static inline __attribute__((always_inline)) void
 lc_gemm_tile(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
              __global const float *restrict of, __global const float *restrict bias, __global const float *restrict res,
              __global float *restrict out, __global float *restrict ws, const lc_cl_conv_args *p, __local float4 *As,
-             __local float4 *Bs4, const int TM, const int TN, const int TK, const int RM, const int RN, const int SPLIT) {
+             __local float4 *Bs4, const int TM, const int TN, const int TK, const int RM, const int RN) {
   const int T = (TM / RM) * (TN / RN);
   const int TPR = T / TK, CPT = TN / TPR; /* B staging: work items per row, columns per work item */
   const int NA = TM * TK / 4, APT = (NA + T - 1) / T;
@@ -56,10 +58,10 @@ lc_gemm_tile(__global const float *restrict in, __global const wtype *restrict w
   const int lid = get_local_id(0);
   const int P = p->oh * p->ow, N = p->n * P, M = p->cout_g;
   const int n0 = get_group_id(0) * TN, mb0 = get_group_id(1) * (TM / 4);
-  const int z = get_group_id(2);
-  const int g = SPLIT ? z / p->ksplit : z, s = SPLIT ? z - g * p->ksplit : 0;
-  const int kbeg = SPLIT ? s * p->kchunk : 0;
-  const int kend = SPLIT ? min(p->K, kbeg + p->kchunk) : p->K;
+  const int z = get_group_id(2), SPLIT = p->ksplit > 1;
+  const int g = z / p->ksplit, s = z - g * p->ksplit; /* ksplit 1, kchunk K: the whole K */
+  const int kbeg = s * p->kchunk;
+  const int kend = min(p->K, kbeg + p->kchunk);
   const int cin_g = p->cin_g;
   const bool one = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 &&
                    p->oh == p->ih && p->ow == p->iw && p->in_sw == 1 && p->in_sh == p->iw;
@@ -76,7 +78,7 @@ LC_UNROLL
     cx[j] = 0;
     if (n < N) {
       int img = n / P, q = n - img * P;
-      int base = img * p->in_sn + g * cin_g * p->in_sc;
+      int base = p->in_off + img * p->in_sn + g * cin_g * p->in_sc;
       if (one) {
         coff[j] = base + q;
         cy[j] = 0;
@@ -118,7 +120,14 @@ LC_UNROLL
 #endif
 
   float bv[LC_MAXC];
+#if WFMT == 0
   float4 av[LC_MAXA];
+#else
+  /* Quantized rows stay raw code words until they are staged: dequantizing them where they are
+   * loaded would wait for the load there, before this tile's FMAs, instead of behind them. */
+  uint araw[LC_MAXA];
+  int aok = 0; /* bit i: araw[i] holds a row (else zeros are staged) */
+#endif
 #if WFMT != 0
   /* The scales (and offsets) of the rows staged: reloaded only when the tile's block changes
    * (every bsz / TK tiles), not per tile: per row they are 4-8x the codes' bytes. */
@@ -142,7 +151,12 @@ LC_UNROLL
       for (int j = 0; j < CPT; j++) Bs[br * LDB + bc + j * TPR] = bv[j];
 LC_UNROLL
       for (int i = 0; i < APT; i++)
-        if (lid + i * T < NA) As[akk * LDA4 + ab0 + i * TPR] = av[i];
+        if (lid + i * T < NA)
+#if WFMT == 0
+          As[akk * LDA4 + ab0 + i * TPR] = av[i];
+#else
+          As[akk * LDA4 + ab0 + i * TPR] = (aok >> i & 1) ? lcg_deq(lcg_unpack(araw[i]), qs[i], qo[i]) : (float4)(0.0f);
+#endif
       barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (t < ntiles) {
@@ -189,11 +203,13 @@ LC_UNROLL
 #endif
 LC_UNROLL
       for (int i = 0; i < APT; i++) {
-        av[i] = (float4)(0.0f);
 #if WFMT == 0
+        av[i] = (float4)(0.0f);
         if (awb[i] >= 0 && ak < kend) av[i] = lcg_codes(w, awb[i] * p->K + ak);
 #else
-        if (awb[i] >= 0 && ak < kend) av[i] = lcg_deq(lcg_codes(w, awb[i] * p->K + ak), qs[i], qo[i]);
+        const bool ok = awb[i] >= 0 && ak < kend;
+        araw[i] = ok ? lcg_raw(w, awb[i] * p->K + ak) : 0u;
+        aok = ok ? aok | 1 << i : aok & ~(1 << i);
 #endif
       }
       ak += TK;
@@ -270,18 +286,11 @@ LC_UNROLL
 }
 
 #define LC_GEMM_KERNEL(NAME, TM, TN, TK, RM, RN)                                                        \
-  __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(LC_KERNEL_ARGS) {     \
-    __local float4 As[TK * LC_LDA(TM) / 4];                                                                  \
-    __local float4 Bs[TK * LC_LDB(TN, (TM / RM) * (TN / RN) / TK) / 4];                                      \
-    lc_gemm_tile(in, w, sc, of, bias, res, out, 0, &p, As, Bs, TM, TN, TK, RM, RN, 0);                  \
-  }
-
-#define LC_GEMMS_KERNEL(NAME, TM, TN, TK, RM, RN)                                                       \
   __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(                     \
       LC_KERNEL_ARGS, __global float *restrict ws) {                                                         \
     __local float4 As[TK * LC_LDA(TM) / 4];                                                                  \
     __local float4 Bs[TK * LC_LDB(TN, (TM / RM) * (TN / RN) / TK) / 4];                                      \
-    lc_gemm_tile(in, w, sc, of, bias, res, out, ws, &p, As, Bs, TM, TN, TK, RM, RN, 1);                 \
+    lc_gemm_tile(in, w, sc, of, bias, res, out, ws, &p, As, Bs, TM, TN, TK, RM, RN);                         \
   }
 
 /* Tiles (cl_fam_gemm.c holds the same table): name, TM, TN, TK, RM, RN. */
@@ -306,18 +315,9 @@ LC_GEMM_KERNEL(gemm_32x32, 32, 32, 8, 4, 4)
 #if LC_ALL_KERNELS || defined(LC_WANT_gemm_32x128)
 LC_GEMM_KERNEL(gemm_32x128, 32, 128, 8, 4, 8)
 #endif
-#if LC_ALL_KERNELS || defined(LC_WANT_gemms_32x128)
-LC_GEMMS_KERNEL(gemms_32x128, 32, 128, 8, 4, 8)
-#endif
-#if LC_ALL_KERNELS || defined(LC_WANT_gemms_64x64)
-LC_GEMMS_KERNEL(gemms_64x64, 64, 64, 8, 8, 4)
-#endif
-#if LC_ALL_KERNELS || defined(LC_WANT_gemms_32x32)
-LC_GEMMS_KERNEL(gemms_32x32, 32, 32, 8, 4, 4)
-#endif
 
-/* Split-K epilogue: one work item per output element, columns fastest (coalesced for NCHW). */
-#if LC_ALL_KERNELS || defined(LC_WANT_gemm_reduce)
+/* Split-K epilogue: one work item per output element, columns fastest (coalesced for NCHW). Built
+ * into every program of this file (small next to a tile), so split-K costs no build of its own. */
 __kernel void gemm_reduce(LC_KERNEL_ARGS, __global const float *restrict ws) {
   const int P = p.oh * p.ow, N = p.n * P, M = p.cout_g;
   const int i = get_global_id(0);
@@ -335,4 +335,3 @@ __kernel void gemm_reduce(LC_KERNEL_ARGS, __global const float *restrict ws) {
   (void)sc;
   (void)of;
 }
-#endif

@@ -34,7 +34,7 @@ inline int lcm_records(const lc_cl_conv_args *p) { return p->n * p->groups * lcm
 /* One work item per unit record. A non-finite input makes the record's scale NaN, so its
  * outputs become NaN as with float activations. Scale and inverse correctly rounded (built with
  * -cl-fp32-correctly-rounded-divide-sqrt): the host reproduces the codes (lc_cl_gemmq_input_seen). */
-#if LC_ALL_KERNELS || defined(LC_WANT_gemmq_quant)
+/* Built into every program of this file: a tile's program serves the whole conv. */
 __kernel void gemmq_quant(LC_KERNEL_ARGS, __global uchar *restrict wsb) {
   __global uchar *ws = wsb + p.wsoff;
   const int HW = p.ih * p.iw, NU = lcm_nu(&p), R = lcm_records(&p);
@@ -74,7 +74,6 @@ __kernel void gemmq_quant(LC_KERNEL_ARGS, __global uchar *restrict wsb) {
 #endif
   (void)w, (void)sc, (void)of, (void)res, (void)out;
 }
-#endif
 
 /* 4 rows of one oc4 block (q8: a uint of 4 lanes per row; q4: a ushort of 4 nibbles per row) to
  * 4 words, one per lane, each the lane's 4 rows as signed bytes. */
@@ -124,15 +123,16 @@ lcm_gemm(__global const float *restrict in, __global const wtype *restrict w, __
          __global const float *restrict of, __global const float *restrict bias, __global const float *restrict res,
          __global float *restrict out, __global uchar *restrict wsb, const lc_cl_conv_args *p,
          __local uint4 *As, __local uint *Bs, __local float4 *Ss, const int TM, const int TN, const int RM,
-         const int RN, const int SPLIT) {
+         const int RN) {
   const int T = (TM / RM) * (TN / RN), LDA4 = LCM_LDA(TM) / 4;
   const int lid = get_local_id(0);
   const int P = p->oh * p->ow, N = p->n * P, M = p->cout_g, HW = p->ih * p->iw;
   const int n0 = get_group_id(0) * TN, m0 = get_group_id(1) * TM, z = get_group_id(2);
-  const int g = SPLIT ? z / p->ksplit : z, sk = SPLIT ? z - g * p->ksplit : 0;
+  const int SPLIT = p->ksplit > 1; /* split-K: a uniform branch, one kernel per tile for both */
+  const int g = z / p->ksplit, sk = z - g * p->ksplit;
   const int NU = lcm_nu(p), R = lcm_records(p), taps = p->kh * p->kw;
   /* K tiles [tbeg, tend) of this work-group: split-K chunks of kchunk tiles */
-  const int tbeg = SPLIT ? sk * p->kchunk : 0, tend = SPLIT ? min(taps * NU, tbeg + p->kchunk) : taps * NU;
+  const int tbeg = sk * p->kchunk, tend = min(taps * NU, tbeg + p->kchunk); /* kchunk: all tiles if not split */
   const int ntiles = max(tend - tbeg, 0);
   __global const uchar *ws = wsb + p->wsoff;
   __global const uint4 *xq = (__global const uint4 *)ws;
@@ -288,36 +288,30 @@ LCM_UNROLL
   (void)T;
 }
 
-#define LCM_KERNEL(NAME, TM, TN, RM, RN, SPLIT)                                                           \
+#define LCM_KERNEL(NAME, TM, TN, RM, RN)                                                           \
   __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(                   \
       LC_KERNEL_ARGS, __global uchar *restrict ws) {                                                       \
     __local uint4 As[(LCM_U / 4) * LCM_LDA(TM) / 4];                                                       \
     __local uint4 Bs[(LCM_U / 4) * TN / 4];                                                                \
     __local float4 Ss[(2 * TM + 2 * TN) / 4];                                                              \
-    lcm_gemm(in, w, sc, of, bias, res, out, ws, &p, As, (__local uint *)Bs, Ss, TM, TN, RM, RN, SPLIT);    \
+    lcm_gemm(in, w, sc, of, bias, res, out, ws, &p, As, (__local uint *)Bs, Ss, TM, TN, RM, RN);           \
   }
 
-/* Tiles (cl_fam_gemmq.c holds the same table): name, TM, TN, RM, RN, split-K; 2 * TM and 2 * TN
- * staging tasks must not exceed the work items. Split-K tiles write partial sums (gemm_reduce of
+/* Tiles (cl_fam_gemmq.c holds the same table): name, TM, TN, RM, RN; 2 * TM and 2 * TN staging
+ * tasks must not exceed the work items. Split-K runs write partial sums (gemm_reduce of
  * conv_gemm.cl adds them and applies the epilogue). */
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_128x128)
-LCM_KERNEL(gemmq_128x128, 128, 128, 8, 8, 0)
+LCM_KERNEL(gemmq_128x128, 128, 128, 8, 8)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_128x64)
-LCM_KERNEL(gemmq_128x64, 128, 64, 8, 4, 0)
+LCM_KERNEL(gemmq_128x64, 128, 64, 8, 4)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_64x128)
-LCM_KERNEL(gemmq_64x128, 64, 128, 4, 8, 0)
+LCM_KERNEL(gemmq_64x128, 64, 128, 4, 8)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_64x64)
-LCM_KERNEL(gemmq_64x64, 64, 64, 4, 4, 0)
+LCM_KERNEL(gemmq_64x64, 64, 64, 4, 4)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_32x32)
-LCM_KERNEL(gemmq_32x32, 32, 32, 4, 4, 0)
-#endif
-#if LC_ALL_KERNELS || defined(LC_WANT_gemmqs_64x64)
-LCM_KERNEL(gemmqs_64x64, 64, 64, 4, 4, 1)
-#endif
-#if LC_ALL_KERNELS || defined(LC_WANT_gemmqs_32x32)
-LCM_KERNEL(gemmqs_32x32, 32, 32, 4, 4, 1)
+LCM_KERNEL(gemmq_32x32, 32, 32, 4, 4)
 #endif

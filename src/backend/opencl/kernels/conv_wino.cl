@@ -1,13 +1,15 @@
 /* Winograd F(m x m, 3x3) convolution, m = 2 or 4 (family "wino", cl_fam_wino.c): 3x3, stride 1,
  * dilation 1, one group, fp32 weights. Output tiles of m x m pixels, P = n * th * tw of them
  * (th = ceil(oh / m)); a = m + 2 input rows per tile, X = a * a transformed values per tile.
- *   wino_wtrans<m> (once, at prepare): U[xi][c][o] = (G g G^T)[xi] of weight (o, c)
+ *   wino_wtrans<m> (once, at prepare): U[xi][o / 4][c][o % 4] = (G g G^T)[xi] of weight (o, c)
  *   wino_itrans<m>:  V[xi][c][t] = (B^T d B)[xi] of the a x a input patch of tile t, channel c
- *   wino_gemm_*:     M[xi][o][t] = sum_c U[xi][c][o] V[xi][c][t]   (X independent GEMMs)
+ *   conv_gemm's tile: M[xi][o][t] = sum_c U[xi][o][c] V[xi][c][t]   (X independent GEMMs: a 1x1
+ *                    conv of X groups over a 1 x P image, U in that family's weight layout, so the
+ *                    Winograd route builds no GEMM program of its own on a cold start)
  *   wino_otrans<m>:  the m x m outputs A^T M A, then bias, residual, activation (lc_store)
- * xi = a * i + j. Matrices of Lavin & Gray's F(2x2, 3x3) and F(4x4, 3x3). Every matrix is
- * zero-padded (c to Cp, o to Op, t to Pp: multiples of the GEMM tiles), so the GEMM has no bounds
- * tests. U lives in its own buffer, V and M in the conv's workspace (M at float offset moff). */
+ * xi = a * i + j. Matrices of Lavin & Gray's F(2x2, 3x3) and F(4x4, 3x3). c is zero-padded to Cp,
+ * t strided by Pp. U lives in its own buffer, M and V in the conv's workspace (V at float offset
+ * voff). */
 
 /* The 1-D transforms, applied to columns then rows. */
 inline void lcw_g2(const float *g, float *t) { /* G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1] */
@@ -58,12 +60,12 @@ inline void lcw_a4(const float *m, float *y) {
     for (int i_ = 0; i_ < (NO); i_++) dst[i_][j_] = co_[i_];                                                 \
   }
 
-/* Global size [Op, Cp]. */
+/* Global size [ob * 4, Cp] (ob = p.ob, every lane of the last block written, zeros past cout_g). */
 #define LCW_WTRANS(NAME, M, GT)                                                                              \
   __kernel void NAME(__global const float *restrict w, __global float *restrict u, const lc_cl_conv_args p,  \
-                     const int Cp, const int Op) {                                                           \
+                     const int Cp) {                                                                         \
     const int o = get_global_id(0), c = get_global_id(1), A = M + 2;                                         \
-    if (o >= Op || c >= Cp) return;                                                                          \
+    if (o >= 4 * p.ob || c >= Cp) return;                                                                    \
     float g[3][3], t[6][3], r[6];                                                                            \
     for (int ky = 0; ky < 3; ky++)                                                                           \
       for (int kx = 0; kx < 3; kx++)                                                                         \
@@ -72,14 +74,15 @@ inline void lcw_a4(const float *m, float *y) {
     LCW_COLUMNS(g, t, 3, 3, A, GT)                                                                           \
     for (int i = 0; i < A; i++) {                                                                            \
       GT(t[i], r);                                                                                           \
-      for (int j = 0; j < A; j++) u[((i * A + j) * Cp + c) * Op + o] = r[j];                                 \
+      for (int j = 0; j < A; j++) u[(((i * A + j) * p.ob + o / 4) * Cp + c) * 4 + o % 4] = r[j];             \
     }                                                                                                        \
   }
 
 /* Global size [Pp, Cp]: tiles fastest, so a warp's stores are coalesced rows. */
 #define LCW_ITRANS(NAME, M, BT)                                                                              \
-  __kernel void NAME(__global const float *restrict in, __global float *restrict v, const lc_cl_conv_args p, \
-                     const int Cp, const int Pp, __global const float *restrict bias) {                      \
+  __kernel void NAME(__global const float *restrict in, __global float *restrict ws, const lc_cl_conv_args p, \
+                     const int Cp, const int Pp, __global const float *restrict bias, const int voff) {      \
+    __global float *v = ws + voff;                                                                           \
     const int t = get_global_id(0), c = get_global_id(1), A = M + 2;                                         \
     if (t >= Pp || c >= Cp) return;                                                                          \
     const int tw = (p.ow + M - 1) / M, th = (p.oh + M - 1) / M;                                              \
@@ -102,88 +105,6 @@ inline void lcw_a4(const float *m, float *y) {
       for (int j = 0; j < A; j++) v[((i * A + j) * Cp + c) * Pp + t] = r[j];                                 \
     }                                                                                                        \
   }
-
-/* C[Op][Pp] = A[Cp][Op]^T B[Cp][Pp] for matrix xi = group id 2; TM x TN tile per work-group, RM x RN
- * per work item (float4 groups strided by TM / RM and TN / RN, so a warp's local reads are
- * broadcasts or consecutive), TK rows of K staged in local memory per step. */
-#ifdef POCL_DEVICE_ADDRESS_BITS
-#define LCW_UNROLL _Pragma("unroll 1")
-#else
-#define LCW_UNROLL _Pragma("unroll")
-#endif
-#define LCW_TK 16
-
-static inline __attribute__((always_inline)) void
-lcw_gemm(__global const float *restrict u, __global const float *restrict v, __global float *restrict m,
-         const int Cp, const int Op, const int Pp, __local float *As, __local float *Bs, const int TM, const int TN,
-         const int RM, const int RN) {
-  const int T = (TM / RM) * (TN / RN), lid = get_local_id(0);
-  const int xi = get_group_id(2), n0 = get_group_id(0) * TN, m0 = get_group_id(1) * TM;
-  __global const float *A = u + xi * Cp * Op + m0, *B = v + xi * Cp * Pp + n0;
-  const int tx = lid % (TN / RN), ty = lid / (TN / RN);
-  float4 acc[8][2]; /* [row][column group]: RM <= 8, RN <= 8 */
-LCW_UNROLL
-  for (int i = 0; i < RM; i++)
-LCW_UNROLL
-    for (int q = 0; q < RN / 4; q++) acc[i][q] = (float4)(0.0f);
-  for (int k0 = 0; k0 < Cp; k0 += LCW_TK) {
-LCW_UNROLL
-    for (int i = lid; i < LCW_TK * TM / 4; i += T) {
-      const int r = i / (TM / 4), c4 = i - r * (TM / 4);
-      vstore4(vload4(0, A + (k0 + r) * Op + c4 * 4), 0, As + r * TM + c4 * 4);
-    }
-LCW_UNROLL
-    for (int i = lid; i < LCW_TK * TN / 4; i += T) {
-      const int r = i / (TN / 4), c4 = i - r * (TN / 4);
-      vstore4(vload4(0, B + (k0 + r) * Pp + c4 * 4), 0, Bs + r * TN + c4 * 4);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-LCW_UNROLL
-    for (int k = 0; k < LCW_TK; k++) {
-      float4 b[2];
-LCW_UNROLL
-      for (int q = 0; q < RN / 4; q++) b[q] = vload4(tx + q * (TN / RN), Bs + k * TN);
-LCW_UNROLL
-      for (int r = 0; r < RM / 4; r++) {
-        const float4 a = vload4(ty + r * (TM / RM), As + k * TM);
-LCW_UNROLL
-        for (int q = 0; q < RN / 4; q++) {
-          acc[4 * r + 0][q] = mad((float4)(a.x), b[q], acc[4 * r + 0][q]);
-          acc[4 * r + 1][q] = mad((float4)(a.y), b[q], acc[4 * r + 1][q]);
-          acc[4 * r + 2][q] = mad((float4)(a.z), b[q], acc[4 * r + 2][q]);
-          acc[4 * r + 3][q] = mad((float4)(a.w), b[q], acc[4 * r + 3][q]);
-        }
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  __global float *C = m + xi * Op * Pp + m0 * Pp + n0;
-LCW_UNROLL
-  for (int r = 0; r < RM / 4; r++)
-LCW_UNROLL
-    for (int i = 0; i < 4; i++)
-LCW_UNROLL
-      for (int q = 0; q < RN / 4; q++)
-        vstore4(acc[4 * r + i][q], 0, C + ((ty + r * (TM / RM)) * 4 + i) * Pp + (tx + q * (TN / RN)) * 4);
-}
-
-#define LCW_GEMM_KERNEL(NAME, TM, TN, RM, RN)                                                                \
-  __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(                     \
-      __global const float *restrict u, __global float *ws, const int moff, const int Cp, const int Op,     \
-      const int Pp) {                                                                                        \
-    __local float As[LCW_TK * TM], Bs[LCW_TK * TN];                                                          \
-    lcw_gemm(u, ws, ws + moff, Cp, Op, Pp, As, Bs, TM, TN, RM, RN);                                          \
-  }
-
-#if LC_ALL_KERNELS || defined(LC_WANT_wino_gemm_128x128)
-LCW_GEMM_KERNEL(wino_gemm_128x128, 128, 128, 8, 8)
-#endif
-#if LC_ALL_KERNELS || defined(LC_WANT_wino_gemm_64x64)
-LCW_GEMM_KERNEL(wino_gemm_64x64, 64, 64, 4, 4)
-#endif
-#if LC_ALL_KERNELS || defined(LC_WANT_wino_gemm_32x32)
-LCW_GEMM_KERNEL(wino_gemm_32x32, 32, 32, 4, 4)
-#endif
 
 /* Global size [P, O]. */
 #define LCW_OTRANS(NAME, M, AT)                                                                              \
