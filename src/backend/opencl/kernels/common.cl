@@ -199,7 +199,7 @@ inline float4 lcd_deq(float4 q, float4 s, float4 o) {
  * or 2-byte (q4) load and no int-to-float conversion the weights equal lc_w4's bit for bit. */
 #if WFMT != 0
 /* The raw word of a quantized row (q8: 4 bytes, q4: 2 bytes), and its codes. */
-inline uint lcg_raw(__global const wtype *w, int row) {
+inline uint lcg_word(__global const wtype *w, int row) {
 #if WFMT == 1
   return ((__global const uint *)w)[row];
 #else
@@ -207,7 +207,7 @@ inline uint lcg_raw(__global const wtype *w, int row) {
 #endif
 }
 
-inline float4 lcg_unpack(uint v) {
+inline float4 lcg_word_codes(uint v) {
 #if WFMT == 1
   uint4 u = ((uint4)(v ^ 0x80808080u) >> (uint4)(0, 8, 16, 24)) & (uint4)(0xFFu);
   return as_float4(u | (uint4)(0x4B000000u)) - 8388736.0f;
@@ -222,7 +222,7 @@ inline float4 lcg_codes(__global const wtype *w, int row) {
 #if WFMT == 0
   return vload4(row, w);
 #else
-  return lcg_unpack(lcg_raw(w, row));
+  return lcg_word_codes(lcg_word(w, row));
 #endif
 }
 

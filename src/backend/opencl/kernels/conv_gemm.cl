@@ -48,7 +48,8 @@ static inline __attribute__((always_inline)) void
 lc_gemm_tile(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
              __global const float *restrict of, __global const float *restrict bias, __global const float *restrict res,
              __global float *restrict out, __global float *restrict ws, const lc_cl_conv_args *p, __local float4 *As,
-             __local float4 *Bs4, const int TM, const int TN, const int TK, const int RM, const int RN) {
+             __local float4 *Bs4, __local float4 *Cs4, const int TM, const int TN, const int TK, const int RM,
+             const int RN) {
   const int T = (TM / RM) * (TN / RN);
   const int TPR = T / TK, CPT = TN / TPR; /* B staging: work items per row, columns per work item */
   const int NA = TM * TK / 4, APT = (NA + T - 1) / T;
@@ -155,7 +156,7 @@ LC_UNROLL
 #if WFMT == 0
           As[akk * LDA4 + ab0 + i * TPR] = av[i];
 #else
-          As[akk * LDA4 + ab0 + i * TPR] = (aok >> i & 1) ? lcg_deq(lcg_unpack(araw[i]), qs[i], qo[i]) : (float4)(0.0f);
+          As[akk * LDA4 + ab0 + i * TPR] = (aok >> i & 1) ? lcg_deq(lcg_word_codes(araw[i]), qs[i], qo[i]) : (float4)(0.0f);
 #endif
       barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -208,7 +209,7 @@ LC_UNROLL
         if (awb[i] >= 0 && ak < kend) av[i] = lcg_codes(w, awb[i] * p->K + ak);
 #else
         const bool ok = awb[i] >= 0 && ak < kend;
-        araw[i] = ok ? lcg_raw(w, awb[i] * p->K + ak) : 0u;
+        araw[i] = ok ? lcg_word(w, awb[i] * p->K + ak) : 0u;
         aok = ok ? aok | 1 << i : aok & ~(1 << i);
 #endif
       }
@@ -257,6 +258,32 @@ LC_UNROLL
     }
   }
 
+#ifdef LC_EPI_LOCAL
+  /* The tile leaves through local memory, RM / 4 passes of 4 * TM / RM rows (pass i: the rows of
+   * acc[i * 4 + u]): one rolled loop then stores it, so the epilogue is inlined once per pass, not
+   * once per register (the build time of a tile), and successive items store successive columns. */
+  const int CR = 4 * TM / RM;
+  __local float *Cs = (__local float *)Cs4;
+LC_UNROLL
+  for (int i = 0; i < RM / 4; i++) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+LC_UNROLL
+    for (int u = 0; u < 4; u++)
+LC_UNROLL
+      for (int j = 0; j < RN / 4; j++) Cs4[((ty * 4 + u) * TN + j * (4 * TN / RN) + tx * 4) / 4] = acc[i * 4 + u][j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll 1
+    for (int e = lid; e < CR * TN; e += T) {
+      const int r = e / TN, n = n0 + (e - r * TN), m = mb0 * 4 + i * CR + r;
+      if (m >= M || n >= N) continue;
+      const int img = n / P, q = n - img * P, y = q / p->ow, x = q - y * p->ow;
+      if (SPLIT)
+        ws[((g * p->ksplit + s) * M + m) * N + n] = Cs[e];
+      else
+        lc_store(out, bias, res, p, img, g * M + m, y, x, Cs[e]);
+    }
+  }
+#else
   /* Row m = mb0*4 + i*(4*TM/RM) + ty*4 + u, column n = n0 + j*(4*TN/RN) + tx*4 + v. */
 LC_UNROLL
   for (int j = 0; j < RN / 4; j++) {
@@ -283,14 +310,23 @@ LC_UNROLL
       }
     }
   }
+#endif
 }
+
+/* The local C tile of LC_EPI_LOCAL (an experiment's build option): one pass's rows. */
+#ifdef LC_EPI_LOCAL
+#define LC_EPI_CS(TM, TN, RM) __local float4 Cs[4 * (TM) / (RM) * (TN) / 4]
+#else
+#define LC_EPI_CS(TM, TN, RM) __local float4 *Cs = 0
+#endif
 
 #define LC_GEMM_KERNEL(NAME, TM, TN, TK, RM, RN)                                                        \
   __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(                     \
       LC_KERNEL_ARGS, __global float *restrict ws) {                                                         \
     __local float4 As[TK * LC_LDA(TM) / 4];                                                                  \
     __local float4 Bs[TK * LC_LDB(TN, (TM / RM) * (TN / RN) / TK) / 4];                                      \
-    lc_gemm_tile(in, w, sc, of, bias, res, out, ws, &p, As, Bs, TM, TN, TK, RM, RN);                         \
+    LC_EPI_CS(TM, TN, RM);                                                                                   \
+    lc_gemm_tile(in, w, sc, of, bias, res, out, ws, &p, As, Bs, Cs, TM, TN, TK, RM, RN);                     \
   }
 
 /* Tiles (cl_fam_gemm.c holds the same table): name, TM, TN, TK, RM, RN. */
