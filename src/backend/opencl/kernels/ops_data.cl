@@ -17,9 +17,15 @@
     }                                                                                          \
     y[d] = x[s];                                                                               \
   }
+#if LC_ALL_KERNELS || defined(LC_WANT_copy_u8)
 LC_COPY(uchar, copy_u8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_copy_u32)
 LC_COPY(uint, copy_u32)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_copy_u64)
 LC_COPY(ulong, copy_u64)
+#endif
 
 /* Source index along one axis of Pad, -1 for the constant (mode 0 constant, 1 reflect, 2 edge, 3 wrap). */
 inline int pad_src(int mode, int i, int d) {
@@ -48,9 +54,15 @@ inline int pad_src(int mode, int i, int d) {
     }                                                                                            \
     y[i] = out ? (T)cv : x[s];                                                                   \
   }
+#if LC_ALL_KERNELS || defined(LC_WANT_pad_u8)
 LC_PAD(uchar, pad_u8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_pad_u32)
 LC_PAD(uint, pad_u32)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_pad_u64)
 LC_PAD(ulong, pad_u64)
+#endif
 
 /* Gather along an axis: out[b][j][e] = x[b][idx[j]][e]; idx normalized on the host. */
 #define LC_GATHER(T, NAME)                                                                         \
@@ -61,12 +73,19 @@ LC_PAD(ulong, pad_u64)
     int e = i % inner, t = i / inner, j = t % ni, b = t / ni;                                      \
     y[i] = x[(b * d + idx[j]) * inner + e];                                                        \
   }
+#if LC_ALL_KERNELS || defined(LC_WANT_gather_u8)
 LC_GATHER(uchar, gather_u8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gather_u32)
 LC_GATHER(uint, gather_u32)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gather_u64)
 LC_GATHER(ulong, gather_u64)
+#endif
 
 /* Resize of the last two axes from per-axis tables (the CPU's): rows h0/h1 with weight hw,
  * columns w0/w1 with weight ww; nearest uses h0, w0 only. */
+#if LC_ALL_KERNELS || defined(LC_WANT_resize2d)
 __kernel void resize2d(__global const float *x, __global float *y, __global const int *h0, __global const int *h1,
                        __global const float *hw, __global const int *w0, __global const int *w1,
                        __global const float *ww, int n, int H, int W, int OH, int OW, int linear) {
@@ -85,3 +104,4 @@ __kernel void resize2d(__global const float *x, __global float *y, __global cons
   float bot = r1[a0] + (r1[a1] - r1[a0]) * f;
   y[i] = top + (bot - top) * hw[oh];
 }
+#endif

@@ -26,19 +26,23 @@ inline float ew_un(int k, float x, float a, float b) {
   }
 }
 
+#if LC_ALL_KERNELS || defined(LC_WANT_ew_unary)
 __kernel void ew_unary(__global const float *x, __global float *y, int n, int kind, float a, float b) {
   int i = get_global_id(0);
   if (i < n) y[i] = ew_un(kind, x[i], a, b);
 }
+#endif
 
 /* Four elements per work item where the count allows: 16-byte accesses keep enough bytes in flight
  * per compute unit (one float each ran at ~0.7 TB/s on the H200, a sixth of its read rate). */
+#if LC_ALL_KERNELS || defined(LC_WANT_ew_unary4)
 __kernel void ew_unary4(__global const float4 *x, __global float4 *y, int n4, int kind, float a, float b) {
   int i = get_global_id(0);
   if (i >= n4) return;
   float4 v = x[i];
   y[i] = (float4)(ew_un(kind, v.x, a, b), ew_un(kind, v.y, a, b), ew_un(kind, v.z, a, b), ew_un(kind, v.w, a, b));
 }
+#endif
 
 /* y = x * k[c] + o[c] with c = (i / inner) % C (BatchNormalization, folded scale and offset), on
  * floats or float4s (then n and inner count float4s; inner a multiple of 4 floats). */
@@ -50,8 +54,12 @@ __kernel void ew_unary4(__global const float4 *x, __global float4 *y, int n4, in
     int c = (i / inner) % C;                                                                               \
     y[i] = x[i] * k[c] + o[c];                                                                             \
   }
+#if LC_ALL_KERNELS || defined(LC_WANT_ew_chan_affine)
 LC_CHAN_AFFINE(ew_chan_affine, float)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_ew_chan_affine4)
 LC_CHAN_AFFINE(ew_chan_affine4, float4)
+#endif
 
 /* Offsets of output element i in a and b from the coalesced broadcast plan
  * g = {nd, dims[8], sa[8], sb[8]} (outermost first). */
@@ -79,6 +87,7 @@ inline float ew_bin(int k, float x, float y) {
   }
 }
 
+#if LC_ALL_KERNELS || defined(LC_WANT_ew_binary)
 __kernel void ew_binary(__global const float *a, __global const float *b, __global float *y,
                         __constant const int *g, int n, int kind) {
   int i = get_global_id(0), ia, ib;
@@ -86,9 +95,11 @@ __kernel void ew_binary(__global const float *a, __global const float *b, __glob
   ew_bcast(g, i, &ia, &ib);
   y[i] = ew_bin(kind, a[ia], b[ib]);
 }
+#endif
 
 /* Two fast forms of ew_binary on float4s: both operands contiguous (a residual Add), and b one
  * value per row of inner4 float4s (an SE block's Mul by [N, C, 1, 1], PRelu's slopes). */
+#if LC_ALL_KERNELS || defined(LC_WANT_ew_binary_flat4)
 __kernel void ew_binary_flat4(__global const float4 *a, __global const float4 *b, __global float4 *y, int n4,
                               int kind) {
   int i = get_global_id(0);
@@ -96,7 +107,9 @@ __kernel void ew_binary_flat4(__global const float4 *a, __global const float4 *b
   float4 x = a[i], z = b[i];
   y[i] = (float4)(ew_bin(kind, x.x, z.x), ew_bin(kind, x.y, z.y), ew_bin(kind, x.z, z.z), ew_bin(kind, x.w, z.w));
 }
+#endif
 
+#if LC_ALL_KERNELS || defined(LC_WANT_ew_binary_row4)
 __kernel void ew_binary_row4(__global const float4 *a, __global const float *b, __global float4 *y, int n4,
                              int inner4, int kind) {
   int i = get_global_id(0);
@@ -105,8 +118,10 @@ __kernel void ew_binary_row4(__global const float4 *a, __global const float *b, 
   float z = b[i / inner4];
   y[i] = (float4)(ew_bin(kind, x.x, z), ew_bin(kind, x.y, z), ew_bin(kind, x.z, z), ew_bin(kind, x.w, z));
 }
+#endif
 
 /* int64 Add / Sub / Mul / Div, wrapping through ulong; the host checks divisors for zero. */
+#if LC_ALL_KERNELS || defined(LC_WANT_ew_binary_i64)
 __kernel void ew_binary_i64(__global const long *a, __global const long *b, __global long *y,
                             __constant const int *g, int n, int kind) {
   int i = get_global_id(0), ia, ib;
@@ -122,10 +137,12 @@ __kernel void ew_binary_i64(__global const long *a, __global const long *b, __gl
   }
   y[i] = r;
 }
+#endif
 
 /* Cast between float, uint8, int8, int32, int64 and bool (ONNX dtype codes 1, 2, 3, 6, 7, 9), as the
  * CPU does it: integers through long, float to integer saturating (NaN to 0), then narrowed with
  * saturation. The codes are uniform across the range, so the switches do not diverge. */
+#if LC_ALL_KERNELS || defined(LC_WANT_ew_cast)
 __kernel void ew_cast(__global const uchar *x, __global uchar *y, int n, int from, int to) {
   int i = get_global_id(0);
   if (i >= n) return;
@@ -151,6 +168,7 @@ __kernel void ew_cast(__global const uchar *x, __global uchar *y, int n, int fro
   default: y[i] = (uchar)clamp(v, 0L, 255L); break;
   }
 }
+#endif
 
 /* Offsets of output element i in up to three operands from the broadcast plan
  * g = {nd, dims[8], s0[8], s1[8], s2[8]} (outermost first). */
@@ -175,6 +193,7 @@ inline long ew_ld(__global const uchar *p, int dt, int i) {
 
 /* Comparisons (kinds 0..4: ==, <, >, <=, >=) and logic (5 and, 6 or, 7 xor, 8 not of a) to bool,
  * as the CPU's cmp_f / cmp_i; dt 0 float, 1 int64, 2 int32, 3 uint8 / bool, 4 int8. */
+#if LC_ALL_KERNELS || defined(LC_WANT_ew_compare)
 __kernel void ew_compare(__global const uchar *a, __global const uchar *b, __global uchar *y, __constant const int *g,
                          int n, int kind, int dt) {
   int i = get_global_id(0), o[3];
@@ -200,6 +219,7 @@ __kernel void ew_compare(__global const uchar *a, __global const uchar *b, __glo
   }
   y[i] = (uchar)r;
 }
+#endif
 
 /* Where: out = c ? x : y, elements moved as their bits. */
 #define LC_WHERE(T, NAME)                                                                             \
@@ -210,6 +230,12 @@ __kernel void ew_compare(__global const uchar *a, __global const uchar *b, __glo
     ew_nb(g, i, o);                                                                                   \
     out[i] = c[o[0]] ? x[o[1]] : y[o[2]];                                                             \
   }
+#if LC_ALL_KERNELS || defined(LC_WANT_where_u8)
 LC_WHERE(uchar, where_u8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_where_u32)
 LC_WHERE(uint, where_u32)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_where_u64)
 LC_WHERE(ulong, where_u64)
+#endif

@@ -3,6 +3,7 @@
 
 /* g = {M, N, K, nb, batch dims[6], A batch strides[6], B batch strides[6], A row stride, A column
  * stride, B row stride, B column stride, has_c, C row stride, C column stride}. One item per output. */
+#if LC_ALL_KERNELS || defined(LC_WANT_matmul_naive)
 __kernel void matmul_naive(__global const float *a, __global const float *b, __global const float *c,
                            __global float *y, __constant const int *g, int n, float alpha, float beta) {
   int i = get_global_id(0);
@@ -23,6 +24,7 @@ __kernel void matmul_naive(__global const float *a, __global const float *b, __g
   if (g[26]) acc += beta * c[r * g[27] + j * g[28]];
   y[i] = acc;
 }
+#endif
 
 inline float mm_act(int act, float v, float lo, float hi, float al) {
   switch (act) {
@@ -45,6 +47,7 @@ inline void convt_store(__global float *y, __global const float *res, __constant
  * an input pixel feeds one 2x2 patch per output channel, so a work item computes that patch for
  * one (image, channel, input pixel): no tap search, the index math once per 4 outputs (the
  * gather below spent ~90 us on PP-OCR-det-like's 24->24 at 160x160 on the H200). */
+#if LC_ALL_KERNELS || defined(LC_WANT_conv_transpose_k2s2)
 __kernel void conv_transpose_k2s2(__global const float *x, __global const float *w, __global const float *bias,
                                   __global const float *res, __global float *y, __constant const int *g,
                                   __constant const float *f, int n) {
@@ -63,10 +66,12 @@ __kernel void conv_transpose_k2s2(__global const float *x, __global const float 
   convt_store(y, res, g, f, o + OW, acc.z);
   convt_store(y, res, g, f, o + OW + 1, acc.w);
 }
+#endif
 
 /* ConvTranspose as a gather: each output element sums the inputs whose taps land on it.
  * g = {N, C, H, W, M, group, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl, act, has_bias, has_res};
  * f = {act_min, act_max, act_alpha, post_mul, post_add}; weights [C][M/group][KH][KW]. */
+#if LC_ALL_KERNELS || defined(LC_WANT_conv_transpose)
 __kernel void conv_transpose(__global const float *x, __global const float *w, __global const float *bias,
                              __global const float *res, __global float *y, __constant const int *g,
                              __constant const float *f, int n) {
@@ -95,3 +100,4 @@ __kernel void conv_transpose(__global const float *x, __global const float *w, _
   acc = mm_act(g[16], acc, f[0], f[1], f[2]);
   y[i] = acc * f[3] + f[4];
 }
+#endif

@@ -3,6 +3,7 @@
 /* MaxPool / AveragePool, one work item per output element. g = {planes, H, W, OH, OW, kh, kw,
  * sh, sw, dh, dw, pt, pl, pb, pr, is_max, count_include_pad}. Taps are visited in the CPU's order
  * (kernel rows, then columns) so the sums round the same way. */
+#if LC_ALL_KERNELS || defined(LC_WANT_pool2d)
 __kernel void pool2d(__global const float *x, __global float *y, __constant const int *g, int n) {
   int i = get_global_id(0);
   if (i >= n) return;
@@ -36,6 +37,7 @@ __kernel void pool2d(__global const float *x, __global float *y, __constant cons
   }
   y[i] = acc;
 }
+#endif
 
 /* Reductions: g = {nk, kept dims[8], kept strides[8], nr, reduced dims[8], reduced strides[8]}
  * (input strides, outermost first); kind 0 mean, 1 sum, 2 max, 3 min, 4 L1, 5 L2, 6 sum of
@@ -73,6 +75,7 @@ inline float red_fin(int kind, racc a, int cnt) {
 }
 
 /* One work item per output element (few elements reduced each). */
+#if LC_ALL_KERNELS || defined(LC_WANT_reduce_item)
 __kernel void reduce_item(__global const float *x, __global float *y, __constant const int *g, int n, int cnt,
                           int kind) {
   int i = get_global_id(0);
@@ -82,10 +85,12 @@ __kernel void reduce_item(__global const float *x, __global float *y, __constant
   for (int r = 0; r < cnt; r++) acc = red_step(kind, acc, p[red_off(g + 18, g + 26, g[17], r)]);
   y[i] = red_fin(kind, acc, cnt);
 }
+#endif
 
 #define RED_LWS 64
 
 /* One work group of RED_LWS items per output element (many elements reduced each). */
+#if LC_ALL_KERNELS || defined(LC_WANT_reduce_group)
 __kernel void reduce_group(__global const float *x, __global float *y, __constant const int *g, int n, int cnt,
                            int kind) {
   __local racc part[RED_LWS];
@@ -101,11 +106,13 @@ __kernel void reduce_group(__global const float *x, __global float *y, __constan
   }
   if (l == 0) y[i] = red_fin(kind, part[0], cnt);
 }
+#endif
 
 #define RED_ROWS_LWS 256
 
 /* Reduced elements contiguous (trailing axes: GlobalAveragePool, a last-axis mean): row i is
  * x[i * cnt ..], read in float4 when cnt allows, one work group of RED_ROWS_LWS per row. */
+#if LC_ALL_KERNELS || defined(LC_WANT_reduce_rows_group)
 __kernel void reduce_rows_group(__global const float *x, __global float *y, int n, int cnt, int kind) {
   __local racc part[RED_ROWS_LWS];
   int i = get_group_id(0), l = get_local_id(0);
@@ -129,6 +136,7 @@ __kernel void reduce_rows_group(__global const float *x, __global float *y, int 
   }
   if (l == 0) y[i] = red_fin(kind, part[0], cnt);
 }
+#endif
 
 /* LayerNormalization, InstanceNormalization, GroupNormalization over rows of len (one work group
  * of RED_ROWS_LWS per row): the mean, then the mean square deviation (two passes: no
@@ -147,6 +155,7 @@ inline racc lc_group_sum(__local racc *part, racc v) {
   return part[0];
 }
 
+#if LC_ALL_KERNELS || defined(LC_WANT_norm_group)
 __kernel void norm_group(__global const float *x, __global float *y, __global const float *scale,
                          __global const float *bias, int len, int every, int srows, float eps) {
   __local racc part[RED_ROWS_LWS];
@@ -165,8 +174,10 @@ __kernel void norm_group(__global const float *x, __global float *y, __global co
     q[r] = (float)((racc)p[r] - mean) * inv * scale[k] + bias[k];
   }
 }
+#endif
 
 /* The same, one work item per row (short rows). */
+#if LC_ALL_KERNELS || defined(LC_WANT_reduce_rows_item)
 __kernel void reduce_rows_item(__global const float *x, __global float *y, int n, int cnt, int kind) {
   int i = get_global_id(0);
   if (i >= n) return;
@@ -175,6 +186,7 @@ __kernel void reduce_rows_item(__global const float *x, __global float *y, int n
   for (int r = 0; r < cnt; r++) acc = red_step(kind, acc, p[r]);
   y[i] = red_fin(kind, acc, cnt);
 }
+#endif
 
 /* Softmax (lg 0) and LogSoftmax (lg 1) over rows of len elements at stride inner; one work item
  * per row (rows of one outer index are consecutive items, so the loads coalesce when inner > 1).
@@ -183,6 +195,7 @@ inline float sm_out(int lg, float v, float m, racc s) {
   return lg ? (float)((racc)v - (log(s) + (racc)m)) : (float)((racc)exp(v - m) / s);
 }
 
+#if LC_ALL_KERNELS || defined(LC_WANT_softmax_item)
 __kernel void softmax_item(__global const float *x, __global float *y, int rows, int len, int inner, int lg) {
   int r = get_global_id(0);
   if (r >= rows) return;
@@ -193,8 +206,10 @@ __kernel void softmax_item(__global const float *x, __global float *y, int rows,
   for (int j = 0; j < len; j++) s += exp(x[base + j * inner] - m);
   for (int j = 0; j < len; j++) y[base + j * inner] = sm_out(lg, x[base + j * inner], m, s);
 }
+#endif
 
 /* One work group per contiguous row (inner == 1, long rows). */
+#if LC_ALL_KERNELS || defined(LC_WANT_softmax_group)
 __kernel void softmax_group(__global const float *x, __global float *y, int len, int lg) {
   __local racc part[RED_LWS];
   int r = get_group_id(0), l = get_local_id(0);
@@ -219,10 +234,12 @@ __kernel void softmax_group(__global const float *x, __global float *y, int len,
   }
   for (int j = l; j < len; j += RED_LWS) y[r * len + j] = sm_out(lg, p[j], mf, part[0]);
 }
+#endif
 
 /* ArgMax (mx 1) / ArgMin over len elements at stride inner, one work item per output, as the
  * CPU's loop: the first extreme (the last with select_last_index), NaN wins over numbers;
  * dt 0 float, 2 int32, 3 uint8. */
+#if LC_ALL_KERNELS || defined(LC_WANT_arg_reduce)
 __kernel void arg_reduce(__global const uchar *x, __global long *y, int n, int len, int inner, int mx, int last,
                          int dt) {
   int i = get_global_id(0);
@@ -245,3 +262,4 @@ __kernel void arg_reduce(__global const uchar *x, __global long *y, int n, int l
   }
   y[i] = best;
 }
+#endif
