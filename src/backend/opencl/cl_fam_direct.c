@@ -201,6 +201,9 @@ static int lcd_gemv_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], 
   /* Level fast leaves out the multi-block variants: on the H200's FC (25088 -> 512) p1b2 and
    * p1b4 took 1.2-1.9x p1's time, f32 and q4 alike, and each is a program to build. */
   if (lcd_fast_short(level) && lcd_gemv_shape[v][1] > 1) return 0;
+  /* and p1 for long f32 rows, where r1 won both measured shapes (the FC: 25.0 against 44.3 us;
+   * K = 4096, N = 14336: r1 chosen), saving a program on a cold start */
+  if (lcd_fast_short(level) && v == 0 && c->wfmt == LC_WEIGHTS_F32 && c->a.cin_g >= 4096) return 0;
   int n = 0, want = lcd_count(level, max);
   lws[n][0] = h, lws[n][1] = 1, lws[n][2] = 1, n++;
   const size_t order[] = {h / 2, h * 2, h / 4, h * 4, h / 8, h * 8};
