@@ -14,7 +14,7 @@
  * conv_gemm.cl. */
 typedef struct gemm_tile {
   const char *kernel; /* kernel gemm_<kernel>, split-K or not (by the arguments' ksplit) */
-  int tm, tn, tk, t, split;
+  int tm, tn, tk, t, rm, split; /* rm: rows of the register tile */
   double eff; /* share of peak FMA rate the tile can reach (register tile, loads per FMA) */
   int slots;  /* work-groups resident per compute unit (registers, local memory) */
 } gemm_tile;
@@ -24,13 +24,13 @@ static const char *const gemm_names[] = {"128x128", "128x128k16", "128x64", "64x
 /* eff and slots: 8x8 register tiles need 4 float4 local reads per 64 FMAs, 8x4 and 4x8 3 per 32, 4x4
  * 2 per 16; ~128 registers per work item bound residency to 64K / (128 t) work-groups. */
 static const gemm_tile gemm_tiles[] = {
-    {"128x128", 128, 128, 8, 256, 0, 0.80, 2}, {"128x128k16", 128, 128, 16, 256, 0, 0.82, 2},
-    {"128x64", 128, 64, 8, 128, 0, 0.75, 4},   {"64x128", 64, 128, 8, 128, 0, 0.75, 4},
-    {"64x64", 64, 64, 8, 128, 0, 0.60, 4},     {"32x32", 32, 32, 8, 64, 0, 0.40, 8},
-    {"64x64", 64, 64, 8, 128, 1, 0.60, 4},     {"32x32", 32, 32, 8, 64, 1, 0.40, 8},
+    {"128x128", 128, 128, 8, 256, 8, 0, 0.80, 2}, {"128x128k16", 128, 128, 16, 256, 8, 0, 0.82, 2},
+    {"128x64", 128, 64, 8, 128, 8, 0, 0.75, 4},   {"64x128", 64, 128, 8, 128, 8, 0, 0.75, 4},
+    {"64x64", 64, 64, 8, 128, 8, 0, 0.60, 4},     {"32x32", 32, 32, 8, 64, 4, 0, 0.40, 8},
+    {"64x64", 64, 64, 8, 128, 8, 1, 0.60, 4},     {"32x32", 32, 32, 8, 64, 4, 1, 0.40, 8},
     /* few output channels on many pixels (PP-OCR-det's 9x9 convs to 24 channels): the 4x8 register
      * tile of 64x64's intensity without its rows of zeros */
-    {"32x128", 32, 128, 8, 128, 0, 0.60, 4},   {"32x128", 32, 128, 8, 128, 1, 0.60, 4},
+    {"32x128", 32, 128, 8, 128, 4, 0, 0.60, 4},   {"32x128", 32, 128, 8, 128, 4, 1, 0.60, 4},
 };
 #define GEMM_NV ((int)(sizeof gemm_names / sizeof gemm_names[0]))
 
@@ -59,10 +59,16 @@ static void gemm_split(const lc_cl_conv *c, const gemm_tile *t, int *ksplit, int
   *ksplit = (int)gemm_div_up(K, kc);
 }
 
-static size_t gemm_local_bytes(const gemm_tile *t) {
-  size_t tpr = (size_t)(t->t / t->tk), ldb = (size_t)t->tn + (tpr < 32 ? tpr : 0);
-  return ((size_t)t->tk * ((size_t)t->tm + 4) + (size_t)t->tk * ldb) * sizeof(float);
+/* The staging slices (conv_gemm.cl's LC_LDA / LC_LDB) and, for tiles of at most
+ * GEMM_EPI_LOCAL_MAX outputs, the local C rows of one epilogue pass. */
+#define GEMM_EPI_LOCAL_MAX 4096 /* conv_gemm.cl LC_EPI_LOCAL_MAX */
+size_t lc_cl_gemm_local_bytes(int tm, int tn, int tk, int t, int rm) {
+  size_t tpr = (size_t)(t / tk), ldb = (size_t)tn + (tpr < 32 ? tpr : 0);
+  size_t cs = tm * tn <= GEMM_EPI_LOCAL_MAX ? 4 * (size_t)tm / (size_t)rm * (size_t)tn : 0;
+  return ((size_t)tk * ((size_t)tm + 4) + (size_t)tk * ldb + cs) * sizeof(float);
 }
+
+static size_t gemm_local_bytes(const gemm_tile *t) { return lc_cl_gemm_local_bytes(t->tm, t->tn, t->tk, t->t, t->rm); }
 
 static size_t gemm_ws_need(const lc_cl_conv *c, int v) {
   const gemm_tile *t = &gemm_tiles[v];

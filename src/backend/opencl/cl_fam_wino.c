@@ -48,7 +48,8 @@ static int wino_eligible(const lc_cl_conv *c, int v) {
   if (v < 0 || v >= WINO_NV || c->wfmt != LC_WEIGHTS_F32 || a->groups != 1 || a->kh != 3 || a->kw != 3 ||
       a->sh != 1 || a->sw != 1 || a->dh != 1 || a->dw != 1)
     return 0;
-  size_t t = (size_t)wino_items[v], lmem = 2 * 12 * (size_t)wino_tile[v] * sizeof(float); /* >= the tile's */
+  size_t t = (size_t)wino_items[v];
+  size_t lmem = lc_cl_gemm_local_bytes(wino_tile[v], wino_tile[v], 8, wino_items[v], wino_tile[v] == 32 ? 4 : 8);
   if (t > c->rt->info.max_wg || t > c->rt->info.max_wi[0] || lmem > c->rt->info.local_mem) return 0;
   /* a tile more than twice the problem along M or N only wastes work (32 always runs) */
   size_t th = ((size_t)a->oh + wino_m[v] - 1) / (size_t)wino_m[v], tw = ((size_t)a->ow + wino_m[v] - 1) / (size_t)wino_m[v];
