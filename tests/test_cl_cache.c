@@ -11,6 +11,7 @@
 
 #include "lowconv.h"
 #include "testutil.h"
+#include "tune/hash.h"
 
 #define NCONV 3
 static const int shapes[NCONV][6] = {/* cin, cout, k, stride, h, w */ {8, 12, 3, 1, 9, 11}, {16, 8, 1, 1, 6, 5},
@@ -128,6 +129,41 @@ static void garbage(const char *path, int i) {
   if (f) fputs("not a tuning file\n\x01\x02", f), fclose(f);
 }
 
+/* Every record's local size becomes 3 x 1 x 1 (no family offers it, and it is within any device's
+ * limits), with the checksum redone: the file is valid, its choices stale, as after a kernel
+ * change that keeps lowconv's version. */
+static int nstale;
+static void stale_lws(const char *path, int i) {
+  (void)i;
+  FILE *f = fopen(path, "rb");
+  if (!f) return;
+  static char in[1 << 20], out[1 << 20];
+  size_t n = fread(in, 1, sizeof in - 1, f), o = 0;
+  fclose(f);
+  in[n] = 0;
+  char *line = in, *sum = strstr(in, "\nchecksum ");
+  if (!sum) return;
+  sum[1] = 0;
+  while (*line) {
+    char *nl = strchr(line, '\n'), fam[32], var[32], rest[64];
+    if (!nl) break;
+    *nl = 0;
+    char *tab = strchr(line, '\t');
+    unsigned long long l0, l1, l2;
+    if (tab && sscanf(tab + 1, "%31s %31s %llu %llu %llu %63s", fam, var, &l0, &l1, &l2, rest) == 6) {
+      o += (size_t)snprintf(out + o, sizeof out - o, "%.*s\t%s %s 3 1 1 %s\n", (int)(tab - line), line, fam, var, rest);
+      nstale++;
+    } else {
+      o += (size_t)snprintf(out + o, sizeof out - o, "%s\n", line);
+    }
+    line = nl + 1;
+  }
+  char hex[LC_HASH64_HEX_SIZE];
+  o += (size_t)snprintf(out + o, sizeof out - o, "checksum %s\n", lc_hash64_hex(lc_hash64(out, o), hex));
+  f = fopen(path, "wb");
+  if (f) fwrite(out, 1, o, f), fclose(f);
+}
+
 int main(void) {
   if (tu_no_opencl()) return tu_finish("test_cl_cache");
   char dir[] = "/tmp/lc_cl_cache_XXXXXX";
@@ -154,6 +190,9 @@ int main(void) {
     TU_CHECK(one_start(dir, fmt, &s) == LC_OK && s.built == 0, "after %s: rewritten entries load (%d built)", what[k],
              s.built);
   }
+  TU_CHECK(for_files(dir, "tune-", stale_lws) == 1 && nstale > 0, "tuning file's local sizes made stale (%d)", nstale);
+  TU_CHECK(one_start(dir, fmt, &s) == LC_OK && s.candidates > 0 && s.err < 1e-4,
+           "stale local sizes: retuned (%d timed), right (%g): %s", s.candidates, s.err, lc_last_error());
   TU_CHECK(for_files(dir, "tune-", garbage) == 1, "one tuning file");
   TU_CHECK(one_start(dir, fmt, &s) == LC_OK && s.candidates > 0 && s.err < 1e-4, "garbage tuning file: retuned (%d)",
            s.candidates);
