@@ -156,8 +156,10 @@ static void wino_bias_act(float *y, size_t n, const float *bv, const float *b, c
     }
     default:
       for (size_t k = 0; k < n; k++) y[k] = lc_apply_act(y[k], p);
-      break;
+      return; /* post included */
   }
+  if (p->post)
+    for (size_t k = 0; k < n; k++) y[k] = y[k] * p->post_mul + p->post_add;
 }
 
 static void wino_out(size_t n, const float *m, size_t xs, const float *bv, const float *b, const lc_gemm_params *p,
