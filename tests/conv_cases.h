@@ -91,11 +91,12 @@ static inline void cc_random_act(lc_conv_desc *d) {
   d->act_alpha = tu_rand_float(0.01f, 0.5f);
 }
 
-/* The post affine after the activation (lc_conv_desc post_mul / post_add) on a quarter of the shapes. */
-static inline void cc_random_post(lc_conv_desc *d) {
-  if (tu_rand_int(0, 3)) return;
-  d->post_mul = tu_rand_float(-2.0f, 2.0f);
-  d->post_add = tu_rand_float(-1.0f, 1.0f);
+/* The post affine after the activation (lc_conv_desc post_mul / post_add) on every fourth shape i;
+ * drawn from i, not the generator, so the shapes themselves stay those of the seed. */
+static inline void cc_post_of(lc_conv_desc *d, int i) {
+  if (i % 4 != 3) return;
+  d->post_mul = -1.5f + 0.37f * (float)(i % 9); /* never 1 */
+  d->post_add = 0.25f * (float)(i % 5) - 0.5f;
 }
 
 static inline void cc_random_pads(lc_conv_desc *d) {
