@@ -198,6 +198,10 @@ typedef struct lc_conv_desc {
   const int8_t *q_codes;
   const float *q_scales;
   const float *q_offsets;
+  /* After the activation: y = y * post_mul + post_add (defaults 1 and 0: none), one rounding each,
+   * fused in the output pass (Paddle's learnable affine after HardSwish). CPU only: a device
+   * context's lc_conv_create returns LC_ERR_UNSUPPORTED for another value. Finite values. */
+  float post_mul, post_add;
 } lc_conv_desc;
 
 /* Quantization blocks per output channel for this descriptor's weight format and block size

@@ -91,6 +91,14 @@ static inline void cc_random_act(lc_conv_desc *d) {
   d->act_alpha = tu_rand_float(0.01f, 0.5f);
 }
 
+/* The post affine after the activation (lc_conv_desc post_mul / post_add) on every fourth shape i;
+ * drawn from i, not the generator, so the shapes themselves stay those of the seed. */
+static inline void cc_post_of(lc_conv_desc *d, int i) {
+  if (i % 4 != 3) return;
+  d->post_mul = -1.5f + 0.37f * (float)(i % 9); /* never 1 */
+  d->post_add = 0.25f * (float)(i % 5) - 0.5f;
+}
+
 static inline void cc_random_pads(lc_conv_desc *d) {
   d->auto_pad = tu_rand_int(0, 9) < 7 ? LC_PAD_NOTSET : (lc_auto_pad)tu_rand_int(1, 3);
   int64_t eh = cc_ext(d->kernel_h, d->dilation_h), ew = cc_ext(d->kernel_w, d->dilation_w);
@@ -178,12 +186,13 @@ static inline void cc_describe(const cc_case *c, char *buf, size_t len) {
   static const char *ap[] = {"notset", "valid", "same_upper", "same_lower"};
   snprintf(buf, len,
            "n=%lld in=%lldx%lld cin=%lld cout=%lld groups=%lld k=%lldx%lld stride=%lldx%lld dil=%lldx%lld "
-           "pads(t,l,b,r)=%lld,%lld,%lld,%lld auto_pad=%s layout=%s act=%d bias=%d",
+           "pads(t,l,b,r)=%lld,%lld,%lld,%lld auto_pad=%s layout=%s act=%d post=%g,%g bias=%d",
            (long long)c->n, (long long)c->h, (long long)c->w, (long long)d->in_channels,
            (long long)d->out_channels, (long long)d->groups, (long long)d->kernel_h, (long long)d->kernel_w,
            (long long)d->stride_h, (long long)d->stride_w, (long long)d->dilation_h, (long long)d->dilation_w,
            (long long)d->pad_top, (long long)d->pad_left, (long long)d->pad_bottom, (long long)d->pad_right,
-           ap[d->auto_pad & 3], d->layout == LC_NHWC ? "nhwc" : "nchw", (int)d->activation, d->bias != NULL);
+           ap[d->auto_pad & 3], d->layout == LC_NHWC ? "nhwc" : "nchw", (int)d->activation, (double)d->post_mul,
+           (double)d->post_add, d->bias != NULL);
 }
 
 /* Creates, prepares and runs one conv (workspace from the library); the operator is destroyed.
@@ -212,7 +221,8 @@ static inline lc_status cc_run(lc_context *ctx, const cc_case *c, lc_route route
  * bound with C = K+2 worst case; using S per element (computed by the reference on |x|, |w|) keeps it
  * tight where the terms cancel. The activations are Lipschitz with L = 1 (relu, clip), max(1, alpha)
  * (leaky relu), 1.5 (hard swish: slope x/3 + 1/2 <= 1.5), and their own fp32 ops add a few ulps of
- * the result: bound = L * gamma(K+2) * S + 8u * |ref|.
+ * the result: bound = L * gamma(K+2) * S + 8u * |ref|. A post affine y * m + a scales L by |m| and
+ * the activation's ulps by |m| (|y m| <= |ref| + |a|), and adds two roundings: 8u (|ref| + |a|).
  * Winograd F(2x2, 3x3) sums other terms: V = B^T d B (<= 4 inputs, |V| <= 4 mx), U = G g G^T
  * (coefficients 1 and 1/2, |U| <= 2.25 mw), M = sum over cin/groups channels of U*V, Y = A^T M A
  * (9 M terms, coefficients +-1). Each step's rounding is bounded by its absolute sum, so
@@ -225,6 +235,7 @@ typedef struct cc_bound {
   double lip;
   double gamma;
   double wino, wino4; /* the Winograd bounds above, before L */
+  double post_add;    /* |post_add| */
 } cc_bound;
 
 static inline lc_status cc_bound_make(const cc_case *c, const float *in, cc_bound *b) {
@@ -240,6 +251,7 @@ static inline lc_status cc_bound_make(const cc_case *c, const float *in, cc_boun
   d.weights = aw;
   d.bias = ab;
   d.activation = LC_ACT_NONE;
+  d.post_mul = 1.0f, d.post_add = 0.0f;
   lc_status st = lc_conv_reference(&d, c->n, c->h, c->w, ain, b->s);
   free(ain);
   free(aw);
@@ -253,6 +265,8 @@ static inline lc_status cc_bound_make(const cc_case *c, const float *in, cc_boun
   b->lip = 1.0;
   if (c->d.activation == LC_ACT_LEAKY_RELU && fabs(c->d.act_alpha) > 1.0) b->lip = fabs(c->d.act_alpha);
   if (c->d.activation == LC_ACT_HARD_SWISH) b->lip = 1.5;
+  b->lip *= fmax(1.0, fabs(c->d.post_mul));
+  b->post_add = fabs(c->d.post_add);
   return st;
 }
 
@@ -267,7 +281,7 @@ static inline double cc_err_ratio(const cc_bound *b, lc_route route, const float
     double pre = route == LC_ROUTE_WINOGRAD    ? b->wino
                  : route == LC_ROUTE_WINOGRAD4 ? b->wino4
                                                : b->gamma * (double)b->s[i];
-    double bound = b->lip * pre + 8.0 * u * fabs((double)ref[i]) + 1e-30;
+    double bound = b->lip * pre + 8.0 * u * (fabs((double)ref[i]) + b->post_add) + 1e-30;
     double r = e / bound;
     if (r != r) r = INFINITY;
     if (r > worst) {

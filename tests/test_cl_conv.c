@@ -309,6 +309,14 @@ int main(void) {
   TU_CHECK(gemvq_runs > 0 || (ff && *ff && strcmp(ff, "gemvq")), "no gemvq run: no 1-pixel q8/q4 1x1 shape with K %% 8 == 0");
   check_wino(ctx, nshapes / 2);
   check_gemmq(ctx, nshapes / 2);
+  { /* the post affine runs on the cpu only: a device conv refuses it rather than drop it */
+    lc_conv_desc d;
+    lc_conv_desc_init(&d);
+    float w[4] = {1, 2, 3, 4};
+    d.in_channels = 2, d.out_channels = 2, d.kernel_h = d.kernel_w = 1, d.weights = w, d.post_mul = 2.0f;
+    lc_conv *c = NULL;
+    TU_CHECK(lc_conv_create(ctx, &d, &c) == LC_ERR_UNSUPPORTED && !c, "post_mul on a device conv: not refused");
+  }
   lc_context_destroy(ctx);
   p.tune = LC_TUNE_FAST;
   unsetenv("LOWCONV_CL_FAMILY"); /* the tuner's own choice among every family */

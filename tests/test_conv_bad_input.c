@@ -1,5 +1,6 @@
 /* Bad input must give the right status and a message, never a crash or a leak; so must every
  * injected allocation failure in create, prepare and run. */
+#include <math.h>
 #include "conv_cases.h"
 
 static size_t start_bytes;
@@ -88,6 +89,9 @@ static void test_desc(lc_context *ctx) {
   BAD(d.auto_pad = (lc_auto_pad)9, LC_ERR_INVALID_ARG, "auto_pad 9");
   BAD(d.layout = (lc_layout)7, LC_ERR_INVALID_ARG, "layout 7");
   BAD(d.activation = (lc_activation)11, LC_ERR_INVALID_ARG, "activation 11");
+  BAD(d.post_mul = NAN, LC_ERR_INVALID_ARG, "post_mul NaN");
+  BAD(d.post_add = INFINITY, LC_ERR_INVALID_ARG, "post_add inf");
+  BAD(d.post_mul = 0.0f, LC_OK, "post_mul 0");
   BAD(d.route = (lc_route)LC_ROUTE_COUNT, LC_ERR_INVALID_ARG, "route out of range");
   BAD(d.weight_format = (lc_weight_format)9, LC_ERR_INVALID_ARG, "weight_format 9");
   /* Products that overflow: weights count (2^80 floats), kernel area. The weights pointer is tiny:

@@ -128,6 +128,7 @@ int main(void) {
   for (int sidx = 0; sidx < nshapes; sidx++) {
     cc_case c;
     cc_generate(&c, kinds[sidx % 10]);
+    cc_post_of(&c.d, sidx);
     test_shape(&c, have_isa);
   }
   /* Pixel counts around the 256-pixel tile and the mr/nr panel widths, where packing loops end. */

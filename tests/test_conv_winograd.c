@@ -391,7 +391,7 @@ static void check_quant_auto(void) {
 }
 
 /* AUTO's F(4x4) rule (src/conv/select.c): the AVX2 table takes winograd4 from 64 input channels
- * at 14x14..80x80 outputs and F(2x2) outside that; the other tables keep F(2x2). F(4x4) weights are
+ * from 14x14 outputs and F(2x2) below that; the other tables keep F(2x2). F(4x4) weights are
  * transformed only where the rule may pick it (not for 32 channels), release_unused frees the
  * unused transform, and AUTO's output is the forced route's bits (its tiles never change a sum;
  * check_shape holds winograd4 to its error bound). */
@@ -400,7 +400,7 @@ static void check_auto_f4(void) {
     int64_t ic, hw;
     lc_route avx2;
   } cases[] = {{64, 16, LC_ROUTE_WINOGRAD4}, {128, 7, LC_ROUTE_WINOGRAD}, {32, 16, LC_ROUTE_WINOGRAD},
-               {64, 88, LC_ROUTE_WINOGRAD}};
+               {64, 88, LC_ROUTE_WINOGRAD4}};
   for (int i = 0; i < CC_NISA; i++) {
     if (!ctxs[i]) continue;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {

@@ -112,6 +112,8 @@ class ConvDesc(C.Structure):
         ("q_codes", C.c_void_p),
         ("q_scales", C.c_void_p),
         ("q_offsets", C.c_void_p),
+        ("post_mul", C.c_float),
+        ("post_add", C.c_float),
     ]
 
 

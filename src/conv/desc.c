@@ -1,4 +1,5 @@
 /* Descriptor defaults, validation, output sizes and auto_pad. */
+#include <math.h>
 #include <string.h>
 
 #include "conv/conv.h"
@@ -16,6 +17,7 @@ void lc_conv_desc_init(lc_conv_desc *d) {
   d->act_min = -3.402823466e38f;
   d->act_max = 3.402823466e38f;
   d->act_alpha = 0.01f;
+  d->post_mul = 1.0f;
   d->route = LC_ROUTE_AUTO;
 }
 
@@ -108,6 +110,9 @@ lc_status lc_conv_desc_check(const lc_conv_desc *d) {
     return lc_error(LC_ERR_INVALID_ARG, "conv: bad activation %d", (int)d->activation);
   if (d->activation == LC_ACT_CLIP && !(d->act_min <= d->act_max))
     return lc_error(LC_ERR_INVALID_ARG, "conv: clip min %g > max %g", (double)d->act_min, (double)d->act_max);
+  if (!isfinite(d->post_mul) || !isfinite(d->post_add))
+    return lc_error(LC_ERR_INVALID_ARG, "conv: post_mul %g / post_add %g not finite", (double)d->post_mul,
+                    (double)d->post_add);
   if ((unsigned)d->route >= LC_ROUTE_COUNT) return lc_error(LC_ERR_INVALID_ARG, "conv: bad route %d", (int)d->route);
   /* Routes fixed by the descriptor alone fail here, naming what they need (else prepare would
    * find their weights never packed). */

@@ -50,6 +50,8 @@ static lc_status create(lc_context *ctx, const lc_conv_desc *desc, const lc_qmat
   if (st) return st;
   if (qm && ctx->be->conv_create)
     return lc_error(LC_ERR_UNSUPPORTED, "conv: a device context packs its own codes (lc_conv_takes_qmatrix)");
+  if (ctx->be->conv_create && (desc->post_mul != 1.0f || desc->post_add != 0.0f))
+    return lc_error(LC_ERR_UNSUPPORTED, "conv: post_mul / post_add run on the cpu only");
   lc_conv *c = lc_calloc(1, sizeof *c);
   if (!c) return lc_error(LC_ERR_NO_MEMORY, "conv: out of memory");
   c->ctx = ctx;

@@ -168,9 +168,9 @@ lc_status lc_run_qgemv(const lc_conv *c, const float *in, float *out) {
   size_t rows = (size_t)p->n * p->ohw, cin = (size_t)c->d.in_channels, cout = (size_t)c->d.out_channels;
   lc_status st = lc_qgemv(c->qw, rows, in, cin, c->bias, out, cout, &o);
   if (st) return st;
-  if (c->d.activation != LC_ACT_NONE) {
-    lc_gemm_params ep;
-    lc_conv_epilogue(c, &ep);
+  lc_gemm_params ep;
+  lc_conv_epilogue(c, &ep);
+  if (c->d.activation != LC_ACT_NONE || ep.post) {
     for (size_t i = 0; i < rows * cout; i++) out[i] = lc_apply_act(out[i], &ep);
   }
   return LC_OK;

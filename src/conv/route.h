@@ -121,6 +121,12 @@ void lc_run_winograd(const lc_conv *c, const float *in, float *out, unsigned cha
 lc_status lc_winograd_pack(lc_conv *c, const float *w);
 /* 1 when AUTO should try winograd for this conv (shape, layout and channel thresholds). */
 int lc_winograd_auto(const lc_conv *c);
+struct lc_wino_kernels;
+/* NCHW Winograd input: row `iy` of a plane, columns [x0, x0 + w), zero outside the image: a pointer
+ * into the plane when the span is inside, zero (>= w floats) when the row is padding, else a copy
+ * in buf. */
+const float *lc_wino_plane_row(const lc_conv_plan *p, const struct lc_wino_kernels *wk, const float *plane, int64_t iy,
+                               int64_t x0, int64_t w, float *buf, const float *zero);
 
 lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p);
 lc_status lc_winograd4_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);

@@ -24,4 +24,7 @@ void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p) {
   p->act_min = c->d.act_min;
   p->act_max = c->d.act_max;
   p->act_alpha = c->d.act_alpha;
+  p->post = c->d.post_mul != 1.0f || c->d.post_add != 0.0f;
+  p->post_mul = c->d.post_mul;
+  p->post_add = c->d.post_add;
 }

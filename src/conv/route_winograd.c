@@ -167,10 +167,8 @@ typedef struct wino_job {
   size_t tw; /* tiles per row */
 } wino_job;
 
-/* Row `iy` of a plane, columns [x0, x0 + w), zero outside the image: a pointer into the plane when
- * the span is inside, the zero row when the row is padding, else a copy in buf. */
-static const float *plane_row(const lc_conv_plan *p, const lc_wino_kernels *wk, const float *plane, int64_t iy, int64_t x0,
-                              int64_t w, float *buf, const float *zero) {
+const float *lc_wino_plane_row(const lc_conv_plan *p, const lc_wino_kernels *wk, const float *plane, int64_t iy,
+                               int64_t x0, int64_t w, float *buf, const float *zero) {
   if (iy < 0 || iy >= p->ih) return zero;
   if (x0 >= 0 && x0 + w <= p->iw) return plane + iy * p->iw + x0;
   int64_t lo = x0 < 0 ? -x0 : 0, hi = p->iw - x0 < w ? p->iw - x0 : w;
@@ -207,7 +205,8 @@ static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_
           t = b[1], b[1] = b[3], b[3] = t;
           r0 = 2;
         }
-        for (int r = r0; r < 4; r++) rows[r] = plane_row(p, wk, plane, y0 + r, x0, (int64_t)(2 * n + 2), b[r], zero);
+        for (int r = r0; r < 4; r++)
+          rows[r] = lc_wino_plane_row(p, wk, plane, y0 + r, x0, (int64_t)(2 * n + 2), b[r], zero);
         wk->in_tiles(n, rows, V + ic * T + j, xs);
         pty = ty, ptx = tx, pn = n;
         j += n;

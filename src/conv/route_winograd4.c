@@ -3,11 +3,13 @@
  * GEMMs with K = cin/groups: 4x fewer multiplies than im2col (F(2x2): 2.25x), at the cost of a
  * larger rounding error (the points 0, +-1, +-2, +-1/2: transform entries up to 8 and 1/24;
  * test_conv_winograd measures it against the fp64 reference). The heuristic selector takes it
- * on the AVX2 table from 64 channels at 14x14..80x80 outputs (select.c); the tuner times it against
+ * on the AVX2 table from 64 channels at 14x14 outputs and up (select.c); the tuner times it against
  * F(2x2) and the other routes. Its weights are transformed when a tuner is on, the route is
  * asked for, or lc_winograd4_auto says AUTO may take it.
  *   U: [group][xi][panel][ic][nr]   (G g G^T, in double then rounded; zero-padded panels)
- *   V: [xi][tile block][ic][mr]     (packed A panels of mr tiles)
+ *   V: NHWC [xi][tile block][ic][mr] (packed A panels of mr tiles; the transform runs along
+ *      channels), NCHW [xi][ic][Tp] (it runs along a row of tiles, read in place; the GEMM's A
+ *      with rs_a = 1, cs_a = Tp, as F(2x2))
  *   M: [xi][T][nr]                  (one weight panel's products)
  * Work: chunks of T tiles per (image, group), split over weight panels when there are fewer
  * chunks than threads. Each output's sum over ic is one GEMM call per xi: the same bits for any
@@ -15,11 +17,14 @@
 #include <string.h>
 
 #include "conv/route.h"
+#include "kernels/wino.h"
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
 
-#define CH 64 /* channels per transform call (bounds the local buffers) */
+#define CH LC_WINO_SEG /* channels (NHWC) or tiles (NCHW) per transform call */
+/* Zero floats of a slot: a channel vector (NHWC) or a padding input row of CH tiles (NCHW). */
+#define ZLEN (4 * CH + 2)
 /* Slot size per thread when the budget is unlimited (as F(2x2): V near L2). */
 #define W4_CHUNK_BYTES ((size_t)768 << 10)
 
@@ -69,9 +74,9 @@ lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
   return LC_OK;
 }
 
-/* Slot: [V: 36 x T x cig][M: 36 x T x nr][CH zeros], 64-aligned parts (T is a multiple of mr). */
+/* Slot: [V: 36 x T x cig][M: 36 x T x nr][ZLEN zeros], 64-aligned parts (T is a multiple of mr). */
 static int w4_slot(const lc_conv *c, size_t T, size_t *bytes) {
-  size_t v, m, z = CH * sizeof(float) + 64; /* + 64: run aligns the slot */
+  size_t v, m, z = ZLEN * sizeof(float) + 64; /* + 64: run aligns the slot */
   if (!lc_mul_sz(36 * sizeof(float) * (size_t)c->cin_g, T, &v) || !lc_mul_sz(36 * sizeof(float) * c->ctx->k->nr, T, &m))
     return 0;
   return lc_add_sz(lc_round_up(v, 64), lc_round_up(m, 64), bytes) && lc_add_sz(*bytes, z, bytes);
@@ -108,63 +113,6 @@ lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p) {
   return lc_route_planned(p, LC_ROUTE_WINOGRAD4, b, threads);
 }
 
-/* B^T d B over n channels: d[r * 6 + x] points at the channels of input pixel (r, x). */
-static void w4_in(size_t n, const float *const d[36], float out[36][CH]) {
-  float t[36][CH];
-  for (int x = 0; x < 6; x++) {
-    const float *d0 = d[x], *d1 = d[6 + x], *d2 = d[12 + x], *d3 = d[18 + x], *d4 = d[24 + x], *d5 = d[30 + x];
-    for (size_t k = 0; k < n; k++) {
-      float a0 = d0[k], a1 = d1[k], a2 = d2[k], a3 = d3[k], a4 = d4[k], a5 = d5[k];
-      t[x][k] = 4.0f * a0 - 5.0f * a2 + a4;
-      t[6 + x][k] = -4.0f * (a1 + a2) + (a3 + a4);
-      t[12 + x][k] = 4.0f * (a1 - a2) + (a4 - a3);
-      t[18 + x][k] = 2.0f * (a3 - a1) + (a4 - a2);
-      t[24 + x][k] = 2.0f * (a1 - a3) + (a4 - a2);
-      t[30 + x][k] = 4.0f * a1 - 5.0f * a3 + a5;
-    }
-  }
-  for (int r = 0; r < 6; r++) {
-    const float *t0 = t[6 * r], *t1 = t[6 * r + 1], *t2 = t[6 * r + 2], *t3 = t[6 * r + 3], *t4 = t[6 * r + 4],
-                *t5 = t[6 * r + 5];
-    for (size_t k = 0; k < n; k++) {
-      float a0 = t0[k], a1 = t1[k], a2 = t2[k], a3 = t3[k], a4 = t4[k], a5 = t5[k];
-      out[6 * r][k] = 4.0f * a0 - 5.0f * a2 + a4;
-      out[6 * r + 1][k] = -4.0f * (a1 + a2) + (a3 + a4);
-      out[6 * r + 2][k] = 4.0f * (a1 - a2) + (a4 - a3);
-      out[6 * r + 3][k] = 2.0f * (a3 - a1) + (a4 - a2);
-      out[6 * r + 4][k] = 2.0f * (a1 - a3) + (a4 - a2);
-      out[6 * r + 5][k] = 4.0f * a1 - 5.0f * a3 + a5;
-    }
-  }
-}
-
-/* A^T m A over n <= nr channels: m[xi * xs + k] -> y[dy * 4 + dx][k]. */
-static void w4_out(size_t n, const float *m, size_t xs, float y[16][CH]) {
-  float t[24][CH]; /* 4 rows x 6 columns */
-  for (int x = 0; x < 6; x++) {
-    const float *m0 = m + (size_t)x * xs, *m1 = m0 + 6 * xs, *m2 = m0 + 12 * xs, *m3 = m0 + 18 * xs,
-                *m4 = m0 + 24 * xs, *m5 = m0 + 30 * xs;
-    for (size_t k = 0; k < n; k++) {
-      float s12 = m1[k] + m2[k], d12 = m1[k] - m2[k], s34 = m3[k] + m4[k], d34 = m3[k] - m4[k];
-      t[x][k] = m0[k] + s12 + s34;
-      t[6 + x][k] = d12 + 2.0f * d34;
-      t[12 + x][k] = s12 + 4.0f * s34;
-      t[18 + x][k] = d12 + 8.0f * d34 + m5[k];
-    }
-  }
-  for (int r = 0; r < 4; r++) {
-    const float *a = t[6 * r];
-    for (size_t k = 0; k < n; k++) {
-      float s12 = a[CH + k] + a[2 * CH + k], d12 = a[CH + k] - a[2 * CH + k];
-      float s34 = a[3 * CH + k] + a[4 * CH + k], d34 = a[3 * CH + k] - a[4 * CH + k];
-      y[4 * r][k] = a[k] + s12 + s34;
-      y[4 * r + 1][k] = d12 + 2.0f * d34;
-      y[4 * r + 2][k] = s12 + 4.0f * s34;
-      y[4 * r + 3][k] = d12 + 8.0f * d34 + a[5 * CH + k];
-    }
-  }
-}
-
 typedef struct w4_job {
   const lc_conv *c;
   const float *in;
@@ -177,10 +125,30 @@ typedef struct w4_job {
 static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, float *V, size_t T, const float *zero) {
   const lc_conv *c = jb->c;
   const lc_conv_plan *p = &c->plan;
+  const lc_wino_kernels *wk = c->ctx->k->wino;
   size_t cig = (size_t)c->cin_g, mr = c->ctx->k->mr, Tp = lc_round_up(T, mr);
-  int nchw = c->d.layout == LC_NCHW;
-  size_t cstep = nchw ? p->ihw : 1, pstep = nchw ? 1 : (size_t)c->d.in_channels;
-  float buf[36][CH], out[36][CH];
+  if (c->d.layout == LC_NCHW) {
+    float buf[6][4 * CH + 2];
+    for (size_t ic = 0; ic < cig; ic++) {
+      const float *plane = img_g + ic * p->ihw, *rows[6];
+      for (size_t j = 0; j < n;) {
+        size_t tt = t0 + j, ty = tt / jb->tw, tx = tt % jb->tw;
+        size_t nn = lc_min_sz(lc_min_sz(jb->tw - tx, CH), n - j); /* one tile row */
+        int64_t x0 = (int64_t)(4 * tx) - p->pl, y0 = (int64_t)(4 * ty) - p->pt;
+        /* Tiles that lie inside the row read it in place; the padded ones at its ends go alone
+         * (copying whole rows was 13 % of a 96->24 160x160 run). */
+        if (x0 < 0) nn = 1;
+        else if (x0 + (int64_t)(4 * nn + 2) > p->iw && p->iw - x0 >= 6) nn = lc_min_sz(nn, (size_t)(p->iw - x0 - 2) / 4);
+        for (int r = 0; r < 6; r++)
+          rows[r] = lc_wino_plane_row(p, wk, plane, y0 + r, x0, (int64_t)(4 * nn + 2), buf[r], zero);
+        wk->in_tiles4(nn, rows, V + ic * Tp + j, cig * Tp);
+        j += nn;
+      }
+    }
+    return;
+  }
+  size_t pstep = (size_t)c->d.in_channels;
+  float out[36][CH];
   for (size_t j = 0; j < n; j++) {
     size_t tt = t0 + j, ty = tt / jb->tw, tx = tt % jb->tw;
     const float *src[36];
@@ -194,17 +162,8 @@ static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, 
     for (size_t ic = 0; ic < cig; ic += CH) {
       size_t nc = lc_min_sz(CH, cig - ic);
       const float *d[36];
-      for (int i = 0; i < 36; i++) {
-        if (!src[i]) {
-          d[i] = zero;
-        } else if (!nchw) {
-          d[i] = src[i] + ic;
-        } else { /* channels of an NCHW pixel lie a plane apart: gather them */
-          for (size_t k = 0; k < nc; k++) buf[i][k] = src[i][(ic + k) * cstep];
-          d[i] = buf[i];
-        }
-      }
-      w4_in(nc, d, out);
+      for (int i = 0; i < 36; i++) d[i] = src[i] ? src[i] + ic : zero;
+      wk->in_channels4(nc, d, out);
       for (size_t xi = 0; xi < 36; xi++) {
         float *v = vt + xi * Tp * cig + ic * mr;
         for (size_t k = 0; k < nc; k++) v[k * mr] = out[xi][k];
@@ -218,6 +177,7 @@ static void w4_task(void *arg, size_t task, int thread) {
   const lc_conv *c = jb->c;
   const lc_conv_plan *p = &c->plan;
   const lc_kernels *kt = c->ctx->k;
+  const lc_wino_kernels *wk = kt->wino;
   size_t np = w4_panels(c), nr = kt->nr, mr = kt->mr, cig = (size_t)c->cin_g, cog = (size_t)c->cout_g;
   lc_task_pos tp = lc_task_decode(p, (size_t)c->d.groups, np, task);
   size_t T = p->tile, Tp = lc_round_up(T, mr), t0 = tp.tile * T, n = lc_min_sz(T, jb->nt - t0);
@@ -229,7 +189,7 @@ static void w4_task(void *arg, size_t task, int thread) {
   float *V = (float *)slot;
   float *M = (float *)(slot + lc_round_up(36 * cig * Tp * sizeof(float), 64));
   float *zero = (float *)((unsigned char *)M + lc_round_up(36 * nr * T * sizeof(float), 64));
-  memset(zero, 0, CH * sizeof(float));
+  memset(zero, 0, ZLEN * sizeof(float));
   w4_input(jb, img_g, t0, n, V, T, zero);
   lc_gemm_params g0, ep;
   memset(&g0, 0, sizeof g0); /* plain products: bias and activation follow the output transform */
@@ -242,21 +202,23 @@ static void w4_task(void *arg, size_t task, int thread) {
     for (size_t xi = 0; xi < 36; xi++) {
       const float *U = c->wwino4 + ((tp.g * 36 + xi) * np + q) * cig * nr;
       for (size_t j = 0; j < n; j += mr)
-        kt->f32_gemm(lc_min_sz(mr, n - j), noc, cig, V + (xi * Tp + j) * cig, 1, mr, U, nr,
-                     M + (xi * T + j) * nr, nr, &g0);
+        kt->f32_gemm(lc_min_sz(mr, n - j), noc, cig, V + xi * Tp * cig + j * (nchw ? 1 : cig), 1, nchw ? Tp : mr, U,
+                     nr, M + (xi * T + j) * nr, nr, &g0);
     }
     for (size_t j = 0; j < n; j++) {
       size_t tt = t0 + j, ty = tt / jb->tw, tx = tt % jb->tw;
-      w4_out(noc, M + j * nr, T * nr, y);
-      for (size_t v = 0; v < 16; v++) {
-        size_t oy = 4 * ty + v / 4, ox = 4 * tx + v % 4;
-        if (oy >= oh || ox >= ow) continue;
+      size_t nx = lc_min_sz(4, ow - 4 * tx), ny = lc_min_sz(4, oh - 4 * ty);
+      wk->out4(noc, M + j * nr, T * nr, c->bias ? c->bias + oc0 : NULL, &ep, y);
+      if (nchw) {
         for (size_t k = 0; k < noc; k++) {
-          float r = y[v][k] + (c->bias ? c->bias[oc0 + k] : 0.0f);
-          r = lc_apply_act(r, &ep);
-          if (nchw) img_out[(oc0 + k) * p->ohw + oy * ow + ox] = r;
-          else img_out[(oy * ow + ox) * cout + oc0 + k] = r;
+          float *o = img_out + (oc0 + k) * p->ohw + 4 * ty * ow + 4 * tx;
+          for (size_t dy = 0; dy < ny; dy++)
+            for (size_t dx = 0; dx < nx; dx++) o[dy * ow + dx] = y[4 * dy + dx][k];
         }
+      } else {
+        for (size_t dy = 0; dy < ny; dy++)
+          for (size_t dx = 0; dx < nx; dx++)
+            memcpy(img_out + ((4 * ty + dy) * ow + 4 * tx + dx) * cout + oc0, y[4 * dy + dx], noc * sizeof(float));
       }
     }
   }

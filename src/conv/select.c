@@ -19,10 +19,11 @@ static int l2_small(const lc_conv *c) { return c->ctx->k->isa == LC_ISA_AVX2; }
 /* The channel and table rule is lc_winograd4_auto's (route_winograd4.c: known at create, so the F(4x4)
  * weights are transformed only where AUTO may take them); the output size is decided here.
  * At 7x7 F(4x4) computes 8x8 from 4 tiles of 6x6 inputs (half of them padding) and lost to F(2x2).
- * Past 80x80 its chunk's 36 transformed planes (663 KB at 256 channels) outgrow a 512 KiB L2 and
- * F(2x2) won (256->64 at 160x160: 1.25x). */
+ * Past 80x80 F(2x2) won while F(4x4) gathered NCHW channels a plane apart and its transforms ran
+ * without AVX2; with both fixed F(4x4) won there too (Zen 3, min ms F(2x2) / F(4x4), NCHW: 96->24 at
+ * 160 15.1 / 11.2, 256->64 at 160 85 / 48, 64->64 at 320 79 / 66; NHWC 256->64 at 160 100 / 74). */
 static int wino4_first(const lc_conv *c, const lc_conv_plan *p) {
-  return c->wwino4 && lc_winograd4_auto(c) && p->oh >= 14 && p->ow >= 14 && p->ohw <= 6400;
+  return c->wwino4 && lc_winograd4_auto(c) && p->oh >= 14 && p->ow >= 14;
 }
 
 /* NCHW 1x1 in place reads each K row of a pixel panel a plane apart; past 64 KiB planes (128x128)

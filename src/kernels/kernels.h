@@ -18,6 +18,8 @@ typedef struct lc_gemm_params {
   size_t rs_res;
   int act;                 /* lc_activation */
   float act_min, act_max, act_alpha;
+  int post;                /* 1: then y = y * post_mul + post_add (lc_conv_desc) */
+  float post_mul, post_add;
 } lc_gemm_params;
 
 /* C[m x n] (+)= A[m x k] * B[k x n], m <= mr, n <= nr of the table.
@@ -67,7 +69,7 @@ typedef void (*lc_f32_rowconv_fn)(size_t m, size_t n, size_t k, const float *w, 
   void lc_f32_gather_##isa(float *dst, const float *src, size_t n, size_t stride)
 
 /* Activation of one value (scalar tails and reference). */
-static inline float lc_apply_act(float v, const lc_gemm_params *p) {
+static inline float lc_act_only(float v, const lc_gemm_params *p) {
   switch (p->act) {
     case 1: return v > 0.0f ? v : 0.0f;
     case 2: return v < p->act_min ? p->act_min : (v > p->act_max ? p->act_max : v);
@@ -79,6 +81,12 @@ static inline float lc_apply_act(float v, const lc_gemm_params *p) {
     }
     default: return v;
   }
+}
+
+/* The activation, then the post affine (a mul and an add: no contraction in C11 mode). */
+static inline float lc_apply_act(float v, const lc_gemm_params *p) {
+  v = lc_act_only(v, p);
+  return p->post ? v * p->post_mul + p->post_add : v;
 }
 
 #endif

@@ -33,6 +33,17 @@ typedef struct lc_wino_kernels {
    * same weight values get the same bits. */
   void (*weights)(size_t noc, size_t nr, size_t n, const float *d, size_t ldr, size_t ldt, size_t ldj, float *u,
                   size_t xs);
+  /* F(4x4, 3x3) (route_winograd4.c), the same operations in both layouts (same bits):
+   * in_tiles4: B^T d B of n <= SEG tiles side by side (NCHW): rows[r] is input row r from the first
+   * tile's column, 4n + 2 values (tile k reads rows[r][4k .. 4k+5]); writes dst[xi * xs + k].
+   * in_channels4: of one tile for n <= SEG channels (NHWC): src[r*6+x] points at the channels of
+   * input pixel (r, x); writes out[xi][k].
+   * out4: A^T M A of one tile for n <= SEG channels, m[xi * xs + k] -> y[dy * 4 + dx][k], then bias
+   * (bv[k], or none) and the activation of p. */
+  void (*in_tiles4)(size_t n, const float *const rows[6], float *dst, size_t xs);
+  void (*in_channels4)(size_t n, const float *const src[36], float out[36][LC_WINO_SEG]);
+  void (*out4)(size_t n, const float *m, size_t xs, const float *bv, const lc_gemm_params *p,
+               float y[16][LC_WINO_SEG]);
 } lc_wino_kernels;
 
 extern const lc_wino_kernels lc_wino_scalar;
@@ -145,8 +156,10 @@ static void wino_bias_act(float *y, size_t n, const float *bv, const float *b, c
     }
     default:
       for (size_t k = 0; k < n; k++) y[k] = lc_apply_act(y[k], p);
-      break;
+      return; /* post included */
   }
+  if (p->post)
+    for (size_t k = 0; k < n; k++) y[k] = y[k] * p->post_mul + p->post_add;
 }
 
 static void wino_out(size_t n, const float *m, size_t xs, const float *bv, const float *b, const lc_gemm_params *p,
@@ -210,5 +223,89 @@ static void wino_weights(size_t noc, size_t nr, size_t n, const float *d, size_t
   }
 }
 
-#define LC_WINO_TABLE {wino_in_tiles, wino_in_channels, wino_out, wino_pad_row, wino_weights}
+/* F(4x4) B^T (points 0, +-1, +-2, +-1/2) over six vectors of w values, one store stream per output
+ * (restrict: no alias checks, so it vectorizes). Down the rows first, then along them, in both
+ * layouts (the same bits). */
+static void wino4_bt6(size_t w, const float *r0, const float *r1, const float *r2, const float *r3, const float *r4,
+                      const float *r5, float *restrict o0, float *restrict o1, float *restrict o2, float *restrict o3,
+                      float *restrict o4, float *restrict o5) {
+  for (size_t c = 0; c < w; c++) {
+    float a0 = r0[c], a1 = r1[c], a2 = r2[c], a3 = r3[c], a4 = r4[c], a5 = r5[c];
+    o0[c] = 4.0f * a0 - 5.0f * a2 + a4;
+    o1[c] = -4.0f * (a1 + a2) + (a3 + a4);
+    o2[c] = 4.0f * (a1 - a2) + (a4 - a3);
+    o3[c] = 2.0f * (a3 - a1) + (a4 - a2);
+    o4[c] = 2.0f * (a1 - a3) + (a4 - a2);
+    o5[c] = 4.0f * a1 - 5.0f * a3 + a5;
+  }
+}
+/* a[0..5] -> o[i * os + c] */
+static void wino4_bt(size_t w, const float *const a[6], float *o, size_t os) {
+  wino4_bt6(w, a[0], a[1], a[2], a[3], a[4], a[5], o, o + os, o + 2 * os, o + 3 * os, o + 4 * os, o + 5 * os);
+}
+
+/* NCHW: the row pass runs once per input column (adjacent tiles share two); the pass along the
+ * rows reads every fourth value through four phase arrays, so both vectorize. */
+static void wino4_in_tiles(size_t n, const float *const rows[6], float *dst, size_t xs) {
+  float t[6][4 * LC_WINO_SEG + 2], ph[4][LC_WINO_SEG + 1];
+  wino4_bt(4 * n + 2, rows, &t[0][0], 4 * LC_WINO_SEG + 2);
+  const float *a[6] = {ph[0], ph[1], ph[2], ph[3], ph[0] + 1, ph[1] + 1};
+  for (int i = 0; i < 6; i++) {
+    for (size_t k = 0; k <= n; k++) {
+      ph[0][k] = t[i][4 * k];
+      ph[1][k] = t[i][4 * k + 1];
+    }
+    for (size_t k = 0; k < n; k++) {
+      ph[2][k] = t[i][4 * k + 2];
+      ph[3][k] = t[i][4 * k + 3];
+    }
+    wino4_bt(n, a, dst + (size_t)(6 * i) * xs, xs);
+  }
+}
+
+static void wino4_in_channels(size_t n, const float *const src[36], float out[36][LC_WINO_SEG]) {
+  float t[6][6][LC_WINO_SEG]; /* [transformed row][column][channel] */
+  for (int x = 0; x < 6; x++) {
+    const float *r[6] = {src[x], src[6 + x], src[12 + x], src[18 + x], src[24 + x], src[30 + x]};
+    wino4_bt(n, r, &t[0][x][0], 6 * LC_WINO_SEG);
+  }
+  for (int i = 0; i < 6; i++) {
+    const float *a[6] = {t[i][0], t[i][1], t[i][2], t[i][3], t[i][4], t[i][5]};
+    wino4_bt(n, a, out[6 * i], LC_WINO_SEG);
+  }
+}
+
+static void wino4_out(size_t n, const float *m, size_t xs, const float *bv, const lc_gemm_params *p,
+                      float y[16][LC_WINO_SEG]) {
+  float t[24][LC_WINO_SEG]; /* 4 rows x 6 columns */
+  for (int x = 0; x < 6; x++) {
+    const float *m0 = m + (size_t)x * xs, *m1 = m0 + 6 * xs, *m2 = m0 + 12 * xs, *m3 = m0 + 18 * xs,
+                *m4 = m0 + 24 * xs, *m5 = m0 + 30 * xs;
+    float *t0 = t[x], *t1 = t[6 + x], *t2 = t[12 + x], *t3 = t[18 + x];
+    for (size_t k = 0; k < n; k++) {
+      float s12 = m1[k] + m2[k], d12 = m1[k] - m2[k], s34 = m3[k] + m4[k], d34 = m3[k] - m4[k];
+      t0[k] = m0[k] + s12 + s34;
+      t1[k] = d12 + 2.0f * d34;
+      t2[k] = s12 + 4.0f * s34;
+      t3[k] = d12 + 8.0f * d34 + m5[k];
+    }
+  }
+  for (int r = 0; r < 4; r++) {
+    const float *a0 = t[6 * r], *a1 = t[6 * r + 1], *a2 = t[6 * r + 2], *a3 = t[6 * r + 3], *a4 = t[6 * r + 4],
+                *a5 = t[6 * r + 5];
+    float *y0 = y[4 * r], *y1 = y[4 * r + 1], *y2 = y[4 * r + 2], *y3 = y[4 * r + 3];
+    for (size_t k = 0; k < n; k++) {
+      float s12 = a1[k] + a2[k], d12 = a1[k] - a2[k], s34 = a3[k] + a4[k], d34 = a3[k] - a4[k];
+      y0[k] = a0[k] + s12 + s34;
+      y1[k] = d12 + 2.0f * d34;
+      y2[k] = s12 + 4.0f * s34;
+      y3[k] = d12 + 8.0f * d34 + a5[k];
+    }
+  }
+  for (int v = 0; v < 16; v++) wino_bias_act(y[v], n, bv, NULL, p);
+}
+
+#define LC_WINO_TABLE                                                                                           \
+  {wino_in_tiles, wino_in_channels, wino_out, wino_pad_row, wino_weights, wino4_in_tiles, wino4_in_channels, \
+   wino4_out}
 #endif

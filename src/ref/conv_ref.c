@@ -82,6 +82,9 @@ lc_status lc_conv_reference(const lc_conv_desc *desc, int64_t batch, int64_t in_
   act.act_min = desc->act_min;
   act.act_max = desc->act_max;
   act.act_alpha = desc->act_alpha;
+  act.post = desc->post_mul != 1.0f || desc->post_add != 0.0f;
+  act.post_mul = desc->post_mul;
+  act.post_add = desc->post_add;
 
   for (int64_t b = 0; b < batch; b++)
     for (int64_t oc = 0; oc < co; oc++) {

@@ -18,8 +18,8 @@ LC_AI __m256i lc_avx2_mask(size_t cnt) {
 
 /* Activation parameters broadcast once per call. */
 typedef struct {
-  int act;
-  __m256 lo, hi, alpha;
+  int act, post;
+  __m256 lo, hi, alpha, pmul, padd;
 } lc_avx2_act;
 
 LC_AI lc_avx2_act lc_avx2_act_init(const lc_gemm_params *p) {
@@ -28,12 +28,15 @@ LC_AI lc_avx2_act lc_avx2_act_init(const lc_gemm_params *p) {
   a.lo = _mm256_set1_ps(p->act_min);
   a.hi = _mm256_set1_ps(p->act_max);
   a.alpha = _mm256_set1_ps(p->act_alpha);
+  a.post = p->post;
+  a.pmul = _mm256_set1_ps(p->post_mul);
+  a.padd = _mm256_set1_ps(p->post_add);
   return a;
 }
 
 /* Same results as lc_apply_act, NaN included: the operand order of max/min keeps x when it is NaN,
  * except relu, whose scalar form maps NaN to 0 like max(x, 0) does. */
-LC_AI __m256 lc_avx2_apply_act(__m256 x, const lc_avx2_act *a) {
+LC_AI __m256 lc_avx2_act_only(__m256 x, const lc_avx2_act *a) {
   const __m256 zero = _mm256_setzero_ps();
   switch (a->act) {
     case 1: return _mm256_max_ps(x, zero);
@@ -46,6 +49,12 @@ LC_AI __m256 lc_avx2_apply_act(__m256 x, const lc_avx2_act *a) {
     }
     default: return x;
   }
+}
+
+/* Then the post affine as lc_apply_act: a mul and an add, not an FMA (the same bits). */
+LC_AI __m256 lc_avx2_apply_act(__m256 x, const lc_avx2_act *a) {
+  x = lc_avx2_act_only(x, a);
+  return a->post ? _mm256_add_ps(_mm256_mul_ps(x, a->pmul), a->padd) : x;
 }
 
 /* Full epilogue of 8 lanes; c/bias_col/res point at the lanes, bias_row is the row's bias value.

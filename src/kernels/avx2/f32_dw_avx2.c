@@ -43,16 +43,50 @@ LC_AI void dw_row_block(size_t ox, size_t cnt, size_t kh, size_t kw, size_t sw, 
   lc_avx2_epilogue(_mm256_add_ps(acc0, acc1), out + ox, NULL, bias, res, p, act, lc_avx2_mask(nout), nout < 8);
 }
 
+/* Four blocks of 8 outputs [ox, ox+32): each weight broadcast feeds four vectors and the eight
+ * chains (two per vector, as dw_row_block: the same bits) hide the FMA latency (5x5 192@40: one
+ * block ran at 4 cycles per FMA). Stride 2 needs an output after the block (full 16-float loads). */
+LC_AI void dw_row_block4(size_t ox, size_t kh, size_t kw, size_t sw, size_t dw, const float *const *in_rows,
+                         const float *w, float *out, const lc_gemm_params *p, const lc_avx2_act *act, __m256 bias) {
+  const size_t cnt = sw == 1 ? 8 : 9; /* load_taps' full-vector forms */
+  __m256 a0[4], a1[4];
+  for (int v = 0; v < 4; v++) a0[v] = a1[v] = _mm256_setzero_ps();
+  for (size_t ky = 0; ky < kh; ky++) {
+    const float *row = in_rows[ky] + ox * sw;
+    const float *wr = w + ky * kw;
+    size_t kx = 0;
+    for (; kx + 1 < kw; kx += 2) {
+      const __m256 w0 = _mm256_broadcast_ss(wr + kx), w1 = _mm256_broadcast_ss(wr + kx + 1);
+      const float *q0 = row + kx * dw, *q1 = row + (kx + 1) * dw;
+      for (size_t v = 0; v < 4; v++) {
+        a0[v] = _mm256_fmadd_ps(load_taps(q0 + 8 * v * sw, sw, cnt), w0, a0[v]);
+        a1[v] = _mm256_fmadd_ps(load_taps(q1 + 8 * v * sw, sw, cnt), w1, a1[v]);
+      }
+    }
+    if (kx < kw) {
+      const __m256 w0 = _mm256_broadcast_ss(wr + kx);
+      const float *q0 = row + kx * dw;
+      for (size_t v = 0; v < 4; v++) a0[v] = _mm256_fmadd_ps(load_taps(q0 + 8 * v * sw, sw, cnt), w0, a0[v]);
+    }
+  }
+  const float *res = p->final && p->residual ? p->residual + ox : NULL;
+  for (size_t v = 0; v < 4; v++)
+    lc_avx2_epilogue(_mm256_add_ps(a0[v], a1[v]), out + ox + 8 * v, NULL, bias, res ? res + 8 * v : NULL, p, act,
+                     _mm256_setzero_si256(), 0);
+}
+
 /* All output blocks of a row; inlined with constant kh/kw/sw for 3x3 so that the taps unroll and the
  * weight broadcasts leave the loop (ow 56, GFLOP/s: s1 22.6 -> 29.1, s2 14.9 -> 20.2). */
 LC_AI void dw_row_all(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw, const float *const *in_rows,
                       const float *w, float *out, const lc_gemm_params *p, const lc_avx2_act *act, __m256 bias) {
   size_t ox = 0;
   if (sw == 1) {
+    for (; ox + 32 <= ow; ox += 32) dw_row_block4(ox, kh, kw, 1, dw, in_rows, w, out, p, act, bias);
     for (; ox + 8 <= ow; ox += 8) dw_row_block(ox, 8, kh, kw, 1, dw, in_rows, w, out, p, act, bias);
     if (ox < ow) dw_row_block(ox, ow - ox, kh, kw, 1, dw, in_rows, w, out, p, act, bias);
   } else {
     /* Full 16-float loads stay inside the row only while another output exists after the block. */
+    for (; ox + 33 <= ow; ox += 32) dw_row_block4(ox, kh, kw, 2, dw, in_rows, w, out, p, act, bias);
     for (; ox + 9 <= ow; ox += 8) dw_row_block(ox, 9, kh, kw, 2, dw, in_rows, w, out, p, act, bias);
     if (ox < ow) dw_row_block(ox, ow - ox, kh, kw, 2, dw, in_rows, w, out, p, act, bias);
   }

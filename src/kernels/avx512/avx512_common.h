@@ -13,8 +13,8 @@
 LC_AI __mmask16 lc_avx512_mask(size_t cnt) { return (__mmask16)((1u << cnt) - 1u); }
 
 typedef struct {
-  int act;
-  __m512 lo, hi, alpha;
+  int act, post;
+  __m512 lo, hi, alpha, pmul, padd;
 } lc_avx512_act;
 
 LC_AI lc_avx512_act lc_avx512_act_init(const lc_gemm_params *p) {
@@ -23,11 +23,14 @@ LC_AI lc_avx512_act lc_avx512_act_init(const lc_gemm_params *p) {
   a.lo = _mm512_set1_ps(p->act_min);
   a.hi = _mm512_set1_ps(p->act_max);
   a.alpha = _mm512_set1_ps(p->act_alpha);
+  a.post = p->post;
+  a.pmul = _mm512_set1_ps(p->post_mul);
+  a.padd = _mm512_set1_ps(p->post_add);
   return a;
 }
 
 /* Same results as lc_apply_act, NaN included (see the AVX2 version). */
-LC_AI __m512 lc_avx512_apply_act(__m512 x, const lc_avx512_act *a) {
+LC_AI __m512 lc_avx512_act_only(__m512 x, const lc_avx512_act *a) {
   const __m512 zero = _mm512_setzero_ps();
   switch (a->act) {
     case 1: return _mm512_max_ps(x, zero);
@@ -40,6 +43,12 @@ LC_AI __m512 lc_avx512_apply_act(__m512 x, const lc_avx512_act *a) {
     }
     default: return x;
   }
+}
+
+/* Then the post affine (as the AVX2 version). */
+LC_AI __m512 lc_avx512_apply_act(__m512 x, const lc_avx512_act *a) {
+  x = lc_avx512_act_only(x, a);
+  return a->post ? _mm512_add_ps(_mm512_mul_ps(x, a->pmul), a->padd) : x;
 }
 
 /* Full epilogue of 16 lanes; lanes outside mask are neither read nor written. */

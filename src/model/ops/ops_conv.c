@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "conv/conv.h"
 #include "model/ops/ops_internal.h"
 #include "model/ops/ops_plan.h"
 #include "model/qweight.h"
@@ -223,6 +224,7 @@ typedef struct conv_state {
   const lc_attr *prelu, *cmul, *cadd; /* fuse_device.c's per-channel epilogue, NULL if none */
   const lc_attr *imul, *iadd;         /* fuse_device.c's input affine (a BatchNormalization before) */
   const lc_attr *hsig;                /* fuse_device.c's HardSigmoid after (alpha, beta) */
+  int post_fused;                     /* the library applies the post affine too */
 } conv_state;
 
 /* The input affine when the device hands the conv back: a copy of x as the BatchNormalization
@@ -369,6 +371,9 @@ lc_status lcop_conv_make_hooked(const lc_node *n, const lc_tensor *const *in, in
   if (fuse_act) {
     d.activation = act.act;
     d.act_min = act.lo, d.act_max = act.hi, d.act_alpha = act.alpha;
+    /* The CPU library applies the post affine in its output pass (a pass of its own over the
+     * output was 5 % of PP-OCRv4 det); device convs leave it to conv_run (takes_qmatrix: a CPU context). */
+    if (act.post && lc_conv_takes_qmatrix(x->lc)) d.post_mul = act.post_mul, d.post_add = act.post_add;
   }
   d.weight_format = (lc_weight_format)x->weight_format;
   d.block_size = x->weight_block;
@@ -410,6 +415,7 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
   /* with a residual the activation must follow the add, which the CPU library cannot do */
   int later = st->residual || st->prelu || st->cmul;
   if (!s) s = lcop_conv_make(n, in, n_in, x, !later, &st->conv, &st->shape);
+  st->post_fused = !s && !later && lc_conv_takes_qmatrix(x->lc);
   if (s) {
     lc_free(st);
     return s;
@@ -446,7 +452,7 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
     chan_epilogue(x, st, out->data, st->residual ? in[n_in - 1]->data : NULL, out);
   } else if (st->residual) {
     run_epilogue(x, out->data, in[n_in - 1]->data, out->nbytes / sizeof(float), &st->act);
-  } else if (st->act.post) { /* the library applied the activation */
+  } else if (st->act.post && !st->post_fused) { /* the library applied the activation */
     conv_act post = st->act;
     post.act = LC_ACT_NONE;
     run_epilogue(x, out->data, NULL, out->nbytes / sizeof(float), &post);
