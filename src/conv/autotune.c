@@ -134,14 +134,15 @@ typedef struct cand {
 
 static int splits_panels(lc_route r) {
   return r == LC_ROUTE_DIRECT || r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_IGEMM ||
-         r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 || r == LC_ROUTE_STEM;
+         r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 || r == LC_ROUTE_STEM || r == LC_ROUTE_I8GEMM;
 }
 static size_t panels_of(const lc_conv *c, lc_route r) {
+  if (r == LC_ROUTE_I8GEMM) return lc_div_up((size_t)c->cout_g, LC_I8_MR);
   return r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 ? lc_div_up((size_t)c->cout_g, c->ctx->k->nr) : c->npanels;
 }
 static int takes_tile(lc_route r) {
   return r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 ||
-         r == LC_ROUTE_STEM; /* stem: output rows per task */
+         r == LC_ROUTE_STEM || r == LC_ROUTE_I8GEMM; /* stem: output rows per task */
 }
 
 /* The plan of route r with these hints (0 = the route's own choice); errors as the route's plan. */

@@ -86,7 +86,7 @@ static void refine(const lc_conv *c, const lc_conv_plan *geo, lc_conv_plan *p) {
 
 lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
   const lc_conv_desc *d = &c->d;
-  lc_route order[8];
+  lc_route order[12];
   int n = 0;
   if (c->depthwise) order[n++] = LC_ROUTE_DEPTHWISE;
   int is_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1 && !p->pt && !p->pl &&
@@ -95,6 +95,9 @@ lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
    * 6-row tiles cost 1.7-2.1x at K = 27..147 (stems 3->32/64 at 112..320 px, 3x3 s1/s2 and 7x7 s2,
    * docs/benchmarks.md "Stride-2 and stem"). 1x1 keeps gemm1x1 (the input is the operand). */
   if (!is_1x1 && d->kernel_h * d->kernel_w > 1) order[n++] = LC_ROUTE_STEM;
+  /* int8 activations asked for: integer dot products (route_i8gemm.c), except where the GEMV
+   * serves (few pixels). */
+  if (c->qw && lc_i8gemm_wanted(c) && !(is_1x1 && lc_conv_use_qgemv(c, p))) order[n++] = LC_ROUTE_I8GEMM;
   if (big_plane_1x1(c, p, is_1x1)) order[n++] = LC_ROUTE_IM2COL;
   if (is_1x1) order[n++] = LC_ROUTE_GEMM1X1;
   if (wino4_first(c, p)) order[n++] = LC_ROUTE_WINOGRAD4;
