@@ -117,7 +117,7 @@ void lc_cpu_tune_key(const lc_conv *c, const lc_conv_plan *p, char *buf, size_t 
            "p%lld,%lld,%lld,%lld",
            c->ctx->threads, d->layout == LC_NHWC ? "nhwc" : "nchw", wf[(unsigned)d->weight_format % 3],
            d->weight_format ? d->block_size : 0, d->weight_format && d->asym ? " asym" : "",
-           d->weight_format && d->int8_activations ? " i8act" : "", (long long)p->n, (long long)d->groups,
+           d->weight_format && (d->int8_activations || lc_i8gemm_wanted(c)) ? " i8act" : "", (long long)p->n, (long long)d->groups,
            (long long)d->in_channels, (long long)d->out_channels, (long long)p->ih, (long long)p->iw,
            (long long)d->kernel_h, (long long)d->kernel_w, (long long)d->stride_h, (long long)d->stride_w,
            (long long)d->dilation_h, (long long)d->dilation_w, (long long)p->pt, (long long)p->pl, (long long)p->pb,

@@ -131,6 +131,10 @@ static void i8_task(void *arg, size_t task, int thread) {
   unsigned char *xp = slot + xfb;
   uint8_t *wd = xp + p->tile / LC_I8_NR * xpan;
   lc_i8gemm_fn kern = kt->i8gemm[w->format];
+  /* 1x1, stride 1, unpadded: full panels are quantized from the input planes in place. */
+  const lc_conv_desc *d = &c->d;
+  int in_place = d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1 && !p->pt && !p->pl &&
+                 !p->pb && !p->pr;
   run r;
   for (size_t b0 = 0; b0 < w->nb; b0 += r.nb) {
     run_at(w, b0, &r);
@@ -138,10 +142,16 @@ static void i8_task(void *arg, size_t task, int thread) {
     size_t q = r.nq * 4 * LC_I8_NR, m = r.nb * LC_I8_NR;
     for (size_t j = 0; j < np; j += LC_I8_NR) {
       size_t nj = lc_min_sz(LC_I8_NR, np - j);
-      if (nj < LC_I8_NR) memset(xf, 0, r.kn * LC_I8_NR * sizeof(float));
-      lc_pack_panel(c, img_g, pix0 + j, nj, r.k0, r.kn, LC_I8_NR, NULL, NULL, xf);
+      const float *x = xf;
+      size_t ldx = LC_I8_NR;
+      if (in_place && nj == LC_I8_NR) {
+        x = img_g + r.k0 * p->ihw + pix0 + j, ldx = p->ihw;
+      } else {
+        if (nj < LC_I8_NR) memset(xf, 0, r.kn * LC_I8_NR * sizeof(float));
+        lc_pack_panel(c, img_g, pix0 + j, nj, r.k0, r.kn, LC_I8_NR, NULL, NULL, xf);
+      }
       unsigned char *a = xp + j / LC_I8_NR * xpan;
-      kt->i8prep(&bl, xf, (int8_t *)a, (float *)(a + q), (int32_t *)(a + q) + m, (float *)(a + q) + 2 * m);
+      kt->i8prep(&bl, x, ldx, (int8_t *)a, (float *)(a + q), (int32_t *)(a + q) + m, (float *)(a + q) + 2 * m);
     }
     for (size_t row = r0; row < r1; row += LC_I8_MR) {
       size_t mr = lc_min_sz(LC_I8_MR, r1 - row), oc = tp.g * coutg + row;

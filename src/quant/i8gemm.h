@@ -36,21 +36,21 @@ typedef void (*lc_i8gemm_fn)(const lc_i8blocks *bl, size_t mr, size_t np, const 
                              const float *ws, const float *wo, size_t lds, const lc_i8act *a, float *c, size_t ldc,
                              int acc);
 
-/* Quantizes one panel of 16 pixels: x[k][16] fp32 (the run's k values, blocks back to back, length
- * sum of len[]), into a (its arrays sized for the run). */
-typedef void (*lc_i8prep_fn)(const lc_i8blocks *bl, const float *x, int8_t *xq, float *xs, int32_t *isum,
+/* Quantizes one panel of 16 pixels: x[k * ldx + p] fp32 (the run's k values, blocks back to back,
+ * length sum of len[]), into a (its arrays sized for the run). */
+typedef void (*lc_i8prep_fn)(const lc_i8blocks *bl, const float *x, size_t ldx, int8_t *xq, float *xs, int32_t *isum,
                              float *xsum);
 
 void lc_i8gemm_q4_4x16_scalar(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
                               const float *, size_t, const lc_i8act *, float *, size_t, int);
 void lc_i8gemm_q8_4x16_scalar(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
                               const float *, size_t, const lc_i8act *, float *, size_t, int);
-void lc_i8prep_16_scalar(const lc_i8blocks *, const float *, int8_t *, float *, int32_t *, float *);
+void lc_i8prep_16_scalar(const lc_i8blocks *, const float *, size_t, int8_t *, float *, int32_t *, float *);
 void lc_i8gemm_q4_4x16_avx2(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
                             const float *, size_t, const lc_i8act *, float *, size_t, int);
 void lc_i8gemm_q8_4x16_avx2(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
                             const float *, size_t, const lc_i8act *, float *, size_t, int);
-void lc_i8prep_16_avx2(const lc_i8blocks *, const float *, int8_t *, float *, int32_t *, float *);
+void lc_i8prep_16_avx2(const lc_i8blocks *, const float *, size_t, int8_t *, float *, int32_t *, float *);
 void lc_i8gemm_q4_4x16_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
                                   const float *, size_t, const lc_i8act *, float *, size_t, int);
 void lc_i8gemm_q8_4x16_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #define I8_Q4_GROUP 8
+#define I8_Q4_FULL 8
 #define I8_Q4_WIDEN(s) _mm256_madd_epi16((s), ones)
 #define I8_DOT_Q4(s, wb, x) ((s) = _mm256_add_epi16((s), _mm256_maddubs_epi16((wb), (x))))
 #define I8_DOT_Q8(d, wb, aw, x) \
@@ -17,14 +18,14 @@
 static const int8_t transpose4[32] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
                                       0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
 
-void lc_i8prep_16_avx2(const lc_i8blocks *bl, const float *x, int8_t *xq, float *xs, int32_t *isum, float *xsum) {
+void lc_i8prep_16_avx2(const lc_i8blocks *bl, const float *x, size_t ldx, int8_t *xq, float *xs, int32_t *isum, float *xsum) {
   const __m256 sign = _mm256_set1_ps(-0.0f), q127 = _mm256_set1_ps(127.0f), m127 = _mm256_set1_ps(-127.0f);
   const __m256i tr = _mm256_loadu_si256((const __m256i *)transpose4);
   for (size_t b = 0; b < bl->nb; b++) {
     size_t len = bl->len[b], nq = bl->nq[b];
     __m256 am[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (size_t e = 0; e < len; e++)
-      for (int h = 0; h < 2; h++) am[h] = _mm256_max_ps(am[h], _mm256_andnot_ps(sign, _mm256_loadu_ps(x + e * 16 + 8 * h)));
+      for (int h = 0; h < 2; h++) am[h] = _mm256_max_ps(am[h], _mm256_andnot_ps(sign, _mm256_loadu_ps(x + e * ldx + 8 * h)));
     __m256 inv[2];
     __m256i is[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
     for (int h = 0; h < 2; h++) {
@@ -40,7 +41,7 @@ void lc_i8prep_16_avx2(const lc_i8blocks *bl, const float *x, int8_t *xq, float 
             v[j][h] = _mm256_setzero_si256();
             continue;
           }
-          __m256 r = _mm256_mul_ps(_mm256_loadu_ps(x + e * 16 + 8 * h), inv[h]);
+          __m256 r = _mm256_mul_ps(_mm256_loadu_ps(x + e * ldx + 8 * h), inv[h]);
           v[j][h] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(r, m127), q127));
           is[h] = _mm256_add_epi32(is[h], v[j][h]);
         }
@@ -55,7 +56,7 @@ void lc_i8prep_16_avx2(const lc_i8blocks *bl, const float *x, int8_t *xq, float 
       _mm256_storeu_si256((__m256i *)(isum + b * 16 + 8 * h), is[h]);
       _mm256_storeu_ps(xsum + b * 16 + 8 * h, _mm256_mul_ps(s, _mm256_cvtepi32_ps(is[h])));
     }
-    x += len * 16;
+    x += len * ldx;
     xq += nq * 64;
   }
 }

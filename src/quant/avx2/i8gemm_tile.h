@@ -36,6 +36,23 @@ I8_INLINE void i8_block_fold(__m256i d[4][2], const lc_i8act *a, size_t b, const
   }
 }
 
+/* Sums of quads [0, qn) of a Q4 group into s (qn a constant where it is full: the loop unrolls). */
+I8_INLINE void i8_q4_group(const uint8_t *const wr[4], size_t off, const int8_t *xq, size_t qn, __m256i s[4][2]) {
+  #pragma GCC unroll 4
+  for (int r = 0; r < 4; r++) s[r][0] = s[r][1] = _mm256_setzero_si256();
+  #pragma GCC unroll 8
+  for (size_t q = 0; q < qn; q++) {
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)(xq + q * 64));
+    __m256i x1 = _mm256_loadu_si256((const __m256i *)(xq + q * 64 + 32));
+    #pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+      __m256i wb = i8_bcast(wr[r] + off + 4 * q);
+      I8_DOT_Q4(s[r][0], wb, x0);
+      I8_DOT_Q4(s[r][1], wb, x1);
+    }
+  }
+}
+
 /* Rows past mr read row 0 and pixels past np are the panel's zero padding: both are computed and
  * dropped, so the loops have no edges. */
 I8_INLINE void i8_tile(int q4, const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
@@ -47,12 +64,21 @@ I8_INLINE void i8_tile(int q4, const lc_i8blocks *bl, size_t mr, size_t np, cons
     size_t rr = r < mr ? r : 0;
     wr[r] = w + rr * ldw, wsr[r] = ws + rr * lds, wor[r] = wo ? wo + rr * lds : NULL;
   }
+  /* Edge tiles go through ct; full ones load and store C in place. */
   __attribute__((aligned(32))) float ct[4][16];
-  for (size_t r = 0; r < 4; r++)
-    for (size_t p = 0; p < 16; p++) ct[r][p] = acc && r < mr && p < np ? c[r * ldc + p] : 0.0f;
+  int full = mr == 4 && np == 16;
+  float *cb = full ? c : &ct[0][0];
+  size_t ldb = full ? ldc : 16;
+  if (!full)
+    for (size_t r = 0; r < 4; r++)
+      for (size_t p = 0; p < 16; p++) ct[r][p] = acc && r < mr && p < np ? c[r * ldc + p] : 0.0f;
   __m256 f[4][2];
   #pragma GCC unroll 4
-  for (int r = 0; r < 4; r++) f[r][0] = _mm256_load_ps(ct[r]), f[r][1] = _mm256_load_ps(ct[r] + 8);
+  for (int r = 0; r < 4; r++) {
+    int z = full && !acc;
+    f[r][0] = z ? _mm256_setzero_ps() : _mm256_loadu_ps(cb + r * ldb);
+    f[r][1] = z ? _mm256_setzero_ps() : _mm256_loadu_ps(cb + r * ldb + 8);
+  }
   const __m256i ones = _mm256_set1_epi16(1);
   (void)ones;
   const int8_t *xq = a->xq;
@@ -65,20 +91,12 @@ I8_INLINE void i8_tile(int q4, const lc_i8blocks *bl, size_t mr, size_t np, cons
     if (q4) {
       size_t grp = I8_Q4_GROUP ? I8_Q4_GROUP : nq;
       for (size_t q0 = 0; q0 < nq; q0 += grp) {
-        size_t qe = q0 + grp < nq ? q0 + grp : nq;
+        size_t qn = q0 + grp < nq ? grp : nq - q0;
         __m256i s[4][2];
-        #pragma GCC unroll 4
-        for (int r = 0; r < 4; r++) s[r][0] = s[r][1] = _mm256_setzero_si256();
-        for (size_t q = q0; q < qe; q++) {
-          __m256i x0 = _mm256_loadu_si256((const __m256i *)(xq + q * 64));
-          __m256i x1 = _mm256_loadu_si256((const __m256i *)(xq + q * 64 + 32));
-          #pragma GCC unroll 4
-          for (int r = 0; r < 4; r++) {
-            __m256i wb = i8_bcast(wr[r] + off + 4 * q);
-            I8_DOT_Q4(s[r][0], wb, x0);
-            I8_DOT_Q4(s[r][1], wb, x1);
-          }
-        }
+        if (qn == I8_Q4_FULL)
+          i8_q4_group(wr, off + 4 * q0, xq + 64 * q0, I8_Q4_FULL, s);
+        else
+          i8_q4_group(wr, off + 4 * q0, xq + 64 * q0, qn, s);
         #pragma GCC unroll 4
         for (int r = 0; r < 4; r++)
           #pragma GCC unroll 2
@@ -106,9 +124,10 @@ I8_INLINE void i8_tile(int q4, const lc_i8blocks *bl, size_t mr, size_t np, cons
     xq += 64 * nq;
   }
   #pragma GCC unroll 4
-  for (int r = 0; r < 4; r++) _mm256_store_ps(ct[r], f[r][0]), _mm256_store_ps(ct[r] + 8, f[r][1]);
-  for (size_t r = 0; r < mr; r++)
-    for (size_t p = 0; p < np; p++) c[r * ldc + p] = ct[r][p];
+  for (int r = 0; r < 4; r++) _mm256_storeu_ps(cb + r * ldb, f[r][0]), _mm256_storeu_ps(cb + r * ldb + 8, f[r][1]);
+  if (!full)
+    for (size_t r = 0; r < mr; r++)
+      for (size_t p = 0; p < np; p++) c[r * ldc + p] = ct[r][p];
 }
 
 void I8_NAME_Q4(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw, const float *ws,

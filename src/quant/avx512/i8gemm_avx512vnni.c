@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #define I8_Q4_GROUP 0
+#define I8_Q4_FULL 8 /* unrolled when a block is 32 long */
 #define I8_Q4_WIDEN(s) (s)
 #define I8_DOT_Q4(s, wb, x) ((s) = _mm256_dpbusd_epi32((s), (wb), (x)))
 #define I8_DOT_Q8(d, wb, aw, x) ((d) = _mm256_dpbusd_epi32((d), (aw), _mm256_sign_epi8((x), (wb))))

@@ -13,17 +13,17 @@ static inline int8_t code_of(float v, float inv) {
   return (int8_t)rintf(r);
 }
 
-void lc_i8prep_16_scalar(const lc_i8blocks *bl, const float *x, int8_t *xq, float *xs, int32_t *isum,
+void lc_i8prep_16_scalar(const lc_i8blocks *bl, const float *x, size_t ldx, int8_t *xq, float *xs, int32_t *isum,
                          float *xsum) {
   for (size_t b = 0; b < bl->nb; b++) {
     size_t len = bl->len[b], nq = bl->nq[b];
     for (size_t p = 0; p < LC_I8_NR; p++) {
       float amax = 0.0f;
-      for (size_t e = 0; e < len; e++) amax = fmaxf(amax, fabsf(x[e * LC_I8_NR + p]));
+      for (size_t e = 0; e < len; e++) amax = fmaxf(amax, fabsf(x[e * ldx + p]));
       float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
       int32_t s = 0;
       for (size_t e = 0; e < 4 * nq; e++) {
-        int8_t q = e < len ? code_of(x[e * LC_I8_NR + p], inv) : 0;
+        int8_t q = e < len ? code_of(x[e * ldx + p], inv) : 0;
         xq[(e / 4) * 4 * LC_I8_NR + p * 4 + e % 4] = q;
         s += q;
       }
@@ -31,7 +31,7 @@ void lc_i8prep_16_scalar(const lc_i8blocks *bl, const float *x, int8_t *xq, floa
       isum[b * LC_I8_NR + p] = s;
       xsum[b * LC_I8_NR + p] = amax / 127.0f * (float)s;
     }
-    x += len * LC_I8_NR;
+    x += len * ldx;
     xq += nq * 4 * LC_I8_NR;
   }
 }
