@@ -85,9 +85,13 @@ I8_INLINE void i8_tile(int q4, const lc_i8blocks *bl, size_t mr, size_t np, cons
   size_t off = 0;
   for (size_t b = 0; b < bl->nb; b++) {
     size_t nq = bl->nq[b];
-    __m256i d[4][2];
+    __m256i d[4][2], d0 = _mm256_setzero_si256(), d1 = d0;
+    if (q4) { /* codes are q + 8: start at -8 * sum(xq), exactly */
+      d0 = _mm256_sub_epi32(d0, _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(a->isum + b * 16)), 3));
+      d1 = _mm256_sub_epi32(d1, _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(a->isum + b * 16 + 8)), 3));
+    }
     #pragma GCC unroll 4
-    for (int r = 0; r < 4; r++) d[r][0] = d[r][1] = _mm256_setzero_si256();
+    for (int r = 0; r < 4; r++) d[r][0] = d0, d[r][1] = d1;
     if (q4) {
       size_t grp = I8_Q4_GROUP ? I8_Q4_GROUP : nq;
       for (size_t q0 = 0; q0 < nq; q0 += grp) {
@@ -102,11 +106,6 @@ I8_INLINE void i8_tile(int q4, const lc_i8blocks *bl, size_t mr, size_t np, cons
           #pragma GCC unroll 2
           for (int h = 0; h < 2; h++) d[r][h] = _mm256_add_epi32(d[r][h], I8_Q4_WIDEN(s[r][h]));
       }
-      /* Codes are q + 8: remove 8 * sum(xq), exactly. */
-      __m256i is0 = _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(a->isum + b * 16)), 3);
-      __m256i is1 = _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(a->isum + b * 16 + 8)), 3);
-      #pragma GCC unroll 4
-      for (int r = 0; r < 4; r++) d[r][0] = _mm256_sub_epi32(d[r][0], is0), d[r][1] = _mm256_sub_epi32(d[r][1], is1);
     } else {
       for (size_t q = 0; q < nq; q++) {
         __m256i x0 = _mm256_loadu_si256((const __m256i *)(xq + q * 64));
