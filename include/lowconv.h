@@ -159,9 +159,10 @@ typedef enum lc_route {
   LC_ROUTE_DEPTHWISE = 5,
   LC_ROUTE_WINOGRAD = 6, /* 3x3 stride 1 dilation 1: Winograd F(2x2, 3x3), 2.25x fewer multiplies */
   LC_ROUTE_WINOGRAD4 = 7, /* the same with F(4x4, 3x3), 4x fewer; fp32 */
-  LC_ROUTE_STEM = 8       /* NCHW, <= 4 input channels (the RGB stem): a direct kernel over input rows */
+  LC_ROUTE_STEM = 8,      /* NCHW, <= 4 input channels (the RGB stem): a direct kernel over input rows */
+  LC_ROUTE_I8GEMM = 9     /* Q8/Q4 NCHW with int8_activations: integer dot products over int8 patches */
 } lc_route;
-#define LC_ROUTE_COUNT 9
+#define LC_ROUTE_COUNT 10
 
 /* Route name as used by the CLI ("direct", "gemm1x1", ...); lc_route_from_name returns -1 if unknown. */
 LC_API const char *lc_route_name(lc_route r);
@@ -188,8 +189,9 @@ typedef struct lc_conv_desc {
   lc_weight_format weight_format; /* storage of the packed weights (quantized from `weights`) */
   int block_size;          /* Q8/Q4: 16, 32, 64, 128, 256, or 0 = one block per output channel */
   int asym;                /* Q8/Q4: 1 = scale and offset per block, 0 = symmetric (scale only) */
-  int int8_activations;    /* Q8/Q4 GEMV path (1x1 conv on few pixels, fully connected): 1 = quantize the
-                              activations to int8 per block and use integer dot products (faster);
+  int int8_activations;    /* Q8/Q4: 1 = quantize the activations to int8 per block and use integer dot
+                              products (faster): the GEMV path (1x1 conv on few pixels, fully connected)
+                              and the i8gemm route (NCHW; env LOWCONV_INT8_ACT=1/0 forces it on/off);
                               0 = float activations, weights dequantized in registers (accurate, default) */
   /* Weights quantized elsewhere (Q8/Q4; `weights` may then be NULL): signed codes, one int8 per
    * weight (q4 in [-8, 7]), ordered [out_channel][ky][kx][in_channel / groups]; scales (and offsets

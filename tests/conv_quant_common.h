@@ -185,6 +185,7 @@ static rstat rstats[LC_ROUTE_COUNT];
 static inline int route_must_run(const cc_case *c, lc_route r) {
   const lc_conv_desc *d = &c->d;
   if (r == LC_ROUTE_WINOGRAD4) return 0; /* fp32 only */
+  if (r == LC_ROUTE_I8GEMM) return 0;    /* int8 activations only: test_conv_qi8.c, with its own bound */
   if (r == LC_ROUTE_STEM)
     return d->layout == LC_NCHW && d->groups == 1 && d->in_channels <= 4 && d->stride_w <= 4 &&
            d->in_channels * d->kernel_h * d->kernel_w <= 160;

@@ -65,7 +65,8 @@ int main(void) {
   for (int r = 0; r < LC_ROUTE_COUNT; r++) {
     printf("  %-9s %ld comparisons with 2-4 threads, %ld differ\n", lc_route_name((lc_route)r), compared[r],
            differ[r]);
-    TU_CHECK(compared[r] > 0, "route %s never ran", lc_route_name((lc_route)r));
+    /* i8gemm: Q8/Q4 with int8 activations, threads compared bitwise in test_conv_qi8.c */
+    TU_CHECK(compared[r] > 0 || r == LC_ROUTE_I8GEMM, "route %s never ran", lc_route_name((lc_route)r));
   }
   for (int i = 0; i < CC_NISA; i++)
     for (int t = 0; t < NTHR; t++)

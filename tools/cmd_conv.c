@@ -81,7 +81,7 @@ static const opt_def conv_opts[] = {
      "q8/q4 block of input channels: 16|32|64|128|256,\n0 = per output channel"},
     {"--asym", NULL, OPT_FLAG, O(asym), 0, 0, NULL, "q8/q4 with scale and offset per block (default symmetric)"},
     {"--int8-act", NULL, OPT_FLAG, O(int8_act), 0, 0, NULL,
-     "q8/q4 GEMV path: int8 activations and integer dot products"},
+     "q8/q4: int8 activations and integer dot products (the GEMV path, the i8gemm route)"},
     {"--mb", "N", OPT_INT, O(mb), 1, 1000000, NULL,
      "override the descriptor's batch (like benchdnn's --mb)\n(default: the descriptor's)"},
     {"--repeat", "N", OPT_INT, O(repeat), 1, 1000000, NULL,

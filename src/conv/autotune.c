@@ -117,7 +117,7 @@ void lc_cpu_tune_key(const lc_conv *c, const lc_conv_plan *p, char *buf, size_t 
            "p%lld,%lld,%lld,%lld",
            c->ctx->threads, d->layout == LC_NHWC ? "nhwc" : "nchw", wf[(unsigned)d->weight_format % 3],
            d->weight_format ? d->block_size : 0, d->weight_format && d->asym ? " asym" : "",
-           d->weight_format && d->int8_activations ? " i8act" : "", (long long)p->n, (long long)d->groups,
+           d->weight_format && (d->int8_activations || lc_i8gemm_wanted(c)) ? " i8act" : "", (long long)p->n, (long long)d->groups,
            (long long)d->in_channels, (long long)d->out_channels, (long long)p->ih, (long long)p->iw,
            (long long)d->kernel_h, (long long)d->kernel_w, (long long)d->stride_h, (long long)d->stride_w,
            (long long)d->dilation_h, (long long)d->dilation_w, (long long)p->pt, (long long)p->pl, (long long)p->pb,
@@ -134,14 +134,15 @@ typedef struct cand {
 
 static int splits_panels(lc_route r) {
   return r == LC_ROUTE_DIRECT || r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_IGEMM ||
-         r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 || r == LC_ROUTE_STEM;
+         r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 || r == LC_ROUTE_STEM || r == LC_ROUTE_I8GEMM;
 }
 static size_t panels_of(const lc_conv *c, lc_route r) {
+  if (r == LC_ROUTE_I8GEMM) return lc_div_up((size_t)c->cout_g, LC_I8_MR);
   return r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 ? lc_div_up((size_t)c->cout_g, c->ctx->k->nr) : c->npanels;
 }
 static int takes_tile(lc_route r) {
   return r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 ||
-         r == LC_ROUTE_STEM; /* stem: output rows per task */
+         r == LC_ROUTE_STEM || r == LC_ROUTE_I8GEMM; /* stem: output rows per task */
 }
 
 /* The plan of route r with these hints (0 = the route's own choice); errors as the route's plan. */

@@ -140,6 +140,12 @@ int lc_winograd4_auto(const lc_conv *c);
 lc_status lc_stem_plan(const lc_conv *c, lc_conv_plan *p);
 lc_status lc_stem_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
 
+/* Q8/Q4 with int8 activations through integer dot products (route_i8gemm.c); lc_i8gemm_wanted: the
+ * descriptor or LOWCONV_INT8_ACT asks for int8 activations. */
+lc_status lc_i8gemm_plan(const lc_conv *c, lc_conv_plan *p);
+lc_status lc_i8gemm_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+int lc_i8gemm_wanted(const lc_conv *c);
+
 /* Picks the route for LC_ROUTE_AUTO (select.c). */
 lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p);
 

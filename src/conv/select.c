@@ -87,7 +87,7 @@ static void refine(const lc_conv *c, const lc_conv_plan *geo, lc_conv_plan *p) {
 
 lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
   const lc_conv_desc *d = &c->d;
-  lc_route order[8];
+  lc_route order[12];
   int n = 0;
   if (c->depthwise) order[n++] = LC_ROUTE_DEPTHWISE;
   int is_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1 && !p->pt && !p->pl &&
@@ -96,12 +96,20 @@ lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
    * 6-row tiles cost 1.7-2.1x at K = 27..147 (stems 3->32/64 at 112..320 px, 3x3 s1/s2 and 7x7 s2,
    * docs/benchmarks.md "Stride-2 and stem"). 1x1 keeps gemm1x1 (the input is the operand). */
   if (!is_1x1 && d->kernel_h * d->kernel_w > 1) order[n++] = LC_ROUTE_STEM;
+  /* int8 activations asked for: Q4 through integer dot products (route_i8gemm.c), except where the
+   * GEMV serves (few pixels), K < 32 (quantizing the patches costs more than the products save) and
+   * where Winograd F(2x2) runs (3x3 stride 1: within 0.85-1.2x of it, docs/benchmarks.md). Q8 pays
+   * the sign trick per product and lost to gemm1x1 (96 ch 1x1: 1.4x): the tuner may still take it. */
+  int wino = (c->wwino || c->qw) && lc_winograd_auto(c);
+  if (c->qw && c->qw->format == LC_WEIGHTS_Q4 && lc_i8gemm_wanted(c) && c->K >= 32 && !wino &&
+      !(is_1x1 && lc_conv_use_qgemv(c, p)))
+    order[n++] = LC_ROUTE_I8GEMM;
   if (big_plane_1x1(c, p, is_1x1)) order[n++] = LC_ROUTE_IM2COL;
   if (is_1x1) order[n++] = LC_ROUTE_GEMM1X1;
   if (wino4_first(c, p)) order[n++] = LC_ROUTE_WINOGRAD4;
   /* 3x3 stride 1: Winograd F(2x2,3x3) does 2.25x fewer multiplies; 1.6-2.2x faster than im2col
    * from 16 channels (route_winograd.c). */
-  if ((c->wwino || c->qw) && lc_winograd_auto(c)) order[n++] = LC_ROUTE_WINOGRAD;
+  if (wino) order[n++] = LC_ROUTE_WINOGRAD;
   /* NHWC direct (input read in place per tap, route_direct.c) beat im2col on every measured shape,
    * 1 thread: 9x9 256ch 20..160px 1.1-1.6x, 3x3 32/64ch 1.3-1.6x, 3x3 s2 3ch 1.1x, q4 1.2x.
    * NCHW direct was slower on 9x9 256ch <= 80px (B rows at the plane stride) and sh2 3ch. */

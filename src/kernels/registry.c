@@ -23,6 +23,7 @@
     [LC_WEIGHTS_Q8] = {lc_qgemv_q8_accurate_avx2, lc_qgemv_q8_int8_avx2},                              \
     [LC_WEIGHTS_Q4] = {lc_qgemv_q4_accurate_avx2, lc_qgemv_q4_int8_avx2},                              \
   }
+#define I8GEMM_AVX2 .i8gemm = {NULL, lc_i8gemm_q8_4x16_avx2, lc_i8gemm_q4_4x16_avx2}, .i8prep = lc_i8prep_16_avx2
 #define DEQUANT_AVX2 {lc_dequant_f32, lc_dequant_q8_avx2, lc_dequant_q4_avx2}
 #define F32_AVX512                                                                                     \
   .mr = 8, .nr = 32, .f32_gemm = lc_f32_gemm_8x32_avx512, .f32_dw_row = lc_f32_dw_row_avx512,            \
@@ -45,22 +46,24 @@ static const lc_kernels tables[] = {
      .qgemv = {[LC_WEIGHTS_F32] = {lc_qgemv_f32_accurate_scalar, NULL},
                [LC_WEIGHTS_Q8] = {lc_qgemv_q8_accurate_scalar, lc_qgemv_q8_int8_scalar},
                [LC_WEIGHTS_Q4] = {lc_qgemv_q4_accurate_scalar, lc_qgemv_q4_int8_scalar}},
-     .dequant = {lc_dequant_f32, lc_dequant_q8_scalar, lc_dequant_q4_scalar}, .vmath = &vmath_scalar},
+     .dequant = {lc_dequant_f32, lc_dequant_q8_scalar, lc_dequant_q4_scalar}, .vmath = &vmath_scalar,
+     .i8gemm = {NULL, lc_i8gemm_q8_4x16_scalar, lc_i8gemm_q4_4x16_scalar}, .i8prep = lc_i8prep_16_scalar},
     {.name = "avx2", .isa = LC_ISA_AVX2, .needs = LC_CPU_AVX2_FMA,
      .mr = 6, .nr = 16, .f32_gemm = lc_f32_gemm_6x16_avx2, .f32_dw_row = lc_f32_dw_row_avx2,
      .f32_dw_pixel = lc_f32_dw_pixel_avx2, .f32_gather = lc_f32_gather_avx2, .wino = &lc_wino_avx2,
      .f32_rowconv = lc_f32_rowconv_avx2, .wino_qweights = lc_wino_qweights_avx2,
      .wino_qweights_ok = lc_wino_qweights_ok,
-     .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2},
+     .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2, I8GEMM_AVX2},
     /* AVX-512 without VNNI: the GEMV kernels of AVX2. */
     {.name = "avx512", .isa = LC_ISA_AVX512, .needs = LC_CPU_AVX512F, F32_AVX512,
-     .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2},
+     .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2, I8GEMM_AVX2},
     {.name = "avx512vnni", .isa = LC_ISA_AVX512, .needs = LC_CPU_AVX512F | LC_CPU_AVX512VNNI, F32_AVX512,
      .qname = "avx512vnni",
      .qgemv = {[LC_WEIGHTS_F32] = {lc_qgemv_f32_accurate_avx2, NULL},
                [LC_WEIGHTS_Q8] = {lc_qgemv_q8_accurate_avx2, lc_qgemv_q8_int8_avx512vnni},
                [LC_WEIGHTS_Q4] = {lc_qgemv_q4_accurate_avx512, lc_qgemv_q4_int8_avx512vnni}},
-     .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2},
+     .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2,
+     .i8gemm = {NULL, lc_i8gemm_q8_4x16_avx512vnni, lc_i8gemm_q4_4x16_avx512vnni}, .i8prep = lc_i8prep_16_avx2},
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 

@@ -9,6 +9,7 @@
 #include "kernels/kernels.h"
 #include "kernels/vmath.h"
 #include "kernels/wino.h"
+#include "quant/i8gemm.h"
 #include "quant/qkernels.h"
 
 typedef struct lc_kernels {
@@ -30,6 +31,8 @@ typedef struct lc_kernels {
   const char *qname;                /* name of the GEMV kernel set ("avx512vnni", ...) */
   lc_qgemv_kernel qgemv[3][2];      /* [lc_weight_format][lc_qgemv_mode]; NULL: no such kernel */
   lc_dequant_fn dequant[3];         /* [lc_weight_format] */
+  lc_i8gemm_fn i8gemm[3];           /* [lc_weight_format]: int8-activation GEMM (Q8/Q4 only) */
+  lc_i8prep_fn i8prep;              /* its activation quantizer */
   const lc_vmath_kernels *vmath;    /* the non-conv operators' exp, softmax, sums, pooling */
 } lc_kernels;
 

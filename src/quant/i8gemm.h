@@ -1,0 +1,59 @@
+/* Q8/Q4 GEMM with int8 activations (the i8gemm conv route, conv/route_i8gemm.c).
+ * C[r][p] (+)= sum over blocks b of  ws[r][b] * xs[b][p] * sum_k q[r][k] * xq[k][p]  (+ wo[r][b] * xsum[b][p])
+ * for r < 4 weight rows and p < 16 pixels. Activations are quantized per pixel and per weight block
+ * (amax / 127, round to nearest even, codes in [-127, 127]); the dot product of a block is exact in
+ * int32, then one float FMA per block. Layouts (every block padded to whole quads of 4 k values):
+ *   weights: per row, the blocks' codes one byte each, natural order, row stride ldw bytes;
+ *            Q4: u = q + 8 (unsigned, the +8 folded out with -8 * isum), Q8: the signed code.
+ *   activations: per quad, 16 pixels x 4 codes (64 bytes); per block 16 scales, code sums, xs * sums.
+ * Conventions as the GEMV's int8 mode (quant/gemv.c), except the rounding (here the SIMD one). */
+#ifndef LC_QUANT_I8GEMM_H
+#define LC_QUANT_I8GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LC_I8_MR 4
+#define LC_I8_NR 16
+
+typedef struct lc_i8blocks {
+  size_t nb;            /* blocks in the run */
+  const uint32_t *nq;   /* quads per block */
+  const uint32_t *len;  /* elements per block (<= 4 * nq) */
+} lc_i8blocks;
+
+typedef struct lc_i8act {
+  const int8_t *xq;     /* [quads][16][4] */
+  const float *xs;      /* [nb][16] */
+  const int32_t *isum;  /* [nb][16] */
+  const float *xsum;    /* [nb][16] */
+} lc_i8act;
+
+/* Weight rows [0, mr) of the run: codes at w + r * ldw, scales at ws + r * lds (block b at [b]),
+ * offsets likewise (NULL: symmetric). C element (r, p) at c[r * ldc + p], r < mr, p < np written;
+ * acc 0 overwrites, 1 adds. */
+typedef void (*lc_i8gemm_fn)(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
+                             const float *ws, const float *wo, size_t lds, const lc_i8act *a, float *c, size_t ldc,
+                             int acc);
+
+/* Quantizes one panel of 16 pixels: x[k * ldx + p] fp32 (the run's k values, blocks back to back,
+ * length sum of len[]), into a (its arrays sized for the run). */
+typedef void (*lc_i8prep_fn)(const lc_i8blocks *bl, const float *x, size_t ldx, int8_t *xq, float *xs, int32_t *isum,
+                             float *xsum);
+
+void lc_i8gemm_q4_4x16_scalar(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
+                              const float *, size_t, const lc_i8act *, float *, size_t, int);
+void lc_i8gemm_q8_4x16_scalar(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
+                              const float *, size_t, const lc_i8act *, float *, size_t, int);
+void lc_i8prep_16_scalar(const lc_i8blocks *, const float *, size_t, int8_t *, float *, int32_t *, float *);
+void lc_i8gemm_q4_4x16_avx2(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
+                            const float *, size_t, const lc_i8act *, float *, size_t, int);
+void lc_i8gemm_q8_4x16_avx2(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
+                            const float *, size_t, const lc_i8act *, float *, size_t, int);
+void lc_i8prep_16_avx2(const lc_i8blocks *, const float *, size_t, int8_t *, float *, int32_t *, float *);
+void lc_i8gemm_q4_4x16_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
+                                  const float *, size_t, const lc_i8act *, float *, size_t, int);
+void lc_i8gemm_q8_4x16_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
+                                  const float *, size_t, const lc_i8act *, float *, size_t, int);
+
+#endif
