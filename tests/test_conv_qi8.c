@@ -55,6 +55,8 @@ static void make_case(qcase *qc) {
     }
     d->layout = LC_NCHW;
     cc_random_act(d);
+    if (tu_rand_int(0, 3) == 0) /* the post affine after the activation (never exactly 1, 0) */
+      d->post_mul = tu_rand_float(-1.5f, 1.5f), d->post_add = tu_rand_float(-1.0f, 1.0f);
     d->weight_format = tu_rand_int(0, 1) ? LC_WEIGHTS_Q4 : LC_WEIGHTS_Q8;
     d->asym = tu_rand_int(0, 1);
     static const int blocks[6] = {16, 32, 64, 128, 256, 0};
@@ -133,7 +135,7 @@ static void reference(const qcase *qc, const float *in, double *ref_r, double *r
   size_t taps = (size_t)(d->kernel_h * d->kernel_w);
   float *pf = malloc(K * sizeof(float)), *amax = malloc(qc->nb * sizeof(float));
   double *pr = malloc(K * sizeof(double));
-  double lip = lip_of(d);
+  double lip = lip_of(d) * fmax(1.0, fabs((double)d->post_mul)), pm = d->post_mul, pa = d->post_add;
   for (int64_t n = 0; n < c->n; n++)
     for (int64_t g = 0; g < d->groups; g++)
       for (int64_t oy = 0; oy < oh; oy++)
@@ -164,10 +166,11 @@ static void reference(const qcase *qc, const float *in, double *ref_r, double *r
               A += fabs(w) * amax[b] / 254.0;
             }
             size_t at = (((size_t)n * (size_t)d->out_channels + oc) * (size_t)oh + (size_t)oy) * (size_t)ow + (size_t)ox;
-            ref_r[at] = act(d, sr), ref_f[at] = act(d, sf);
+            double ar = act(d, sr) * pm, af = act(d, sf) * pm;
+            ref_r[at] = ar + pa, ref_f[at] = af + pa;
             double fp = ((double)qc->nb + 6.0) * U24 * S;
-            bnd_r[at] = lip * fp + 8 * U24 * fabs(ref_r[at]) + 1e-30;
-            bnd_f[at] = lip * (fp + A * (1.0 + 1e-4)) + 8 * U24 * fabs(ref_f[at]) + 1e-30;
+            bnd_r[at] = lip * fp + 8 * U24 * (fabs(ar) + fabs(pa)) + 1e-30;
+            bnd_f[at] = lip * (fp + A * (1.0 + 1e-4)) + 8 * U24 * (fabs(af) + fabs(pa)) + 1e-30;
           }
         }
   free(pf), free(amax), free(pr);

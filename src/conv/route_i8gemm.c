@@ -170,7 +170,7 @@ static void i8_task(void *arg, size_t task, int thread) {
   lc_conv_epilogue(c, &ep);
   for (size_t row = r0; row < r1; row++) {
     float bias = c->bias ? c->bias[tp.g * coutg + row] : 0.0f, *o = out + row * p->ohw + pix0;
-    if (ep.act == LC_ACT_NONE)
+    if (ep.act == LC_ACT_NONE && !ep.post)
       for (size_t i = 0; i < np; i++) o[i] += bias;
     else
       for (size_t i = 0; i < np; i++) o[i] = lc_apply_act(o[i] + bias, &ep);
