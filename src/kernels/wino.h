@@ -275,33 +275,24 @@ static void wino4_in_channels(size_t n, const float *const src[36], float out[36
   }
 }
 
+/* A^T of F(4x4) on one line of 6 values (a[j * st + k], k < n) into 4 (o0..o3 [k]). */
+static inline void wino4_at(size_t n, const float *a, size_t st, float *o0, float *o1, float *o2, float *o3) {
+  const float *a0 = a, *a1 = a + st, *a2 = a + 2 * st, *a3 = a + 3 * st, *a4 = a + 4 * st, *a5 = a + 5 * st;
+  for (size_t k = 0; k < n; k++) {
+    float s12 = a1[k] + a2[k], d12 = a1[k] - a2[k], s34 = a3[k] + a4[k], d34 = a3[k] - a4[k];
+    o0[k] = a0[k] + s12 + s34;
+    o1[k] = d12 + 2.0f * d34;
+    o2[k] = s12 + 4.0f * s34;
+    o3[k] = d12 + 8.0f * d34 + a5[k];
+  }
+}
+
 static void wino4_out(size_t n, const float *m, size_t xs, const float *bv, const lc_gemm_params *p,
                       float y[16][LC_WINO_SEG]) {
   float t[24][LC_WINO_SEG]; /* 4 rows x 6 columns */
-  for (int x = 0; x < 6; x++) {
-    const float *m0 = m + (size_t)x * xs, *m1 = m0 + 6 * xs, *m2 = m0 + 12 * xs, *m3 = m0 + 18 * xs,
-                *m4 = m0 + 24 * xs, *m5 = m0 + 30 * xs;
-    float *t0 = t[x], *t1 = t[6 + x], *t2 = t[12 + x], *t3 = t[18 + x];
-    for (size_t k = 0; k < n; k++) {
-      float s12 = m1[k] + m2[k], d12 = m1[k] - m2[k], s34 = m3[k] + m4[k], d34 = m3[k] - m4[k];
-      t0[k] = m0[k] + s12 + s34;
-      t1[k] = d12 + 2.0f * d34;
-      t2[k] = s12 + 4.0f * s34;
-      t3[k] = d12 + 8.0f * d34 + m5[k];
-    }
-  }
-  for (int r = 0; r < 4; r++) {
-    const float *a0 = t[6 * r], *a1 = t[6 * r + 1], *a2 = t[6 * r + 2], *a3 = t[6 * r + 3], *a4 = t[6 * r + 4],
-                *a5 = t[6 * r + 5];
-    float *y0 = y[4 * r], *y1 = y[4 * r + 1], *y2 = y[4 * r + 2], *y3 = y[4 * r + 3];
-    for (size_t k = 0; k < n; k++) {
-      float s12 = a1[k] + a2[k], d12 = a1[k] - a2[k], s34 = a3[k] + a4[k], d34 = a3[k] - a4[k];
-      y0[k] = a0[k] + s12 + s34;
-      y1[k] = d12 + 2.0f * d34;
-      y2[k] = s12 + 4.0f * s34;
-      y3[k] = d12 + 8.0f * d34 + a5[k];
-    }
-  }
+  for (int x = 0; x < 6; x++)
+    wino4_at(n, m + (size_t)x * xs, 6 * xs, t[x], t[6 + x], t[12 + x], t[18 + x]);
+  for (int r = 0; r < 4; r++) wino4_at(n, t[6 * r], LC_WINO_SEG, y[4 * r], y[4 * r + 1], y[4 * r + 2], y[4 * r + 3]);
   for (int v = 0; v < 16; v++) wino_bias_act(y[v], n, bv, NULL, p);
 }
 
