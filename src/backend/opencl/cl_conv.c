@@ -469,11 +469,7 @@ lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char
 
 lc_status lc_cl_conv_kernel_of(const lc_cl_conv *c, const char *program, const char *want, const char *name,
                                cl_kernel *k) {
-  if (c->rt->info.is_pocl) return lc_cl_kernel(c->rt, program, c->options, name, k);
-  char opt[160];
-  int n = snprintf(opt, sizeof opt, "%s -DLC_ONE_KERNEL -DLC_WANT_%s", c->options, want);
-  if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INVALID_ARG, "opencl: kernel name %s too long", name);
-  return lc_cl_kernel(c->rt, program, opt, name, k);
+  return lc_cl_kernel_of(c->rt, program, c->options, want, name, k);
 }
 
 lc_status lc_cl_conv_enqueue_std(const lc_cl_conv *c, const lc_cl_cand *cand, const char *program, const char *name,

@@ -164,13 +164,11 @@ static lc_status gqm_launch(const lc_cl_conv *c, const lc_cl_conv_args *sa, cons
   if (!strcmp(name, "gemm_reduce")) {
     s = lc_cl_conv_kernel(c, "conv_gemm", name, &k);
   } else {
-    int pocl = c->rt->info.is_pocl;
-    char opt[192];
-    int n = snprintf(opt, sizeof opt, "%s -cl-fp32-correctly-rounded-divide-sqrt%s%s%s", c->options,
-                     c->rt->info.has_dp4a ? " -DLC_PTX" : "", pocl ? "" : " -DLC_ONE_KERNEL -DLC_WANT_",
-                     pocl ? "" : want);
+    char opt[160];
+    int n = snprintf(opt, sizeof opt, "%s -cl-fp32-correctly-rounded-divide-sqrt%s", c->options,
+                     c->rt->info.has_dp4a ? " -DLC_PTX" : "");
     if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INTERNAL, "opencl gemmq: build options too long");
-    s = lc_cl_kernel(c->rt, "conv_gemmq", opt, name, &k);
+    s = lc_cl_kernel_of(c->rt, "conv_gemmq", opt, want, name, &k);
   }
   cl_mem r = res ? res : c->bias; /* never read when has_res is 0 */
   const size_t sz[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),

@@ -95,13 +95,12 @@ static lc_status gq_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem 
   const char *name = gq_kernels[cand->variant];
   if (L > 256 || (L & (L - 1)))
     return lc_error(LC_ERR_UNSUPPORTED, "opencl gemvq: local size %zu is not a power of two up to 256", L);
-  int pocl = c->rt->info.is_pocl, ptx = c->rt->info.has_dp4a;
-  char opt[192];
-  int n = snprintf(opt, sizeof opt, "%s -cl-fp32-correctly-rounded-divide-sqrt%s%s%s", c->options,
-                   ptx ? " -DLC_PTX" : "", pocl ? "" : " -DLC_ONE_KERNEL -DLC_WANT_", pocl ? "" : name);
+  char opt[160];
+  int n = snprintf(opt, sizeof opt, "%s -cl-fp32-correctly-rounded-divide-sqrt%s", c->options,
+                   c->rt->info.has_dp4a ? " -DLC_PTX" : "");
   if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INTERNAL, "opencl gemvq: build options too long");
   cl_kernel k;
-  lc_status s = lc_cl_kernel(c->rt, "conv_gemvq", opt, name, &k);
+  lc_status s = lc_cl_kernel_of(c->rt, "conv_gemvq", opt, name, name, &k);
   if (!s) s = lc_cl_conv_set_std_args(c, k, name, in, out, res);
   /* The local buffer (argument 8); a dry enqueue (rt->dry: only naming kernels) sets nothing. */
   cl_int e = s || c->rt->dry ? CL_SUCCESS : c->rt->cl->SetKernelArg(k, 8, gq_local(c, cand->variant, L), NULL);

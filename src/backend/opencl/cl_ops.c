@@ -60,18 +60,8 @@ clop_launch *clop_kernel(lc_clop *op, const char *prog, const char *name, size_t
   clop_launch *l = add_launch(op, CLOP_KERNEL);
   if (!l) return NULL;
   /* One program per kernel, as the convs build theirs: a network needing one elementwise kernel
-   * compiles that one, not the file (ops_ew whole: 0.62 s of IResNet-34's cold start on the H200).
-   * PoCL compiles the file once (its builds are slow, its tests use most kernels). */
-  char opt[96] = "";
-  if (!op->rt->info.is_pocl) {
-    int w = snprintf(opt, sizeof opt, "-DLC_ONE_KERNEL -DLC_WANT_%s", name);
-    if (w < 0 || (size_t)w >= sizeof opt) {
-      fail_keep(op, lc_error(LC_ERR_INTERNAL, "opencl ops: kernel name %s too long", name));
-      op->nl--;
-      return NULL;
-    }
-  }
-  lc_status s = lc_cl_kernel(op->rt, prog, opt, name, &l->k);
+   * compiles that one, not the file (ops_ew whole: 0.62 s of IResNet-34's cold start on the H200). */
+  lc_status s = lc_cl_kernel_of(op->rt, prog, "", name, name, &l->k);
   if (s) {
     fail_keep(op, s);
     op->nl--;

@@ -273,6 +273,15 @@ void lc_cl_rt_destroy(lc_cl_rt *rt) {
   lc_free(rt);
 }
 
+lc_status lc_cl_kernel_of(lc_cl_rt *rt, const char *program, const char *options, const char *want, const char *name,
+                          cl_kernel *out) {
+  if (rt->info.is_pocl) return lc_cl_kernel(rt, program, options, name, out);
+  char opt[224];
+  int n = snprintf(opt, sizeof opt, "%s -DLC_ONE_KERNEL -DLC_WANT_%s", options ? options : "", want);
+  if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INVALID_ARG, "opencl: build options for %s too long", name);
+  return lc_cl_kernel(rt, program, opt, name, out);
+}
+
 lc_status lc_cl_kernel(lc_cl_rt *rt, const char *program, const char *options, const char *name, cl_kernel *out) {
   char key[256];
   int n = snprintf(key, sizeof key, "%s|%s|%s", program, options ? options : "", name);

@@ -76,6 +76,11 @@ lc_status lc_cl_enumerate(void (*cb)(void *u, int p, int d, const lc_cl_dev_info
  * The kernel object is shared: set its arguments and enqueue under rt->lock. */
 lc_status lc_cl_kernel(lc_cl_rt *rt, const char *program, const char *options, const char *name,
                        cl_kernel *out);
+/* Kernel `name` of the program built for kernel `want` alone (-DLC_ONE_KERNEL -DLC_WANT_<want>
+ * after the options), so that a cold start compiles only the kernels it uses; on PoCL, whose
+ * builds are slow and whose tests use most kernels, of the whole file. */
+lc_status lc_cl_kernel_of(lc_cl_rt *rt, const char *program, const char *options, const char *want, const char *name,
+                          cl_kernel *out);
 
 /* Buffers. lc_cl_buffer refuses sizes over the device's max allocation with a message. */
 /* Pinned host memory (a mapped CL_MEM_ALLOC_HOST_PTR buffer), and whether to use it:
