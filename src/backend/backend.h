@@ -106,6 +106,11 @@ typedef struct lc_backend_ops {
   /* After sync: ms[i] (may be NULL) the device time of span i (0 for an empty one), *total the
    * time from the earliest start to the latest end; releases every span, also on failure. */
   lc_status (*span_ms)(lc_context *ctx, lc_backend_span *spans, int n, double *ms, double *total);
+  /* May be NULL. A plan's collect pass: between begin and end, op_create (and conv create /
+   * prepare) only lists the programs the op's kernels, and the candidates its tuning would time,
+   * need; the op is then freed. end builds every listed program at once. */
+  void (*collect_begin)(lc_context *ctx);
+  lc_status (*collect_end)(lc_context *ctx);
 } lc_backend_ops;
 
 extern const lc_backend_ops lc_backend_cpu;

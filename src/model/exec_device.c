@@ -160,17 +160,56 @@ lc_status lc_dev_bind(lc_model *m) {
   return d->io ? LC_OK : lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
 }
 
+/* Weights kept quantized from the file: the device's fc kernels take fp32 B, so the CPU runs it. */
+static int host_qfc(const lc_model *m, const lc_gnode *g) {
+  return strcmp(g->n.op_type, "Conv") && g->n.n_inputs > 1 && g->in[1] >= 0 && m->values[g->in[1]].t.quant;
+}
+
+static unsigned const_mask(const lc_model *m, const lc_gnode *g) {
+  unsigned cm = 0;
+  for (int k = 0; k < g->n.n_inputs && k < 32; k++)
+    if (g->in[k] >= 0 && m->values[g->in[k]].is_const) cm |= 1u << k;
+  return cm;
+}
+
+/* Every device op created once in the backend's collect mode (it lists the programs of its
+ * kernels and of the candidates its tuning will time, touches no weights) and freed; then all
+ * those programs build at once on worker threads: a cold start waits for them together, not
+ * for one batch per conv (IResNet-34: 12 programs in 5 batches before). Runs when the weights
+ * were folded early (exec.c); a node that fails here is left to its init, which says why. */
+lc_status lc_dev_collect(lc_model *m) {
+  lc_model_dev *d = m->dev;
+  const char *off = getenv("LOWCONV_CL_COLLECT"); /* 0: each conv builds its own (A/B) */
+  if (!d || !d->be->collect_begin || !d->be->collect_end || (off && !strcmp(off, "0"))) return LC_OK;
+  double t0 = lc_now_ms(), c0 = d->be->compile_ms(d->ctx);
+  d->be->collect_begin(d->ctx);
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_gnode *g = &m->nodes[p];
+    int ready = !g->dead && g->n.n_inputs <= 32 && !host_qfc(m, g);
+    for (int k = 0; ready && k < g->n.n_inputs; k++)
+      if (g->in[k] >= 0 && m->values[g->in[k]].lazy_src >= 0) ready = 0;
+    if (!ready) continue;
+    lc_graph_ensure_inputs(m, g);
+    int n_out = lc_graph_io(m, g, m->io_in, m->io_out);
+    lc_backend_op *op = NULL;
+    if (!d->be->op_create(d->ctx, &g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, const_mask(m, g), &op))
+      d->be->op_free(op);
+  }
+  double t1 = lc_now_ms();
+  lc_status s = d->be->collect_end(d->ctx);
+  if (getenv("LOWCONV_CL_TIMING"))
+    fprintf(stderr, "lowconv: collect pass %.1f ms, its builds %.1f ms\n", t1 - t0, d->be->compile_ms(d->ctx) - c0);
+  return s;
+}
+
 lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed) {
   lc_model_dev *d = m->dev;
   int p = (int)(g - m->nodes);
   *done = 0, *packed = 0;
   int n_out = lc_graph_io(m, g, m->io_in, m->io_out);
-  unsigned cm = 0;
-  for (int k = 0; k < g->n.n_inputs && k < 32; k++)
-    if (g->in[k] >= 0 && m->values[g->in[k]].is_const) cm |= 1u << k;
+  unsigned cm = const_mask(m, g);
   lc_backend_op *op = NULL;
-  /* weights kept quantized (model/qweight.h): the device's fc kernels take fp32 B, so the CPU runs it */
-  int qfc = strcmp(g->n.op_type, "Conv") && g->n.n_inputs > 1 && g->in[1] >= 0 && m->values[g->in[1]].t.quant;
+  int qfc = host_qfc(m, g);
   lc_status s = g->n.n_inputs > 32 ? LC_ERR_UNSUPPORTED
                 : qfc ? lc_error(LC_ERR_UNSUPPORTED, "quantized weights from the file")
                       : d->be->op_create(d->ctx, &g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, cm, &op);

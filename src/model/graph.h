@@ -131,6 +131,8 @@ lc_status lc_model_check_opsets(const lc_onnx_model *o);
 lc_status lc_dev_open(lc_model *m);
 lc_status lc_dev_bind(lc_model *m);
 lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed);
+/* Before the ops' init: every device op's programs listed and built at once (no-op on the CPU). */
+lc_status lc_dev_collect(lc_model *m);
 lc_status lc_dev_run(lc_model *m);
 /* After the ops exist: inputs and outputs only device ops touch move to pinned host memory. */
 lc_status lc_dev_pin_io(lc_model *m);

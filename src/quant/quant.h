@@ -75,6 +75,8 @@ size_t lc_qmatrix_row_bytes(size_t k, const lc_quant_spec *spec);
 
 /* Blocks per row for this shape (0 if the spec is invalid). */
 size_t lc_qmatrix_blocks(size_t k, const lc_quant_spec *spec);
+/* The geometry (kc, block, bpt, tail, nb, bytes) of an n x k matrix of this spec, no arrays. */
+lc_status lc_qmatrix_layout(size_t n, size_t k, const lc_quant_spec *spec, lc_qmatrix *out);
 void lc_qmatrix_free(lc_qmatrix *m);
 /* Deep copy (benchmarks cycle through copies so the weights come from DRAM). */
 lc_status lc_qmatrix_clone(const lc_qmatrix *src, lc_qmatrix *dst);

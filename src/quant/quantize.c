@@ -82,6 +82,8 @@ size_t lc_qmatrix_blocks(size_t k, const lc_quant_spec *spec) {
   return setup(1, k, spec, &m) == LC_OK ? m.nb : 0;
 }
 
+lc_status lc_qmatrix_layout(size_t n, size_t k, const lc_quant_spec *spec, lc_qmatrix *out) { return setup(n, k, spec, out); }
+
 size_t lc_qmatrix_row_bytes(size_t k, const lc_quant_spec *spec) {
   lc_qmatrix m;
   return setup(1, k, spec, &m) == LC_OK ? m.row_bytes : 0;

@@ -108,6 +108,22 @@ static lc_status cl_launch_us(lc_context *ctx, double *us) {
 
 static double cl_compile_ms(const lc_context *ctx) { return rt_of(ctx)->compile_ms; }
 
+static void cl_collect_begin(lc_context *ctx) {
+  lc_cl_rt *rt = rt_of(ctx);
+  pthread_mutex_lock(&rt->lock);
+  rt->collect_pass = 1;
+  pthread_mutex_unlock(&rt->lock);
+}
+
+static lc_status cl_collect_end(lc_context *ctx) {
+  lc_cl_rt *rt = rt_of(ctx);
+  pthread_mutex_lock(&rt->lock);
+  rt->collect_pass = 0;
+  lc_status s = lc_cl_build_wanted(rt);
+  pthread_mutex_unlock(&rt->lock);
+  return s;
+}
+
 static lc_status cl_buffer_sub(lc_buffer *t, const lc_buffer *parent, size_t off) {
   lc_cl_rt *rt = rt_of(t->ctx);
   cl_buffer_region r = {off, t->bytes};
@@ -232,6 +248,8 @@ const lc_backend_ops lc_backend_opencl = {
     .op_describe = cl_op_describe,
     .op_free = cl_op_free,
     .span_ms = cl_span_ms,
+    .collect_begin = cl_collect_begin,
+    .collect_end = cl_collect_end,
 };
 
 lc_status lc_cl_conv_time(lc_conv *c, const lc_buffer *in, lc_buffer *out, int reps, double *ms) {

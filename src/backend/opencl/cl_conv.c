@@ -222,6 +222,21 @@ done:
   return s;
 }
 
+/* A model's collect pass (rt->collect_pass) needs only the arguments that pick candidates:
+ * the block layout lc_conv_quantize would give, no weights on the device. */
+static lc_status shape_only(const lc_conv *c, lc_cl_conv *cc, const lc_conv_desc *d) {
+  if (d->weight_format == LC_WEIGHTS_F32) return LC_OK;
+  lc_quant_spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.format = d->weight_format, sp.block = d->block_size, sp.asym = d->asym, sp.kc = (size_t)c->cin_g;
+  lc_qmatrix m;
+  lc_status s = lc_qmatrix_layout((size_t)d->out_channels, c->K, &sp, &m);
+  if (s) return s;
+  cc->a.nblk = (int)m.nb;
+  if (m.kc == (size_t)c->cin_g) cc->a.bpt = (int)m.bpt, cc->a.bsz = (int)m.block;
+  return LC_OK;
+}
+
 lc_status lc_cl_conv_create(lc_conv *c, const lc_conv_desc *d) {
   lc_cl_ctx *x = c->ctx->dev;
   lc_cl_conv *cc = lc_calloc(1, sizeof *cc);
@@ -244,6 +259,7 @@ lc_status lc_cl_conv_create(lc_conv *c, const lc_conv_desc *d) {
   a->has_bias = d->bias != NULL;
   a->nblk = 1, a->bpt = 0, a->bsz = 1 << 30, a->ksplit = 1, a->kchunk = a->K;
   lc_status s = LC_OK;
+  if (cc->rt->collect_pass) return shape_only(c, cc, d);
   if (d->weight_format != LC_WEIGHTS_F32) {
     if ((s = lc_conv_quantize(c, d))) return s;
     const lc_qmatrix *m = c->qw;
@@ -320,7 +336,7 @@ lc_status lc_cl_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in
   /* The chosen kernels are built now (the candidates' programs at once), so the first run pays
    * no compile and compile_ms is complete; nothing is launched. */
   a->has_res = 0;
-  if (!s) s = lc_cl_conv_build(cc, &cc->cand);
+  if (!s && !cc->rt->collect_pass) s = lc_cl_conv_build(cc, &cc->cand);
   pthread_mutex_unlock(&cc->rt->lock);
   if (s) return s;
   info->compile_ms = cc->rt->compile_ms - c0;
@@ -378,7 +394,7 @@ lc_status lc_cl_conv_run_host(lc_conv *c, const float *in, float *out) {
   return lc_cl_read(cc->rt, cc->stage_out, 0, ob, out);
 }
 
-lc_status lc_cl_conv_prebuild(lc_cl_conv *cc, const lc_cl_cand *cands, int n) {
+lc_status lc_cl_conv_collect(lc_cl_conv *cc, const lc_cl_cand *cands, int n) {
   lc_cl_rt *rt = cc->rt;
   /* Enqueues check their workspace before naming kernels: a stand-in of any size, never used. */
   cl_mem ws = cc->ws;
@@ -393,11 +409,13 @@ lc_status lc_cl_conv_prebuild(lc_cl_conv *cc, const lc_cl_cand *cands, int n) {
   }
   rt->dry = LC_CL_RUN;
   cc->ws = ws, cc->ws_bytes = wsb;
-  if (s) {
-    rt->nwant = 0;
-    return s;
-  }
-  return lc_cl_build_wanted(rt);
+  if (s) rt->nwant = 0;
+  return s;
+}
+
+lc_status lc_cl_conv_prebuild(lc_cl_conv *cc, const lc_cl_cand *cands, int n) {
+  lc_status s = lc_cl_conv_collect(cc, cands, n);
+  return s ? s : lc_cl_build_wanted(cc->rt);
 }
 
 lc_status lc_cl_conv_build(lc_cl_conv *cc, const lc_cl_cand *cand) {

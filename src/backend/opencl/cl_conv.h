@@ -90,6 +90,8 @@ lc_status lc_cl_conv_enqueue_std(const lc_cl_conv *c, const lc_cl_cand *cand, co
 /* Builds the programs of candidates cands[0..n) on worker threads (lc_cl_build_wanted), without
  * running anything; only running out of memory fails. */
 lc_status lc_cl_conv_prebuild(lc_cl_conv *c, const lc_cl_cand *cands, int n);
+/* Only lists those programs in rt->want (built later by lc_cl_build_wanted). */
+lc_status lc_cl_conv_collect(lc_cl_conv *c, const lc_cl_cand *cands, int n);
 /* Builds and creates every kernel of one candidate without launching it (errors with the log). */
 lc_status lc_cl_conv_build(lc_cl_conv *c, const lc_cl_cand *cand);
 /* Hands the one event ev of a single-kernel candidate to first and last (retained twice when both

@@ -49,7 +49,8 @@ static int wino_eligible(const lc_cl_conv *c, int v) {
       a->sh != 1 || a->sw != 1 || a->dh != 1 || a->dw != 1)
     return 0;
   size_t t = (size_t)wino_items[v];
-  size_t lmem = lc_cl_gemm_local_bytes(wino_tile[v], wino_tile[v], 8, wino_items[v], wino_tile[v] == 32 ? 4 : 8);
+  size_t lmem = lc_cl_gemm_local_bytes(wino_tile[v], wino_tile[v], wino_tile[v] == 128 ? 8 : 16, wino_items[v],
+                                       wino_tile[v] == 32 ? 4 : 8); /* conv_gemm.cl's TK per tile */
   if (t > c->rt->info.max_wg || t > c->rt->info.max_wi[0] || lmem > c->rt->info.local_mem) return 0;
   /* a tile more than twice the problem along M or N only wastes work (32 always runs) */
   size_t th = ((size_t)a->oh + wino_m[v] - 1) / (size_t)wino_m[v], tw = ((size_t)a->ow + wino_m[v] - 1) / (size_t)wino_m[v];
@@ -146,7 +147,7 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   if (!c->rt->dry && (!c->wu || c->wu_m != wino_m[v] || c->wu_op != (int)d.Op || !c->ws || c->ws_bytes < need))
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): wino %s without its weights or %zu bytes of workspace",
                     wino_names[v], need);
-  if (c->rt->dry == LC_CL_COLLECT) { /* name the weight transform too, so it is built with the rest */
+  if (lc_cl_collecting(c->rt)) { /* name the weight transform too, so it is built with the rest */
     cl_kernel k;
     lc_status s = lc_cl_conv_kernel(c, "conv_wino", wino_m[v] == 2 ? "wino_wtrans2" : "wino_wtrans4", &k);
     if (s) return s;

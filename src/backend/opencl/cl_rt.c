@@ -291,7 +291,7 @@ lc_status lc_cl_kernel(lc_cl_rt *rt, const char *program, const char *options, c
       *out = e->k;
       return LC_OK;
     }
-  if (rt->dry == LC_CL_COLLECT && !lc_cl_program_known(rt, program, options)) {
+  if (lc_cl_collecting(rt) && !lc_cl_program_known(rt, program, options)) {
     *out = NULL;
     return lc_cl_want_program(rt, program, options);
   }
@@ -348,7 +348,7 @@ lc_status lc_cl_finish(lc_cl_rt *rt) {
 
 lc_status lc_cl_set_args(lc_cl_rt *rt, cl_kernel k, const char *name, int nargs, const size_t *sizes,
                          const void *const *vals) {
-  if (rt->dry) return LC_OK;
+  if (rt->dry || rt->collect_pass) return LC_OK;
   double t0 = lc_now_ms();
   for (int i = 0; i < nargs; i++) {
     cl_int e = rt->cl->SetKernelArg(k, (cl_uint)i, sizes[i], vals[i]);
@@ -361,7 +361,7 @@ lc_status lc_cl_set_args(lc_cl_rt *rt, cl_kernel k, const char *name, int nargs,
 lc_status lc_cl_enqueue(lc_cl_rt *rt, cl_kernel k, const char *name, int dims, const size_t *gws, const size_t *lws,
                         cl_event *ev) {
   if (ev) *ev = NULL;
-  if (rt->dry) return LC_OK;
+  if (rt->dry || rt->collect_pass) return LC_OK;
   size_t g[3];
   for (int i = 0; i < dims; i++) {
     g[i] = gws[i];

@@ -35,6 +35,10 @@ typedef struct lc_cl_want {
  * LC_CL_NOLAUNCH: kernels are built and created, nothing is set or launched. Either lets a
  * family's enqueue name the kernels a candidate needs without running it. */
 enum { LC_CL_RUN = 0, LC_CL_COLLECT = 1, LC_CL_NOLAUNCH = 2 };
+/* Kernels only name their programs: a candidate list being collected, or a model's collect pass
+ * (rt->collect_pass: every op of a plan created once to list its programs, then freed, so the
+ * whole plan's programs build at once on worker threads). */
+#define lc_cl_collecting(rt) ((rt)->dry == LC_CL_COLLECT || (rt)->collect_pass)
 
 typedef struct lc_cl_rt {
   const lc_cl_api *cl;
@@ -54,6 +58,7 @@ typedef struct lc_cl_rt {
   int dry;                 /* LC_CL_RUN, LC_CL_COLLECT or LC_CL_NOLAUNCH (set under lock) */
   lc_cl_want *want;        /* programs listed by LC_CL_COLLECT, built by lc_cl_build_wanted */
   int nwant, capwant;
+  int collect_pass;        /* a model's first pass: convs and ops only list their programs (lc_cl_collecting) */
   double pack_ms, upload_ms, prep_ms; /* start-up time: weight repacking, uploads, prepare */
   double args_ms, enq_ms, xfer_ms;    /* host time in clSetKernelArg, kernel enqueues, transfers */
   long n_enq;

@@ -385,13 +385,16 @@ lc_status lc_cl_tune(lc_conv *c, lc_cl_conv *cc, lc_cl_cand *out, lc_conv_device
   if (cached && from_cache(cc, cached, out, &ms)) {
     info->from_cache = 1;
     info->kernel_ms = ms;
-    return fit_to(c, cc, out);
+    return cc->rt->collect_pass ? lc_cl_conv_collect(cc, out, 1) : fit_to(c, cc, out);
   }
   lc_cl_cand *cands = lc_malloc(MAX_CANDS * sizeof *cands);
   if (!cands) return lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory");
   lc_status s;
   int n = enumerate(cc, level, cands, MAX_CANDS, &s);
-  if (!s && (level == LC_TUNE_NONE || n == 1)) {
+  if (!s && cc->rt->collect_pass) { /* a model's collect pass: what timing would build, nothing run */
+    *out = cands[0];
+    s = lc_cl_conv_collect(cc, cands, level == LC_TUNE_NONE ? 1 : n);
+  } else if (!s && (level == LC_TUNE_NONE || n == 1)) {
     *out = cands[0];
     s = fit_to(c, cc, out);
   } else if (!s) {

@@ -354,14 +354,15 @@ LC_GEMM_KERNEL(gemm_128x64, 128, 64, 8, 8, 8)
 LC_GEMM_KERNEL(gemm_64x128, 64, 128, 8, 8, 8)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemm_64x64)
-LC_GEMM_KERNEL(gemm_64x64, 64, 64, 8, 8, 4)
+LC_GEMM_KERNEL(gemm_64x64, 64, 64, 16, 8, 4)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemm_32x32)
-LC_GEMM_KERNEL(gemm_32x32, 32, 32, 8, 4, 4)
+LC_GEMM_KERNEL(gemm_32x32, 32, 32, 16, 4, 4)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemm_32x128)
 LC_GEMM_KERNEL(gemm_32x128, 32, 128, 8, 4, 8)
 #endif
+
 
 /* Split-K epilogue: one work item per output element, columns fastest (coalesced for NCHW). Built
  * into every program of this file (small next to a tile), so split-K costs no build of its own. */
