@@ -108,9 +108,11 @@ typedef struct lc_backend_ops {
   lc_status (*span_ms)(lc_context *ctx, lc_backend_span *spans, int n, double *ms, double *total);
   /* May be NULL. A plan's collect pass: between begin and end, op_create (and conv create /
    * prepare) only lists the programs the op's kernels, and the candidates its tuning would time,
-   * need; the op is then freed. end builds every listed program at once. */
+   * need; the op is then freed. end starts building every listed program in the background
+   * (a program still building is waited for where it is used); join waits for them all. */
   void (*collect_begin)(lc_context *ctx);
   lc_status (*collect_end)(lc_context *ctx);
+  lc_status (*collect_join)(lc_context *ctx);
 } lc_backend_ops;
 
 extern const lc_backend_ops lc_backend_cpu;

@@ -145,7 +145,10 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
     int live = v->is_input || (v->producer >= 0 && !m->nodes[v->producer].dead);
     if (!v->is_const && live && m->arena_buf) v->t.data = (char *)m->arena_buf + v->offset;
   }
-  if ((overlap && (s = lc_dev_collect(m))) || (s = lc_plan_init_ops(m)) || (s = lc_dev_pin_io(m))) return s;
+  m->dev_collect = overlap;
+  s = lc_plan_init_ops(m);
+  lc_status sj = lc_dev_collect_join(m); /* before any report of compile time, also on failure */
+  if (s || (s = sj) || (s = lc_dev_pin_io(m))) return s;
   if (getenv("LOWCONV_CL_TIMING")) /* where a start goes: the device context, host folding, op creation */
     fprintf(stderr, "lowconv: plan: cpu context %.1f ms, device context %.1f ms%s, folding %.1f ms, fusion + memory "
             "plan %.1f ms, device arena %.1f ms, ops %.1f ms\n", t[1] - t[0], dev_ms,

@@ -174,17 +174,18 @@ static unsigned const_mask(const lc_model *m, const lc_gnode *g) {
 
 /* Every device op created once in the backend's collect mode (it lists the programs of its
  * kernels and of the candidates its tuning will time, touches no weights) and freed; then all
- * those programs build at once on worker threads: a cold start waits for them together, not
- * for one batch per conv (IResNet-34: 12 programs in 5 batches before). Runs when the weights
- * were folded early (exec.c); a node that fails here is left to its init, which says why. */
-lc_status lc_dev_collect(lc_model *m) {
+ * those programs build on worker threads in the background, in the order the ops are initialized,
+ * while the ops' init runs and waits only for the programs it uses (IResNet-34: 12 programs in 5
+ * batches before, each waited for whole). Runs when the weights were folded early (exec.c); a
+ * node that fails here is left to its init, which says why. */
+lc_status lc_dev_collect(lc_model *m, const int *nodes, int n) {
   lc_model_dev *d = m->dev;
   const char *off = getenv("LOWCONV_CL_COLLECT"); /* 0: each conv builds its own (A/B) */
   if (!d || !d->be->collect_begin || !d->be->collect_end || (off && !strcmp(off, "0"))) return LC_OK;
-  double t0 = lc_now_ms(), c0 = d->be->compile_ms(d->ctx);
+  double t0 = lc_now_ms();
   d->be->collect_begin(d->ctx);
-  for (int p = 0; p < m->n_nodes; p++) {
-    lc_gnode *g = &m->nodes[p];
+  for (int i = 0; i < n; i++) {
+    lc_gnode *g = &m->nodes[nodes[i]];
     int ready = !g->dead && g->n.n_inputs <= 32 && !host_qfc(m, g);
     for (int k = 0; ready && k < g->n.n_inputs; k++)
       if (g->in[k] >= 0 && m->values[g->in[k]].lazy_src >= 0) ready = 0;
@@ -195,11 +196,15 @@ lc_status lc_dev_collect(lc_model *m) {
     if (!d->be->op_create(d->ctx, &g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, const_mask(m, g), &op))
       d->be->op_free(op);
   }
-  double t1 = lc_now_ms();
   lc_status s = d->be->collect_end(d->ctx);
   if (getenv("LOWCONV_CL_TIMING"))
-    fprintf(stderr, "lowconv: collect pass %.1f ms, its builds %.1f ms\n", t1 - t0, d->be->compile_ms(d->ctx) - c0);
+    fprintf(stderr, "lowconv: collect pass %.1f ms (programs building in the background)\n", lc_now_ms() - t0);
   return s;
+}
+
+lc_status lc_dev_collect_join(lc_model *m) {
+  lc_model_dev *d = m->dev;
+  return d && d->be->collect_join ? d->be->collect_join(d->ctx) : LC_OK;
 }
 
 lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed) {

@@ -51,6 +51,7 @@ struct lc_model {
   int n_nodes;
   int *inputs, *outputs, n_inputs, n_outputs;
   int planned;
+  int dev_collect; /* the device plan's collect pass runs before op init (weights folded early) */
   lc_model_options opt;
   lc_context *ctx;
   lc_exec_ctx x;
@@ -131,8 +132,10 @@ lc_status lc_model_check_opsets(const lc_onnx_model *o);
 lc_status lc_dev_open(lc_model *m);
 lc_status lc_dev_bind(lc_model *m);
 lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed);
-/* Before the ops' init: every device op's programs listed and built at once (no-op on the CPU). */
-lc_status lc_dev_collect(lc_model *m);
+/* Before the ops' init: every device op's programs listed, nodes[0..n) in init order, and built
+ * on worker threads in the background; lc_dev_collect_join waits for them (no-ops on the CPU). */
+lc_status lc_dev_collect(lc_model *m, const int *nodes, int n);
+lc_status lc_dev_collect_join(lc_model *m);
 lc_status lc_dev_run(lc_model *m);
 /* After the ops exist: inputs and outputs only device ops touch move to pinned host memory. */
 lc_status lc_dev_pin_io(lc_model *m);

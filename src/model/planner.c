@@ -347,6 +347,13 @@ lc_status lc_plan_init_ops(lc_model *m) {
   }
   qsort(order, (size_t)m->n_nodes, sizeof(span), by_size_desc);
   lc_status s = LC_OK;
+  if (m->dev && m->dev_collect) {
+    int *idx = lc_malloc(((size_t)m->n_nodes + 1) * sizeof(int));
+    if (!idx) s = lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+    for (int i = 0; idx && i < m->n_nodes; i++) idx[i] = (int)order[i].v;
+    if (idx) s = lc_dev_collect(m, idx, m->n_nodes);
+    lc_free(idx);
+  }
   init_times tm = {0};
   for (int i = 0; i < m->n_nodes && !s; i++) {
     double t0 = lc_now_ms();

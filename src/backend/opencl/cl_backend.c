@@ -119,7 +119,15 @@ static lc_status cl_collect_end(lc_context *ctx) {
   lc_cl_rt *rt = rt_of(ctx);
   pthread_mutex_lock(&rt->lock);
   rt->collect_pass = 0;
-  lc_status s = lc_cl_build_wanted(rt);
+  lc_status s = lc_cl_build_wanted_async(rt);
+  pthread_mutex_unlock(&rt->lock);
+  return s;
+}
+
+static lc_status cl_collect_join(lc_context *ctx) {
+  lc_cl_rt *rt = rt_of(ctx);
+  pthread_mutex_lock(&rt->lock);
+  lc_status s = lc_cl_build_join(rt);
   pthread_mutex_unlock(&rt->lock);
   return s;
 }
@@ -250,6 +258,7 @@ const lc_backend_ops lc_backend_opencl = {
     .span_ms = cl_span_ms,
     .collect_begin = cl_collect_begin,
     .collect_end = cl_collect_end,
+    .collect_join = cl_collect_join,
 };
 
 lc_status lc_cl_conv_time(lc_conv *c, const lc_buffer *in, lc_buffer *out, int reps, double *ms) {

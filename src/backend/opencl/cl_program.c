@@ -74,8 +74,11 @@ void lc_cl_programs_free(lc_cl_rt *rt) {
 }
 
 void lc_cl_program_counts(const lc_cl_rt *rt, int *built, int *loaded) {
+  pthread_mutex_t *m = (pthread_mutex_t *)&rt->blk; /* read-only use of a const runtime */
+  pthread_mutex_lock(m);
   if (built) *built = rt->programs_built;
   if (loaded) *loaded = rt->programs_loaded;
+  pthread_mutex_unlock(m);
 }
 
 static const lc_cl_source *find_source(const char *name) {
@@ -227,23 +230,62 @@ static lc_status insert(lc_cl_rt *rt, const char *key, cl_program p, int from_so
   }
   ent->prog = p;
   memcpy(ent->key, key, kn + 1);
+  pthread_mutex_lock(&rt->blk);
   ent->next = rt->programs;
   rt->programs = ent;
   if (from_source) rt->programs_built++;
   else rt->programs_loaded++;
+  pthread_cond_broadcast(&rt->bcv);
+  pthread_mutex_unlock(&rt->blk);
   return LC_OK;
+}
+
+/* Background builds (lc_cl_build_wanted_async): items taken in order by nth workers. */
+#define MAX_BUILD_THREADS 16
+typedef struct lc_cl_bg {
+  lc_cl_rt *rt;
+  lc_cl_want *items;
+  int n, next;
+  unsigned char *busy; /* 1 while item i is not yet built or given up (guarded by rt->blk) */
+  pthread_t th[MAX_BUILD_THREADS];
+  int nth;
+  double t0;
+  int oom;
+  char oom_msg[512];
+} lc_cl_bg;
+
+/* 1 if a background build of key is still to finish (rt->blk held). */
+static int bg_pending(const lc_cl_rt *rt, const char *key) {
+  const lc_cl_bg *b = rt->bg;
+  for (int i = 0; b && i < b->n; i++)
+    if (b->busy[i] && !strcmp(b->items[i].key, key)) return 1;
+  return 0;
 }
 
 int lc_cl_program_known(const lc_cl_rt *rt, const char *name, const char *options) {
   char key[256];
-  return program_key(name, options, key, sizeof key) >= 0 && find_program(rt, key) != NULL;
+  if (program_key(name, options, key, sizeof key) < 0) return 0;
+  pthread_mutex_t *m = (pthread_mutex_t *)&rt->blk;
+  pthread_mutex_lock(m);
+  int k = find_program(rt, key) != NULL;
+  pthread_mutex_unlock(m);
+  return k;
+}
+
+/* The program of key once built, waiting for a background build of it; NULL if none has it. */
+static cl_program find_or_wait(lc_cl_rt *rt, const char *key) {
+  pthread_mutex_lock(&rt->blk);
+  cl_program p;
+  while (!(p = find_program(rt, key)) && bg_pending(rt, key)) pthread_cond_wait(&rt->bcv, &rt->blk);
+  pthread_mutex_unlock(&rt->blk);
+  return p;
 }
 
 lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_program *out) {
   char key[256];
   if (program_key(name, options, key, sizeof key) < 0)
     return lc_error(LC_ERR_INVALID_ARG, "opencl: program key too long");
-  if ((*out = find_program(rt, key))) return LC_OK;
+  if ((*out = find_or_wait(rt, key))) return LC_OK;
   double t0 = lc_now_ms();
   cl_program p;
   int from_source;
@@ -258,7 +300,10 @@ lc_status lc_cl_want_program(lc_cl_rt *rt, const char *name, const char *options
   char key[256];
   if (program_key(name, options, key, sizeof key) < 0)
     return lc_error(LC_ERR_INVALID_ARG, "opencl: program key too long");
-  if (find_program(rt, key)) return LC_OK;
+  pthread_mutex_lock(&rt->blk);
+  int have = find_program(rt, key) || bg_pending(rt, key); /* built, or being built in the background */
+  pthread_mutex_unlock(&rt->blk);
+  if (have) return LC_OK;
   for (int i = 0; i < rt->nwant; i++)
     if (!strcmp(rt->want[i].key, key)) return LC_OK;
   if (rt->nwant == rt->capwant) {
@@ -306,7 +351,75 @@ static void *build_worker(void *arg) {
   }
 }
 
-#define MAX_BUILD_THREADS 16
+static int build_threads(int n) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *env = getenv("LOWCONV_CL_BUILD_THREADS"); /* 1: one build after another */
+  if (env && atoi(env) > 0) cores = atoi(env);
+  int nt = (int)(cores < 1 ? 1 : cores > MAX_BUILD_THREADS ? MAX_BUILD_THREADS : cores);
+  return nt > n ? n : nt;
+}
+
+static void *bg_worker(void *arg) {
+  lc_cl_bg *b = arg;
+  lc_cl_rt *rt = b->rt;
+  for (;;) {
+    pthread_mutex_lock(&rt->blk);
+    int i = b->next < b->n ? b->next++ : -1;
+    pthread_mutex_unlock(&rt->blk);
+    if (i < 0) return NULL;
+    const lc_cl_want *w = &b->items[i];
+    cl_program p = NULL;
+    int from_source = 0;
+    lc_status s = build_one(rt, w->name, w->options, w->key, &p, &from_source);
+    if (p && insert(rt, w->key, p, from_source)) s = LC_ERR_NO_MEMORY; /* insert released it */
+    pthread_mutex_lock(&rt->blk);
+    if (s == LC_ERR_NO_MEMORY && !b->oom) {
+      b->oom = 1;
+      snprintf(b->oom_msg, sizeof b->oom_msg, "%s", lc_last_error());
+    }
+    b->busy[i] = 0; /* a failed build is built again where it is used, with its log */
+    pthread_cond_broadcast(&rt->bcv);
+    pthread_mutex_unlock(&rt->blk);
+  }
+}
+
+lc_status lc_cl_build_wanted_async(lc_cl_rt *rt) {
+  lc_cl_build_join(rt); /* one batch at a time */
+  int n = rt->nwant;
+  if (!n) return LC_OK;
+  lc_cl_bg *b = lc_calloc(1, sizeof *b);
+  unsigned char *busy = lc_malloc((size_t)n);
+  if (!b || !busy) {
+    lc_free(b);
+    lc_free(busy);
+    return lc_cl_build_wanted(rt); /* the same builds, waited for */
+  }
+  memset(busy, 1, (size_t)n);
+  b->rt = rt, b->items = rt->want, b->n = n, b->busy = busy, b->t0 = lc_now_ms();
+  rt->want = NULL, rt->nwant = rt->capwant = 0; /* the batch owns the list now */
+  int nt = build_threads(n);
+  pthread_mutex_lock(&rt->blk);
+  rt->bg = b;
+  pthread_mutex_unlock(&rt->blk);
+  while (b->nth < nt && !pthread_create(&b->th[b->nth], NULL, bg_worker, b)) b->nth++;
+  if (!b->nth) bg_worker(b); /* no thread: build here */
+  return LC_OK;
+}
+
+lc_status lc_cl_build_join(lc_cl_rt *rt) {
+  lc_cl_bg *b = rt->bg;
+  if (!b) return LC_OK;
+  for (int i = 0; i < b->nth; i++) pthread_join(b->th[i], NULL);
+  pthread_mutex_lock(&rt->blk);
+  rt->bg = NULL;
+  pthread_mutex_unlock(&rt->blk);
+  rt->compile_ms += lc_now_ms() - b->t0;
+  lc_status s = b->oom ? lc_error(LC_ERR_NO_MEMORY, "%s", b->oom_msg) : LC_OK;
+  lc_free(b->items);
+  lc_free(b->busy);
+  lc_free(b);
+  return s;
+}
 
 /* Builds the wanted programs at once: NVIDIA JIT-compiles each program for up to a second when
  * its cache is cold, and builds of different programs from different threads may overlap. A
@@ -328,11 +441,7 @@ lc_status lc_cl_build_wanted(lc_cl_rt *rt) {
     goto done;
   }
   pthread_mutex_init(&j.lock, NULL);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  const char *env = getenv("LOWCONV_CL_BUILD_THREADS"); /* 1: one build after another */
-  if (env && atoi(env) > 0) cores = atoi(env);
-  int nt = (int)(cores < 1 ? 1 : cores > MAX_BUILD_THREADS ? MAX_BUILD_THREADS : cores);
-  if (nt > n) nt = n;
+  int nt = build_threads(n);
   pthread_t th[MAX_BUILD_THREADS];
   int started = 0;
   for (; started < nt - 1; started++) /* the calling thread is the last worker */

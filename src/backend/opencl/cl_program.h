@@ -28,6 +28,11 @@ lc_status lc_cl_want_program(lc_cl_rt *rt, const char *name, const char *options
  * list. Only running out of memory is an error here: a program that fails to build is left out,
  * and building it where it is used gives its build log. */
 lc_status lc_cl_build_wanted(lc_cl_rt *rt);
+/* The same on worker threads in the background: lc_cl_program waits for a program still being
+ * built there instead of building it again; lc_cl_build_join waits for all of them, adds their
+ * wall time to compile_ms and reports running out of memory. */
+lc_status lc_cl_build_wanted_async(lc_cl_rt *rt);
+lc_status lc_cl_build_join(lc_cl_rt *rt);
 /* Counters for tests and reports: programs built from source / loaded from the cache. */
 void lc_cl_program_counts(const lc_cl_rt *rt, int *built, int *loaded);
 /* Prints "lowconv: warning: ..." once per runtime (cache problems). */

@@ -166,6 +166,8 @@ lc_status lc_cl_rt_create(int platform, int device, const char *cache_dir, lc_cl
   const char *tenv = getenv("LOWCONV_CL_TIMING");
   rt->timing = tenv ? (atoi(tenv) > 1 ? atoi(tenv) : 1) : 0;
   pthread_mutex_init(&rt->lock, NULL);
+  pthread_mutex_init(&rt->blk, NULL);
+  pthread_cond_init(&rt->bcv, NULL);
   double t0 = lc_now_ms();
   lc_status s = pick_device(cl, platform, device, rt);
   if (s) goto fail;
@@ -255,6 +257,7 @@ lc_status lc_cl_scratch(lc_cl_rt *rt, size_t bytes, int *pinned) {
 
 void lc_cl_rt_destroy(lc_cl_rt *rt) {
   if (!rt) return;
+  lc_cl_build_join(rt); /* background builds use the context */
   if (getenv("LOWCONV_CL_TIMING"))
     fprintf(stderr, "lowconv: opencl start-up: packing %.1f ms, uploads %.1f ms, conv prepare %.1f ms "
             "(programs %.1f ms: %d built, %d loaded); host: %ld enqueues %.1f ms, arguments %.1f ms, transfers %.1f ms\n",
@@ -269,6 +272,8 @@ void lc_cl_rt_destroy(lc_cl_rt *rt) {
   scratch_free(rt);
   if (rt->queue) rt->cl->ReleaseCommandQueue(rt->queue);
   if (rt->context) rt->cl->ReleaseContext(rt->context);
+  pthread_cond_destroy(&rt->bcv);
+  pthread_mutex_destroy(&rt->blk);
   pthread_mutex_destroy(&rt->lock);
   lc_free(rt);
 }

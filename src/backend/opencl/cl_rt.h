@@ -59,6 +59,9 @@ typedef struct lc_cl_rt {
   lc_cl_want *want;        /* programs listed by LC_CL_COLLECT, built by lc_cl_build_wanted */
   int nwant, capwant;
   int collect_pass;        /* a model's first pass: convs and ops only list their programs (lc_cl_collecting) */
+  pthread_mutex_t blk;     /* guards programs, the build counters and bg while background builds run */
+  pthread_cond_t bcv;      /* signalled when a background build is done */
+  struct lc_cl_bg *bg;     /* background builds of a model's collect pass (NULL: none) */
   double pack_ms, upload_ms, prep_ms; /* start-up time: weight repacking, uploads, prepare */
   double args_ms, enq_ms, xfer_ms;    /* host time in clSetKernelArg, kernel enqueues, transfers */
   long n_enq;
