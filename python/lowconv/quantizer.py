@@ -6,8 +6,9 @@ is measured for q4 at block B and B/2, q8 per output channel and at block B, and
 calibration set; layers are then upgraded greedily by deficit removed per byte added until the
 whole model, measured with every choice applied, reaches the target cosine. When the output is
 class scores (Softmax over the last axis: a recognizer's per-position characters), the
-per-position argmax must also agree with fp32: upgrades by measured agreement per byte. Rounding is error compensating (gptq.py) with the
-activation second moments of each layer's input.
+per-position argmax must also agree with fp32: upgrades by measured agreement per byte; then the
+class layer's rows that never come near the top stay q4 while the others keep q8 (rowsplit.py).
+Rounding is error compensating (gptq.py) with the activation second moments of each layer's input.
 
 Output: opset 21; quantized weights are INT4 / INT8 initializers feeding DequantizeLinear
 (axis = the input-channel axis, block_size = B; block 0 = per output channel, axis = output axis),
