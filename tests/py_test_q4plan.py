@@ -5,7 +5,8 @@ reuses it without measuring (the quantizer cannot even start); the plan and its 
 ones `lowconv quantize` writes for the same options; a corrupt plan, a changed calibrated file
 and a foreign entry are warned about and made again; q4:fast / LOWCONV_Q4_FAST keep the quick
 rule; a quantized file loads as it is; without Python the quick rule is used with a warning;
-the Python API reports the plan.
+the Python API reports the plan; a recognizer-like model's plan splits its classifier's rows
+(q8 for the classes that matter, q4 for the rest: python/lowconv/rowsplit.py) and the load runs it.
 Usage: py_test_q4plan.py --lowconv CLI --build-dir DIR"""
 import glob
 import os
@@ -38,6 +39,42 @@ def python_api(model, xin, cache, y1):
     yp = list(m.run({"x": np.load(xin)}).values())[0]
     check(y1 is not None and np.array_equal(yp, y1), "Python API runs the cached plan")
     check(lowconv.Model(model, weights="q4:fast").weights_plan == "", "Python q4:fast: no plan")
+
+
+def row_split_plan(run, tmp, cache):
+    """--weights q4 on a recognizer-like model (MatMul 64 x 1500 + bias + Softmax, 20 classes in
+    play): the plan splits the classifier and the load runs the calibrated file as it is."""
+    from py_test_rowsplit_quant import rec_net
+    model = os.path.join(tmp, "rec.onnx")
+    onnx.save(rec_net(hot=20), model)
+    x = os.path.join(tmp, "rx.npy")
+    np.save(x, np.random.default_rng(5).standard_normal((1, 8, 1, 24)).astype(np.float32))
+    before = set(glob.glob(os.path.join(cache, "q4plan", "*.plan")))
+    r = run(["run", model, "--input", "x=" + x, "--output-dir", os.path.join(tmp, "ro1"), "--weights", "q4"])
+    check(r.returncode == 0 and "q4 plan: made now:" in r.stderr and "q8+q4 1" in r.stderr,
+          "recognizer plan made, the classifier split: %s" % r.stderr[-800:])
+    new = sorted(set(glob.glob(os.path.join(cache, "q4plan", "*.plan"))) - before)
+    if r.returncode or len(new) != 1:
+        check(False, "one new plan for the recognizer: %s" % new)
+        return
+    cal = os.path.join(new[0][:-5], "model.onnx")
+    f = onnx.load(cal, load_external_data=False)
+    ops = [n.op_type for n in f.graph.node]
+    check(ops.count("Gather") == 1 and ops.count("Concat") == 1 and ops.count("MatMul") == 2,
+          "calibrated file: two MatMul branches, Concat, Gather: %s" % ops)
+    plan = open(os.path.join(new[0][:-5], "plan.txt")).read()
+    check(any(ln.split()[2:3] == ["q8+q4"] for ln in plan.splitlines() if ln.startswith("layer ")),
+          "plan.txt lists the split layer: %s" % plan)
+    y1 = np.load(os.path.join(tmp, "ro1", "probs.npy"))
+    r = run(["run", cal, "--input", "x=" + x, "--output-dir", os.path.join(tmp, "ro2")])
+    y2 = np.load(os.path.join(tmp, "ro2", "probs.npy")) if r.returncode == 0 else None
+    check(y2 is not None and np.array_equal(y1, y2), "--weights q4 runs the calibrated file: %s" % r.stderr[-300:])
+    import onnxruntime as rt
+    so = rt.SessionOptions()
+    so.log_severity_level = 3
+    ref = rt.InferenceSession(model, so, providers=["CPUExecutionProvider"]).run(None, {"x": np.load(x)})[0]
+    check(y1.shape == ref.shape and (y1.argmax(-1) == ref.argmax(-1)).mean() >= 0.9,
+          "the split plan keeps fp32's argmax: %.3f" % (y1.argmax(-1) == ref.argmax(-1)).mean())
 
 
 def main():
@@ -159,7 +196,10 @@ def main():
         check(r.returncode == 0 and "warning" in r.stderr and "quick rule" in r.stderr and yn is not None and
               np.array_equal(yn, yf), "no Python: warned, the quick rule: %s" % r.stderr[-500:])
 
-        # 6. the Python API (not in a sanitizer build: this interpreter has no ASan runtime)
+        # 6. a class-score model: the plan's calibrated file holds the row split, and runs
+        row_split_plan(run, tmp, cache)
+
+        # 7. the Python API (not in a sanitizer build: this interpreter has no ASan runtime)
         if not san:
             python_api(model, xin, cache, y1)
     finally:

@@ -6,8 +6,9 @@ is measured for q4 at block B and B/2, q8 per output channel and at block B, and
 calibration set; layers are then upgraded greedily by deficit removed per byte added until the
 whole model, measured with every choice applied, reaches the target cosine. When the output is
 class scores (Softmax over the last axis: a recognizer's per-position characters), the
-per-position argmax must also agree with fp32: upgrades by measured agreement per byte. Rounding is error compensating (gptq.py) with the
-activation second moments of each layer's input.
+per-position argmax must also agree with fp32: upgrades by measured agreement per byte; then the
+class layer's rows that never come near the top stay q4 while the others keep q8 (rowsplit.py).
+Rounding is error compensating (gptq.py) with the activation second moments of each layer's input.
 
 Output: opset 21; quantized weights are INT4 / INT8 initializers feeding DequantizeLinear
 (axis = the input-channel axis, block_size = B; block 0 = per output channel, axis = output axis),
@@ -22,6 +23,8 @@ import time
 import numpy as np
 
 from . import calib as _calib
+from . import rowsplit as _rowsplit
+from .qfile import pack_int4, write_model, write_plan  # noqa: F401 (callers use quantizer.write_model)
 from .gptq import prepare, quantize_matrix, weight_bytes
 
 
@@ -187,6 +190,7 @@ class Evaluator:
         self.base = {L.name: L.w for L in layers}
         self.ref = None
         self.am_out, self.am_samples, self.am_ref = None, [], []  # class-score output: argmax checks
+        self.am_gap = None  # per class, its least log-probability gap to the top (rowsplit)
 
     def run(self, sample, weights, outputs=None):
         feed = dict(sample)
@@ -246,13 +250,18 @@ def collect_stats(model, layers, samples, extra=(), max_patches=2048, max_k=4608
     ev = Evaluator(model, layers, samples, [a for a in acts if a not in {o.name for o in model.graph.output}])
     out_names = [o.name for o in ev.sess.get_outputs()]
     ev.ref = []
-    am_out, am_ref = class_output(model), []
+    am_out, am_ref, gap = class_output(model), [], None
+    if am_out is not None:  # per class, how near the top it comes (rowsplit: which rows matter)
+        prod = {o: n.op_type for n in model.graph.node for o in n.output}
+        logp = prod.get(model.graph.output[am_out].name) == "LogSoftmax"
     for i, s in enumerate(list(samples) + list(extra)):
         res = dict(zip(out_names, ev.run(s, ev.base)))
         if i < len(samples):
             ev.ref.append(np.concatenate([res[o.name].ravel() for o in model.graph.output]).astype(np.float64))
         if am_out is not None:
-            am_ref.append(res[model.graph.output[am_out].name].argmax(-1))
+            y = res[model.graph.output[am_out].name]
+            am_ref.append(y.argmax(-1))
+            gap = _rowsplit.class_gaps(y, logp, gap)
         for L in layers:
             x = res[L.node.input[0]].astype(np.float32)
             ps = _patches(x, L, r, max_patches)
@@ -289,8 +298,12 @@ def collect_stats(model, layers, samples, extra=(), max_patches=2048, max_k=4608
     fresh.ref = ev.ref
     if am_out is not None:
         check = list(check)
-        am_ref += [fresh.run(s, fresh.base)[am_out].argmax(-1) for s in check]
+        for s in check:
+            y = fresh.run(s, fresh.base)[am_out]
+            am_ref.append(y.argmax(-1))
+            gap = _rowsplit.class_gaps(y, logp, gap)
         fresh.am_out, fresh.am_samples, fresh.am_ref = am_out, list(samples) + list(extra) + check, am_ref
+    fresh.am_gap = gap
     return fresh, ev.ref
 
 
@@ -439,90 +452,6 @@ def _argmax_stage(ev, layers, configs, cur, weights_of, nbytes, deficit, target,
     return cos, agree
 
 
-def pack_int4(q):
-    """ONNX INT4 / UINT4 raw data: nibbles (two's complement for INT4), element 2i in the low nibble of byte i."""
-    u = (q.ravel().astype(np.int16) & 15).astype(np.uint8)
-    if u.size % 2:
-        u = np.append(u, np.uint8(0))
-    return (u[0::2] | (u[1::2] << 4)).tobytes()
-
-
-def write_model(model, layers, out_path):
-    """Quantized layers become UINT4 (code + 8, zero point 8) / INT8 initializers + DequantizeLinear (+ a
-    Transpose for kernels larger than 1x1, whose codes are [O][kh][kw][I]); opset 21; external data."""
-    onnx, helper, nh = _onnx()
-    from onnx import TensorProto, version_converter
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    ops = [o for o in m.opset_import if o.domain in ("", "ai.onnx")]
-    if not ops or ops[0].version < 21:
-        m = version_converter.convert_version(m, 21)
-    inits = {t.name: i for i, t in enumerate(m.graph.initializer)}
-    new_nodes = []
-    qlayers = {L.name: L for L in layers if L.choice[0] != "f32"}
-    for n in m.graph.node:
-        if len(n.input) > 1 and n.input[1] in qlayers:
-            L = qlayers[n.input[1]]
-            fmt, block = L.choice
-            codes, scales, _ = L.q
-            blk = L.eff_block(block)
-            # Conv kernels larger than 1x1: codes as [O][kh][kw][I] (lowconv's row order, so it runs
-            # from the mapped file as it is) and a Transpose to the OIHW the Conv takes.
-            ohwi = L.kind == "conv" and L.taps > 1
-            if ohwi:
-                o, c, kh, kw = L.shape
-                q = codes.astype(np.int8).reshape(o, kh, kw, c)
-            else:
-                q = L.from_mat(codes.astype(np.int8))
-            if blk == 0:  # one scale per output channel: per-axis on the output axis
-                axis = 0 if L.kind == "conv" or not L.trans else 1
-                sc = scales[:, 0]
-            else:
-                nb = -(-L.kc // blk)
-                if L.kind == "conv":
-                    o, c, kh, kw = L.shape
-                    sc = scales.reshape(o, kh, kw, nb)
-                    axis = 3
-                    if not ohwi:
-                        sc, axis = sc.transpose(0, 3, 1, 2), 1
-                else:
-                    sc = scales.T if L.trans else scales
-                    axis = 0 if L.trans else 1
-            qname, sname, wname = L.name + "_quantized", L.name + "_scale", L.name
-            sc = np.ascontiguousarray(sc, dtype=np.float32)
-            inputs = [qname, sname]
-            if fmt == "q4":  # uint4 code + 8 with zero point 8: the nibbles lowconv's kernels read
-                qt = helper.make_tensor(qname, TensorProto.UINT4, q.shape, pack_int4(q + 8), raw=True)
-                zp = np.full(sc.shape, 8, np.uint8)
-                m.graph.initializer.append(helper.make_tensor(L.name + "_zero_point", TensorProto.UINT4, zp.shape,
-                                                              pack_int4(zp), raw=True))
-                inputs.append(L.name + "_zero_point")
-            else:
-                qt = helper.make_tensor(qname, TensorProto.INT8, q.shape, q.tobytes(), raw=True)
-            m.graph.initializer[inits[L.name]].CopyFrom(qt)
-            m.graph.initializer.append(nh.from_array(sc, sname))
-            attrs = {"axis": axis}
-            if blk:
-                attrs["block_size"] = blk
-            dq_out = wname + "_ohwi" if ohwi else wname
-            new_nodes.append(helper.make_node("DequantizeLinear", inputs, [dq_out], name=L.name + "_dq", **attrs))
-            if ohwi:
-                new_nodes.append(helper.make_node("Transpose", [dq_out], [wname], name=L.name + "_oihw",
-                                                  perm=[0, 3, 1, 2]))
-        new_nodes.append(n)
-    del m.graph.node[:]
-    m.graph.node.extend(new_nodes)
-    d = os.path.dirname(os.path.abspath(out_path))
-    os.makedirs(d, exist_ok=True)
-    loc = os.path.basename(out_path) + ".data"
-    if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(out_path)), loc)):
-        os.remove(os.path.join(os.path.dirname(os.path.abspath(out_path)), loc))
-    onnx.save_model(m, out_path, save_as_external_data=True, all_tensors_to_one_file=True, location=loc,
-                    size_threshold=1024)
-    onnx.checker.check_model(out_path)
-    return out_path
-
-
 def _input_info(model):
     inits = {t.name for t in model.graph.initializer}
     ins = [i for i in model.graph.input if i.name not in inits]
@@ -588,19 +517,28 @@ def quantize_model(model, output, weights="q4", block=32, calib=None, calib_gene
     log("calibration: %d samples of %s (+%d for statistics, +%d for the argmax check), %d layers, statistics in "
         "%.1f s" % (len(data), list(data[0].shape), len(extra), len(more), len(layers), time.time() - t0))
     cos, agree = choose(ev, layers, weights, block, target_cosine, log, target_argmax)
+    if weights == "q4":
+        cos, agree = _rowsplit.try_split(ev, m, layers, ("q4", block), cos, agree, 1.0 - MARGIN * (1.0 - target_cosine),
+                                         1.0 - AM_MARGIN * (1.0 - target_argmax), not calib, log)
     f32_bytes = sum(L.n * L.k * 4 for L in layers)
     q_bytes = 0
     rows = []
     for L in layers:
         fmt, b = L.choice
-        nbytes = L.bytes(fmt, b)
+        sp = getattr(L, "split", None)
+        nbytes = sp["bytes"] if sp else L.bytes(fmt, b)
         q_bytes += nbytes
-        rows.append({"layer": L.node.name or L.name, "weight": L.name, "op": L.node.op_type, "shape": list(L.shape),
-                     "format": fmt, "block": L.eff_block(b) if fmt != "f32" else 0, "bytes": nbytes,
-                     "deficit": L.deficit})
-        log("  %-40s %-6s %-18s %-4s block %-3d %9d B  alone: cos %.5f" % (
-            (L.node.name or L.name)[:40], L.node.op_type, "x".join(map(str, L.shape)), fmt,
-            L.eff_block(b) if fmt != "f32" else 0, nbytes, 1.0 - L.deficit))
+        row = {"layer": L.node.name or L.name, "weight": L.name, "op": L.node.op_type, "shape": list(L.shape),
+               "format": fmt, "block": L.eff_block(b) if fmt != "f32" else 0, "bytes": nbytes, "deficit": L.deficit}
+        if sp:  # rows in two formats: "q8+q4", block = the q4 rows' block
+            row.update(format=fmt + "+" + sp["rest_fmt"][0], block=L.eff_block(sp["rest_fmt"][1]),
+                       split={"kept_rows": int(sp["keep"].size), "kept_format": list(sp["keep_fmt"]),
+                              "rest_rows": int(sp["rest"].size), "rest_format": list(sp["rest_fmt"])})
+        rows.append(row)
+        log("  %-40s %-6s %-18s %-5s block %-3d %9d B  alone: cos %.5f%s" % (
+            (L.node.name or L.name)[:40], L.node.op_type, "x".join(map(str, L.shape)), row["format"],
+            row["block"], nbytes, 1.0 - L.deficit, " (%d rows q8, %d q4)" % (sp["keep"].size, sp["rest"].size)
+            if sp else ""))
     write_model(m, layers, str(output))
     met = bool(cos.mean() >= target_cosine and (agree is None or agree >= target_argmax))
     log("weights: %d B of %d B fp32 (%.3fx); output cosine vs fp32: mean %.5f, min %.5f (target %.4f)" % (
@@ -622,23 +560,6 @@ def quantize_model(model, output, weights="q4", block=32, calib=None, calib_gene
     if plan_file:
         write_plan(rep, plan_file, counts)
     return rep
-
-
-def write_plan(rep, path, counts):
-    """The choice as lines lowconv's loader reads back (src/model/q4plan.c): a header, one
-    summary line, then `layer NAME FORMAT BLOCK BYTES` per layer (whitespace in names as _)."""
-    s = "%d layers (%s), weights %.3fx fp32, cosine %.5f" % (
-        len(rep["layers"]), ", ".join("%s %d" % kv for kv in sorted(counts.items())),
-        rep["weight_bytes"] / rep["fp32_weight_bytes"], rep["cosine_mean"])
-    if rep["argmax_agreement"] is not None:
-        s += ", argmax %.4f" % rep["argmax_agreement"]
-    if not rep["target_met"]:
-        s += ", target not met"
-    lines = ["lowconv-q4plan 1", "summary " + s]
-    lines += ["layer %s %s %d %d" % ("_".join(r["layer"].split()) or "_", r["format"], r["block"], r["bytes"])
-              for r in rep["layers"]]
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
 
 
 def main(argv=None):
