@@ -391,16 +391,23 @@ static void check_quant_auto(void) {
 }
 
 /* AUTO's F(4x4) rule (src/conv/select.c): the AVX2 table takes winograd4 from 64 input channels
- * from 14x14 outputs and F(2x2) below that; the other tables keep F(2x2). F(4x4) weights are
- * transformed only where the rule may pick it (not for 32 channels), release_unused frees the
- * unused transform, and AUTO's output is the forced route's bits (its tiles never change a sum;
- * check_shape holds winograd4 to its error bound). */
+ * from 14x14 outputs, the AVX-512 table from 16 input channels from 80x80, F(2x2) otherwise; the
+ * scalar table keeps F(2x2). F(4x4) weights are transformed only where the rule may pick it (AVX2:
+ * not for 32 channels; AVX-512: not for 8), release_unused frees the unused transform, and AUTO's
+ * output is the forced route's bits (its tiles never change a sum; check_shape holds winograd4 to
+ * its error bound). */
+static int f4_weights(lc_isa isa, int64_t ic) {
+  return (isa == LC_ISA_AVX2 && ic >= 64) || (isa == LC_ISA_AVX512 && ic >= 16);
+}
+
 static void check_auto_f4(void) {
   static const struct {
     int64_t ic, hw;
-    lc_route avx2;
-  } cases[] = {{64, 16, LC_ROUTE_WINOGRAD4}, {128, 7, LC_ROUTE_WINOGRAD}, {32, 16, LC_ROUTE_WINOGRAD},
-               {64, 88, LC_ROUTE_WINOGRAD4}};
+    lc_route avx2, avx512;
+  } cases[] = {{64, 16, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD}, {128, 7, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD},
+               {32, 16, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD},  {64, 88, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4},
+               {32, 88, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4}, {16, 81, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4},
+               {64, 79, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD}};
   for (int i = 0; i < CC_NISA; i++) {
     if (!ctxs[i]) continue;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -414,7 +421,9 @@ static void check_auto_f4(void) {
       c.n = 1;
       c.h = c.w = cases[k].hw;
       cc_fill(&c, 1);
-      lc_route want = cc_isas[i] == LC_ISA_AVX2 ? cases[k].avx2 : LC_ROUTE_WINOGRAD;
+      lc_route want = cc_isas[i] == LC_ISA_AVX2     ? cases[k].avx2
+                      : cc_isas[i] == LC_ISA_AVX512 ? cases[k].avx512
+                                                    : LC_ROUTE_WINOGRAD;
       size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
       float *in = malloc(nin * sizeof(float)), *o1 = malloc(nout * sizeof(float)), *o2 = malloc(nout * sizeof(float));
       tu_fill(in, nin, -1.0f, 1.0f);
@@ -428,7 +437,7 @@ static void check_auto_f4(void) {
       TU_CHECK(st == LC_OK && sh.route == want, "%s ic %lld at %lld: auto took %s, want %s", cc_isa_names[i],
                (long long)cases[k].ic, (long long)cases[k].hw, lc_route_name(sh.route), lc_route_name(want));
       size_t wb = lc_conv_weight_bytes(conv), wb2 = lc_conv_weight_bytes(f2);
-      if (cc_isas[i] == LC_ISA_AVX2 && cases[k].ic >= 64)
+      if (f4_weights(cc_isas[i], cases[k].ic))
         TU_CHECK(wb > wb2, "%s ic %lld: F(4x4) weights kept too (%zu vs %zu)", cc_isa_names[i],
                  (long long)cases[k].ic, wb, wb2);
       else

@@ -32,7 +32,7 @@ static void geo_of(const lc_conv *c, const lc_conv_plan *p, stem_geo *g) {
   g->off = (size_t)((d->kernel_w - 1) * d->dilation_w) / g->s;
   /* whole 64-byte lines, so each phase row starts aligned: at stride 2 two of a 3x3 row's taps
    * then load aligned vectors */
-  g->plen = lc_round_up(lc_round_up((size_t)p->ow, LC_ROWCONV_NR) + g->off, 16);
+  g->plen = lc_round_up(lc_round_up((size_t)p->ow, 16) + g->off, 16);
   g->rows = (size_t)(c->cin_g * d->kernel_h);
 }
 

@@ -37,9 +37,12 @@ static size_t w4_panels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, 
 
 /* F(4x4) does 1.78x fewer multiplies than F(2x2) but 2.25x the transform work per channel: it won
  * from 64 channels (Zen 3: 1.1-1.5x on 64..512-channel 3x3 layers at 14..80 px; 32-channel ones kept
- * F(2x2)). Only the AVX2 table was refitted (select.c says why); the output size is select.c's. */
+ * F(2x2)). On the AVX-512 table (Xeon, 2 MiB L2) it won from 16 channels on large planes (fastest
+ * runs F(2x2) / F(4x4), ms: 16@320 18.6 / 11.1, 32@160 6.5 / 3.8, 32->64@320 46.6 / 34.5, 64@160
+ * 28.9 / 14.8), so its weights are made from 16 there; the output size is select.c's. */
 int lc_winograd4_auto(const lc_conv *c) {
-  return c->ctx->k->isa == LC_ISA_AVX2 && w4_shape_ok(c) && !c->qw && c->cin_g >= 64;
+  int isa = c->ctx->k->isa, min_cin = isa == LC_ISA_AVX2 ? 64 : isa == LC_ISA_AVX512 ? 16 : 0;
+  return min_cin && w4_shape_ok(c) && !c->qw && c->cin_g >= min_cin;
 }
 
 lc_status lc_winograd4_pack(lc_conv *c, const float *w) {

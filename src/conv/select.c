@@ -8,8 +8,8 @@
 #include "util/error.h"
 
 /* The AVX2 table runs on cores with 512 KiB-1 MiB of L2 (Zen 2-4, Skylake client): tiles sized
- * for the AVX-512 parts' 2 MiB L2 spill there. The AVX-512 rules stay as they were (not refitted:
- * no AVX-512 machine to time on). */
+ * for the AVX-512 parts' 2 MiB L2 spill there. The AVX-512 rules stay as they were (not refitted)
+ * except F(4x4)'s (wino4_first, timed on a Xeon). */
 static int l2_small(const lc_conv *c) { return c->ctx->k->isa == LC_ISA_AVX2; }
 
 /* Tasks per thread the balance rules aim for: with 1-2 per thread, a thread that is descheduled
@@ -23,6 +23,15 @@ static int l2_small(const lc_conv *c) { return c->ctx->k->isa == LC_ISA_AVX2; }
  * without AVX2; with both fixed F(4x4) won there too (Zen 3, min ms F(2x2) / F(4x4), NCHW: 96->24 at
  * 160 15.1 / 11.2, 256->64 at 160 85 / 48, 64->64 at 320 79 / 66; NHWC 256->64 at 160 100 / 74). */
 static int wino4_first(const lc_conv *c, const lc_conv_plan *p) {
+  /* AVX-512 (Xeon, 1 thread, fastest runs F(2x2) / F(4x4), ms, two runs): from 80x80 F(4x4) won or
+   * tied up to 128 channels (128@80 12.1 / 9.6 and 8.8 / 8.2, 96->24@160 13.3 / 12.7, 64@112 4.9 /
+   * 4.9 and 5.1 / 4.2) and with 256 from 160x160 (256->64@160 68 / 55 and 45 / 41), but lost with
+   * 256 at 80 (256->64@80 19.3 / 20.9 and 14.4 / 21.1); at 7-56 px it tied or lost (512@7 2.9 / 9.2,
+   * 256@14 1.2 / 2.5, 64@56 even). */
+  if (c->ctx->k->isa == LC_ISA_AVX512) {
+    int64_t hw = p->oh < p->ow ? p->oh : p->ow;
+    return c->wwino4 && lc_winograd4_auto(c) && hw >= 80 && (c->cin_g <= 128 || hw >= 160);
+  }
   return c->wwino4 && lc_winograd4_auto(c) && p->oh >= 14 && p->ow >= 14;
 }
 

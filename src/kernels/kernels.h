@@ -51,9 +51,11 @@ typedef void (*lc_f32_gather_fn)(float *dst, const float *src, size_t n, size_t 
 
 /* Small-K conv rows (the few-channel stem route): C[m x n] = sum_kk w[kk * LC_ROWCONV_MR + i] * rows[kk][x0 + j],
  * m <= LC_ROWCONV_MR, n <= LC_ROWCONV_NR; c element (i, j) at c[i * rs_c + j], only i < m, j < n written.
- * rows[kk] may be read up to x0 + LC_ROWCONV_NR - 1 (the caller pads). Epilogue as the GEMM's (bias per row). */
+ * rows[kk] may be read up to x0 + round_up(n, 16) - 1 (whole vectors; the caller pads). Epilogue as the GEMM's
+ * (bias per row). */
 #define LC_ROWCONV_MR 4
-#define LC_ROWCONV_NR 24
+/* 64: the AVX-512 kernel's 4 x 16 lanes; the AVX2 kernel covers it in chunks of 24 */
+#define LC_ROWCONV_NR 64
 typedef void (*lc_f32_rowconv_fn)(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0,
                                   float *c, size_t rs_c, const lc_gemm_params *p);
 

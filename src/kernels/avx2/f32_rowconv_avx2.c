@@ -7,6 +7,7 @@
 #include "kernels/avx2/avx2_kernels.h"
 
 #define MR LC_ROWCONV_MR
+#define NR 24 /* this kernel's tile; a call's LC_ROWCONV_NR columns are covered in chunks of NR */
 
 /* Stores 8 lanes of row i at column j; the full-tile fast path (no accumulate, no residual, act a
  * compile-time constant) keeps the 12 accumulators in registers. */
@@ -72,11 +73,8 @@ LC_AI void rowconv_tile(size_t m, size_t n, size_t k, const float *w, const floa
 
 #define LC_TILE(nv, act, general) rowconv_tile(m, n, k, w, rows, x0, c, rs_c, p, nv, act, general)
 
-void lc_f32_rowconv_avx2(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0, float *c,
-                         size_t rs_c, const lc_gemm_params *p) {
-  if (m == 0 || n == 0) return;
-  if (m > MR) m = MR;
-  if (n > LC_ROWCONV_NR) n = LC_ROWCONV_NR;
+static void rowconv_chunk(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0, float *c,
+                          size_t rs_c, const lc_gemm_params *p) {
   const int nv = n > 16 ? 3 : n > 8 ? 2 : 1;
   if (p->final && !p->accumulate && !p->residual && (!p->bias || p->bias_per_row) && (unsigned)p->act <= 4) {
     /* the stem's tiles: bias per channel, a fixed activation */
@@ -96,4 +94,17 @@ void lc_f32_rowconv_avx2(size_t m, size_t n, size_t k, const float *w, const flo
   if (nv == 3) LC_TILE(3, 0, 1);
   else if (nv == 2) LC_TILE(2, 0, 1);
   else LC_TILE(1, 0, 1);
+}
+
+void lc_f32_rowconv_avx2(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0, float *c,
+                         size_t rs_c, const lc_gemm_params *p) {
+  if (m == 0 || n == 0) return;
+  if (m > MR) m = MR;
+  if (n > LC_ROWCONV_NR) n = LC_ROWCONV_NR;
+  for (size_t j = 0; j < n; j += NR) {
+    lc_gemm_params q = *p; /* the chunk's columns of a per-column bias and of the residual */
+    if (q.bias && !q.bias_per_row) q.bias += j;
+    if (q.residual) q.residual += j;
+    rowconv_chunk(m, n - j < NR ? n - j : NR, k, w, rows, x0 + j, c + j, rs_c, &q);
+  }
 }
