@@ -328,7 +328,8 @@ lc_status lc_cl_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in
   lc_conv_device_info *info = &c->dev_info;
   memset(info, 0, sizeof *info);
   double c0 = cc->rt->compile_ms, t0 = lc_now_ms();
-  int built0 = cc->rt->programs_built;
+  int built0 = 0, built1 = 0; /* background builds may count up meanwhile: read under their lock */
+  lc_cl_program_counts(cc->rt, &built0, NULL);
   /* The tuner, the caches and the program list are shared by the context's convs. */
   pthread_mutex_lock(&cc->rt->lock);
   s = lc_cl_tune(c, cc, &cc->cand, info);
@@ -341,7 +342,8 @@ lc_status lc_cl_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in
   if (s) return s;
   info->compile_ms = cc->rt->compile_ms - c0;
   cc->rt->prep_ms += lc_now_ms() - t0;
-  info->programs_built = cc->rt->programs_built - built0;
+  lc_cl_program_counts(cc->rt, &built1, NULL);
+  info->programs_built = built1 - built0;
   info->device_bytes = cc->weight_bytes + cc->wu_bytes + cc->ws_bytes;
   c->weight_bytes = cc->weight_bytes + cc->wu_bytes; /* Winograd's fp32 weights count */
   snprintf(info->kernel, sizeof info->kernel, "%s %s", f->name, f->variants[cc->cand.variant]);

@@ -384,7 +384,8 @@ static void *bg_worker(void *arg) {
 }
 
 lc_status lc_cl_build_wanted_async(lc_cl_rt *rt) {
-  lc_cl_build_join(rt); /* one batch at a time */
+  lc_status s = lc_cl_build_join(rt); /* one batch at a time */
+  if (s) return s;
   int n = rt->nwant;
   if (!n) return LC_OK;
   lc_cl_bg *b = lc_calloc(1, sizeof *b);
@@ -405,6 +406,8 @@ lc_status lc_cl_build_wanted_async(lc_cl_rt *rt) {
   if (!b->nth) bg_worker(b); /* no thread: build here */
   return LC_OK;
 }
+
+double lc_cl_bg_start(const lc_cl_rt *rt) { return rt->bg ? rt->bg->t0 : 0.0; }
 
 lc_status lc_cl_build_join(lc_cl_rt *rt) {
   lc_cl_bg *b = rt->bg;
