@@ -109,7 +109,7 @@ static lc_status cl_launch_us(lc_context *ctx, double *us) {
 /* Background builds count from their start until joined (rt->bg: set and cleared by this thread). */
 static double cl_compile_ms(const lc_context *ctx) {
   const lc_cl_rt *rt = rt_of(ctx);
-  return rt->compile_ms + (rt->bg ? lc_now_ms() - lc_cl_bg_start(rt) : 0.0);
+  return rt->compile_ms + (rt->bg ? lc_cl_bg_ms(rt) : 0.0);
 }
 
 static void cl_collect_begin(lc_context *ctx) {

@@ -249,8 +249,8 @@ typedef struct lc_cl_bg {
   unsigned char *busy; /* 1 while item i is not yet built or given up (guarded by rt->blk) */
   pthread_t th[MAX_BUILD_THREADS];
   int nth;
-  double t0;
-  int oom;
+  double t0, t1; /* start; when the last item finished (0 while some run) */
+  int oom, left;  /* left: items not finished */
   char oom_msg[512];
 } lc_cl_bg;
 
@@ -378,6 +378,7 @@ static void *bg_worker(void *arg) {
       snprintf(b->oom_msg, sizeof b->oom_msg, "%s", lc_last_error());
     }
     b->busy[i] = 0; /* a failed build is built again where it is used, with its log */
+    if (--b->left == 0) b->t1 = lc_now_ms();
     pthread_cond_broadcast(&rt->bcv);
     pthread_mutex_unlock(&rt->blk);
   }
@@ -396,7 +397,7 @@ lc_status lc_cl_build_wanted_async(lc_cl_rt *rt) {
     return lc_cl_build_wanted(rt); /* the same builds, waited for */
   }
   memset(busy, 1, (size_t)n);
-  b->rt = rt, b->items = rt->want, b->n = n, b->busy = busy, b->t0 = lc_now_ms();
+  b->rt = rt, b->items = rt->want, b->n = n, b->left = n, b->busy = busy, b->t0 = lc_now_ms();
   rt->want = NULL, rt->nwant = rt->capwant = 0; /* the batch owns the list now */
   int nt = build_threads(n);
   pthread_mutex_lock(&rt->blk);
@@ -407,7 +408,13 @@ lc_status lc_cl_build_wanted_async(lc_cl_rt *rt) {
   return LC_OK;
 }
 
-double lc_cl_bg_start(const lc_cl_rt *rt) { return rt->bg ? rt->bg->t0 : 0.0; }
+double lc_cl_bg_ms(const lc_cl_rt *rt) {
+  pthread_mutex_t *m = (pthread_mutex_t *)&rt->blk;
+  pthread_mutex_lock(m);
+  double ms = rt->bg ? (rt->bg->t1 > 0 ? rt->bg->t1 : lc_now_ms()) - rt->bg->t0 : 0.0;
+  pthread_mutex_unlock(m);
+  return ms;
+}
 
 lc_status lc_cl_build_join(lc_cl_rt *rt) {
   lc_cl_bg *b = rt->bg;
@@ -416,7 +423,7 @@ lc_status lc_cl_build_join(lc_cl_rt *rt) {
   pthread_mutex_lock(&rt->blk);
   rt->bg = NULL;
   pthread_mutex_unlock(&rt->blk);
-  rt->compile_ms += lc_now_ms() - b->t0;
+  rt->compile_ms += (b->t1 > 0 ? b->t1 : lc_now_ms()) - b->t0; /* the batch's wall time, not the wait */
   lc_status s = b->oom ? lc_error(LC_ERR_NO_MEMORY, "%s", b->oom_msg) : LC_OK;
   lc_free(b->items);
   lc_free(b->busy);

@@ -33,8 +33,8 @@ lc_status lc_cl_build_wanted(lc_cl_rt *rt);
  * wall time to compile_ms and reports running out of memory. */
 lc_status lc_cl_build_wanted_async(lc_cl_rt *rt);
 lc_status lc_cl_build_join(lc_cl_rt *rt);
-/* When the running background batch began (lc_now_ms; only while rt->bg is set). */
-double lc_cl_bg_start(const lc_cl_rt *rt);
+/* Wall time of the background batch so far (until its last build, once done; 0 without one). */
+double lc_cl_bg_ms(const lc_cl_rt *rt);
 /* Counters for tests and reports: programs built from source / loaded from the cache. */
 void lc_cl_program_counts(const lc_cl_rt *rt, int *built, int *loaded);
 /* Prints "lowconv: warning: ..." once per runtime (cache problems). */
