@@ -145,8 +145,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
     int live = v->is_input || (v->producer >= 0 && !m->nodes[v->producer].dead);
     if (!v->is_const && live && m->arena_buf) v->t.data = (char *)m->arena_buf + v->offset;
   }
-  m->dev_collect = overlap;
-  s = lc_plan_init_ops(m);
+  s = lc_plan_init_ops(m, overlap);
   lc_status sj = lc_dev_collect_join(m); /* before any report of compile time, also on failure */
   if (s || (s = sj) || (s = lc_dev_pin_io(m))) return s;
   if (getenv("LOWCONV_CL_TIMING")) /* where a start goes: the device context, host folding, op creation */

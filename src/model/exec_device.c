@@ -33,7 +33,7 @@ typedef struct lc_model_dev {
   int maxio, n_values, n_nodes; /* as when bound */
   int fallbacks, kernels;
   size_t weight_bytes, activation_bytes;
-  double compile_ms0, tune_ms, last_run_ms;
+  double compile_ms0, tune_ms, last_run_ms, t_collect;
   double t_plan, t_said;  /* plan start, last progress line */
   double enq_ms, wait_ms; /* host time enqueueing, and waiting for the device, over n_runs */
   int n_runs;
@@ -178,27 +178,33 @@ static unsigned const_mask(const lc_model *m, const lc_gnode *g) {
  * while the ops' init runs and waits only for the programs it uses (IResNet-34: 12 programs in 5
  * batches before, each waited for whole). Runs when the weights were folded early (exec.c); a
  * node that fails here is left to its init, which says why. */
-lc_status lc_dev_collect(lc_model *m, const int *nodes, int n) {
+int lc_dev_collect_begin(lc_model *m) {
   lc_model_dev *d = m->dev;
   const char *off = getenv("LOWCONV_CL_COLLECT"); /* 0: each conv builds its own (A/B) */
-  if (!d || !d->be->collect_begin || !d->be->collect_end || (off && !strcmp(off, "0"))) return LC_OK;
-  double t0 = lc_now_ms();
+  if (!d || !d->be->collect_begin || !d->be->collect_end || (off && !strcmp(off, "0"))) return 0;
+  d->t_collect = lc_now_ms();
   d->be->collect_begin(d->ctx);
-  for (int i = 0; i < n; i++) {
-    lc_gnode *g = &m->nodes[nodes[i]];
-    int ready = !g->dead && g->n.n_inputs <= 32 && !host_qfc(m, g);
-    for (int k = 0; ready && k < g->n.n_inputs; k++)
-      if (g->in[k] >= 0 && m->values[g->in[k]].lazy_src >= 0) ready = 0;
-    if (!ready) continue;
-    lc_graph_ensure_inputs(m, g);
-    int n_out = lc_graph_io(m, g, m->io_in, m->io_out);
-    lc_backend_op *op = NULL;
-    if (!d->be->op_create(d->ctx, &g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, const_mask(m, g), &op))
-      d->be->op_free(op);
-  }
+  return 1;
+}
+
+void lc_dev_collect_node(lc_model *m, lc_gnode *g) {
+  lc_model_dev *d = m->dev;
+  int ready = !g->dead && g->n.n_inputs <= 32 && !host_qfc(m, g);
+  for (int k = 0; ready && k < g->n.n_inputs; k++)
+    if (g->in[k] >= 0 && m->values[g->in[k]].lazy_src >= 0) ready = 0;
+  if (!ready) return;
+  lc_graph_ensure_inputs(m, g);
+  int n_out = lc_graph_io(m, g, m->io_in, m->io_out);
+  lc_backend_op *op = NULL;
+  if (!d->be->op_create(d->ctx, &g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, const_mask(m, g), &op))
+    d->be->op_free(op);
+}
+
+lc_status lc_dev_collect_end(lc_model *m) {
+  lc_model_dev *d = m->dev;
   lc_status s = d->be->collect_end(d->ctx);
   if (getenv("LOWCONV_CL_TIMING"))
-    fprintf(stderr, "lowconv: collect pass %.1f ms (programs building in the background)\n", lc_now_ms() - t0);
+    fprintf(stderr, "lowconv: collect pass %.1f ms (programs building in the background)\n", lc_now_ms() - d->t_collect);
   return s;
 }
 

@@ -51,7 +51,6 @@ struct lc_model {
   int n_nodes;
   int *inputs, *outputs, n_inputs, n_outputs;
   int planned;
-  int dev_collect; /* the device plan's collect pass runs before op init (weights folded early) */
   lc_model_options opt;
   lc_context *ctx;
   lc_exec_ctx x;
@@ -118,7 +117,7 @@ lc_status lc_plan_memory(lc_model *m);      /* planner.c */
 /* planner.c: the init loop: folded weights made on demand, consumed constants released. */
 lc_status lc_fuse_chains(lc_model *m);
 lc_status lc_plan_prefold(lc_model *m);
-lc_status lc_plan_init_ops(lc_model *m);
+lc_status lc_plan_init_ops(lc_model *m, int dev_collect);
 void lc_plan_count_uses(lc_model *m);       /* planner.c */
 /* limits.c: total charged so far; charges bytes for `what` of node g (NULL: none) against the cap,
  * adding them to *field (NULL: check only); the opset ranges. */
@@ -132,9 +131,12 @@ lc_status lc_model_check_opsets(const lc_onnx_model *o);
 lc_status lc_dev_open(lc_model *m);
 lc_status lc_dev_bind(lc_model *m);
 lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed);
-/* Before the ops' init: every device op's programs listed, nodes[0..n) in init order, and built
- * on worker threads in the background; lc_dev_collect_join waits for them (no-ops on the CPU). */
-lc_status lc_dev_collect(lc_model *m, const int *nodes, int n);
+/* Before the ops' init (weights folded early): begin (0: no collect pass on this backend), each
+ * node in init order has its device op's programs listed, end starts building them on worker
+ * threads in the background; lc_dev_collect_join waits for them (no-ops on the CPU). */
+int lc_dev_collect_begin(lc_model *m);
+void lc_dev_collect_node(lc_model *m, lc_gnode *g);
+lc_status lc_dev_collect_end(lc_model *m);
 lc_status lc_dev_collect_join(lc_model *m);
 lc_status lc_dev_run(lc_model *m);
 /* After the ops exist: inputs and outputs only device ops touch move to pinned host memory. */

@@ -332,7 +332,7 @@ lc_status lc_plan_prefold(lc_model *m) {
   return LC_OK;
 }
 
-lc_status lc_plan_init_ops(lc_model *m) {
+lc_status lc_plan_init_ops(lc_model *m, int dev_collect) {
   m->st.packed_weight_bytes = m->st.mapped_code_bytes = 0;
   m->st.scratch_bytes = 0;
   count_pending(m);
@@ -347,12 +347,9 @@ lc_status lc_plan_init_ops(lc_model *m) {
   }
   qsort(order, (size_t)m->n_nodes, sizeof(span), by_size_desc);
   lc_status s = LC_OK;
-  if (m->dev && m->dev_collect) {
-    int *idx = lc_malloc(((size_t)m->n_nodes + 1) * sizeof(int));
-    if (!idx) s = lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-    for (int i = 0; idx && i < m->n_nodes; i++) idx[i] = (int)order[i].v;
-    if (idx) s = lc_dev_collect(m, idx, m->n_nodes);
-    lc_free(idx);
+  if (dev_collect && m->dev && lc_dev_collect_begin(m)) {
+    for (int i = 0; i < m->n_nodes; i++) lc_dev_collect_node(m, &m->nodes[order[i].v]);
+    s = lc_dev_collect_end(m);
   }
   init_times tm = {0};
   for (int i = 0; i < m->n_nodes && !s; i++) {
