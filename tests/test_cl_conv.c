@@ -24,6 +24,9 @@
  * shapes (check_gemmq) cover 1-140 channels (every remainder of the 32..128 tiles), 1x1 to 5x5,
  * strides 1-3, dilation, pads, groups, batch 1-3, block sizes 0/32/64/128, q8/q4 sym/asym.
  *
+ * wide (large kernels, few output channels) gets its own shapes too (check_wide): 3..9 taps, up to
+ * 100 input channels (K up to 8100 terms, still ~1e-6 of max |ref| in fp32), at the same 1e-4.
+ *
  * Env: LOWCONV_CL_FAMILY / LOWCONV_CL_VARIANT restrict the families tested (as in the tuner);
  * LC_TEST_QUICK=1 fewer shapes; LC_REQUIRE_OPENCL=1 makes a missing device a failure (CI). */
 #include <math.h>
@@ -258,6 +261,42 @@ static void check_gemmq(lc_context *ctx, int n) {
   printf(" (bound 1e-4)\n");
 }
 
+/* wide on its own shapes: taps 3..9 along x (stride, dilation 1 there), any kh <= 9, stride and
+ * dilation along y, 1..32 output channels (every oc4 block count 1..8), input channels split in
+ * chunks with remainders, every column remainder of the 2/4/8-column tiles, pads up to 4. */
+static void check_wide(lc_context *ctx, int n) {
+  const char *only_f = getenv("LOWCONV_CL_FAMILY");
+  if (only_f && *only_f && strcmp(only_f, "wide")) return;
+  setenv("LOWCONV_CL_FAMILY", "wide", 1);
+  int runs0 = tested_runs, fw = -1;
+  for (int f = 0; f < lc_cl_nfamilies; f++)
+    if (!strcmp(lc_cl_families[f]->name, "wide")) fw = f;
+  for (int i = 0, idx = 2000; i < n; i++, idx++) {
+    shape s;
+    memset(&s, 0, sizeof s);
+    static const int kws[] = {3, 5, 7, 9}, khs[] = {1, 3, 5, 9};
+    s.n = tu_rand_int(1, 3), s.g = i % 7 == 6 ? 2 : 1;
+    s.kw = kws[tu_rand_int(0, 3)], s.kh = i % 3 ? s.kw : khs[tu_rand_int(0, 3)];
+    s.sw = s.dw = 1, s.sh = tu_rand_int(1, 3), s.dh = tu_rand_int(0, 3) ? 1 : 2;
+    s.cin_g = i % 4 == 3 ? tu_rand_int(60, 100) : tu_rand_int(1, 40);
+    s.cout_g = i % 8 == 0 ? 24 : tu_rand_int(1, 32);
+    s.pt = tu_rand_int(0, s.kh / 2), s.pb = tu_rand_int(0, s.kh / 2);
+    s.pl = tu_rand_int(0, s.kw / 2), s.pr = tu_rand_int(0, s.kw / 2);
+    int kmin_h = (s.kh - 1) * s.dh + 1;
+    s.ih = tu_rand_int(kmin_h > s.pt + s.pb ? kmin_h - s.pt - s.pb : 1, 24);
+    s.iw = tu_rand_int(s.kw > s.pl + s.pr ? s.kw - s.pl - s.pr : 1, 33);
+    if (i % 3 == 2) setenv("LOWCONV_CL_WIDE_MUL", i % 2 ? "2" : "4", 1); /* more input-channel chunks */
+    check_shape(ctx, &s, idx);
+    unsetenv("LOWCONV_CL_WIDE_MUL");
+  }
+  if (only_f) setenv("LOWCONV_CL_FAMILY", only_f, 1); else unsetenv("LOWCONV_CL_FAMILY");
+  TU_CHECK(tested_runs > runs0, "no wide run was checked");
+  printf("wide: %d runs on %d shapes; worst max|err| / max|ref|:", tested_runs - runs0, n);
+  for (int v = 0; fw >= 0 && fw < 16 && v < lc_cl_families[fw]->nvariants && v < 16; v++)
+    printf(" %s %.3g", lc_cl_families[fw]->variants[v], worst_rel[fw][v]);
+  printf(" (bound 1e-4)\n");
+}
+
 /* Host-pointer run and the tuner's own choice (level fast) on a few shapes. */
 static void check_tuned(lc_context *ctx) {
   lc_conv_desc d;
@@ -309,6 +348,7 @@ int main(void) {
   TU_CHECK(gemvq_runs > 0 || (ff && *ff && strcmp(ff, "gemvq")), "no gemvq run: no 1-pixel q8/q4 1x1 shape with K %% 8 == 0");
   check_wino(ctx, nshapes / 2);
   check_gemmq(ctx, nshapes / 2);
+  check_wide(ctx, nshapes / 2);
   { /* the post affine runs on the cpu only: a device conv refuses it rather than drop it */
     lc_conv_desc d;
     lc_conv_desc_init(&d);

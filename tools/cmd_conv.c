@@ -53,7 +53,7 @@ static const char epilog[] =
     "result, so its rate can pass 100% of peak.\n";
 
 typedef struct opts {
-  int route, threads, repeat, warmup, check, json, json_array, bias, lib_ws, dry_run, asym, int8_act, block;
+  int route, threads, repeat, warmup, check, json, json_array, bias, lib_ws, dry_run, asym, int8_act, block, rotate;
   int weights, mb, layout, isa, act, tune;       /* tune: lc_tune_level */
   size_t budget;
   double tol, peak;
@@ -87,6 +87,8 @@ static const opt_def conv_opts[] = {
     {"--repeat", "N", OPT_INT, O(repeat), 1, 1000000, NULL,
      "timed runs (default: enough for ~0.3 s, at least 3\nwhen a run is < 1 s)"},
     {"--warmup", "N", OPT_INT, O(warmup), 0, 1000000, NULL, "untimed runs first"},
+    {"--rotate", "N", OPT_INT, O(rotate), 1, 64, NULL,
+     "device: the wall time of back-to-back runs cycles over N copies of\nthe conv and its weights (weights larger than the cache come\nfrom memory, as in a network; default 1)"},
     {"--lib-workspace", NULL, OPT_FLAG, O(lib_ws), 0, 0, NULL,
      "let the library allocate the workspace in each run (default:\n"
      "the CLI allocates shape.workspace_bytes once and passes it)"},
@@ -247,7 +249,7 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
   float *w = alloc_floats(n_w, 1), *bias = o->bias ? alloc_floats((size_t)c->oc, 1) : NULL;
   float *in = alloc_floats(n_in, 1), *out = alloc_floats(n_out, 0), *ref = NULL;
   void *ws = NULL;
-  lc_conv *conv = NULL;
+  lc_conv *conv = NULL, **extra = NULL;
   lc_conv_desc d;
   lc_conv_shape shape;
   lc_status s;
@@ -290,7 +292,17 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
   }
   if (lc_context_backend(ctx) != LC_BACKEND_CPU) {
     r->on_device = 1;
-    if ((s = conv_device_time(ctx, conv, in, n_in, out, n_out, o->warmup, o->repeat, &r->dev))) {
+    int nx = o->rotate > 1 ? o->rotate - 1 : 0;
+    if (nx && !(extra = calloc((size_t)nx, sizeof *extra))) {
+      set_oom(r, "conv copies", (size_t)nx * sizeof *extra);
+      goto done;
+    }
+    for (int i = 0; i < nx; i++) /* the copies find the first's choice in the tuning cache */
+      if ((s = lc_conv_create(ctx, &d, &extra[i])) || (s = lc_conv_prepare(extra[i], c->mb, c->ih, c->iw, &shape))) {
+        set_error(r, s, "create (--rotate copy)");
+        goto done;
+      }
+    if ((s = conv_device_time(ctx, conv, extra, nx, in, n_in, out, n_out, o->warmup, o->repeat, &r->dev))) {
       set_error(r, s, "run");
       goto done;
     }
@@ -324,6 +336,8 @@ static void run_one(lc_context *ctx, const opts *o, const bd_conv *c, result *r)
     r->checked = 1;
   }
 done:
+  for (int i = 0; extra && i < o->rotate - 1; i++) lc_conv_destroy(extra[i]);
+  free(extra);
   lc_conv_destroy(conv);
   free(ws);
   free(ref);
@@ -372,9 +386,10 @@ static void print_json(const opts *o, lc_context *ctx, const bd_conv *c, const c
     printf(",\"variant\":");
     json_string(stdout, di->kernel);
     printf(",\"local_size\":[%zu,%zu,%zu],\"compile_ms\":%.3f,\"tune_ms\":%.3f,\"tune_cached\":%d,"
-           "\"candidates\":%d,\"programs_built\":%d,\"wall_ms\":%.5f,\"setup_ms\":%.3f,\"create_ms\":%.3f",
+           "\"candidates\":%d,\"programs_built\":%d,\"wall_ms\":%.5f,\"weight_copies\":%d,\"setup_ms\":%.3f,"
+           "\"create_ms\":%.3f",
            di->local_size[0], di->local_size[1], di->local_size[2], di->compile_ms, di->tune_ms, di->from_cache,
-           di->candidates, di->programs_built, r->dev.wall_ms, r->setup_ms, r->create_ms);
+           di->candidates, di->programs_built, r->dev.wall_ms, o->rotate > 1 ? o->rotate : 1, r->setup_ms, r->create_ms);
   }
   if (!r->on_device && !r->status && r->cpu.kernel[0] && strcmp(r->cpu.kernel, lc_route_name(r->route))) {
     printf(",\"tuned\":");
@@ -397,7 +412,8 @@ static void print_text(const opts *o, lc_context *ctx, const char *canon, const 
     printf("  device       %s: %s, local %zux%zux%zu (%s; compile %.1f ms, tune %.1f ms)\n", lc_context_device_name(ctx),
            di->kernel, di->local_size[0], di->local_size[1], di->local_size[2],
            di->from_cache ? "from the tuning cache" : "tuned now", di->compile_ms, di->tune_ms);
-    printf("  wall         %.4f ms per run, back to back\n", r->dev.wall_ms);
+    printf("  wall         %.4f ms per run, back to back%s\n", r->dev.wall_ms,
+           o->rotate > 1 ? " over the weight copies" : "");
   } else {
     printf("  route        %s (threads %d, layout %s, isa %s)\n", r->cpu.kernel[0] ? r->cpu.kernel : lc_route_name(r->route),
            lc_context_threads(ctx), layout_name(o->layout), lc_context_isa_name(ctx));

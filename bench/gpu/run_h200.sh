@@ -314,7 +314,7 @@ PY
       grep "device runs\|median" | cut -c1-160
   done
   for w in q4 q8 f32; do
-    go 10 "GEMV K=4096 N=14336 $w" && $lc conv mb1ic4096ih1oc14336kh1 --device opencl --weights $w --block 32 \
+    go 10 "GEMV K=4096 N=14336 $w" && $lc conv mb1ic4096ih1oc14336kh1 --device opencl --weights $w --block 32 --rotate 4 \
       --json --repeat 100 --check --tol 0.05 > "$out/gemv_$w.jsonl"
   done
   for v in w1:64 w1:128 w2:64 w2:128 w4:128 w2u2:128 w1u8:128 b4:64 b8:64; do # gemvq variants forced, q4

@@ -113,6 +113,11 @@ typedef struct lc_backend_ops {
   void (*collect_begin)(lc_context *ctx);
   lc_status (*collect_end)(lc_context *ctx);
   lc_status (*collect_join)(lc_context *ctx);
+  /* May be NULL. collect_node: what the pass lists until the next call is node `tag`'s;
+   * node_ready: 1 when none of node tag's programs is still building (its init waits for none);
+   * with tag -1 it waits for the next build to finish instead (0 at once when none is running). */
+  void (*collect_node)(lc_context *ctx, int tag);
+  int (*node_ready)(lc_context *ctx, int tag);
 } lc_backend_ops;
 
 extern const lc_backend_ops lc_backend_cpu;

@@ -187,8 +187,9 @@ int lc_dev_collect_begin(lc_model *m) {
   return 1;
 }
 
-void lc_dev_collect_node(lc_model *m, lc_gnode *g) {
+void lc_dev_collect_node(lc_model *m, lc_gnode *g, int tag) {
   lc_model_dev *d = m->dev;
+  if (d->be->collect_node) d->be->collect_node(d->ctx, tag);
   int ready = !g->dead && g->n.n_inputs <= 32 && !host_qfc(m, g);
   for (int k = 0; ready && k < g->n.n_inputs; k++)
     if (g->in[k] >= 0 && m->values[g->in[k]].lazy_src >= 0) ready = 0;
@@ -198,6 +199,16 @@ void lc_dev_collect_node(lc_model *m, lc_gnode *g) {
   lc_backend_op *op = NULL;
   if (!d->be->op_create(d->ctx, &g->n, m->io_in, g->n.n_inputs, m->io_out, n_out, &m->x, const_mask(m, g), &op))
     d->be->op_free(op);
+}
+
+int lc_dev_node_ready(lc_model *m, int tag) {
+  lc_model_dev *d = m->dev;
+  return !d || !d->be->node_ready || d->be->node_ready(d->ctx, tag);
+}
+
+int lc_dev_build_wait(lc_model *m) {
+  lc_model_dev *d = m->dev;
+  return d && d->be->node_ready && d->be->node_ready(d->ctx, -1);
 }
 
 lc_status lc_dev_collect_end(lc_model *m) {

@@ -135,7 +135,11 @@ lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed
  * node in init order has its device op's programs listed, end starts building them on worker
  * threads in the background; lc_dev_collect_join waits for them (no-ops on the CPU). */
 int lc_dev_collect_begin(lc_model *m);
-void lc_dev_collect_node(lc_model *m, lc_gnode *g);
+void lc_dev_collect_node(lc_model *m, lc_gnode *g, int tag);
+/* 1 when none of the programs node `tag` (its collect_node tag) listed is still building. */
+int lc_dev_node_ready(lc_model *m, int tag);
+/* Waits for the next of the collect pass's builds to finish; 0 at once when none is running. */
+int lc_dev_build_wait(lc_model *m);
 lc_status lc_dev_collect_end(lc_model *m);
 lc_status lc_dev_collect_join(lc_model *m);
 lc_status lc_dev_run(lc_model *m);

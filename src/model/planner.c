@@ -347,18 +347,40 @@ lc_status lc_plan_init_ops(lc_model *m, int dev_collect) {
   }
   qsort(order, (size_t)m->n_nodes, sizeof(span), by_size_desc);
   lc_status s = LC_OK;
+  int collected = 0;
   if (dev_collect && m->dev && lc_dev_collect_begin(m)) {
-    for (int i = 0; i < m->n_nodes; i++) lc_dev_collect_node(m, &m->nodes[order[i].v]);
+    for (int i = 0; i < m->n_nodes; i++) lc_dev_collect_node(m, &m->nodes[order[i].v], i);
     s = lc_dev_collect_end(m);
+    collected = !s;
   }
+  /* After a collect pass, the first node (in size order) whose programs are all built goes
+   * next, so that tuning runs while the rest compiles instead of queueing behind one node that
+   * waits (IResNet-34's FC waited for the last build; the 35 convs' timing came after it). */
+  const char *ord = getenv("LOWCONV_INIT_ORDER"); /* "size": size order only (A/B runs) */
+  unsigned char *done = collected && !(ord && !strcmp(ord, "size")) ? lc_calloc((size_t)m->n_nodes + 1, 1) : NULL;
   init_times tm = {0};
-  for (int i = 0; i < m->n_nodes && !s; i++) {
+  for (int k = 0, lo = 0; k < m->n_nodes && !s; k++) {
+    int i = k;
+    if (done) {
+      while (done[lo]) lo++; /* the first node not yet initialized */
+      for (;;) {
+        for (i = lo; i < m->n_nodes && (done[i] || !lc_dev_node_ready(m, i)); i++) {
+        }
+        if (i < m->n_nodes) break;
+        if (!lc_dev_build_wait(m)) { /* none ready and nothing building: the largest goes */
+          i = lo;
+          break;
+        }
+      }
+      done[i] = 1;
+    }
     double t0 = lc_now_ms();
     s = init_node(m, &m->nodes[order[i].v], &tm);
     double ms = lc_now_ms() - t0;
     tm.ops_ms += ms;
     note_slow(&tm, order[i].v, ms);
   }
+  lc_free(done);
   lc_free(order);
   if (!s && getenv("LOWCONV_CL_TIMING")) {
     fprintf(stderr, "lowconv: op init %.1f ms: folding weights %.1f ms, reading weights %.1f ms; slowest", tm.ops_ms,

@@ -116,13 +116,27 @@ static void cl_collect_begin(lc_context *ctx) {
   lc_cl_rt *rt = rt_of(ctx);
   pthread_mutex_lock(&rt->lock);
   rt->collect_pass = 1;
+  rt->ntags = 0; /* this pass's nodes only */
   pthread_mutex_unlock(&rt->lock);
+}
+
+static void cl_collect_node(lc_context *ctx, int tag) {
+  lc_cl_rt *rt = rt_of(ctx);
+  pthread_mutex_lock(&rt->lock);
+  lc_cl_collect_tag(rt, tag);
+  pthread_mutex_unlock(&rt->lock);
+}
+
+static int cl_node_ready(lc_context *ctx, int tag) {
+  lc_cl_rt *rt = rt_of(ctx);
+  return tag < 0 ? lc_cl_build_wait_one(rt) : lc_cl_tag_ready(rt, tag);
 }
 
 static lc_status cl_collect_end(lc_context *ctx) {
   lc_cl_rt *rt = rt_of(ctx);
   pthread_mutex_lock(&rt->lock);
   rt->collect_pass = 0;
+  lc_cl_collect_tag(rt, -1);
   lc_status s = lc_cl_build_wanted_async(rt);
   pthread_mutex_unlock(&rt->lock);
   return s;
@@ -263,6 +277,8 @@ const lc_backend_ops lc_backend_opencl = {
     .collect_begin = cl_collect_begin,
     .collect_end = cl_collect_end,
     .collect_join = cl_collect_join,
+    .collect_node = cl_collect_node,
+    .node_ready = cl_node_ready,
 };
 
 lc_status lc_cl_conv_time(lc_conv *c, const lc_buffer *in, lc_buffer *out, int reps, double *ms) {

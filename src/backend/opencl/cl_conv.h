@@ -46,7 +46,7 @@ typedef struct lc_cl_family {
   /* Local sizes to try, the heuristic's first; level 0 none .. 3 heavy (more sizes). */
   int (*local_sizes)(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max);
   /* Device workspace bytes the candidate needs (split-K partials), 0 if none. */
-  size_t (*ws_bytes)(const lc_cl_conv *c, int v);
+  size_t (*ws_bytes)(const lc_cl_conv *c, const lc_cl_cand *cand);
   /* Sets arguments and enqueues every kernel of the candidate (under rt->lock). first/last get
    * the events of the first and last kernel (the same event retained twice if there is one);
    * either may be NULL when not timing. res may be NULL (c->a.has_res says). */
@@ -67,6 +67,7 @@ lc_status lc_cl_wino_ready(lc_cl_conv *c, int v);
 void lc_cl_wino_release(lc_cl_conv *c);
 extern const lc_cl_family lc_cl_family_gemvq;  /* cl_fam_gemvq.c: 1x1 on one pixel, dp4a */
 extern const lc_cl_family lc_cl_family_gemmq;  /* cl_fam_gemmq.c: q8/q4 implicit GEMM, dp4a */
+extern const lc_cl_family lc_cl_family_wide;   /* cl_fam_wide.c: large kernels, few output channels */
 
 /* Every family, in the order the heuristic tries them (cl_families.c); the baseline is last. */
 extern const lc_cl_family *const lc_cl_families[];

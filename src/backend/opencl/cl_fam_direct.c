@@ -68,8 +68,8 @@ static int lcd_lws_2d(const lc_cl_conv *c, size_t gx, size_t gy, int level, size
   return n;
 }
 
-static size_t lcd_ws_none(const lc_cl_conv *c, int v) {
-  (void)c, (void)v;
+static size_t lcd_ws_none(const lc_cl_conv *c, const lc_cl_cand *x) {
+  (void)c, (void)x;
   return 0;
 }
 

@@ -237,5 +237,7 @@ int lc_cl_gemmq_input_seen(const lc_cl_conv *c, int family, const float *x, size
   return 1;
 }
 
+static size_t gqm_ws_cand(const lc_cl_conv *c, const lc_cl_cand *x) { return gqm_ws_need(c, x->variant); }
+
 const lc_cl_family lc_cl_family_gemmq = {"gemmq",         "conv_gemmq",     GQM_NV,     gqm_names,
-                                         gqm_eligible,    gqm_local_sizes, gqm_ws_need, gqm_enqueue};
+                                         gqm_eligible,    gqm_local_sizes, gqm_ws_cand, gqm_enqueue};

@@ -84,8 +84,8 @@ static int gq_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3]
   return n;
 }
 
-static size_t gq_ws_none(const lc_cl_conv *c, int v) {
-  (void)c, (void)v;
+static size_t gq_ws_none(const lc_cl_conv *c, const lc_cl_cand *x) {
+  (void)c, (void)x;
   return 0;
 }
 

@@ -18,8 +18,8 @@ static int ref_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3
   return 1;
 }
 
-static size_t ref_ws(const lc_cl_conv *c, int v) {
-  (void)c, (void)v;
+static size_t ref_ws(const lc_cl_conv *c, const lc_cl_cand *x) {
+  (void)c, (void)x;
   return 0;
 }
 

@@ -181,5 +181,7 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }
 
+static size_t wino_ws_cand(const lc_cl_conv *c, const lc_cl_cand *x) { return wino_ws(c, x->variant); }
+
 const lc_cl_family lc_cl_family_wino = {"wino",        "conv_wino",      WINO_NV, wino_names,
-                                        wino_eligible, wino_local_sizes, wino_ws, wino_enqueue};
+                                        wino_eligible, wino_local_sizes, wino_ws_cand, wino_enqueue};

@@ -69,6 +69,9 @@ void lc_cl_programs_free(lc_cl_rt *rt) {
   lc_free(rt->want);
   rt->want = NULL;
   rt->nwant = rt->capwant = 0;
+  lc_free(rt->tags);
+  rt->tags = NULL;
+  rt->ntags = rt->captags = 0;
   lc_free(rt->cache_dir);
   rt->cache_dir = NULL;
 }
@@ -201,6 +204,14 @@ static lc_status build_one(lc_cl_rt *rt, const char *name, const char *options, 
     e = rt->cl->BuildProgram(p, 1, &rt->device, options ? options : "", NULL, NULL);
     if (rt->timing > 1) /* which programs a cold start pays for */
       fprintf(stderr, "lowconv: built %s [%s] in %.1f ms\n", name, options ? options : "", lc_now_ms() - tb);
+    if (!e && rt->timing > 2) { /* the compiler's own report (registers, spills with -cl-nv-verbose) */
+      char log[2048];
+      size_t got = 0;
+      if (rt->cl->GetProgramBuildInfo(p, rt->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, &got) == CL_SUCCESS) {
+        log[got < sizeof log ? got : sizeof log - 1] = 0;
+        fprintf(stderr, "lowconv: build log of %s:\n%s\n", name, log);
+      }
+    }
     if (e) {
       s = build_log_error(rt, p, e, name, options ? options : "");
       rt->cl->ReleaseProgram(p);
@@ -296,6 +307,23 @@ lc_status lc_cl_program(lc_cl_rt *rt, const char *name, const char *options, cl_
   return s;
 }
 
+/* Records that the collect pass's current node wants item i of the wanted list. Out of memory
+ * only loses the node's order (it is initialized as if ready). */
+static lc_status tag_want(lc_cl_rt *rt, int i) {
+  if (rt->ctag < 0) return LC_OK;
+  if (rt->ntags == rt->captags) {
+    int cap = rt->captags ? 2 * rt->captags : 64;
+    int *t = lc_malloc((size_t)cap * 2 * sizeof *t);
+    if (!t) return LC_OK;
+    if (rt->ntags) memcpy(t, rt->tags, (size_t)rt->ntags * 2 * sizeof *t);
+    lc_free(rt->tags);
+    rt->tags = t, rt->captags = cap;
+  }
+  rt->tags[2 * rt->ntags] = rt->ctag, rt->tags[2 * rt->ntags + 1] = i;
+  rt->ntags++;
+  return LC_OK;
+}
+
 lc_status lc_cl_want_program(lc_cl_rt *rt, const char *name, const char *options) {
   char key[256];
   if (program_key(name, options, key, sizeof key) < 0)
@@ -305,7 +333,7 @@ lc_status lc_cl_want_program(lc_cl_rt *rt, const char *name, const char *options
   pthread_mutex_unlock(&rt->blk);
   if (have) return LC_OK;
   for (int i = 0; i < rt->nwant; i++)
-    if (!strcmp(rt->want[i].key, key)) return LC_OK;
+    if (!strcmp(rt->want[i].key, key)) return tag_want(rt, i);
   if (rt->nwant == rt->capwant) {
     int cap = rt->capwant ? 2 * rt->capwant : 16;
     lc_cl_want *w = lc_malloc((size_t)cap * sizeof *w);
@@ -318,7 +346,27 @@ lc_status lc_cl_want_program(lc_cl_rt *rt, const char *name, const char *options
   snprintf(w->key, sizeof w->key, "%s", key);
   snprintf(w->name, sizeof w->name, "%s", name);
   snprintf(w->options, sizeof w->options, "%s", options ? options : "");
-  return LC_OK;
+  return tag_want(rt, rt->nwant - 1);
+}
+
+void lc_cl_collect_tag(lc_cl_rt *rt, int tag) { rt->ctag = tag; }
+
+int lc_cl_build_wait_one(lc_cl_rt *rt) {
+  pthread_mutex_lock(&rt->blk);
+  int left = rt->bg ? rt->bg->left : 0, waited = left > 0;
+  while (left > 0 && rt->bg && rt->bg->left == left) pthread_cond_wait(&rt->bcv, &rt->blk);
+  pthread_mutex_unlock(&rt->blk);
+  return waited;
+}
+
+int lc_cl_tag_ready(lc_cl_rt *rt, int tag) {
+  pthread_mutex_lock(&rt->blk);
+  const lc_cl_bg *b = rt->bg;
+  int ready = 1;
+  for (int i = 0; b && ready && i < rt->ntags; i++)
+    if (rt->tags[2 * i] == tag && rt->tags[2 * i + 1] < b->n && b->busy[rt->tags[2 * i + 1]]) ready = 0;
+  pthread_mutex_unlock(&rt->blk);
+  return ready;
 }
 
 /* Worker state of a concurrent build: items are taken in order from a shared counter. */

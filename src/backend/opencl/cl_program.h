@@ -35,6 +35,13 @@ lc_status lc_cl_build_wanted_async(lc_cl_rt *rt);
 lc_status lc_cl_build_join(lc_cl_rt *rt);
 /* Wall time of the background batch so far (until its last build, once done; 0 without one). */
 double lc_cl_bg_ms(const lc_cl_rt *rt);
+/* The collect pass's programs per node: wants listed after lc_cl_collect_tag(rt, t) are node t's
+ * (-1: untagged). lc_cl_tag_ready: 1 when none of node t's programs is still building in the
+ * background (initializing it then waits for nothing). */
+void lc_cl_collect_tag(lc_cl_rt *rt, int tag);
+int lc_cl_tag_ready(lc_cl_rt *rt, int tag);
+/* Waits until one more background build finishes; 0 (at once) when none is running. */
+int lc_cl_build_wait_one(lc_cl_rt *rt);
 /* Counters for tests and reports: programs built from source / loaded from the cache. */
 void lc_cl_program_counts(const lc_cl_rt *rt, int *built, int *loaded);
 /* Prints "lowconv: warning: ..." once per runtime (cache problems). */

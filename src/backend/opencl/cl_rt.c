@@ -163,6 +163,7 @@ lc_status lc_cl_rt_create(int platform, int device, const char *cache_dir, lc_cl
   lc_cl_rt *rt = lc_calloc(1, sizeof *rt);
   if (!rt) return lc_error(LC_ERR_NO_MEMORY, "opencl: out of memory");
   rt->cl = cl;
+  rt->ctag = -1;
   const char *tenv = getenv("LOWCONV_CL_TIMING");
   rt->timing = tenv ? (atoi(tenv) > 1 ? atoi(tenv) : 1) : 0;
   pthread_mutex_init(&rt->lock, NULL);

@@ -62,6 +62,9 @@ typedef struct lc_cl_rt {
   pthread_mutex_t blk;     /* guards programs, the build counters and bg while background builds run */
   pthread_cond_t bcv;      /* signalled when a background build is done */
   struct lc_cl_bg *bg;     /* background builds of a model's collect pass (NULL: none) */
+  int ctag;                /* the collect pass's current node (-1: none): its wants are tagged */
+  int *tags;               /* pairs (node tag, index in the wanted list) of the collect pass */
+  int ntags, captags;
   double pack_ms, upload_ms, prep_ms; /* start-up time: weight repacking, uploads, prepare */
   double args_ms, enq_ms, xfer_ms;    /* host time in clSetKernelArg, kernel enqueues, transfers */
   long n_enq;

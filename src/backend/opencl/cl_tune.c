@@ -91,7 +91,7 @@ static lc_status ensure_ws(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *x) {
     lc_status s = lc_cl_wino_ready(cc, x->variant);
     if (s) return s;
   }
-  size_t need = lc_cl_families[x->family]->ws_bytes(cc, x->variant);
+  size_t need = lc_cl_families[x->family]->ws_bytes(cc, x);
   if (need <= cc->ws_bytes) return LC_OK;
   if (c->ctx->budget && need > c->ctx->budget)
     return lc_error(LC_ERR_BUDGET, "conv (opencl): %s needs %zu bytes of device workspace, budget %zu",
@@ -316,6 +316,10 @@ static lc_status measure(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *cands, in
       break;
     }
     info->candidates++;
+    if (!e && getenv("LOWCONV_CL_DEBUG")) /* every candidate's time: what a tile choice is made from */
+      fprintf(stderr, "lowconv: tune: %s %s lws %zux%zux%zu %.4f ms\n", lc_cl_families[cands[i].family]->name,
+              lc_cl_families[cands[i].family]->variants[cands[i].variant], cands[i].lws[0], cands[i].lws[1],
+              cands[i].lws[2], ms);
     if (e || !outputs_match(&cc->a, &b, ref, mx)) {
       if (getenv("LOWCONV_CL_DEBUG"))
         fprintf(stderr, "lowconv: tune: %s %s lws %zux%zux%zu %s\n", lc_cl_families[cands[i].family]->name,
@@ -367,7 +371,7 @@ static int from_cache(const lc_cl_conv *cc, const char *val, lc_cl_cand *x, doub
  * before it grew it), Winograd's weights dropped unless it won. */
 static lc_status fit_to(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *x) {
   if (lc_cl_families[x->family] != &lc_cl_family_wino) lc_cl_wino_release(cc);
-  if (lc_cl_families[x->family]->ws_bytes(cc, x->variant) < cc->ws_bytes) {
+  if (lc_cl_families[x->family]->ws_bytes(cc, x) < cc->ws_bytes) {
     lc_cl_release_mem(cc->rt, &cc->ws);
     cc->ws_bytes = 0;
   }

@@ -24,15 +24,6 @@
 #define LC_MAXC 8
 #define LC_MAXA 4
 
-/* Full unrolling keeps the register tile in registers on GPUs; PoCL (CPU, the tests) compiles the
- * unrolled kernels ~10x slower (measured: 23 s vs 2.4 s of CPU for gemm_128x128), and speed does not
- * matter there. */
-#ifdef POCL_DEVICE_ADDRESS_BITS
-#define LC_UNROLL _Pragma("unroll 1")
-#else
-#define LC_UNROLL _Pragma("unroll")
-#endif
-
 /* The k loop of the register tile: LC_KK_UNROLL_N (an experiment's build option) unrolls it N
  * times instead of fully (code size, hence the driver's compile time, against speed). */
 #if defined(LC_KK_UNROLL_N) && !defined(POCL_DEVICE_ADDRESS_BITS)
@@ -364,20 +355,10 @@ LC_GEMM_KERNEL(gemm_32x128, 32, 128, 8, 4, 8)
 #endif
 
 
-/* Split-K epilogue: one work item per output element, columns fastest (coalesced for NCHW). Built
- * into every program of this file (small next to a tile), so split-K costs no build of its own. */
+/* Split-K epilogue (common.cl), built into every program of this file (small next to a tile), so
+ * split-K costs no build of its own. */
 __kernel void gemm_reduce(LC_KERNEL_ARGS, __global const float *restrict ws) {
-  const int P = p.oh * p.ow, N = p.n * P, M = p.cout_g;
-  const int i = get_global_id(0);
-  if (i >= p.groups * M * N) return;
-  int gm = i / N, n = i - gm * N;
-  int g = gm / M, m = gm - g * M;
-  __global const float *src = ws + (g * p.ksplit * M + m) * N + n;
-  float acc = 0.0f;
-  for (int s = 0; s < p.ksplit; s++) acc += src[s * M * N];
-  int img = n / P, q = n - img * P;
-  int y = q / p.ow, x = q - y * p.ow;
-  lc_store(out, bias, res, &p, img, gm, y, x, acc);
+  lc_ksplit_reduce(out, bias, res, &p, ws);
   (void)in;
   (void)w;
   (void)sc;

@@ -1,0 +1,149 @@
+/* Large kernels, few output channels (family "wide", cl_fam_wide.c): PP-OCR det's 9x9 convs to 24
+ * channels, where a GEMM tile pads M to 32 and gathers every input value kh*kw times. A work item
+ * holds CB oc4 blocks x WT adjacent output columns of one row. Per input channel the work-group
+ * stages that channel's kh*kw*CB weight rows in local memory (dequantized once, there); per kernel
+ * row an item loads the WT + kw - 1 input values it needs once and reuses them over the kw taps:
+ * 4*CB*WT FMAs per CB local float4 reads, no index math in the tap loop. Stride and dilation 1
+ * along x (the reuse), any along y.
+ *
+ * Global size (ceil(ow / WT), oh, n * groups * ceil(ob / CB) * ksplit), local (lx, ly, 1). The
+ * input channels are split in p.ksplit chunks of p.kchunk (dim 2, fastest): every item writes its
+ * partial sums to the workspace in gemm's split-K layout and wide_reduce adds the chunks and
+ * applies the epilogue (one path for every ksplit: the epilogue is inlined once, not per register,
+ * which keeps the build short). Items past the output still stage weights: barriers need them. */
+
+#define LCW_KMAX 9 /* kh, kw <= 9 (cl_fam_wide.c) */
+#ifndef LCW_ICS
+#define LCW_ICS 1 /* input channels staged per barrier (an experiment's build option) */
+#endif
+
+static inline __attribute__((always_inline)) void
+lcw_wide(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
+         __global const float *restrict of, const lc_cl_conv_args *pa, __global float *restrict ws,
+         __local float4 *Ws, const int CB, const int WT) {
+  const lc_cl_conv_args p = *pa;
+  const int ox0 = (int)get_global_id(0) * WT, oy = (int)get_global_id(1);
+  const int T = (int)(get_local_size(0) * get_local_size(1));
+  const int lid = (int)(get_local_id(1) * get_local_size(0) + get_local_id(0));
+  const int nob = (p.ob + CB - 1) / CB;
+  int z = (int)get_global_id(2);
+  const int s = z % p.ksplit;
+  z /= p.ksplit;
+  const int b0 = (z % nob) * CB;
+  z /= nob;
+  const int g = z % p.groups, n = z / p.groups;
+  const int ic0 = s * p.kchunk, ic1 = min(p.cin_g, ic0 + p.kchunk);
+  const int taps = p.kh * p.kw, nw = taps * CB;
+  const bool live = ox0 < p.ow && oy < p.oh;
+  const int inb = n * p.in_sn + g * p.cin_g * p.in_sc, ix0 = ox0 - p.pl;
+
+  float4 acc[8][8];
+LC_UNROLL
+  for (int cb = 0; cb < CB; cb++)
+LC_UNROLL
+    for (int x = 0; x < WT; x++) acc[cb][x] = (float4)(0.0f);
+
+  for (int icb = ic0; icb < ic1; icb += LCW_ICS) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < nw * LCW_ICS; i += T) {
+      const int u = i / nw, r = i - u * nw, ic = min(icb + u, ic1 - 1);
+      const int tap = r / CB, cb = r - tap * CB;
+      const int wb = g * p.ob + min(b0 + cb, p.ob - 1); /* a block past the last repeats it, unstored */
+#if WFMT == 0
+      const int blk = 0;
+#else
+      const int blk = lc_blk(&p, tap, ic);
+#endif
+      Ws[i] = lc_w4(w, sc, of, &p, wb, tap * p.cin_g + ic, blk);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll 1
+    for (int u = 0; u < LCW_ICS && icb + u < ic1; u++) {
+    const int cbase = inb + (icb + u) * p.in_sc;
+    for (int ky = 0; ky < p.kh; ky++) {
+      const int iy = oy * p.sh - p.pt + ky * p.dh;
+      if (!live || (uint)iy >= (uint)p.ih) continue;
+      const int rbase = cbase + iy * p.in_sh;
+      float xr[8 + LCW_KMAX - 1];
+LC_UNROLL
+      for (int j = 0; j < WT + LCW_KMAX - 1; j++) {
+        const int ix = ix0 + j;
+        const bool ok = j < WT + p.kw - 1 && (uint)ix < (uint)p.iw;
+        xr[j] = in[ok ? rbase + ix * p.in_sw : rbase];
+        xr[j] = ok ? xr[j] : 0.0f;
+      }
+      __local const float4 *wr = Ws + u * nw + ky * p.kw * CB;
+LC_UNROLL
+      for (int kx = 0; kx < LCW_KMAX; kx++) {
+        if (kx < p.kw) {
+LC_UNROLL
+          for (int cb = 0; cb < CB; cb++) {
+            const float4 wv = wr[kx * CB + cb];
+LC_UNROLL
+            for (int x = 0; x < WT; x++) acc[cb][x] = mad((float4)(xr[x + kx]), wv, acc[cb][x]);
+          }
+        }
+      }
+    }
+    }
+  }
+  if (!live) return;
+  /* Partials: ws[((g * ksplit + s) * M + m) * N + col], col = (n * oh + oy) * ow + ox. */
+  const int M = p.cout_g, N = p.n * p.oh * p.ow, col = (n * p.oh + oy) * p.ow + ox0;
+  const bool vec = WT == 4 && (p.ow & 3) == 0 && (N & 3) == 0; /* ox0 + 3 < ow then, col % 4 == 0 */
+LC_UNROLL
+  for (int cb = 0; cb < CB; cb++)
+LC_UNROLL
+    for (int lane = 0; lane < 4; lane++) {
+      const int m = (b0 + cb) * 4 + lane;
+      if (b0 + cb >= p.ob || m >= M) continue;
+      __global float *dst = ws + ((g * p.ksplit + s) * M + m) * N + col;
+      if (vec) {
+        vstore4((float4)(lcd_lane(acc[cb][0], lane), lcd_lane(acc[cb][1 % WT], lane), lcd_lane(acc[cb][2 % WT], lane),
+                         lcd_lane(acc[cb][3 % WT], lane)),
+                0, dst);
+      } else {
+LC_UNROLL
+        for (int x = 0; x < WT; x++)
+          if (ox0 + x < p.ow) dst[x] = lcd_lane(acc[cb][x], lane);
+      }
+    }
+}
+
+#define LCW_KERNEL(NAME, CB, WT)                                                              \
+  __kernel void NAME(LC_KERNEL_ARGS, __global float *restrict ws) {                          \
+    __local float4 Ws[LCW_KMAX * LCW_KMAX * (CB) * LCW_ICS];                                            \
+    lcw_wide(in, w, sc, of, &p, ws, Ws, CB, WT);                                              \
+    (void)bias;                                                                               \
+    (void)res;                                                                                \
+    (void)out;                                                                                \
+  }
+
+/* Variants (cl_fam_wide.c holds the same table): oc4 blocks x columns per item. */
+#if LC_ALL_KERNELS || defined(LC_WANT_wide_c8w4)
+LCW_KERNEL(wide_c8w4, 2, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wide_c12w4)
+LCW_KERNEL(wide_c12w4, 3, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wide_c16w4)
+LCW_KERNEL(wide_c16w4, 4, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wide_c24w4)
+LCW_KERNEL(wide_c24w4, 6, 4)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wide_c24w2)
+LCW_KERNEL(wide_c24w2, 6, 2)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wide_c8w8)
+LCW_KERNEL(wide_c8w8, 2, 8)
+#endif
+
+/* The chunks' sum and the epilogue, in every program of this file. */
+__kernel void wide_reduce(LC_KERNEL_ARGS, __global const float *restrict ws) {
+  lc_ksplit_reduce(out, bias, res, &p, ws);
+  (void)in;
+  (void)w;
+  (void)sc;
+  (void)of;
+}
