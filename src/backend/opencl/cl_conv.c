@@ -512,6 +512,16 @@ lc_status lc_cl_conv_enqueue_std(const lc_cl_conv *c, const lc_cl_cand *cand, co
   return lc_cl_conv_hand_events(c, ev, name, first, last);
 }
 
+lc_status lc_cl_conv_launch(const lc_cl_conv *c, const char *program, const char *want, const char *name, int nargs,
+                            const size_t *sz, const void *const *val, const size_t gws[3], const size_t lws[3],
+                            cl_event *ev) {
+  cl_kernel k;
+  lc_status s = lc_cl_conv_kernel_of(c, program, want, name, &k);
+  if (!s) s = lc_cl_set_args(c->rt, k, name, nargs, sz, val);
+  if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, ev);
+  return s;
+}
+
 lc_status lc_cl_conv_end_events(const lc_cl_conv *c, lc_status s, cl_event e0, cl_event e1, cl_event *first,
                                 cl_event *last) {
   if (s) {

@@ -99,6 +99,11 @@ lc_status lc_cl_conv_build(lc_cl_conv *c, const lc_cl_cand *cand);
  * want it; either may be NULL); releases it on failure. */
 lc_status lc_cl_conv_hand_events(const lc_cl_conv *c, cl_event ev, const char *name, cl_event *first,
                                  cl_event *last);
+/* Kernel `name` of the program built for kernel `want` of `program`, its nargs arguments set,
+ * enqueued over the 3-D gws / lws (ev may be NULL). */
+lc_status lc_cl_conv_launch(const lc_cl_conv *c, const char *program, const char *want, const char *name, int nargs,
+                            const size_t *sz, const void *const *val, const size_t gws[3], const size_t lws[3],
+                            cl_event *ev);
 /* A multi-kernel candidate's end: on failure s releases e0 and e1, else hands them to first and
  * last (either may be NULL). Returns s. */
 lc_status lc_cl_conv_end_events(const lc_cl_conv *c, lc_status s, cl_event e0, cl_event e1, cl_event *first,

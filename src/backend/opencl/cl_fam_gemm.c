@@ -156,11 +156,7 @@ static int gemm_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][
 
 static lc_status gemm_launch(const lc_cl_conv *c, const char *want, const char *name, const size_t *sz,
                              const void *const *val, const size_t gws[3], const size_t lws[3], cl_event *ev) {
-  cl_kernel k;
-  lc_status s = lc_cl_conv_kernel_of(c, "conv_gemm", want, name, &k);
-  if (!s) s = lc_cl_set_args(c->rt, k, name, 9, sz, val);
-  if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, ev);
-  return s;
+  return lc_cl_conv_launch(c, "conv_gemm", want, name, 9, sz, val, gws, lws, ev);
 }
 
 /* The tile's kernel (split-K: then gemm_reduce) with the standard arguments plus, for split-K,

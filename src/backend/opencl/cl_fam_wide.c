@@ -113,15 +113,6 @@ static int wide_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], int 
   return n;
 }
 
-static lc_status wide_launch(const lc_cl_conv *c, const char *want, const char *name, const size_t *sz,
-                             const void *const *val, const size_t gws[3], const size_t lws[3], cl_event *ev) {
-  cl_kernel k;
-  lc_status s = lc_cl_conv_kernel_of(c, "conv_wide", want, name, &k);
-  if (!s) s = lc_cl_set_args(c->rt, k, name, 9, sz, val);
-  if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, ev);
-  return s;
-}
-
 /* The tile's kernel, then wide_reduce; the arguments' ksplit and kchunk are this variant's. */
 static lc_status wide_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
                               cl_event *first, cl_event *last) {
@@ -145,16 +136,9 @@ static lc_status wide_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
                         sizeof(cl_mem), sizeof(cl_mem), sizeof sa,        sizeof(cl_mem)};
   const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &sa, &c->ws};
   cl_event e0 = NULL, e1 = NULL;
-  lc_status s = wide_launch(c, name, name, sz, val, gws, lws, first ? &e0 : NULL);
-  if (!s) s = wide_launch(c, name, "wide_reduce", sz, val, rg, rl, last ? &e1 : NULL);
-  if (s) {
-    if (e0) c->rt->cl->ReleaseEvent(e0);
-    if (e1) c->rt->cl->ReleaseEvent(e1);
-    return s;
-  }
-  if (first) *first = e0;
-  if (last) *last = e1;
-  return LC_OK;
+  lc_status s = lc_cl_conv_launch(c, "conv_wide", name, name, 9, sz, val, gws, lws, first ? &e0 : NULL);
+  if (!s) s = lc_cl_conv_launch(c, "conv_wide", name, "wide_reduce", 9, sz, val, rg, rl, last ? &e1 : NULL);
+  return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }
 
 static size_t wide_ws_cand(const lc_cl_conv *c, const lc_cl_cand *x) { return wide_ws_need(c, x->variant, wide_mul(x)); }

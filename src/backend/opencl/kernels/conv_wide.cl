@@ -13,9 +13,6 @@
  * which keeps the build short). Items past the output still stage weights: barriers need them. */
 
 #define LCW_KMAX 9 /* kh, kw <= 9 (cl_fam_wide.c) */
-#ifndef LCW_ICS
-#define LCW_ICS 1 /* input channels staged per barrier (an experiment's build option) */
-#endif
 
 static inline __attribute__((always_inline)) void
 lcw_wide(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
@@ -43,11 +40,10 @@ LC_UNROLL
 LC_UNROLL
     for (int x = 0; x < WT; x++) acc[cb][x] = (float4)(0.0f);
 
-  for (int icb = ic0; icb < ic1; icb += LCW_ICS) {
+  for (int ic = ic0; ic < ic1; ic++) {
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = lid; i < nw * LCW_ICS; i += T) {
-      const int u = i / nw, r = i - u * nw, ic = min(icb + u, ic1 - 1);
-      const int tap = r / CB, cb = r - tap * CB;
+    for (int i = lid; i < nw; i += T) {
+      const int tap = i / CB, cb = i - tap * CB;
       const int wb = g * p.ob + min(b0 + cb, p.ob - 1); /* a block past the last repeats it, unstored */
 #if WFMT == 0
       const int blk = 0;
@@ -57,9 +53,7 @@ LC_UNROLL
       Ws[i] = lc_w4(w, sc, of, &p, wb, tap * p.cin_g + ic, blk);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll 1
-    for (int u = 0; u < LCW_ICS && icb + u < ic1; u++) {
-    const int cbase = inb + (icb + u) * p.in_sc;
+    const int cbase = inb + ic * p.in_sc;
     for (int ky = 0; ky < p.kh; ky++) {
       const int iy = oy * p.sh - p.pt + ky * p.dh;
       if (!live || (uint)iy >= (uint)p.ih) continue;
@@ -72,7 +66,7 @@ LC_UNROLL
         xr[j] = in[ok ? rbase + ix * p.in_sw : rbase];
         xr[j] = ok ? xr[j] : 0.0f;
       }
-      __local const float4 *wr = Ws + u * nw + ky * p.kw * CB;
+      __local const float4 *wr = Ws + ky * p.kw * CB;
 LC_UNROLL
       for (int kx = 0; kx < LCW_KMAX; kx++) {
         if (kx < p.kw) {
@@ -84,7 +78,6 @@ LC_UNROLL
           }
         }
       }
-    }
     }
   }
   if (!live) return;
@@ -112,7 +105,7 @@ LC_UNROLL
 
 #define LCW_KERNEL(NAME, CB, WT)                                                              \
   __kernel void NAME(LC_KERNEL_ARGS, __global float *restrict ws) {                          \
-    __local float4 Ws[LCW_KMAX * LCW_KMAX * (CB) * LCW_ICS];                                            \
+    __local float4 Ws[LCW_KMAX * LCW_KMAX * (CB)];                                            \
     lcw_wide(in, w, sc, of, &p, ws, Ws, CB, WT);                                              \
     (void)bias;                                                                               \
     (void)res;                                                                                \
