@@ -36,8 +36,7 @@ def _batches(ev, samples):
     """The check inputs stacked BATCH at a time when every input's dim 0 may vary, else one each."""
     names = list(samples[0])
     shapes = {i.name: i.shape for i in ev.sess.get_inputs()}
-    free = all(not isinstance(shapes.get(n, [1])[0], int) for n in names) and \
-        all(samples[0][n].shape[:1] == (1,) for n in names)
+    free = all(samples[0][n].shape[:1] == (1,) and not isinstance((shapes.get(n) or [1])[0], int) for n in names)
     if not free:
         return [dict(s) for s in samples]
     out = []
