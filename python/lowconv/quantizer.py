@@ -5,9 +5,10 @@ each layer's sensitivity (output cosine deficit against fp32 when only that laye
 is measured for q4 at block B and B/2, q8 per output channel and at block B, and f32 on the
 calibration set; layers are then upgraded greedily by deficit removed per byte added until the
 whole model, measured with every choice applied, reaches the target cosine. When the output is
-class scores (Softmax over the last axis: a recognizer's per-position characters), the
-per-position argmax must also agree with fp32: upgrades by measured agreement per byte; then the
-class layer's rows that never come near the top stay q4 while the others keep q8 (rowsplit.py).
+class scores (Softmax over the last axis: a recognizer's per-position characters), the class
+layer's rows that never come near the top stay q4 while the others keep q8 (rowsplit.py), then
+the per-position argmax must agree with fp32: upgrades by expected flips removed per byte
+(margin.py).
 Rounding is error compensating (gptq.py) with the activation second moments of each layer's input.
 
 Output: opset 21; quantized weights are INT4 / INT8 initializers feeding DequantizeLinear
@@ -23,6 +24,7 @@ import time
 import numpy as np
 
 from . import calib as _calib
+from . import margin as _margin
 from . import rowsplit as _rowsplit
 from .qfile import pack_int4, write_model, write_plan  # noqa: F401 (callers use quantizer.write_model)
 from .gptq import prepare, quantize_matrix, weight_bytes
@@ -225,12 +227,20 @@ class Evaluator:
         return np.array(cos), (hit / tot if tot else None)
 
 
+def output_op(model, i):
+    """The node making output i, looking through Identity nodes (PP-OCR cls: Softmax -> Identity)."""
+    prod = {o: n for n in model.graph.node for o in n.output}
+    n = prod.get(model.graph.output[i].name)
+    while n is not None and n.op_type == "Identity":
+        n = prod.get(n.input[0])
+    return n
+
+
 def class_output(model):
     """Index of the output holding class scores (made by Softmax / LogSoftmax, class axis last,
     positions before it), whose argmax the choice must keep; None if there is none."""
-    prod = {o: n for n in model.graph.node for o in n.output}
     for i, o in enumerate(model.graph.output):
-        n = prod.get(o.name)
+        n = output_op(model, i)
         if n is None or n.op_type not in ("Softmax", "LogSoftmax"):
             continue
         ax = {a.name: a.i for a in n.attribute}.get("axis", -1)
@@ -252,8 +262,7 @@ def collect_stats(model, layers, samples, extra=(), max_patches=2048, max_k=4608
     ev.ref = []
     am_out, am_ref, gap = class_output(model), [], None
     if am_out is not None:  # per class, how near the top it comes (rowsplit: which rows matter)
-        prod = {o: n.op_type for n in model.graph.node for o in n.output}
-        logp = prod.get(model.graph.output[am_out].name) == "LogSoftmax"
+        logp = output_op(model, am_out).op_type == "LogSoftmax"
     for i, s in enumerate(list(samples) + list(extra)):
         res = dict(zip(out_names, ev.run(s, ev.base)))
         if i < len(samples):
@@ -322,8 +331,8 @@ def _configs(weights, block):
 
 SENS_SAMPLES = 4  # per-layer sensitivities rank layers: a few samples do; the whole-model check uses all
 MARGIN = 0.6      # the check asks for 1 - MARGIN * (1 - target): held-out inputs lose more than calibration
-AM_MARGIN = 0.8   # the same for the argmax agreement (PP-OCRv4 rec, 48 check lines: held-out 0.1 % below)
-AM_RANK = 16      # an argmax upgrade step ranks the candidates on this many check samples, then checks on all
+BUDGET = {"q4": 0.25, "q8": 0.5}  # the argmax stage adds bytes up to this x fp32 (issue 13: q4 <= 0.25x)
+AM_MARGIN = 0.8   # the row split keeps the agreement >= 1 - AM_MARGIN * (1 - target) (or no worse); margin.py
 
 
 def choose(ev, layers, weights, block, target, log, target_argmax=0.99):
@@ -408,47 +417,14 @@ def choose(ev, layers, weights, block, target, log, target_argmax=0.99):
         if all(configs[ci][0] == "f32" for ci in cur.values()):
             break
     agree = None
-    if ev.am_out is not None:
-        cos, agree = _argmax_stage(ev, layers, configs, cur, weights_of, nbytes, deficit, target,
-                                   1.0 - AM_MARGIN * (1.0 - target_argmax), log)
+    if ev.am_out is not None:  # before the row split and the argmax stage (margin.py)
+        cos, agree = ev.check(weights_of(cur))
+        log("cosine stage: cosine %.5f, argmax agreement %.4f on %d samples" % (cos.mean(), agree, len(ev.am_samples)))
     for li, L in enumerate(layers):
         L.choice = configs[cur[li]]
+        L.deficits = {c: deficit[li, c] for c in configs}
         L.deficit = deficit[li, L.choice]
         L.q = get(li, L.choice) if L.choice[0] != "f32" else None
-    return cos, agree
-
-
-def _argmax_stage(ev, layers, configs, cur, weights_of, nbytes, deficit, target, want, log):
-    """Upgrades for the argmax agreement: each step the upgrade with the most agreement measured
-    per byte (the cosine deficit per byte where none helps). No pass takes upgrades back: moving
-    layers down while the calibration checks still pass selects what fits those inputs (PP-OCRv4
-    rec: 0.246x bytes and 99.4 % on the check set, 97.7 % on held-out lines)."""
-    t0 = time.time()
-    cos, agree = ev.check(weights_of(cur))
-    log("argmax agreement %.4f on %d samples (want %.4f)" % (agree, len(ev.am_samples), want))
-    for _ in range(len(layers) * len(configs)):
-        if agree >= want and cos.mean() >= target:
-            break
-        best = None
-        base = ev.check(weights_of(cur), 0, n_am=AM_RANK)[1]
-        for li, ci in cur.items():
-            cj = next((j for j in range(ci + 1, len(configs)) if nbytes(li, j) > nbytes(li, ci)), None)
-            if cj is None:
-                continue
-            trial = dict(cur)
-            trial[li] = cj
-            a2 = ev.check(weights_of(trial), 0, n_am=AM_RANK)[1]
-            db = nbytes(li, cj) - nbytes(li, ci)
-            key = ((a2 - base) / db, (deficit[li, configs[ci]] - deficit[li, configs[cj]]) / db)
-            if best is None or key > best[0]:
-                best = (key, li, cj)
-        if best is None:
-            break
-        cur[best[1]] = best[2]
-        cos, agree = ev.check(weights_of(cur))
-        log("  argmax: %s -> %s %d, agreement %.4f, cosine %.5f" % (
-            layers[best[1]].node.name or layers[best[1]].name, *configs[best[2]], agree, cos.mean()))
-    log("argmax stage: agreement %.4f, cosine %.5f in %.1f s" % (agree, cos.mean(), time.time() - t0))
     return cos, agree
 
 
@@ -520,6 +496,12 @@ def quantize_model(model, output, weights="q4", block=32, calib=None, calib_gene
     if weights == "q4":
         cos, agree = _rowsplit.try_split(ev, m, layers, ("q4", block), cos, agree, 1.0 - MARGIN * (1.0 - target_cosine),
                                          1.0 - AM_MARGIN * (1.0 - target_argmax), not calib, log)
+    if ev.am_out is not None:
+        cos, agree = _margin.apply(ev, m, layers, _configs(weights, block), target_argmax, log, BUDGET[weights])
+        if weights == "q4" and not any(getattr(L, "split", None) for L in layers):  # the stage made it q8
+            cos, agree = _rowsplit.try_split(ev, m, layers, ("q4", block), cos, agree,
+                                             1.0 - MARGIN * (1.0 - target_cosine),
+                                             1.0 - AM_MARGIN * (1.0 - target_argmax), not calib, log)
     f32_bytes = sum(L.n * L.k * 4 for L in layers)
     q_bytes = 0
     rows = []

@@ -258,7 +258,8 @@ static int entry_paths(const char *model, int block, entry *e) {
   if (hash_file(model, &h, &sz)) return -1;
   char hex[LC_HASH64_HEX_SIZE], khex[LC_HASH64_HEX_SIZE];
   long samples = env_long("LOWCONV_Q4_SAMPLES", LC_Q4PLAN_SAMPLES, 1, 1000);
-  snprintf(e->key, sizeof e->key, "q4plan 1 model %s size %llu block %d samples %ld target cosine 0.995 argmax 0.99",
+  /* "q4plan N": the quantizer's policy version; a new policy makes its plans again (2: margin.py) */
+  snprintf(e->key, sizeof e->key, "q4plan 2 model %s size %llu block %d samples %ld target cosine 0.995 argmax 0.99",
            lc_hash64_hex(h, hex), (unsigned long long)sz, block, samples);
   lc_hash64_hex(lc_hash64_str(e->key), khex);
   if (fmt_path(e->dir, root, "/q4plan", "") || fmt_path(e->final_dir, e->dir, "/", khex) ||

@@ -378,3 +378,36 @@ def test_saved_file_with_odd_channels_is_copied_and_still_exact(tmp_path):
     ref = ort.InferenceSession(out, so, providers=["CPUExecutionProvider"]).run(["logits"], {"x": x})[0]
     got = lowconv.Model(out).run({"x": x})["logits"]
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
+
+
+def test_argmax_stage_expected_flips(tmp_path):
+    """margin.py: Phi(-z) is the normal tail; the expected flips fall as the margins' spread falls
+    and are 0 with no spread; a Softmax behind an Identity is still class scores; with no byte room
+    for the predicted-agreement phase, the measured-agreement phase still reaches the target."""
+    from lowconv import margin, quantizer
+    z = np.array([0.0, 1.0, 3.0])
+    assert np.allclose(margin._phi_neg(z), [0.5, 0.15865525, 0.0013498980], atol=1e-8)
+
+    class Fake:  # Margins without a model: margins 0.1 .. 4
+        m0 = np.linspace(0.1, 4.0, 40)
+    r = [margin.Margins.risk(Fake, np.full(40, s * s)) for s in (1.0, 0.3, 0.05, 0.0)]
+    assert r[0] > r[1] > r[2] > r[3] and r[3] < 1e-6 and r[0] < 40
+    m = seq_net()
+    ident = onnx.helper.make_node("Identity", [m.graph.output[0].name], ["probs_out"])
+    m.graph.node.append(ident)
+    m.graph.output[0].name = "probs_out"
+    assert quantizer.class_output(m) == 0 and quantizer.output_op(m, 0).op_type == "Softmax"
+    src = tmp_path / "s.onnx"
+    onnx.save(seq_net(), src)
+    x = np.random.default_rng(5).standard_normal((4, 8, 1, 32)).astype(np.float32)
+    np.save(tmp_path / "c.npy", x)
+    old = dict(quantizer.BUDGET)
+    quantizer.BUDGET["q4"] = 0.0
+    try:
+        lines = []
+        rep = lowconv.quantize(str(src), str(tmp_path / "s_q4.onnx"), calib=[str(tmp_path / "c.npy")],
+                               target_argmax=1.0, log=lines.append)
+    finally:
+        quantizer.BUDGET.update(old)
+    assert rep["argmax_agreement"] == 1.0 and rep["target_met"], lines
+    assert any(ln.startswith("argmax stage: expected flips") for ln in lines), lines
