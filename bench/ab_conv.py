@@ -3,6 +3,7 @@
 turn (the build order alternating per round), `lowconv conv DESC --json --repeat R`; prints per
 shape each build's median of round medians [fastest run] and new / base of both.
 
+A build may carry its own conv options: --build "im2col=build/lowconv --route im2col".
 usage: ab_conv.py --build base=PATH --build new=PATH [--threads 1] [--rounds 5] [--repeat 15]
                   [--suite NAME] [--arg OPT ...] DESC...
 """
@@ -14,6 +15,8 @@ import sys
 
 
 def run(cli, desc, threads, repeat, extra):
+    cli, *own = cli.split()
+    extra = own + extra
     cmd = [cli, "conv", desc, "--json", "--threads", str(threads), "--repeat", str(repeat)] + extra
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     rows = []

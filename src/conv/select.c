@@ -22,17 +22,21 @@ static int l2_small(const lc_conv *c) { return c->ctx->k->isa == LC_ISA_AVX2; }
  * Past 80x80 F(2x2) won while F(4x4) gathered NCHW channels a plane apart and its transforms ran
  * without AVX2; with both fixed F(4x4) won there too (Zen 3, min ms F(2x2) / F(4x4), NCHW: 96->24 at
  * 160 15.1 / 11.2, 256->64 at 160 85 / 48, 64->64 at 320 79 / 66; NHWC 256->64 at 160 100 / 74). */
-static int wino4_first(const lc_conv *c, const lc_conv_plan *p) {
+int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow) {
   /* AVX-512 (Xeon, 1 thread, fastest runs F(2x2) / F(4x4), ms, two runs): from 80x80 F(4x4) won or
    * tied up to 128 channels (128@80 12.1 / 9.6 and 8.8 / 8.2, 96->24@160 13.3 / 12.7, 64@112 4.9 /
    * 4.9 and 5.1 / 4.2) and with 256 from 160x160 (256->64@160 68 / 55 and 45 / 41), but lost with
    * 256 at 80 (256->64@80 19.3 / 20.9 and 14.4 / 21.1); at 7-56 px it tied or lost (512@7 2.9 / 9.2,
    * 256@14 1.2 / 2.5, 64@56 even). */
   if (c->ctx->k->isa == LC_ISA_AVX512) {
-    int64_t hw = p->oh < p->ow ? p->oh : p->ow;
-    return c->wwino4 && lc_winograd4_auto(c) && hw >= 80 && (c->cin_g <= 128 || hw >= 160);
+    int64_t hw = oh < ow ? oh : ow;
+    return lc_winograd4_auto(c) && hw >= 80 && (c->cin_g <= 128 || hw >= 160);
   }
-  return c->wwino4 && lc_winograd4_auto(c) && p->oh >= 14 && p->ow >= 14;
+  return lc_winograd4_auto(c) && oh >= 14 && ow >= 14;
+}
+
+static int wino4_first(const lc_conv *c, const lc_conv_plan *p) {
+  return c->wwino4 && lc_wino4_size_first(c, p->oh, p->ow);
 }
 
 /* NCHW 1x1 in place reads each K row of a pixel panel a plane apart; past 64 KiB planes (128x128)
