@@ -62,8 +62,9 @@ int lc_winograd4_auto(const lc_conv *c) {
   return min_cin && w4_shape_ok(c) && w4_q_small(c) && c->cin_g >= min_cin;
 }
 
-/* Transformed weights of OIHW fp32 w, whatever the rules (callers check them). */
-static lc_status w4_pack(lc_conv *c, const float *w) {
+/* Transformed weights of OIHW fp32 w, or (w NULL) of the Q8/Q4 weights dequantized one output
+ * channel at a time into row (K floats, (tap, ic) order), whatever the rules (callers check them). */
+static lc_status w4_pack(lc_conv *c, const float *w, float *row) {
   const lc_conv_desc *d = &c->d;
   size_t nr = c->ctx->k->nr, np = w4_panels(c), cig = (size_t)c->cin_g, cog = (size_t)c->cout_g, n, bytes;
   if (!lc_mul_sz((size_t)d->groups * 36, np, &n) || !lc_mul_sz(n, cig, &n) || !lc_mul_sz(n, nr, &n) ||
@@ -76,9 +77,12 @@ static lc_status w4_pack(lc_conv *c, const float *w) {
   static const double G[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                  {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
   for (size_t g = 0; g < (size_t)d->groups; g++)
-    for (size_t oc = 0; oc < cog; oc++)
+    for (size_t oc = 0; oc < cog; oc++) {
+      if (!w) lc_conv_qrow(c, (int64_t)(g * cog + oc), row);
       for (size_t ic = 0; ic < cig; ic++) {
-        const float *k = w + ((g * cog + oc) * cig + ic) * 9;
+        float kq[9];
+        for (size_t tap = 0; !w && tap < 9; tap++) kq[tap] = row[tap * cig + ic];
+        const float *k = w ? w + ((g * cog + oc) * cig + ic) * 9 : kq;
         double t[6][3], u;
         for (int i = 0; i < 6; i++)
           for (int x = 0; x < 3; x++) t[i][x] = G[i][0] * k[x] + G[i][1] * k[3 + x] + G[i][2] * k[6 + x];
@@ -89,6 +93,7 @@ static lc_status w4_pack(lc_conv *c, const float *w) {
             c->wwino4[(((g * 36 + xi) * np + oc / nr) * cig + ic) * nr + oc % nr] = (float)u;
           }
       }
+    }
   return LC_OK;
 }
 
@@ -97,7 +102,7 @@ lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
   if (!w4_shape_ok(c) || c->qw) return LC_OK;
   if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && (c->ctx->tuner || lc_winograd4_auto(c)))))
     return LC_OK;
-  return w4_pack(c, w);
+  return w4_pack(c, w, NULL);
 }
 
 lc_status lc_winograd4_q_prepare(lc_conv *c, int64_t oh, int64_t ow) {
@@ -106,14 +111,13 @@ lc_status lc_winograd4_q_prepare(lc_conv *c, int64_t oh, int64_t ow) {
   if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && w4_q_small(c) &&
                                            (c->ctx->tuner ? lc_winograd4_auto(c) : lc_wino4_size_first(c, oh, ow)))))
     return LC_OK;
+  /* One output channel's row at a time: no fp32 copy of the weight tensor (docs/quantization.md). */
   size_t n;
-  if (!lc_mul_sz((size_t)d->out_channels, c->K, &n) || !lc_mul_sz(n, sizeof(float), &n))
-    return lc_error(LC_ERR_OVERFLOW, "winograd4: weight size overflows");
-  float *oihw = lc_malloc(n);
-  if (!oihw) return lc_error(LC_ERR_NO_MEMORY, "winograd4: cannot allocate %zu bytes of dequantized weights", n);
-  lc_status st = lc_conv_get_weights(c, oihw);
-  if (st == LC_OK) st = w4_pack(c, oihw);
-  lc_free(oihw);
+  if (!lc_mul_sz(c->K, sizeof(float), &n)) return lc_error(LC_ERR_OVERFLOW, "winograd4: weight row size overflows");
+  float *row = lc_malloc(n);
+  if (!row) return lc_error(LC_ERR_NO_MEMORY, "winograd4: cannot allocate %zu bytes for a weight row", n);
+  lc_status st = w4_pack(c, NULL, row);
+  lc_free(row);
   return st;
 }
 
