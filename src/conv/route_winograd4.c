@@ -62,6 +62,25 @@ int lc_winograd4_auto(const lc_conv *c) {
   return min_cin && w4_shape_ok(c) && w4_q_small(c) && c->cin_g >= min_cin;
 }
 
+/* The channel and table rule is lc_winograd4_auto's (known at create, so the F(4x4)
+ * weights are transformed only where AUTO may take them); the output size is decided here.
+ * At 7x7 F(4x4) computes 8x8 from 4 tiles of 6x6 inputs (half of them padding) and lost to F(2x2).
+ * Past 80x80 F(2x2) won while F(4x4) gathered NCHW channels a plane apart and its transforms ran
+ * without AVX2; with both fixed F(4x4) won there too (Zen 3, min ms F(2x2) / F(4x4), NCHW: 96->24 at
+ * 160 15.1 / 11.2, 256->64 at 160 85 / 48, 64->64 at 320 79 / 66; NHWC 256->64 at 160 100 / 74). */
+int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow) {
+  /* AVX-512 (Xeon, 1 thread, fastest runs F(2x2) / F(4x4), ms, two runs): from 80x80 F(4x4) won or
+   * tied up to 128 channels (128@80 12.1 / 9.6 and 8.8 / 8.2, 96->24@160 13.3 / 12.7, 64@112 4.9 /
+   * 4.9 and 5.1 / 4.2) and with 256 from 160x160 (256->64@160 68 / 55 and 45 / 41), but lost with
+   * 256 at 80 (256->64@80 19.3 / 20.9 and 14.4 / 21.1); at 7-56 px it tied or lost (512@7 2.9 / 9.2,
+   * 256@14 1.2 / 2.5, 64@56 even). */
+  if (c->ctx->k->isa == LC_ISA_AVX512) {
+    int64_t hw = oh < ow ? oh : ow;
+    return lc_winograd4_auto(c) && hw >= 80 && (c->cin_g <= 128 || hw >= 160);
+  }
+  return lc_winograd4_auto(c) && oh >= 14 && ow >= 14;
+}
+
 /* Transformed weights of OIHW fp32 w, or (w NULL) of the Q8/Q4 weights dequantized one output
  * channel at a time into row (K floats, (tap, ic) order), whatever the rules (callers check them). */
 static lc_status w4_pack(lc_conv *c, const float *w, float *row) {
