@@ -151,6 +151,27 @@ int main(void) {
         test_shape(&c, have_isa);
       }
   nshapes += nedge;
+  /* K >= 2048 (im2col's panel-first order, route_gemm.c): stride 1 and 2, odd sizes, pads, both layouts. */
+  static const int64_t bigk[][6] = {{256, 40, 3, 2, 15, 13}, {230, 17, 3, 1, 9, 11}, {27, 33, 9, 1, 12, 10},
+                                    {512, 9, 3, 2, 7, 9}};
+  for (size_t i = 0; i < sizeof bigk / sizeof bigk[0]; i++, nshapes++) {
+    cc_case c;
+    lc_conv_desc_init(&c.d);
+    c.d.in_channels = bigk[i][0];
+    c.d.out_channels = bigk[i][1];
+    c.d.kernel_h = c.d.kernel_w = bigk[i][2];
+    c.d.stride_h = c.d.stride_w = bigk[i][3];
+    c.d.pad_top = c.d.pad_left = bigk[i][2] / 2;
+    c.d.pad_bottom = (int64_t)(i % 2);
+    c.d.pad_right = bigk[i][2] / 2;
+    c.d.layout = (lc_layout)(i % 2);
+    c.n = 1;
+    c.h = bigk[i][4];
+    c.w = bigk[i][5];
+    cc_fill(&c, 1);
+    cc_post_of(&c.d, (int)i * 4 + 3);
+    test_shape(&c, have_isa);
+  }
 
   printf("%d shapes; per route: shapes run / unsupported / failures (any table, any threads), worst err/bound, "
          "worst err/(u*K):\n", nshapes);

@@ -234,9 +234,10 @@ static double max_abs(const float *x, size_t n) {
 }
 
 /* Runs c (Q8/Q4 set in c->d) through winograd on ctx; deq gets the dequantized weights. */
-static lc_status run_q(lc_context *ctx, const cc_case *c, const float *in, float *out, float *deq, lc_conv_shape *sh) {
+static lc_status run_qr(lc_context *ctx, const cc_case *c, lc_route route, const float *in, float *out, float *deq,
+                        lc_conv_shape *sh) {
   lc_conv_desc d = c->d;
-  d.route = LC_ROUTE_WINOGRAD;
+  d.route = route;
   lc_conv *conv = NULL;
   lc_status st = lc_conv_create(ctx, &d, &conv);
   if (st == LC_OK && deq) st = lc_conv_get_weights(conv, deq);
@@ -244,6 +245,10 @@ static lc_status run_q(lc_context *ctx, const cc_case *c, const float *in, float
   if (st == LC_OK) st = lc_conv_run(conv, in, out, NULL, 0);
   lc_conv_destroy(conv);
   return st;
+}
+
+static lc_status run_q(lc_context *ctx, const cc_case *c, const float *in, float *out, float *deq, lc_conv_shape *sh) {
+  return run_qr(ctx, c, LC_ROUTE_WINOGRAD, in, out, deq, sh);
 }
 
 /* Peak bytes allocated by prepare + run (create excluded) under a budget; st its status. */
@@ -327,6 +332,30 @@ static void check_quant(int s) {
              "%s: q differs from fp32 on its dequantized weights (max |diff| %g) [%s]", cc_isa_names[i],
              tu_max_abs_diff(o1, o2, nout), desc);
   }
+  /* Forced F(4x4): the transform of the dequantized weights made at prepare, so F(4x4)'s bound
+   * against the reference and the fp32 twin's bits for every channel count. */
+  for (int i = 0; i < CC_NISA; i++) {
+    if (!ctxs[i]) continue;
+    st = run_qr(ctxs[i], &c, LC_ROUTE_WINOGRAD4, in, o1, NULL, &sh);
+    TU_CHECK(st == LC_OK && sh.route == LC_ROUTE_WINOGRAD4, "%s q winograd4: %s (%s) [%s]", cc_isa_names[i],
+             lc_status_name(st), lc_last_error(), desc);
+    if (st) continue;
+    q_ran++;
+    double worst = 0.0;
+    size_t at = 0;
+    for (size_t k = 0; k < nout; k++) {
+      double r = fabs((double)o1[k] - (double)ref[k]) / wino_bound(&c, ref[k], xw, bm, 1);
+      if (!(r <= worst)) worst = r, at = k;
+    }
+    if (worst > worst_ratio[1]) worst_ratio[1] = worst;
+    TU_CHECK(worst <= 1.0, "%s q F(4x4): element %zu = %g, reference %g, err/bound %.3g [%s]", cc_isa_names[i], at,
+             o1[at], ref[at], worst, desc);
+    st = cc_run(ctxs[i], &f, LC_ROUTE_WINOGRAD4, in, o2, &sh);
+    q_bitwise++;
+    TU_CHECK(st == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0,
+             "%s: q F(4x4) differs from fp32 on its dequantized weights (max |diff| %g) [%s]", cc_isa_names[i],
+             tu_max_abs_diff(o1, o2, nout), desc);
+  }
   /* Threads and budgets: bitwise the 1-thread output of the best table. */
   st = run_q(ctxs[top], &c, in, o1, NULL, &sh);
   for (int t = 0; t < 3; t++) {
@@ -388,6 +417,69 @@ static void check_quant_auto(void) {
            lc_route_name(sh.route));
   lc_conv_destroy(conv);
   cc_free(&c);
+}
+
+/* Q4 and F(4x4) under AUTO on the AVX-512 table: a conv whose transform fits 1 MiB takes F(4x4)
+ * at 88x88 (made at prepare, the fp32 twin's bits), frees it when a later prepare at 8x8 takes
+ * F(2x2) (weight bytes back to the Q4 matrix's), and one past 1 MiB (128 -> 128) stays F(2x2). */
+static void check_quant_auto_f4(void) {
+  int a512 = -1;
+  for (int i = 0; i < CC_NISA; i++)
+    if (ctxs[i] && cc_isas[i] == LC_ISA_AVX512) a512 = i;
+  if (a512 < 0) return;
+  static const struct {
+    int64_t ic, oc, hw;
+    lc_route want;
+  } cases[] = {{32, 24, 88, LC_ROUTE_WINOGRAD4}, {32, 24, 8, LC_ROUTE_WINOGRAD}, {128, 128, 88, LC_ROUTE_WINOGRAD}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    cc_case c;
+    memset(&c, 0, sizeof c);
+    lc_conv_desc_init(&c.d);
+    c.d.in_channels = cases[k].ic;
+    c.d.out_channels = cases[k].oc;
+    c.d.kernel_h = c.d.kernel_w = 3;
+    c.d.pad_top = c.d.pad_left = c.d.pad_bottom = c.d.pad_right = 1;
+    c.n = 1;
+    c.h = c.w = cases[k].hw;
+    cc_fill(&c, 1);
+    c.d.weight_format = LC_WEIGHTS_Q4;
+    c.d.block_size = 32;
+    size_t nin = cc_in_count(&c), nout = cc_out_count(&c), nw = (size_t)(c.d.out_channels * cc_k(&c));
+    float *in = malloc(nin * sizeof(float)), *o1 = malloc(nout * sizeof(float)), *o2 = malloc(nout * sizeof(float));
+    float *deq = malloc(nw * sizeof(float));
+    tu_fill(in, nin, -1.0f, 1.0f);
+    lc_conv *conv = NULL;
+    lc_conv_shape sh;
+    lc_status st = lc_conv_create(ctxs[a512], &c.d, &conv);
+    size_t wq = st ? 0 : lc_conv_weight_bytes(conv);
+    if (!st) st = lc_conv_get_weights(conv, deq);
+    if (!st) st = lc_conv_prepare(conv, 1, c.h, c.w, &sh);
+    TU_CHECK(st == LC_OK && sh.route == cases[k].want, "q4 auto %lld->%lld at %lld: %s, want %s (%s)",
+             (long long)cases[k].ic, (long long)cases[k].oc, (long long)cases[k].hw, lc_route_name(sh.route),
+             lc_route_name(cases[k].want), lc_last_error());
+    if (!st && sh.route == LC_ROUTE_WINOGRAD4) {
+      TU_CHECK(lc_conv_weight_bytes(conv) > wq, "q4 F(4x4) weights not counted");
+      st = lc_conv_run(conv, in, o1, NULL, 0);
+      cc_case f = c;
+      f.d.weight_format = LC_WEIGHTS_F32;
+      f.d.block_size = 0;
+      f.d.weights = deq;
+      lc_conv_shape s2;
+      lc_status st2 = cc_run(ctxs[a512], &f, LC_ROUTE_WINOGRAD4, in, o2, &s2);
+      TU_CHECK(st == LC_OK && st2 == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0,
+               "q4 auto F(4x4) differs from the fp32 twin");
+      st = lc_conv_prepare(conv, 1, 8, 8, &sh); /* a small image: F(2x2), the transform freed */
+      TU_CHECK(st == LC_OK && sh.route == LC_ROUTE_WINOGRAD && lc_conv_weight_bytes(conv) == wq,
+               "q4 re-prepare at 8x8: %s, %zu weight bytes (Q4 matrix %zu)", lc_route_name(sh.route),
+               lc_conv_weight_bytes(conv), wq);
+    } else if (!st) {
+      TU_CHECK(lc_conv_weight_bytes(conv) == wq, "q4 F(2x2) holds %zu bytes, Q4 matrix %zu",
+               lc_conv_weight_bytes(conv), wq);
+    }
+    lc_conv_destroy(conv);
+    free(in), free(o1), free(o2), free(deq);
+    cc_free(&c);
+  }
 }
 
 /* AUTO's F(4x4) rule (src/conv/select.c): the AVX2 table takes winograd4 from 64 input channels
@@ -480,6 +572,7 @@ int main(void) {
   check_statuses(ctxs[0]);
   for (int s = 0; s < (cc_quick() ? 24 : 72); s++) check_quant(s);
   check_quant_auto();
+  check_quant_auto_f4();
   check_auto_f4();
   printf("winograd q8/q4: %ld runs against the reference, %ld bitwise comparisons (fp32 twin, threads, budgets), "
          "%ld smallest budgets\n", q_ran, q_bitwise, q_budgets);

@@ -35,6 +35,23 @@ static int w4_shape_ok(const lc_conv *c) {
 }
 static size_t w4_panels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, c->ctx->k->nr); }
 
+/* Q8/Q4 convs hold no fp32 weights; where AUTO or the tuner may take F(4x4) they get its fp32
+ * transform of their dequantized weights at prepare, if it is this small (36 x cin x cout floats
+ * rounded to panels: PP-OCRv4 det's 96->24 3x3 layers at 160x160 hold 432 KiB). Without it they
+ * ran F(2x2): 9.0 vs 5.1 ms each, 7.4 of the 8.5 ms q4 lost to f32 on det (Zen 5, 1 thread). */
+#define W4_Q_MAX_BYTES ((size_t)1 << 20)
+
+static int w4_bytes(const lc_conv *c, size_t *bytes) {
+  size_t n;
+  return lc_mul_sz((size_t)c->d.groups * 36, w4_panels(c), &n) && lc_mul_sz(n, (size_t)c->cin_g, &n) &&
+         lc_mul_sz(n, c->ctx->k->nr, &n) && lc_mul_sz(n, sizeof(float), bytes);
+}
+
+static int w4_q_small(const lc_conv *c) {
+  size_t b;
+  return !c->qw || (w4_bytes(c, &b) && b <= W4_Q_MAX_BYTES);
+}
+
 /* F(4x4) does 1.78x fewer multiplies than F(2x2) but 2.25x the transform work per channel: it won
  * from 64 channels (Zen 3: 1.1-1.5x on 64..512-channel 3x3 layers at 14..80 px; 32-channel ones kept
  * F(2x2)). On the AVX-512 table (Xeon, 2 MiB L2) it won from 16 channels on large planes (fastest
@@ -42,14 +59,32 @@ static size_t w4_panels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, 
  * 28.9 / 14.8), so its weights are made from 16 there; the output size is select.c's. */
 int lc_winograd4_auto(const lc_conv *c) {
   int isa = c->ctx->k->isa, min_cin = isa == LC_ISA_AVX2 ? 64 : isa == LC_ISA_AVX512 ? 16 : 0;
-  return min_cin && w4_shape_ok(c) && !c->qw && c->cin_g >= min_cin;
+  return min_cin && w4_shape_ok(c) && w4_q_small(c) && c->cin_g >= min_cin;
 }
 
-lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
+/* The channel and table rule is lc_winograd4_auto's (known at create, so the F(4x4)
+ * weights are transformed only where AUTO may take them); the output size is decided here.
+ * At 7x7 F(4x4) computes 8x8 from 4 tiles of 6x6 inputs (half of them padding) and lost to F(2x2).
+ * Past 80x80 F(2x2) won while F(4x4) gathered NCHW channels a plane apart and its transforms ran
+ * without AVX2; with both fixed F(4x4) won there too (Zen 3, min ms F(2x2) / F(4x4), NCHW: 96->24 at
+ * 160 15.1 / 11.2, 256->64 at 160 85 / 48, 64->64 at 320 79 / 66; NHWC 256->64 at 160 100 / 74). */
+int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow) {
+  /* AVX-512 (Xeon, 1 thread, fastest runs F(2x2) / F(4x4), ms, two runs): from 80x80 F(4x4) won or
+   * tied up to 128 channels (128@80 12.1 / 9.6 and 8.8 / 8.2, 96->24@160 13.3 / 12.7, 64@112 4.9 /
+   * 4.9 and 5.1 / 4.2) and with 256 from 160x160 (256->64@160 68 / 55 and 45 / 41), but lost with
+   * 256 at 80 (256->64@80 19.3 / 20.9 and 14.4 / 21.1); at 7-56 px it tied or lost (512@7 2.9 / 9.2,
+   * 256@14 1.2 / 2.5, 64@56 even). */
+  if (c->ctx->k->isa == LC_ISA_AVX512) {
+    int64_t hw = oh < ow ? oh : ow;
+    return lc_winograd4_auto(c) && hw >= 80 && (c->cin_g <= 128 || hw >= 160);
+  }
+  return lc_winograd4_auto(c) && oh >= 14 && ow >= 14;
+}
+
+/* Transformed weights of OIHW fp32 w, or (w NULL) of the Q8/Q4 weights dequantized one output
+ * channel at a time into row (K floats, (tap, ic) order), whatever the rules (callers check them). */
+static lc_status w4_pack(lc_conv *c, const float *w, float *row) {
   const lc_conv_desc *d = &c->d;
-  if (!w4_shape_ok(c) || c->qw) return LC_OK;
-  if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && (c->ctx->tuner || lc_winograd4_auto(c)))))
-    return LC_OK;
   size_t nr = c->ctx->k->nr, np = w4_panels(c), cig = (size_t)c->cin_g, cog = (size_t)c->cout_g, n, bytes;
   if (!lc_mul_sz((size_t)d->groups * 36, np, &n) || !lc_mul_sz(n, cig, &n) || !lc_mul_sz(n, nr, &n) ||
       !lc_mul_sz(n, sizeof(float), &bytes))
@@ -61,9 +96,12 @@ lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
   static const double G[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                  {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
   for (size_t g = 0; g < (size_t)d->groups; g++)
-    for (size_t oc = 0; oc < cog; oc++)
+    for (size_t oc = 0; oc < cog; oc++) {
+      if (!w) lc_conv_qrow(c, (int64_t)(g * cog + oc), row);
       for (size_t ic = 0; ic < cig; ic++) {
-        const float *k = w + ((g * cog + oc) * cig + ic) * 9;
+        float kq[9];
+        for (size_t tap = 0; !w && tap < 9; tap++) kq[tap] = row[tap * cig + ic];
+        const float *k = w ? w + ((g * cog + oc) * cig + ic) * 9 : kq;
         double t[6][3], u;
         for (int i = 0; i < 6; i++)
           for (int x = 0; x < 3; x++) t[i][x] = G[i][0] * k[x] + G[i][1] * k[3 + x] + G[i][2] * k[6 + x];
@@ -74,7 +112,40 @@ lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
             c->wwino4[(((g * 36 + xi) * np + oc / nr) * cig + ic) * nr + oc % nr] = (float)u;
           }
       }
+    }
   return LC_OK;
+}
+
+lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
+  const lc_conv_desc *d = &c->d;
+  if (!w4_shape_ok(c) || c->qw) return LC_OK;
+  if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && (c->ctx->tuner || lc_winograd4_auto(c)))))
+    return LC_OK;
+  return w4_pack(c, w, NULL);
+}
+
+lc_status lc_winograd4_q_prepare(lc_conv *c, int64_t oh, int64_t ow) {
+  const lc_conv_desc *d = &c->d;
+  if (!c->qw || c->wwino4 || !w4_shape_ok(c) || c->ctx->budget) return LC_OK;
+  if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && w4_q_small(c) &&
+                                           (c->ctx->tuner ? lc_winograd4_auto(c) : lc_wino4_size_first(c, oh, ow)))))
+    return LC_OK;
+  /* One output channel's row at a time: no fp32 copy of the weight tensor (docs/quantization.md). */
+  size_t n;
+  if (!lc_mul_sz(c->K, sizeof(float), &n)) return lc_error(LC_ERR_OVERFLOW, "winograd4: weight row size overflows");
+  float *row = lc_malloc(n);
+  if (!row) return lc_error(LC_ERR_NO_MEMORY, "winograd4: cannot allocate %zu bytes for a weight row", n);
+  lc_status st = w4_pack(c, NULL, row);
+  lc_free(row);
+  return st;
+}
+
+void lc_winograd4_q_drop(lc_conv *c, lc_route taken) {
+  if (!c->qw || !c->wwino4 || taken == LC_ROUTE_WINOGRAD4) return;
+  lc_free(c->wwino4);
+  c->wwino4 = NULL;
+  c->weight_bytes -= c->wwino4_bytes;
+  c->wwino4_bytes = 0;
 }
 
 /* Slot: [V: 36 x T x cig][M: 36 x T x nr][ZLEN zeros], 64-aligned parts (T is a multiple of mr). */
@@ -88,7 +159,7 @@ static int w4_slot(const lc_conv *c, size_t T, size_t *bytes) {
 lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p) {
   if (!w4_shape_ok(c)) return lc_error(LC_ERR_UNSUPPORTED, "winograd4: needs a 3x3 kernel, stride 1, dilation 1");
   if (!c->wwino4)
-    return lc_error(LC_ERR_UNSUPPORTED, "winograd4: fp32 weights transformed at create (route winograd4 or a tuner)");
+    return lc_error(LC_ERR_UNSUPPORTED, "winograd4: no transformed weights (fp32: made at create for route winograd4 or a tuner; Q8/Q4: at prepare, up to 1 MiB)");
   size_t mr = c->ctx->k->mr, nt, one;
   if (!lc_mul_sz(lc_div_up((size_t)p->oh, 4), lc_div_up((size_t)p->ow, 4), &nt) || !w4_slot(c, mr, &one))
     return lc_error(LC_ERR_OVERFLOW, "winograd4: tile count or slot size overflows");

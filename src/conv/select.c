@@ -16,23 +16,10 @@ static int l2_small(const lc_conv *c) { return c->ctx->k->isa == LC_ISA_AVX2; }
  * or handed the last odd one leaves the others idle for a third of the run or more. */
 #define TASKS_PER_THREAD 4
 
-/* The channel and table rule is lc_winograd4_auto's (route_winograd4.c: known at create, so the F(4x4)
- * weights are transformed only where AUTO may take them); the output size is decided here.
- * At 7x7 F(4x4) computes 8x8 from 4 tiles of 6x6 inputs (half of them padding) and lost to F(2x2).
- * Past 80x80 F(2x2) won while F(4x4) gathered NCHW channels a plane apart and its transforms ran
- * without AVX2; with both fixed F(4x4) won there too (Zen 3, min ms F(2x2) / F(4x4), NCHW: 96->24 at
- * 160 15.1 / 11.2, 256->64 at 160 85 / 48, 64->64 at 320 79 / 66; NHWC 256->64 at 160 100 / 74). */
+/* F(4x4)'s rule on the output size is lc_wino4_size_first (route_winograd4.c, which prepare also
+ * asks for Q8/Q4 weights); F(4x4) needs its transformed weights here. */
 static int wino4_first(const lc_conv *c, const lc_conv_plan *p) {
-  /* AVX-512 (Xeon, 1 thread, fastest runs F(2x2) / F(4x4), ms, two runs): from 80x80 F(4x4) won or
-   * tied up to 128 channels (128@80 12.1 / 9.6 and 8.8 / 8.2, 96->24@160 13.3 / 12.7, 64@112 4.9 /
-   * 4.9 and 5.1 / 4.2) and with 256 from 160x160 (256->64@160 68 / 55 and 45 / 41), but lost with
-   * 256 at 80 (256->64@80 19.3 / 20.9 and 14.4 / 21.1); at 7-56 px it tied or lost (512@7 2.9 / 9.2,
-   * 256@14 1.2 / 2.5, 64@56 even). */
-  if (c->ctx->k->isa == LC_ISA_AVX512) {
-    int64_t hw = p->oh < p->ow ? p->oh : p->ow;
-    return c->wwino4 && lc_winograd4_auto(c) && hw >= 80 && (c->cin_g <= 128 || hw >= 160);
-  }
-  return c->wwino4 && lc_winograd4_auto(c) && p->oh >= 14 && p->ow >= 14;
+  return c->wwino4 && lc_wino4_size_first(c, p->oh, p->ow);
 }
 
 /* NCHW 1x1 in place reads each K row of a pixel panel a plane apart; past 64 KiB planes (128x128)
