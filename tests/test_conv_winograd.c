@@ -419,19 +419,23 @@ static void check_quant_auto(void) {
   cc_free(&c);
 }
 
-/* Q4 and F(4x4) under AUTO on the AVX-512 table: a conv whose transform fits 1 MiB takes F(4x4)
- * at 88x88 (made at prepare, the fp32 twin's bits), frees it when a later prepare at 8x8 takes
- * F(2x2) (weight bytes back to the Q4 matrix's), and one past 1 MiB (128 -> 128) stays F(2x2). */
-static void check_quant_auto_f4(void) {
+/* Q4 and F(4x4) under AUTO on the AVX-512 table, asked for with LOWCONV_Q_WINO4=1 (without it
+ * AUTO keeps the codes: F(2x2)): a conv whose transform fits 1 MiB takes F(4x4) at 88x88 (made at
+ * prepare, the fp32 twin's bits), frees it when a later prepare at 8x8 takes F(2x2) (weight bytes
+ * back to the Q4 matrix's), and one past 1 MiB (128 -> 128) stays F(2x2). */
+static void check_quant_auto_f4(int opt_in) {
   int a512 = -1;
   for (int i = 0; i < CC_NISA; i++)
     if (ctxs[i] && cc_isas[i] == LC_ISA_AVX512) a512 = i;
   if (a512 < 0) return;
+  if (opt_in) setenv("LOWCONV_Q_WINO4", "1", 1);
+  else unsetenv("LOWCONV_Q_WINO4");
   static const struct {
     int64_t ic, oc, hw;
     lc_route want;
   } cases[] = {{32, 24, 88, LC_ROUTE_WINOGRAD4}, {32, 24, 8, LC_ROUTE_WINOGRAD}, {128, 128, 88, LC_ROUTE_WINOGRAD}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    lc_route want = opt_in ? cases[k].want : LC_ROUTE_WINOGRAD;
     cc_case c;
     memset(&c, 0, sizeof c);
     lc_conv_desc_init(&c.d);
@@ -454,9 +458,9 @@ static void check_quant_auto_f4(void) {
     size_t wq = st ? 0 : lc_conv_weight_bytes(conv);
     if (!st) st = lc_conv_get_weights(conv, deq);
     if (!st) st = lc_conv_prepare(conv, 1, c.h, c.w, &sh);
-    TU_CHECK(st == LC_OK && sh.route == cases[k].want, "q4 auto %lld->%lld at %lld: %s, want %s (%s)",
-             (long long)cases[k].ic, (long long)cases[k].oc, (long long)cases[k].hw, lc_route_name(sh.route),
-             lc_route_name(cases[k].want), lc_last_error());
+    TU_CHECK(st == LC_OK && sh.route == want, "q4 auto %lld->%lld at %lld (opt-in %d): %s, want %s (%s)",
+             (long long)cases[k].ic, (long long)cases[k].oc, (long long)cases[k].hw, opt_in, lc_route_name(sh.route),
+             lc_route_name(want), lc_last_error());
     if (!st && sh.route == LC_ROUTE_WINOGRAD4) {
       TU_CHECK(lc_conv_weight_bytes(conv) > wq, "q4 F(4x4) weights not counted");
       st = lc_conv_run(conv, in, o1, NULL, 0);
@@ -572,7 +576,9 @@ int main(void) {
   check_statuses(ctxs[0]);
   for (int s = 0; s < (cc_quick() ? 24 : 72); s++) check_quant(s);
   check_quant_auto();
-  check_quant_auto_f4();
+  check_quant_auto_f4(0);
+  check_quant_auto_f4(1);
+  unsetenv("LOWCONV_Q_WINO4");
   check_auto_f4();
   printf("winograd q8/q4: %ld runs against the reference, %ld bitwise comparisons (fp32 twin, threads, budgets), "
          "%ld smallest budgets\n", q_ran, q_bitwise, q_budgets);

@@ -14,6 +14,7 @@
  * Work: chunks of T tiles per (image, group), split over weight panels when there are fewer
  * chunks than threads. Each output's sum over ic is one GEMM call per xi: the same bits for any
  * T, split or thread count. xi = 6 * row + column of the transformed tile. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "conv/route.h"
@@ -124,11 +125,20 @@ lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
   return w4_pack(c, w, NULL);
 }
 
+/* Q8/Q4 weights stay codes unless asked: the F(4x4) transform is an fp32 copy (up to 1.7x the Q4
+ * bytes of PP-OCRv4 det), so AUTO and the tuner make it only with LOWCONV_Q_WINO4=1 (PP-OCRv4 det q4
+ * 43.5 -> 37.0 ms on Zen 5, 1 thread); a conv created with route winograd4 asked for it. */
+static int w4_q_auto_allowed(void) {
+  const char *e = getenv("LOWCONV_Q_WINO4");
+  return e && !strcmp(e, "1");
+}
+
 lc_status lc_winograd4_q_prepare(lc_conv *c, int64_t oh, int64_t ow) {
   const lc_conv_desc *d = &c->d;
   if (!c->qw || c->wwino4 || !w4_shape_ok(c) || c->ctx->budget) return LC_OK;
-  if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && w4_q_small(c) &&
-                                           (c->ctx->tuner ? lc_winograd4_auto(c) : lc_wino4_size_first(c, oh, ow)))))
+  if (!(d->route == LC_ROUTE_WINOGRAD4 ||
+        (d->route == LC_ROUTE_AUTO && w4_q_auto_allowed() && w4_q_small(c) &&
+         (c->ctx->tuner ? lc_winograd4_auto(c) : lc_wino4_size_first(c, oh, ow)))))
     return LC_OK;
   /* One output channel's row at a time: no fp32 copy of the weight tensor (docs/quantization.md). */
   size_t n;
