@@ -36,6 +36,18 @@ static double wino_bound(const cc_case *c, double ref, double xw, double bmax, i
   return lip * (n * u / (1.0 - n * u)) * (s * ic * xw + bmax) + 8.0 * u * fabs(ref) + 1e-30;
 }
 
+/* Largest |got - ref| / wino_bound over the output (NaN counts as the largest), and where. */
+static double worst_err_ratio(const cc_case *c, const float *got, const float *ref, size_t n, double xw, double bm,
+                              int f4, size_t *at) {
+  double worst = 0.0;
+  *at = 0;
+  for (size_t k = 0; k < n; k++) {
+    double r = fabs((double)got[k] - (double)ref[k]) / wino_bound(c, ref[k], xw, bm, f4);
+    if (!(r <= worst)) worst = r, *at = k;
+  }
+  return worst;
+}
+
 /* One random eligible shape: 3x3, stride 1, dilation 1, pads 0..2 (asymmetric) or auto_pad. */
 static void gen_shape(cc_case *c, int big, int wide) {
   lc_conv_desc *d = &c->d;
@@ -313,12 +325,8 @@ static void check_quant(int s) {
     TU_CHECK(st == LC_OK, "%s: %s (%s) [%s]", cc_isa_names[i], lc_status_name(st), lc_last_error(), desc);
     if (st) continue;
     q_ran++;
-    double worst = 0.0;
     size_t at = 0;
-    for (size_t k = 0; k < nout; k++) {
-      double r = fabs((double)o1[k] - (double)ref[k]) / wino_bound(&c, ref[k], xw, bm, 0);
-      if (!(r <= worst)) worst = r, at = k;
-    }
+    double worst = worst_err_ratio(&c, o1, ref, nout, xw, bm, 0, &at);
     if (worst > worst_ratio[0]) worst_ratio[0] = worst;
     TU_CHECK(worst <= 1.0, "%s q: element %zu = %g, reference %g, err/bound %.3g [%s]", cc_isa_names[i], at, o1[at],
              ref[at], worst, desc);
@@ -341,12 +349,8 @@ static void check_quant(int s) {
              lc_status_name(st), lc_last_error(), desc);
     if (st) continue;
     q_ran++;
-    double worst = 0.0;
     size_t at = 0;
-    for (size_t k = 0; k < nout; k++) {
-      double r = fabs((double)o1[k] - (double)ref[k]) / wino_bound(&c, ref[k], xw, bm, 1);
-      if (!(r <= worst)) worst = r, at = k;
-    }
+    double worst = worst_err_ratio(&c, o1, ref, nout, xw, bm, 1, &at);
     if (worst > worst_ratio[1]) worst_ratio[1] = worst;
     TU_CHECK(worst <= 1.0, "%s q F(4x4): element %zu = %g, reference %g, err/bound %.3g [%s]", cc_isa_names[i], at,
              o1[at], ref[at], worst, desc);

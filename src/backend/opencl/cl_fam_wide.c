@@ -73,8 +73,16 @@ static int wide_fast(const lc_cl_conv *c, int v) {
   return wide_tile[v][1] == 4 && (cb == ob || 2 * cb == ob || (ob % 2 && cb == 2));
 }
 
-/* 2-D local sizes, columns first (a warp's items read one run of a row); the heuristic's 16 x 8
- * first, each shrunk to the range (powers of two). */
+/* A local size shrunk (powers of two) until it is at most twice the range gx x gy; 0 if the
+ * device cannot run it. */
+static int wide_fit(const lc_cl_dev_info *d, size_t gx, size_t gy, size_t *x, size_t *y) {
+  while (*x > 1 && *x / 2 >= gx) *x /= 2;
+  while (*y > 1 && *y / 2 >= gy) *y /= 2;
+  return *x <= d->max_wi[0] && *y <= d->max_wi[1] && *x * *y <= d->max_wg;
+}
+
+/* 2-D local sizes, columns first (a warp's items read one run of a row); the heuristic's 8 x 16
+ * first, each shrunk to the range. */
 static int wide_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
   if (max < 1 || !wide_eligible(c, v)) return 0;
   const char *fv = getenv("LOWCONV_CL_VARIANT");
@@ -84,7 +92,7 @@ static int wide_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], int 
   static const size_t shapes[][3] = {{8, 16, 1}, {8, 16, 2}, {16, 8, 1}, {8, 16, 4}, {16, 8, 2}, {8, 8, 1},
                                      {32, 4, 1}, {16, 16, 1}, {8, 8, 2},  {32, 8, 1}, {4, 32, 1}, {64, 2, 1}};
   const int nshape = (int)(sizeof shapes / sizeof shapes[0]);
-  int want = level <= 0 ? 1 : level == 1 ? 3 : level == 2 ? 6 : nshape;
+  int want = level == 1 ? 3 : level == 2 ? 6 : nshape;
   const lc_cl_dev_info *d = &c->rt->info;
   size_t gx = wide_div_up((size_t)c->a.ow, (size_t)wide_tile[v][1]), gy = (size_t)c->a.oh;
   int n = 0, ks1, ks, kc;
@@ -92,17 +100,13 @@ static int wide_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], int 
   if (level <= 0) { /* the heuristic: 8 x 16, multiplier 1 (LOWCONV_CL_WIDE_MUL: the tests' other splits) */
     const char *e = getenv("LOWCONV_CL_WIDE_MUL");
     size_t m = e && (atoi(e) == 2 || atoi(e) == 4) ? (size_t)atoi(e) : 1, x = 8, y = 16;
-    while (x > 1 && x / 2 >= gx) x /= 2;
-    while (y > 1 && y / 2 >= gy) y /= 2;
-    if (x * y > d->max_wg || x > d->max_wi[0] || y > d->max_wi[1]) x = y = 1;
+    if (!wide_fit(d, gx, gy, &x, &y)) x = y = 1;
     lws[0][0] = x, lws[0][1] = y, lws[0][2] = m;
     return 1;
   }
   for (int i = 0; i < nshape && n < want && n < max; i++) {
     size_t x = shapes[i][0], y = shapes[i][1], m = shapes[i][2];
-    while (x > 1 && x / 2 >= gx) x /= 2; /* no tile twice the range */
-    while (y > 1 && y / 2 >= gy) y /= 2;
-    if (x > d->max_wi[0] || y > d->max_wi[1] || x * y > d->max_wg) continue;
+    if (!wide_fit(d, gx, gy, &x, &y)) continue;
     wide_split(c, v, m, &ks, &kc);
     if (m > 1 && ks == ks1) continue; /* no more chunks than channels: the same candidate */
     int dup = 0;

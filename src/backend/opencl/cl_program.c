@@ -359,12 +359,22 @@ int lc_cl_build_wait_one(lc_cl_rt *rt) {
   return waited;
 }
 
+/* The pass tags nodes in increasing order, so a node's pairs are one run, found by bisection: the
+ * planner asks about every waiting node each time it picks one. */
 int lc_cl_tag_ready(lc_cl_rt *rt, int tag) {
   pthread_mutex_lock(&rt->blk);
   const lc_cl_bg *b = rt->bg;
   int ready = 1;
-  for (int i = 0; b && ready && i < rt->ntags; i++)
-    if (rt->tags[2 * i] == tag && rt->tags[2 * i + 1] < b->n && b->busy[rt->tags[2 * i + 1]]) ready = 0;
+  if (b && b->left > 0) {
+    int lo = 0, hi = rt->ntags;
+    while (lo < hi) {
+      int mid = lo + (hi - lo) / 2;
+      if (rt->tags[2 * mid] < tag) lo = mid + 1;
+      else hi = mid;
+    }
+    for (int i = lo; ready && i < rt->ntags && rt->tags[2 * i] == tag; i++)
+      if (rt->tags[2 * i + 1] < b->n && b->busy[rt->tags[2 * i + 1]]) ready = 0;
+  }
   pthread_mutex_unlock(&rt->blk);
   return ready;
 }

@@ -36,7 +36,7 @@ lc_status lc_cl_build_join(lc_cl_rt *rt);
 /* Wall time of the background batch so far (until its last build, once done; 0 without one). */
 double lc_cl_bg_ms(const lc_cl_rt *rt);
 /* The collect pass's programs per node: wants listed after lc_cl_collect_tag(rt, t) are node t's
- * (-1: untagged). lc_cl_tag_ready: 1 when none of node t's programs is still building in the
+ * (-1: untagged; tags come in increasing order). lc_cl_tag_ready: 1 when none of node t's programs is still building in the
  * background (initializing it then waits for nothing). */
 void lc_cl_collect_tag(lc_cl_rt *rt, int tag);
 int lc_cl_tag_ready(lc_cl_rt *rt, int tag);

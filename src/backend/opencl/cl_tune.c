@@ -316,17 +316,15 @@ static lc_status measure(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *cands, in
       break;
     }
     info->candidates++;
-    if (!e && getenv("LOWCONV_CL_DEBUG")) /* every candidate's time: what a tile choice is made from */
-      fprintf(stderr, "lowconv: tune: %s %s lws %zux%zux%zu %.4f ms\n", lc_cl_families[cands[i].family]->name,
-              lc_cl_families[cands[i].family]->variants[cands[i].variant], cands[i].lws[0], cands[i].lws[1],
-              cands[i].lws[2], ms);
-    if (e || !outputs_match(&cc->a, &b, ref, mx)) {
-      if (getenv("LOWCONV_CL_DEBUG"))
-        fprintf(stderr, "lowconv: tune: %s %s lws %zux%zux%zu %s\n", lc_cl_families[cands[i].family]->name,
-                lc_cl_families[cands[i].family]->variants[cands[i].variant], cands[i].lws[0], cands[i].lws[1],
-                cands[i].lws[2], e ? lc_last_error() : "does not match the fp64 reference");
-      continue;
+    int ok = !e && outputs_match(&cc->a, &b, ref, mx);
+    if (getenv("LOWCONV_CL_DEBUG")) { /* every candidate's time: what a tile choice is made from */
+      const lc_cl_family *f = lc_cl_families[cands[i].family];
+      fprintf(stderr, "lowconv: tune: %s %s lws %zux%zux%zu ", f->name, f->variants[cands[i].variant],
+              cands[i].lws[0], cands[i].lws[1], cands[i].lws[2]);
+      if (e) fprintf(stderr, "%s\n", lc_last_error());
+      else fprintf(stderr, "%.4f ms%s\n", ms, ok ? "" : " (does not match the fp64 reference)");
     }
+    if (!ok) continue;
     if (!found || ms < best_ms) {
       if (found) second = *best, second_ms = best_ms, found = 2;
       *best = cands[i], best_ms = ms, found = found ? found : 1;
