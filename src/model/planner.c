@@ -359,6 +359,8 @@ lc_status lc_plan_init_ops(lc_model *m, int dev_collect) {
   const char *ord = getenv("LOWCONV_INIT_ORDER"); /* "size": size order only (A/B runs) */
   unsigned char *done = collected && !(ord && !strcmp(ord, "size")) ? lc_calloc((size_t)m->n_nodes + 1, 1) : NULL;
   init_times tm = {0};
+  const char *tv = getenv("LOWCONV_CL_TIMING");
+  int verbose = tv ? atoi(tv) : 0;
   for (int k = 0, lo = 0; k < m->n_nodes && !s; k++) {
     int i = k;
     if (done) {
@@ -379,6 +381,7 @@ lc_status lc_plan_init_ops(lc_model *m, int dev_collect) {
     double ms = lc_now_ms() - t0;
     tm.ops_ms += ms;
     note_slow(&tm, order[i].v, ms);
+    if (verbose > 2) fprintf(stderr, "lowconv: init %d %s %.2f ms\n", k, m->nodes[order[i].v].n.name, ms);
   }
   lc_free(done);
   lc_free(order);

@@ -145,8 +145,9 @@ static lc_status cl_collect_end(lc_context *ctx) {
 static lc_status cl_collect_join(lc_context *ctx) {
   lc_cl_rt *rt = rt_of(ctx);
   pthread_mutex_lock(&rt->lock);
-  lc_status s = lc_cl_build_join(rt);
+  lc_status s = lc_cl_build_join(rt), su = lc_cl_uploads_wait(rt); /* the last weights' copies, errors at plan */
   pthread_mutex_unlock(&rt->lock);
+  if (!s) s = su;
   return s;
 }
 

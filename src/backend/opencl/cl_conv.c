@@ -57,16 +57,19 @@ static int pack_blocks(void *arg, size_t b0, size_t b1) {
     size_t wb = j->base + r, g = wb / j->ob, ocg0 = (wb % j->ob) * 4, oc0 = g * j->cout_g + ocg0;
     size_t lanes = j->cout_g - ocg0 < 4 ? j->cout_g - ocg0 : 4;
     if (!m) {
+      /* Row k = t * cin + ic of OIHW [ic][t]; the block written in order, 16 bytes at a time:
+       * lane-by-lane scattered stores over a block larger than L1 cost 4-8x (IResNet's start). */
       float *dst = (float *)j->w + r * K * 4;
-      for (size_t lane = 0; lane < 4; lane++) {
-        if (lane >= lanes) {
-          for (size_t k = 0; k < K; k++) dst[k * 4 + lane] = 0.0f;
-          continue;
-        }
-        const float *src = j->oihw + (oc0 + lane) * cin * taps; /* row k = t * cin + ic of OIHW [ic][t] */
-        for (size_t ic = 0; ic < cin; ic++)
-          for (size_t t = 0; t < taps; t++) dst[(t * cin + ic) * 4 + lane] = src[ic * taps + t];
-      }
+      const float *src[4];
+      for (size_t lane = 0; lane < 4; lane++) src[lane] = lane < lanes ? j->oihw + (oc0 + lane) * cin * taps : NULL;
+      if (lanes == 4)
+        for (size_t t = 0; t < taps; t++)
+          for (size_t ic = 0, i = t; ic < cin; ic++, i += taps, dst += 4)
+            dst[0] = src[0][i], dst[1] = src[1][i], dst[2] = src[2][i], dst[3] = src[3][i];
+      else
+        for (size_t t = 0; t < taps; t++)
+          for (size_t ic = 0, i = t; ic < cin; ic++, i += taps, dst += 4)
+            for (size_t lane = 0; lane < 4; lane++) dst[lane] = lane < lanes ? src[lane][i] : 0.0f;
       continue;
     }
     for (size_t lane = 0; lane < 4; lane++) {
@@ -94,8 +97,8 @@ static int pack_blocks(void *arg, size_t b0, size_t b1) {
   return 0;
 }
 
-#define PACK_THREADS 8
-#define PACK_MIN_PER_THREAD (1u << 18) /* weights: below this a thread costs more than it saves */
+#define PACK_THREADS 16
+#define PACK_MIN_PER_THREAD (1u << 16) /* weights (~0.1 ms): below this a thread costs more than it saves */
 
 static lc_status upload(lc_cl_rt *rt, size_t bytes, const void *src, int pinned, cl_mem *out) {
   lc_status s = lc_cl_buffer(rt, bytes, pinned ? NULL : src, out);
@@ -121,19 +124,21 @@ typedef struct wlayout {
   size_t wpb, spb, opb; /* bytes per oc4 block: codes (or floats), scales, offsets */
 } wlayout;
 
-/* Weights larger than half the chunk go up in pieces from two halves of one pinned scratch: the
- * next piece is packed while the previous one is copied, and the pinned memory the runtime keeps
- * is the chunk, not the largest conv's weights (IResNet-34's FC: 51 MB). */
+/* Weights go up in pieces from two halves of one pinned scratch: the next piece (of this conv or
+ * the next one) is packed while the previous one is copied, and the pinned memory the runtime
+ * keeps is the chunk, not the largest conv's weights (IResNet-34's FC: 51 MB). The last copies
+ * stay in flight (rt->up_ev) until the half is needed again or lc_cl_uploads_wait. */
 static lc_status upload_chunked(lc_cl_rt *rt, pack_job *j, const wlayout *l, size_t blocks, size_t half,
                                 lc_cl_conv *cc) {
   size_t per = l->wpb + l->spb + l->opb, bpc = (half - 16) / per, wbytes = blocks * l->wpb;
   lc_status s = lc_cl_buffer(rt, wbytes, NULL, &cc->w);
   if (!s) s = lc_cl_buffer(rt, l->spb ? blocks * l->spb : 4, NULL, &cc->sc);
   if (!s) s = lc_cl_buffer(rt, l->opb ? blocks * l->opb : 4, NULL, &cc->of);
-  cl_event ev[2] = {NULL, NULL};
+  cl_event *ev = rt->up_ev;
   double tp = 0.0, t0 = lc_now_ms();
-  for (size_t b0 = 0, k = 0; !s && b0 < blocks; b0 += bpc, k++) {
-    size_t n = blocks - b0 < bpc ? blocks - b0 : bpc, h = k & 1, woff = lc_div_up(n * l->wpb, 16) * 16;
+  for (size_t b0 = 0; !s && b0 < blocks; b0 += bpc) {
+    size_t n = blocks - b0 < bpc ? blocks - b0 : bpc, h = (size_t)rt->up_next, woff = lc_div_up(n * l->wpb, 16) * 16;
+    rt->up_next ^= 1;
     unsigned char *base = rt->scratch + h * half;
     if (ev[h]) { /* the copy from this half is done before it is written again */
       cl_int e = rt->cl->WaitForEvents(1, &ev[h]);
@@ -157,12 +162,7 @@ static lc_status upload_chunked(lc_cl_rt *rt, pack_job *j, const wlayout *l, siz
       if (e != CL_SUCCESS) s = lc_cl_fail(rt, e, "uploading %zu bytes of weights", part[i].bytes);
     }
   }
-  for (int h = 0; h < 2; h++)
-    if (ev[h]) {
-      cl_int e = rt->cl->WaitForEvents(1, &ev[h]);
-      rt->cl->ReleaseEvent(ev[h]);
-      if (e != CL_SUCCESS && !s) s = lc_cl_fail(rt, e, "uploading weights");
-    }
+  if (s) (void)lc_cl_uploads_wait(rt); /* nothing of a failed conv stays in flight */
   rt->pack_ms += tp;
   rt->upload_ms += lc_now_ms() - t0 - tp;
   return s;
@@ -194,14 +194,15 @@ static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
                 NULL, 0};
   size_t ch = chunk_bytes(), half = ch / 2 / 16 * 16;
   lc_status s;
-  if (need > half && half >= l.wpb + 2 * l.spb + 16 && lc_cl_pinned_wanted(!rt->info.is_pocl) &&
-      !lc_cl_scratch(rt, ch, &pinned) && pinned) {
+  if (half >= l.wpb + 2 * l.spb + 16 && lc_cl_pinned_wanted(!rt->info.is_pocl) && !lc_cl_scratch(rt, ch, &pinned) &&
+      pinned) {
     s = upload_chunked(rt, &j, &l, blocks, half, cc);
     if (!s) cc->weight_bytes = wbytes + (m ? sbytes : 0) + (l.opb ? sbytes : 0);
     pthread_mutex_unlock(&rt->lock);
     return s;
   }
-  s = lc_cl_scratch(rt, need, &pinned);
+  s = lc_cl_uploads_wait(rt); /* the plain path overwrites the scratch at once */
+  if (!s) s = lc_cl_scratch(rt, need, &pinned);
   if (s) {
     pthread_mutex_unlock(&rt->lock);
     return s;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const wide_names[] = {"c8w4", "c12w4", "c16w4", "c24w4", "c24w2", "c8w8"};
-static const int wide_tile[][2] = {{2, 4}, {3, 4}, {4, 4}, {6, 4}, {6, 2}, {2, 8}}; /* oc4 blocks, columns */
+static const char *const wide_names[] = {"c8w4", "c12w4", "c16w4", "c24w4", "c24w2", "c8w8", "c12w8"};
+static const int wide_tile[][2] = {{2, 4}, {3, 4}, {4, 4}, {6, 4}, {6, 2}, {2, 8}, {3, 8}}; /* oc4 blocks, columns */
 #define WIDE_NV ((int)(sizeof wide_names / sizeof wide_names[0]))
 #define WIDE_KMAX 9      /* conv_wide.cl LCW_KMAX */
 #define WIDE_ITEMS 768   /* items per compute unit the input-channel split aims for */
@@ -117,6 +117,22 @@ static int wide_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], int 
   return n;
 }
 
+/* One kernel of the program built for this conv's kernel size (LOWCONV_CL_WIDE_FIXK=0: the
+ * generic program, for A/B runs): a size is a program of its own, and nets use few. */
+static lc_status wide_launch(const lc_cl_conv *c, const char *want, const char *name, const size_t *sz,
+                             const void *const *val, const size_t gws[3], const size_t lws[3], cl_event *ev) {
+  const char *e = getenv("LOWCONV_CL_WIDE_FIXK");
+  char opts[192];
+  int n = e && *e == '0' ? snprintf(opts, sizeof opts, "%s", c->options)
+                         : snprintf(opts, sizeof opts, "%s -DLCW_KH=%d -DLCW_KW=%d", c->options, c->a.kh, c->a.kw);
+  if (n < 0 || (size_t)n >= sizeof opts) return lc_error(LC_ERR_INVALID_ARG, "conv (opencl): build options too long");
+  cl_kernel k;
+  lc_status s = lc_cl_kernel_of(c->rt, "conv_wide", opts, want, name, &k);
+  if (!s) s = lc_cl_set_args(c->rt, k, name, 9, sz, val);
+  if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, ev);
+  return s;
+}
+
 /* The tile's kernel, then wide_reduce; the arguments' ksplit and kchunk are this variant's. */
 static lc_status wide_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
                               cl_event *first, cl_event *last) {
@@ -140,8 +156,8 @@ static lc_status wide_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
                         sizeof(cl_mem), sizeof(cl_mem), sizeof sa,        sizeof(cl_mem)};
   const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &sa, &c->ws};
   cl_event e0 = NULL, e1 = NULL;
-  lc_status s = lc_cl_conv_launch(c, "conv_wide", name, name, 9, sz, val, gws, lws, first ? &e0 : NULL);
-  if (!s) s = lc_cl_conv_launch(c, "conv_wide", name, "wide_reduce", 9, sz, val, rg, rl, last ? &e1 : NULL);
+  lc_status s = wide_launch(c, name, name, sz, val, gws, lws, first ? &e0 : NULL);
+  if (!s) s = wide_launch(c, name, "wide_reduce", sz, val, rg, rl, last ? &e1 : NULL);
   return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }
 

@@ -164,6 +164,36 @@ static cl_program find_program(const lc_cl_rt *rt, const char *key) {
   return NULL;
 }
 
+/* The cache entry's key (what makes a binary valid: device, driver, source, options, our
+ * version) and path of program name, and the options it is built with. 0, or -1 with the error. */
+static int entry_of(const lc_cl_rt *rt, const char *key, const char *options, const char *src, size_t slen,
+                    char *ckey, size_t nckey, char *path, size_t npath, char *opts, size_t nopts) {
+  /* LOWCONV_CL_EXTRA_OPTIONS: build options added to every program (experiments). */
+  const char *extra = getenv("LOWCONV_CL_EXTRA_OPTIONS");
+  int on = snprintf(opts, nopts, "%s%s%s", options ? options : "", extra && *extra ? " " : "", extra ? extra : "");
+  if (on < 0 || (size_t)on >= nopts) return -1;
+  snprintf(ckey, nckey, "%s\n%s\n%016llx\n%d.%d.%d%s%s", rt->info.fingerprint, key,
+           (unsigned long long)lc_hash64(src, slen), LOWCONV_VERSION_MAJOR, LOWCONV_VERSION_MINOR,
+           LOWCONV_VERSION_PATCH, extra && *extra ? "\n" : "", extra && *extra ? extra : "");
+  if (rt->cache_dir)
+    snprintf(path, npath, "%s/prog-%016llx.bin", rt->cache_dir, (unsigned long long)lc_hash64(ckey, strlen(ckey)));
+  else if (npath)
+    path[0] = 0;
+  return 0;
+}
+
+/* 1 if the disk cache has an entry for the wanted program (its contents not checked). */
+static int on_disk(const lc_cl_rt *rt, const lc_cl_want *w) {
+  if (!rt->cache_dir) return 0;
+  size_t slen = 0;
+  char *src = assemble(w->name, &slen);
+  char ckey[1600], path[1400], opts[600];
+  int ok = src && !entry_of(rt, w->key, w->options, src, slen, ckey, sizeof ckey, path, sizeof path, opts, sizeof opts) &&
+           access(path, R_OK) == 0;
+  lc_free(src);
+  return ok;
+}
+
 /* One program from the disk cache or from source; touches no shared state of rt except through
  * lc_cl_warn_once, so several run at once on worker threads. *from_source: built, not loaded. */
 static lc_status build_one(lc_cl_rt *rt, const char *name, const char *options, const char *key, cl_program *out,
@@ -172,25 +202,13 @@ static lc_status build_one(lc_cl_rt *rt, const char *name, const char *options, 
   size_t slen = 0;
   char *src = assemble(name, &slen);
   if (!src) return lc_error(LC_ERR_NO_MEMORY, "opencl: no embedded program '%s' (or out of memory)", name);
-  /* Cache key: what makes a binary valid — device, driver, source, options, our version. */
-  char ckey[1600], path[1400];
-  /* LOWCONV_CL_EXTRA_OPTIONS: build options added to every program (experiments). */
-  const char *extra = getenv("LOWCONV_CL_EXTRA_OPTIONS");
-  char opts[600];
-  int on = snprintf(opts, sizeof opts, "%s%s%s", options ? options : "", extra && *extra ? " " : "", extra ? extra : "");
-  if (on < 0 || (size_t)on >= sizeof opts) {
+  char ckey[1600], path[1400], opts[600];
+  if (entry_of(rt, key, options, src, slen, ckey, sizeof ckey, path, sizeof path, opts, sizeof opts)) {
     lc_free(src);
     return lc_error(LC_ERR_INVALID_ARG, "opencl: build options of %s too long (LOWCONV_CL_EXTRA_OPTIONS)", name);
   }
-  snprintf(ckey, sizeof ckey, "%s\n%s\n%016llx\n%d.%d.%d%s%s", rt->info.fingerprint, key,
-           (unsigned long long)lc_hash64(src, slen), LOWCONV_VERSION_MAJOR, LOWCONV_VERSION_MINOR,
-           LOWCONV_VERSION_PATCH, extra && *extra ? "\n" : "", extra && *extra ? extra : "");
   options = opts;
-  cl_program p = NULL;
-  if (rt->cache_dir) {
-    snprintf(path, sizeof path, "%s/prog-%016llx.bin", rt->cache_dir, (unsigned long long)lc_hash64(ckey, strlen(ckey)));
-    p = load_cached(rt, path, ckey);
-  }
+  cl_program p = rt->cache_dir ? load_cached(rt, path, ckey) : NULL;
   lc_status s = LC_OK;
   if (!p) {
     cl_int e;
@@ -262,6 +280,8 @@ typedef struct lc_cl_bg {
   int nth;
   double t0, t1; /* start; when the last item finished (0 while some run) */
   int oom, left;  /* left: items not finished */
+  int cold_left;  /* of them, those with no disk cache entry when the batch started */
+  unsigned char *cold;
   char oom_msg[512];
 } lc_cl_bg;
 
@@ -287,7 +307,10 @@ int lc_cl_program_known(const lc_cl_rt *rt, const char *name, const char *option
 static cl_program find_or_wait(lc_cl_rt *rt, const char *key) {
   pthread_mutex_lock(&rt->blk);
   cl_program p;
-  while (!(p = find_program(rt, key)) && bg_pending(rt, key)) pthread_cond_wait(&rt->bcv, &rt->blk);
+  double t0 = lc_now_ms();
+  int waited = 0;
+  while (!(p = find_program(rt, key)) && bg_pending(rt, key)) pthread_cond_wait(&rt->bcv, &rt->blk), waited = 1;
+  if (waited) rt->wait_ms += lc_now_ms() - t0;
   pthread_mutex_unlock(&rt->blk);
   return p;
 }
@@ -351,9 +374,11 @@ lc_status lc_cl_want_program(lc_cl_rt *rt, const char *name, const char *options
 
 void lc_cl_collect_tag(lc_cl_rt *rt, int tag) { rt->ctag = tag; }
 
+/* Only cache loads left (a warm start): no wait, the caller's next node packs its weights while
+ * they load (IResNet-34's op init idled 11 ms for the first program). */
 int lc_cl_build_wait_one(lc_cl_rt *rt) {
   pthread_mutex_lock(&rt->blk);
-  int left = rt->bg ? rt->bg->left : 0, waited = left > 0;
+  int left = rt->bg && rt->bg->cold_left > 0 ? rt->bg->left : 0, waited = left > 0;
   while (left > 0 && rt->bg && rt->bg->left == left) pthread_cond_wait(&rt->bcv, &rt->blk);
   pthread_mutex_unlock(&rt->blk);
   return waited;
@@ -436,6 +461,7 @@ static void *bg_worker(void *arg) {
       snprintf(b->oom_msg, sizeof b->oom_msg, "%s", lc_last_error());
     }
     b->busy[i] = 0; /* a failed build is built again where it is used, with its log */
+    b->cold_left -= b->cold[i];
     if (--b->left == 0) b->t1 = lc_now_ms();
     pthread_cond_broadcast(&rt->bcv);
     pthread_mutex_unlock(&rt->blk);
@@ -448,14 +474,17 @@ lc_status lc_cl_build_wanted_async(lc_cl_rt *rt) {
   int n = rt->nwant;
   if (!n) return LC_OK;
   lc_cl_bg *b = lc_calloc(1, sizeof *b);
-  unsigned char *busy = lc_malloc((size_t)n);
-  if (!b || !busy) {
+  unsigned char *busy = lc_malloc((size_t)n), *cold = lc_malloc((size_t)n);
+  if (!b || !busy || !cold) {
     lc_free(b);
     lc_free(busy);
+    lc_free(cold);
     return lc_cl_build_wanted(rt); /* the same builds, waited for */
   }
   memset(busy, 1, (size_t)n);
-  b->rt = rt, b->items = rt->want, b->n = n, b->left = n, b->busy = busy, b->t0 = lc_now_ms();
+  b->t0 = lc_now_ms();
+  for (int i = 0; i < n; i++) b->cold_left += cold[i] = (unsigned char)!on_disk(rt, &rt->want[i]);
+  b->rt = rt, b->items = rt->want, b->n = n, b->left = n, b->busy = busy, b->cold = cold;
   rt->want = NULL, rt->nwant = rt->capwant = 0; /* the batch owns the list now */
   int nt = build_threads(n);
   pthread_mutex_lock(&rt->blk);
@@ -485,6 +514,7 @@ lc_status lc_cl_build_join(lc_cl_rt *rt) {
   lc_status s = b->oom ? lc_error(LC_ERR_NO_MEMORY, "%s", b->oom_msg) : LC_OK;
   lc_free(b->items);
   lc_free(b->busy);
+  lc_free(b->cold);
   lc_free(b);
   return s;
 }

@@ -227,7 +227,20 @@ void lc_cl_pinned_free(lc_cl_rt *rt, void *ptr, cl_mem m) {
   rt->cl->ReleaseMemObject(m);
 }
 
+lc_status lc_cl_uploads_wait(lc_cl_rt *rt) {
+  lc_status s = LC_OK;
+  for (int h = 0; h < 2; h++)
+    if (rt->up_ev[h]) {
+      cl_int e = rt->cl->WaitForEvents(1, &rt->up_ev[h]);
+      rt->cl->ReleaseEvent(rt->up_ev[h]);
+      rt->up_ev[h] = NULL;
+      if (e != CL_SUCCESS && !s) s = lc_cl_fail(rt, e, "uploading weights");
+    }
+  return s;
+}
+
 static void scratch_free(lc_cl_rt *rt) {
+  (void)lc_cl_uploads_wait(rt); /* lc_cl_scratch has waited; at destroy a failure no longer matters */
   if (rt->scratch_pin) lc_cl_pinned_free(rt, rt->scratch, rt->scratch_pin);
   else lc_free(rt->scratch);
   rt->scratch = NULL, rt->scratch_pin = NULL, rt->scratch_bytes = 0;
@@ -241,12 +254,16 @@ lc_status lc_cl_scratch(lc_cl_rt *rt, size_t bytes, int *pinned) {
     *pinned = rt->scratch_pin != NULL;
     return LC_OK;
   }
+  lc_status s = lc_cl_uploads_wait(rt);
+  if (s) return s;
   scratch_free(rt);
   void *p;
   cl_mem m;
+  double t0 = lc_now_ms();
   if (lc_cl_pinned_wanted(!rt->info.is_pocl) && !lc_cl_pinned_alloc(rt, bytes, &p, &m)) {
     rt->scratch = p, rt->scratch_pin = m, rt->scratch_bytes = bytes;
     *pinned = 1;
+    rt->scratch_ms += lc_now_ms() - t0;
     return LC_OK;
   } /* else no pinned memory to spare: the plain kind works too */
   *pinned = 0;
@@ -260,10 +277,11 @@ void lc_cl_rt_destroy(lc_cl_rt *rt) {
   if (!rt) return;
   lc_cl_build_join(rt); /* background builds use the context */
   if (getenv("LOWCONV_CL_TIMING"))
-    fprintf(stderr, "lowconv: opencl start-up: packing %.1f ms, uploads %.1f ms, conv prepare %.1f ms "
-            "(programs %.1f ms: %d built, %d loaded); host: %ld enqueues %.1f ms, arguments %.1f ms, transfers %.1f ms\n",
-            rt->pack_ms, rt->upload_ms, rt->prep_ms, rt->compile_ms, rt->programs_built, rt->programs_loaded, rt->n_enq,
-            rt->enq_ms, rt->args_ms, rt->xfer_ms);
+    fprintf(stderr, "lowconv: opencl start-up: packing %.1f ms, uploads %.1f ms, pinned scratch %.1f ms, conv prepare %.1f ms "
+            "(programs %.1f ms: %d built, %d loaded; waited for %.1f ms); host: %ld enqueues %.1f ms, arguments %.1f ms, "
+            "transfers %.1f ms\n",
+            rt->pack_ms, rt->upload_ms, rt->scratch_ms, rt->prep_ms, rt->compile_ms, rt->programs_built, rt->programs_loaded,
+            rt->wait_ms, rt->n_enq, rt->enq_ms, rt->args_ms, rt->xfer_ms);
   for (lc_cl_kernel_entry *e = rt->kernels, *n; e; e = n) {
     n = e->next;
     rt->cl->ReleaseKernel(e->k);

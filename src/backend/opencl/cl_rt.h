@@ -66,12 +66,15 @@ typedef struct lc_cl_rt {
   int *tags;               /* pairs (node tag, index in the wanted list) of the collect pass */
   int ntags, captags;
   double pack_ms, upload_ms, prep_ms; /* start-up time: weight repacking, uploads, prepare */
+  double scratch_ms, wait_ms;         /* of it: the pinned scratch allocated; waits for background builds */
   double args_ms, enq_ms, xfer_ms;    /* host time in clSetKernelArg, kernel enqueues, transfers */
   long n_enq;
   int timing;             /* LOWCONV_CL_TIMING's level (0: off) */
   unsigned char *scratch; /* weight repacking at conv create, reused (under lock) */
   size_t scratch_bytes;
   cl_mem scratch_pin;     /* the buffer scratch is mapped from when it is pinned (NULL: malloc'ed) */
+  cl_event up_ev[2];      /* copies still reading from scratch's two halves (lc_cl_uploads_wait) */
+  int up_next;            /* the half the next weights are packed into */
 } lc_cl_rt;
 
 /* Opens platform/device (-1, -1: LOWCONV_OPENCL_DEVICE="P:D" if set, else the first GPU, else the
@@ -102,6 +105,8 @@ void lc_cl_pinned_free(lc_cl_rt *rt, void *ptr, cl_mem m);
 /* rt->scratch grown to `bytes` (caller holds rt->lock); *pinned: it is mapped device-visible memory,
  * so an upload from it is one DMA (write it with lc_cl_write, not CL_MEM_COPY_HOST_PTR). */
 lc_status lc_cl_scratch(lc_cl_rt *rt, size_t bytes, int *pinned);
+/* Waits for the weight copies still reading scratch and releases their events (rt->lock held). */
+lc_status lc_cl_uploads_wait(lc_cl_rt *rt);
 lc_status lc_cl_buffer(lc_cl_rt *rt, size_t bytes, const void *init, cl_mem *out);
 lc_status lc_cl_write(lc_cl_rt *rt, cl_mem m, size_t offset, size_t bytes, const void *src);
 lc_status lc_cl_read(lc_cl_rt *rt, cl_mem m, size_t offset, size_t bytes, void *dst);

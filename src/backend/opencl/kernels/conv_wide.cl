@@ -13,6 +13,15 @@
  * which keeps the build short). Items past the output still stage weights: barriers need them. */
 
 #define LCW_KMAX 9 /* kh, kw <= 9 (cl_fam_wide.c) */
+/* The kernel's size as build options (cl_fam_wide.c passes them unless LOWCONV_CL_WIDE_FIXK=0):
+ * the tap loops lose their predicates and the row loop its bound. */
+#ifdef LCW_KW
+#define LCW_KWV LCW_KW
+#define LCW_KHV LCW_KH
+#else
+#define LCW_KWV p.kw
+#define LCW_KHV p.kh
+#endif
 
 static inline __attribute__((always_inline)) void
 lcw_wide(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
@@ -30,7 +39,7 @@ lcw_wide(__global const float *restrict in, __global const wtype *restrict w, __
   z /= nob;
   const int g = z % p.groups, n = z / p.groups;
   const int ic0 = s * p.kchunk, ic1 = min(p.cin_g, ic0 + p.kchunk);
-  const int taps = p.kh * p.kw, nw = taps * CB;
+  const int taps = LCW_KHV * LCW_KWV, nw = taps * CB;
   const bool live = ox0 < p.ow && oy < p.oh;
   const int inb = n * p.in_sn + g * p.cin_g * p.in_sc, ix0 = ox0 - p.pl;
 
@@ -54,7 +63,7 @@ LC_UNROLL
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int cbase = inb + ic * p.in_sc;
-    for (int ky = 0; ky < p.kh; ky++) {
+    for (int ky = 0; ky < LCW_KHV; ky++) {
       const int iy = oy * p.sh - p.pt + ky * p.dh;
       if (!live || (uint)iy >= (uint)p.ih) continue;
       const int rbase = cbase + iy * p.in_sh;
@@ -62,14 +71,14 @@ LC_UNROLL
 LC_UNROLL
       for (int j = 0; j < WT + LCW_KMAX - 1; j++) {
         const int ix = ix0 + j;
-        const bool ok = j < WT + p.kw - 1 && (uint)ix < (uint)p.iw;
+        const bool ok = j < WT + LCW_KWV - 1 && (uint)ix < (uint)p.iw;
         xr[j] = in[ok ? rbase + ix * p.in_sw : rbase];
         xr[j] = ok ? xr[j] : 0.0f;
       }
-      __local const float4 *wr = Ws + ky * p.kw * CB;
+      __local const float4 *wr = Ws + ky * LCW_KWV * CB;
 LC_UNROLL
       for (int kx = 0; kx < LCW_KMAX; kx++) {
-        if (kx < p.kw) {
+        if (kx < LCW_KWV) {
 LC_UNROLL
           for (int cb = 0; cb < CB; cb++) {
             const float4 wv = wr[kx * CB + cb];
@@ -130,6 +139,9 @@ LCW_KERNEL(wide_c24w2, 6, 2)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_wide_c8w8)
 LCW_KERNEL(wide_c8w8, 2, 8)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_wide_c12w8)
+LCW_KERNEL(wide_c12w8, 3, 8)
 #endif
 
 /* The chunks' sum and the epilogue, in every program of this file. */
