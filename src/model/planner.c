@@ -381,7 +381,7 @@ lc_status lc_plan_init_ops(lc_model *m, int dev_collect) {
     double ms = lc_now_ms() - t0;
     tm.ops_ms += ms;
     note_slow(&tm, order[i].v, ms);
-    if (verbose > 2) fprintf(stderr, "lowconv: init %d %s %.2f ms\n", k, m->nodes[order[i].v].n.name, ms);
+    if (verbose > 2 && !m->nodes[order[i].v].dead) fprintf(stderr, "lowconv: init %d %s %.2f ms\n", k, m->nodes[order[i].v].n.name, ms);
   }
   lc_free(done);
   lc_free(order);
