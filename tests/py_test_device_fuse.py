@@ -1,10 +1,11 @@
-"""Device fusions of nearest integer upsampling (src/model/fuse_upsample.c) through the CLI: small
-nets with odd sizes, factors 2 and 3, batch 2, NCHW, on the OpenCL device (PoCL in CI) against the
-CPU runner on the same input (which does not fuse them): max abs error <= 1e-4 * max|CPU output|
-(the device sums in another order). `info` shows the fused path taken: the conv's route carries
-"upF", the Resize is gone from the op list, the device runs fewer kernels; Resizes that are not
-exact o / f copies (align_corners x3, a factor that differs between H and W) or that have another
-reader stay. Then the OCR-det-like net with the 96-channel neck (od96) at 64x64 the same way.
+"""Device fusions of nearest integer upsampling and of Resizes into a Concat
+(src/model/fuse_upsample.c) through the CLI: small nets with odd sizes, factors 2 and 3, batch 2,
+NCHW, on the OpenCL device (PoCL in CI) against the CPU runner on the same input (which does not
+fuse them): max abs error <= 1e-4 * max|CPU output| (the device sums in another order). `info`
+shows the fused path taken: the conv's route carries "upF", a Concat of Resizes becomes one
+UpConcat, the Resizes are gone from the op list; Resizes that are not exact o / f copies
+(align_corners x3, a factor that differs between H and W) or that have another reader stay, so
+does a Concat along H. Then the OCR-det-like net with the 96-channel neck (od96) at 64x64.
 No OpenCL device: skipped (LC_REQUIRE_OPENCL=1 makes that a failure).
 Usage: py_test_device_fuse.py --lowconv CLI"""
 import argparse
@@ -104,7 +105,30 @@ def res_up_net(path):
     rc = g.resize(sc, 2, 2, mode="nearest")
     outs += [g.node("Add", [g.conv(xc, 3, 5, 3), rc]), g.node("Sigmoid", [rc])]
     g.save(path, outs)
-    return g.data, {"up2": 1, "up3": 2}, 3
+    return g.data, {"up2": 1, "up3": 2, "UpConcat": 0}, 3
+
+
+def concat_net(path):
+    """Concats of Resizes and plain tensors; returns (inputs, UpConcats wanted, Resizes left)."""
+    g = G(12)
+    # fused, 6 inputs (two launches of 4): nearest x3 (asymmetric/floor), plain, linear x3 half_pixel,
+    # nearest x3 (defaults), linear align_corners by sizes (3x5 -> 9x15), and a conv output; batch 2
+    a, b, c = g.input((2, 3, 3, 5)), g.input((2, 2, 9, 15)), g.input((2, 4, 3, 5))
+    d, e, x = g.input((2, 1, 3, 5)), g.input((2, 5, 3, 5)), g.input((2, 3, 9, 15))
+    ins = [g.resize(a, 3, 3, mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"), b,
+           g.resize(c, 3, 3, mode="linear"), g.resize(d, 3, 3, mode="nearest"),
+           g.node("Resize", [e, "", "", g.const(np.array([2, 5, 9, 15], np.int64))], mode="linear",
+                  coordinate_transformation_mode="align_corners"), g.conv(x, 3, 2, 3)]
+    outs = [g.node("Concat", ins, axis=1)]
+    # fused: a Resize with a second reader stays, the other one goes (odd 7x11 -> 14x22, factor 2)
+    f, h2 = g.input((1, 2, 7, 11)), g.input((1, 3, 7, 11))
+    rf, rh = g.resize(f, 2, 2, mode="nearest"), g.resize(h2, 2, 2, mode="linear")
+    outs += [g.node("Concat", [rf, rh], axis=-3), g.node("Relu", [rf])]
+    # left: along H
+    k1, k2 = g.input((1, 2, 3, 4)), g.input((1, 2, 5, 8))
+    outs.append(g.node("Concat", [g.resize(k1, 2, 2, mode="nearest"), k2], axis=2))
+    g.save(path, outs)
+    return g.data, 2, 2
 
 
 def info_of(cli, path, shapes):
@@ -113,6 +137,8 @@ def info_of(cli, path, shapes):
     for tag in re.findall(r"\b(up\d+)\b", p.stdout):
         ups[tag] = ups.get(tag, 0) + 1
     m = re.search(r"Resize x(\d+)", p.stdout)
+    uc = re.search(r"UpConcat x(\d+)", p.stdout)
+    ups["UpConcat"] = int(uc.group(1)) if uc else 0
     k = re.search(r"(\d+) kernels per run, (\d+) nodes on the CPU", p.stdout)
     return p, ups, int(m.group(1)) if m else 0, (int(k.group(1)), int(k.group(2))) if k else None
 
@@ -171,11 +197,20 @@ def main():
         print("  %-34s %s fused %s (want %s), Resize x%d left (want %d), kernels %s%s" % (
             "res_up/info", "PASS" if ok else "FAIL", ups, want, resizes, left, k, "" if ok else p.stderr.strip()[-400:]))
         compare(a.lowconv, tmp, "res_up", path, data, res)
+        path = os.path.join(tmp, "concat.onnx")
+        data, want, left = concat_net(path)
+        p, ups, resizes, k = info_of(a.lowconv, path, [])
+        ok = p.returncode == 0 and ups["UpConcat"] == want and resizes == left and k is not None and k[1] == 0
+        res["pass" if ok else "fail"] += 1
+        print("  %-34s %s UpConcat x%d (want %d), Resize x%d left (want %d), kernels %s%s" % (
+            "concat/info", "PASS" if ok else "FAIL", ups["UpConcat"], want, resizes, left, k,
+            "" if ok else p.stderr.strip()[-400:]))
+        compare(a.lowconv, tmp, "concat", path, data, res)
         path = os.path.join(tmp, "od96.onnx")
         onnx.save(ocr_det.build(64, neck=96), path)
         x = np.random.default_rng(5).standard_normal((1, 3, 64, 64)).astype(np.float32)
         p, ups, resizes, k = info_of(a.lowconv, path, [])
-        ok = p.returncode == 0 and ups == {"up2": 3} and k is not None and k[1] == 0
+        ok = p.returncode == 0 and ups == {"up2": 3, "UpConcat": 1} and not resizes and k is not None and k[1] == 0
         res["pass" if ok else "fail"] += 1
         print("  %-34s %s fused %s, Resize x%d left, (kernels, on CPU) %s%s" % (
             "od96/info", "PASS" if ok else "FAIL", ups, resizes, k, "" if ok else p.stderr.strip()[-400:]))

@@ -117,5 +117,6 @@ extern const lc_op_impl lcop_norm_ops[];
 extern const lc_op_impl lcop_rnn_ops[];
 extern const lc_op_impl lcop_einsum_ops[];
 extern const lc_op_impl lcop_convt_ops[];
+extern const lc_op_impl lcop_upconcat_ops[]; /* fuse_upsample.c's UpConcat */
 
 #endif
