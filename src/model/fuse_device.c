@@ -149,6 +149,5 @@ lc_status lc_fuse_device(lc_model *m) {
     lc_free(f);
     if (s) return s;
   }
-  lc_plan_count_uses(m);
-  return LC_OK;
+  return lc_fuse_upsample(m); /* counts the uses again */
 }

@@ -113,6 +113,9 @@ int lc_fold_channel_const(lc_model *m, const lc_gnode *g, int k, int y, double *
 /* fuse_device.c: fusions only a device conv's epilogue can run (PRelu, a per-channel affine
  * after the residual add); for a plan on a device, after lc_fuse. */
 lc_status lc_fuse_device(lc_model *m);
+/* fuse_upsample.c: nearest integer-factor Resizes read through by their only reader (a conv's
+ * residual); for a plan on a device, called by lc_fuse_device. */
+lc_status lc_fuse_upsample(lc_model *m);
 lc_status lc_plan_memory(lc_model *m);      /* planner.c */
 /* planner.c: the init loop: folded weights made on demand, consumed constants released. */
 lc_status lc_fuse_chains(lc_model *m);

@@ -4,7 +4,9 @@
  * Tensors (device buffers of float, element strides below, so NCHW and NHWC both work):
  *   input  x[n][c][y][x] at in[n*in_sn + c*in_sc + y*in_sh + x*in_sw], c = g*cin_g + ic
  *   output y[n][o][y][x] at out[n*out_sn + o*out_sc + y*out_sh + x*out_sw], o = g*cout_g + oc
- *   residual (has_res) has the output's shape and strides.
+ *   residual (has_res) has the output's shape and strides; with res_up = f > 1 (the model
+ *   runner's fused nearest Resize, fuse_device.c; NCHW-packed output only) it is the packed NCHW
+ *   [n][M][oh/f][ow/f] tensor, read at (y/f, x/f) as the upsampling would have copied it.
  * Weights, one layout for every kernel family: output channels of a group in blocks of 4 ("oc4"),
  *   ob = ceil(cout_g / 4) blocks per group; row k = (ky*kw + kx)*cin_g + ic (K = cin_g*kh*kw):
  *   f32: float  w[((g*ob + b)*K + k)*4 + lane]          oc = b*4 + lane; lanes past cout_g are 0
@@ -48,7 +50,7 @@ typedef struct lc_cl_conv_args {
   lc_cl_float act_min, act_max, act_alpha, act_beta;
   /* wsoff: byte offset of gemmq's input records in the workspace; in_off: float offset of the
    * input (family gemm only: the Winograd GEMMs read V from the workspace, after M) */
-  lc_cl_int wsoff, in_off, pad2, pad3;
+  lc_cl_int wsoff, in_off, res_up, pad3;
 } lc_cl_conv_args;
 
 #endif

@@ -179,7 +179,7 @@ static const char *const device_ops[] = {
     "LayerNormalization", "Floor", "Ceil", "Round", "Min", "Max", "Sum", "Mean", "DepthToSpace",
     "SpaceToDepth", "Tile", "Upsample", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
     "Not", "Where", "InstanceNormalization", "GroupNormalization", "ArgMax", "ArgMin",
-    "Conv", "ConvTranspose", "Gemm", "MatMul", NULL};
+    "Conv", "ConvTranspose", "Gemm", "MatMul", "UpConcat", NULL};
 
 static int has_device_op(const char *t) {
   for (const char *const *p = device_ops; *p; p++)

@@ -190,6 +190,39 @@ static lc_status make_resize(lc_clop *op, const lc_node *n, const lc_tensor *con
   return clop_status(op);
 }
 
+/* UpConcat (fuse_upsample.c; attributes in model/ops/ops_upconcat.c): the output written once,
+ * each input read plain or through its Resize's tables, up to 4 inputs per launch (concat_up4). */
+static lc_status make_upconcat(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
+                               const lc_tensor *out, unsigned cm) {
+  const lc_attr *md = lc_node_attr(n, "_up_mode"), *tb = lc_node_attr(n, "_up_tab"), *wt = lc_node_attr(n, "_up_wt");
+  if (cm || !md || !tb || !wt || md->n != (size_t)n_in || out->ndim != 4 || clop_numel(out) < 0 || !tb->n)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "UpConcat of constants or without its tables");
+  for (int k = 0; k < n_in; k++)
+    if (clop_numel(in[k]) < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
+  if (tb->n > (size_t)INT32_MAX) return lcop_fail(n, LC_ERR_UNSUPPORTED, "index tables too large");
+  int64_t N = out->dims[0], CT = out->dims[1], OH = out->dims[2], OW = out->dims[3], L = OH + OW, meta[28];
+  cl_mem tab = clop_ints(op, tb->ints, (int)tb->n), w = clop_upload(op, wt->floats, wt->n * sizeof(float));
+  for (int k0 = 0, r = 0, c0 = 0; k0 < n_in; k0 += 4) {
+    int k = n_in - k0 < 4 ? n_in - k0 : 4, slot[4];
+    int64_t C = 0;
+    for (int j = 0; j < k; j++) {
+      const lc_tensor *x = in[k0 + j];
+      int64_t mj = md->ints[k0 + j], e[7] = {C, x->dims[1], x->dims[2], x->dims[3], mj, 2 * L * r, L * r};
+      memcpy(meta + 7 * j, e, sizeof e);
+      r += mj != 0, C += x->dims[1], slot[j] = k0 + j;
+    }
+    for (int j = k; j < 4; j++) slot[j] = k0; /* not read */
+    cl_mem mm = clop_ints(op, meta, 7 * k);
+    if (N * C * OH * OW > 0) {
+      clop_launch *l = clop_kernel(op, "ops_data", "concat_up4", (size_t)(N * C * OH * OW), DATA_LWS);
+      clop_args(op, l, "IIIIOMMMNNNNNNN", slot[0], slot[1], slot[2], slot[3], 0, tab, w, mm, N * C * OH * OW,
+                (int64_t)k, C, (int64_t)c0, CT, OH, OW);
+    }
+    c0 += (int)C;
+  }
+  return clop_status(op);
+}
+
 /* DepthToSpace / SpaceToDepth (DCR and CRD) as one 6-D strided copy: the output's dims od,
  * read at input element strides os (ONNX's reshape, transpose, reshape). */
 static lc_status make_d2s(lc_clop *op, const lc_node *n, const lc_tensor *const *in, const lc_tensor *out) {
@@ -270,6 +303,7 @@ lc_status clop_make_data(lc_clop *op, const lc_node *n, const lc_tensor *const *
     if (clop_numel(&out[i]) < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "tensor of 2^31 elements or more");
   op->route = "copy";
   if (!strcmp(t, "Concat")) return make_concat(op, n, in, n_in, out, cm);
+  if (!strcmp(t, "UpConcat")) return make_upconcat(op, n, in, n_in, out, cm);
   if (!strcmp(t, "Split")) return make_split(op, n, in, n_in, out, n_out, cm);
   if (!strcmp(t, "Pad")) return make_pad(op, n, in, n_in, out, cm);
   if (!strcmp(t, "Gather")) return make_gather(op, n, in, out, cm);

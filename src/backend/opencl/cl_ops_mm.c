@@ -75,6 +75,21 @@ static lc_status chan_tables(lc_conv *c, void *arg) {
   return LC_OK;
 }
 
+/* A residual that fuse_device.c took from before a nearest Resize by f ("_res_up"): the kernels'
+ * lc_store reads it at (y / f, x / f), for a packed NCHW output and residual only; anything else
+ * goes back to the CPU conv, which upsamples it itself. */
+static lc_status set_res_up(lc_conv *c, const lc_node *n, const lc_tensor *r, int64_t f) {
+  lc_cl_conv *cc = c->dev;
+  const lc_cl_conv_args *a = &cc->a;
+  int64_t M = (int64_t)a->groups * a->cout_g, P = (int64_t)a->oh * a->ow;
+  int packed = a->out_sw == 1 && a->out_sh == a->ow && a->out_sc == P && a->out_sn == M * P;
+  if (!packed || f < 2 || f > a->oh || f > a->ow || a->oh % f || a->ow % f || r->ndim != 4 || r->dims[0] != a->n ||
+      r->dims[1] != M || r->dims[2] * f != a->oh || r->dims[3] * f != a->ow)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "upsampled residual (x%lld) of another shape or layout", (long long)f);
+  cc->a.res_up = (int)f;
+  return LC_OK;
+}
+
 static lc_status make_conv(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
                            const lc_tensor *out, const lc_exec_ctx *x, unsigned cm) {
   int res = lc_attr_int(n, "_residual", 0) != 0;
@@ -86,6 +101,8 @@ static lc_status make_conv(lc_clop *op, const lc_node *n, const lc_tensor *const
   chan_arg ca = {op, n, in, n_in};
   lc_status s = lcop_conv_make_hooked(n, in, n_in, &dx, 1, chan_tables, &ca, &op->convs[0], &sh);
   if (s) return s;
+  int64_t up = lc_attr_int(n, "_res_up", 0);
+  if (res && up && (s = set_res_up(op->convs[0], n, in[n_in - 1], up))) return s;
   op->packed |= 6u;
   op->route = "conv";
   conv_launch(op, op->convs[0], res ? n_in - 1 : -1, NULL);

@@ -139,8 +139,12 @@ lc_status lcop_conv_infer_common(const lc_node *n, const lc_tensor *const *in, i
   s = lcop_set_out(n, out, LC_DT_FLOAT, g.sp + 2, dims);
   if (!s && res) {
     const lc_tensor *r = in[n_in - 1];
-    if (r->ndim != out->ndim || memcmp(r->dims, out->dims, sizeof(int64_t) * (size_t)r->ndim) != 0)
-      return lcop_fail(n, LC_ERR_INVALID_ARG, "residual shape differs from the output shape");
+    int64_t f = transpose ? 1 : lcop_conv_res_up(n);
+    if (f < 1 || f > 65536 || (f > 1 && r->ndim != 4))
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "_res_up=%lld needs a 4-D residual", (long long)f);
+    int same = r->ndim == out->ndim;
+    for (int i = 0; same && i < r->ndim; i++) same = r->dims[i] * (i >= 2 ? f : 1) == out->dims[i];
+    if (!same) return lcop_fail(n, LC_ERR_INVALID_ARG, "residual shape differs from the output shape");
   }
   return s;
 }
@@ -220,6 +224,7 @@ typedef struct conv_state {
   lc_conv_shape shape;
   conv_act act;
   int residual;
+  int64_t res_up;                     /* fuse_device.c's upsampled residual: its factor, else 1 */
   char route[64]; /* the route, and "(cache)" / "(tuned)" when the CPU tuner chose it */
   const lc_attr *prelu, *cmul, *cadd; /* fuse_device.c's per-channel epilogue, NULL if none */
   const lc_attr *imul, *iadd;         /* fuse_device.c's input affine (a BatchNormalization before) */
@@ -401,6 +406,7 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
   conv_state *st = lc_calloc(1, sizeof *st);
   if (!st) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
   st->residual = lcop_conv_has_residual(n);
+  st->res_up = st->residual ? lcop_conv_res_up(n) : 1;
   st->prelu = lc_node_attr(n, "_prelu"), st->cmul = lc_node_attr(n, "_chan_mul"), st->cadd = lc_node_attr(n, "_chan_add");
   st->imul = lc_node_attr(n, "_in_mul"), st->iadd = lc_node_attr(n, "_in_add");
   st->hsig = lc_node_attr(n, "_hsig");
@@ -436,6 +442,20 @@ static void conv_describe(const void *state, lc_op_info *info) {
   info->packed_inputs = 2u | 4u; /* weights and bias live in the lc_conv */
 }
 
+/* The residual as the nearest Resize by f would have written it (the device reads the small
+ * tensor directly; the CPU gets the conv back when the device cannot): NCHW, r is [N, M, OH/f,
+ * OW/f]; NULL: out of memory. */
+static float *res_upsampled(const lc_tensor *r, const lc_tensor *out, int64_t f) {
+  size_t OH = (size_t)out->dims[2], OW = (size_t)out->dims[3], rh = OH / (size_t)f, rw = OW / (size_t)f;
+  size_t planes = (size_t)out->dims[0] * (size_t)out->dims[1];
+  float *y = lc_malloc(out->nbytes ? out->nbytes : 1);
+  const float *x = r->data;
+  for (size_t pl = 0; y && pl < planes; pl++)
+    for (size_t h = 0; h < OH; h++)
+      for (size_t w = 0; w < OW; w++) y[(pl * OH + h) * OW + w] = x[(pl * rh + h / (size_t)f) * rw + w / (size_t)f];
+  return y;
+}
+
 static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
                           int n_out, lc_exec_ctx *x) {
   conv_state *st = state;
@@ -448,15 +468,25 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
   lc_status s = lc_conv_run(st->conv, xa ? xa : in[0]->data, out->data, ws, wsz);
   lc_free(xa);
   if (s) return lcop_fail(n, s, "conv failed: %s", lc_last_error());
+  float *ru = NULL;
+  if (st->residual && st->res_up > 1) {
+    const lc_tensor *rt = in[n_in - 1];
+    int ok = rt->ndim == 4 && out->ndim == 4;
+    for (int i = 0; ok && i < 4; i++) ok = rt->dims[i] * (i >= 2 ? st->res_up : 1) == out->dims[i];
+    if (!ok) return lcop_fail(n, LC_ERR_INVALID_ARG, "residual does not upsample x%lld to the output", (long long)st->res_up);
+    if (!(ru = res_upsampled(rt, out, st->res_up))) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for the residual");
+  }
+  const float *r = ru ? ru : st->residual ? in[n_in - 1]->data : NULL;
   if (st->prelu || st->cmul) {
-    chan_epilogue(x, st, out->data, st->residual ? in[n_in - 1]->data : NULL, out);
+    chan_epilogue(x, st, out->data, r, out);
   } else if (st->residual) {
-    run_epilogue(x, out->data, in[n_in - 1]->data, out->nbytes / sizeof(float), &st->act);
+    run_epilogue(x, out->data, r, out->nbytes / sizeof(float), &st->act);
   } else if (st->act.post && !st->post_fused) { /* the library applied the activation */
     conv_act post = st->act;
     post.act = LC_ACT_NONE;
     run_epilogue(x, out->data, NULL, out->nbytes / sizeof(float), &post);
   }
+  lc_free(ru);
   if (st->hsig) { /* fused on the device only when the conv has no other epilogue */
     float *y = out->data, al = st->hsig->floats[0], be = st->hsig->floats[1];
     for (size_t i = 0; i < out->nbytes / sizeof(float); i++) {

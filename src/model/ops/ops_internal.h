@@ -88,6 +88,8 @@ lc_status lcop_read_act(const lc_node *n, conv_act *a);
 /* y = act(y + r) (r may be NULL), then the affine. */
 void lcop_act_epilogue(float *y, const float *r, size_t n, const conv_act *a);
 static inline int lcop_conv_has_residual(const lc_node *n) { return lc_attr_int(n, "_residual", 0) != 0; }
+/* "_res_up" = f > 1 (fuse_device.c): the residual is NCHW [N, M, OH/f, OW/f], upsampled nearest. */
+static inline int64_t lcop_conv_res_up(const lc_node *n) { return lc_attr_int(n, "_res_up", 1); }
 /* Output of a Conv (transpose = 0) or ConvTranspose node, with the fusion inputs checked. */
 lc_status lcop_conv_infer_common(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out, int n_out,
                                  int transpose);
@@ -115,5 +117,6 @@ extern const lc_op_impl lcop_norm_ops[];
 extern const lc_op_impl lcop_rnn_ops[];
 extern const lc_op_impl lcop_einsum_ops[];
 extern const lc_op_impl lcop_convt_ops[];
+extern const lc_op_impl lcop_upconcat_ops[]; /* fuse_upsample.c's UpConcat */
 
 #endif

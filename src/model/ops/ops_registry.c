@@ -8,7 +8,7 @@ static const lc_op_impl *const families[] = {lcop_conv_ops,  lcop_elementwise_op
                                              lcop_pool_ops,  lcop_shape_ops,       lcop_index_ops,
                                              lcop_matmul_ops, lcop_resize_ops,  lcop_logic_ops,
                                              lcop_gen_ops,   lcop_norm_ops,        lcop_rnn_ops,
-                                             lcop_einsum_ops, lcop_convt_ops};
+                                             lcop_einsum_ops, lcop_convt_ops, lcop_upconcat_ops};
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
 const lc_op_impl *lc_op_find(const char *op_type) {

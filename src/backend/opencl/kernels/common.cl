@@ -95,6 +95,13 @@ inline float lc_act(float v, const lc_cl_conv_args *p) {
   return t < 0.0f ? t * sl : t;
 }
 
+/* Residual element of output (n, o, y, x) when the residual is the small NCHW tensor that a
+ * nearest Resize by res_up = f would have upsampled (cl_conv_args.h): (y / f, x / f) of it. */
+inline int lc_res_up_index(const lc_cl_conv_args *p, int n, int o, int y, int x) {
+  const int f = p->res_up, rh = p->oh / f, rw = p->ow / f;
+  return ((n * p->groups * p->cout_g + o) * rh + y / f) * rw + x / f;
+}
+
 /* Epilogue and store of output element (n, o, y, x); o is the global output channel. Register
  * tiles inline it once per element they hold; LC_EPI_NOINLINE (an experiment's build option)
  * keeps one copy, called. */
@@ -107,7 +114,7 @@ inline void lc_store(
     int o, int y, int x, float acc) {
   int i = n * p->out_sn + o * p->out_sc + y * p->out_sh + x * p->out_sw;
   if (p->has_bias) acc += bias[o];
-  if (p->has_res) acc += res[i];
+  if (p->has_res) acc += res[p->res_up > 1 ? lc_res_up_index(p, n, o, y, x) : i];
   if (p->epi) { /* per-channel tables after the bias (cl_conv_args.h) */
     int M = p->groups * p->cout_g;
     if (p->epi & 2) acc = mad(acc, bias[2 * M + o], bias[3 * M + o]);

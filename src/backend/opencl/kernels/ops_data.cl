@@ -105,3 +105,43 @@ __kernel void resize2d(__global const float *x, __global float *y, __global cons
   y[i] = top + (bot - top) * hw[oh];
 }
 #endif
+
+/* UpConcat (cl_ops_data.c): channels [c0, c0 + C) of the NCHW output y (CT channels) from up to k = 4
+ * inputs, input j plain (mode 0) or read through its Resize's tables (1 nearest, 2 linear, as
+ * resize2d): m[7 j ..] = {first channel, channels, H, W, mode, offset in tab (h0, h1, w0, w1),
+ * offset in wt (weights of h1, w1)}. */
+#if LC_ALL_KERNELS || defined(LC_WANT_concat_up4)
+__kernel void concat_up4(__global const float *x0, __global const float *x1, __global const float *x2,
+                         __global const float *x3, __global float *y, __global const int *tab,
+                         __global const float *wt, __global const int *m, int n, int k, int C, int c0, int CT,
+                         int OH, int OW) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  int ow = i % OW, t = i / OW, oh = t % OH;
+  t /= OH;
+  int c = t % C, b = t / C, j = 0;
+  for (int q = 1; q < k; q++) j = c >= m[7 * q] ? q : j;
+  __global const int *mj = m + 7 * j;
+  __global const float *x = j == 0 ? x0 : j == 1 ? x1 : j == 2 ? x2 : x3;
+  int H = mj[2], W = mj[3], mode = mj[4], pl = b * mj[1] + c - mj[0];
+  float v;
+  if (mode == 0) {
+    v = x[(pl * OH + oh) * OW + ow];
+  } else {
+    __global const int *ti = tab + mj[5];
+    __global const float *r0 = x + (pl * H + ti[oh]) * W;
+    int a0 = ti[2 * OH + ow];
+    if (mode == 1) {
+      v = r0[a0];
+    } else {
+      __global const float *r1 = x + (pl * H + ti[OH + oh]) * W;
+      int a1 = ti[2 * OH + OW + ow];
+      float f = wt[mj[6] + OH + ow];
+      float top = r0[a0] + (r0[a1] - r0[a0]) * f;
+      float bot = r1[a0] + (r1[a1] - r1[a0]) * f;
+      v = top + (bot - top) * wt[mj[6] + oh];
+    }
+  }
+  y[((b * CT + c0 + c) * OH + oh) * OW + ow] = v;
+}
+#endif
