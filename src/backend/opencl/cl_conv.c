@@ -16,7 +16,7 @@
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
-#include "util/parallel.h"
+#include "util/threadpool.h"
 #include "util/timer.h"
 
 /* The signed codes of row oc of a block-quantized matrix (quant/quant.h layout) in k order, one
@@ -106,10 +106,34 @@ static lc_status upload(lc_cl_rt *rt, size_t bytes, const void *src, int pinned,
   return s;
 }
 
-static lc_status pack_range(pack_job *j, size_t n) {
-  if (lc_parallel_ranges(n, lc_div_up(PACK_MIN_PER_THREAD, j->K * 4), PACK_THREADS, pack_blocks, j))
-    return lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking weights");
-  return LC_OK;
+typedef struct pack_run {
+  pack_job *j;
+  size_t n, nt;
+  int failed[PACK_THREADS];
+} pack_run;
+
+static void pack_task(void *arg, size_t t, int thread) {
+  pack_run *r = arg;
+  (void)thread;
+  r->failed[t] = pack_blocks(r->j, r->n * t / r->nt, r->n * (t + 1) / r->nt);
+}
+
+/* Blocks [0, n) of j on the runtime's pack threads: one pool for the model's every conv, since
+ * starting threads per conv (or per chunk) cost IResNet-34's warm start milliseconds. */
+static lc_status pack_range(lc_cl_rt *rt, pack_job *j, size_t n) {
+  pack_run r = {j, n, n / lc_div_up(PACK_MIN_PER_THREAD, j->K * 4), {0}};
+  if (r.nt > PACK_THREADS) r.nt = PACK_THREADS;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (r.nt > 1 && !rt->pack_pool && cores > 1) rt->pack_pool = lc_pool_create(cores < PACK_THREADS ? (int)cores : PACK_THREADS);
+  int fail = 0;
+  if (r.nt > 1 && rt->pack_pool) {
+    if (r.nt > (size_t)lc_pool_threads(rt->pack_pool)) r.nt = (size_t)lc_pool_threads(rt->pack_pool);
+    lc_pool_run(rt->pack_pool, r.nt, (int)r.nt, pack_task, &r);
+    for (size_t t = 0; t < r.nt; t++) fail |= r.failed[t];
+  } else {
+    fail = pack_blocks(j, 0, n); /* one thread's worth, or no pool */
+  }
+  return fail ? lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking weights") : LC_OK;
 }
 
 /* Bytes of pinned scratch a chunked upload uses (two halves); LOWCONV_CL_UPLOAD_CHUNK overrides
@@ -117,7 +141,7 @@ static lc_status pack_range(pack_job *j, size_t n) {
 static size_t chunk_bytes(void) {
   const char *e = getenv("LOWCONV_CL_UPLOAD_CHUNK");
   long long v = e ? atoll(e) : 0;
-  return v >= 64 ? (size_t)v : (size_t)16 << 20;
+  return v >= 64 ? (size_t)v : (size_t)8 << 20; /* 8 MB: its pinning cost 3.6 ms of a warm start, 16 MB 6.5-9 */
 }
 
 typedef struct wlayout {
@@ -149,7 +173,7 @@ static lc_status upload_chunked(lc_cl_rt *rt, pack_job *j, const wlayout *l, siz
     double ta = lc_now_ms();
     j->w = base, j->sc = l->spb ? (float *)(base + woff) : NULL;
     j->of = l->opb ? (float *)(base + woff + n * l->spb) : NULL, j->base = b0;
-    if (!s) s = pack_range(j, n);
+    if (!s) s = pack_range(rt, j, n);
     tp += lc_now_ms() - ta;
     const struct { cl_mem m; size_t off, bytes; const void *src; } part[3] = {
         {cc->w, b0 * l->wpb, n * l->wpb, base}, {cc->sc, b0 * l->spb, n * l->spb, j->sc},
@@ -210,7 +234,7 @@ static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
   unsigned char *buf = rt->scratch;
   j.w = buf, j.sc = m ? (float *)(buf + soff) : NULL, j.of = m && m->asym ? (float *)(buf + soff + sbytes) : NULL;
   /* Threads: IResNet34's 34 M weights are a start-up cost. */
-  if ((s = pack_range(&j, blocks))) goto done;
+  if ((s = pack_range(rt, &j, blocks))) goto done;
   double t1 = lc_now_ms();
   rt->pack_ms += t1 - t0;
   if ((s = upload(rt, wbytes, j.w, pinned, &cc->w))) goto done;

@@ -1,6 +1,7 @@
 /* OpenCL runtime: device choice, fingerprint, queue, buffers, kernels and events. Programs are
  * built in cl_program.c. */
 #include "backend/opencl/cl_rt.h"
+#include "util/threadpool.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -288,6 +289,7 @@ void lc_cl_rt_destroy(lc_cl_rt *rt) {
     lc_free(e);
   }
   lc_cl_programs_free(rt);
+  lc_pool_destroy(rt->pack_pool);
   scratch_free(rt);
   if (rt->queue) rt->cl->ReleaseCommandQueue(rt->queue);
   if (rt->context) rt->cl->ReleaseContext(rt->context);

@@ -74,6 +74,7 @@ typedef struct lc_cl_rt {
   size_t scratch_bytes;
   cl_mem scratch_pin;     /* the buffer scratch is mapped from when it is pinned (NULL: malloc'ed) */
   cl_event up_ev[2];      /* copies still reading from scratch's two halves (lc_cl_uploads_wait) */
+  struct lc_pool *pack_pool; /* threads repacking weights (under lock), made at the first large conv */
   int up_next;            /* the half the next weights are packed into */
 } lc_cl_rt;
 
