@@ -117,14 +117,14 @@ static int wide_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], int 
   return n;
 }
 
-/* One kernel of the program built for this conv's kernel size (LOWCONV_CL_WIDE_FIXK=0: the
- * generic program, for A/B runs): a size is a program of its own, and nets use few. */
+/* One kernel of the program built for this conv's kernel width (LOWCONV_CL_WIDE_FIXK=0: the
+ * generic program, for A/B runs): a width is a program of its own, and nets use few. */
 static lc_status wide_launch(const lc_cl_conv *c, const char *want, const char *name, const size_t *sz,
                              const void *const *val, const size_t gws[3], const size_t lws[3], cl_event *ev) {
   const char *e = getenv("LOWCONV_CL_WIDE_FIXK");
   char opts[192];
   int n = e && *e == '0' ? snprintf(opts, sizeof opts, "%s", c->options)
-                         : snprintf(opts, sizeof opts, "%s -DLCW_KH=%d -DLCW_KW=%d", c->options, c->a.kh, c->a.kw);
+                         : snprintf(opts, sizeof opts, "%s -DLCW_KW=%d", c->options, c->a.kw);
   if (n < 0 || (size_t)n >= sizeof opts) return lc_error(LC_ERR_INVALID_ARG, "conv (opencl): build options too long");
   cl_kernel k;
   lc_status s = lc_cl_kernel_of(c->rt, "conv_wide", opts, want, name, &k);

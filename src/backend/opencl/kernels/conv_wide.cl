@@ -13,15 +13,14 @@
  * which keeps the build short). Items past the output still stage weights: barriers need them. */
 
 #define LCW_KMAX 9 /* kh, kw <= 9 (cl_fam_wide.c) */
-/* The kernel's size as build options (cl_fam_wide.c passes them unless LOWCONV_CL_WIDE_FIXK=0):
- * the tap loops lose their predicates and the row loop its bound. */
+/* The kernel's width as a build option (cl_fam_wide.c passes it unless LOWCONV_CL_WIDE_FIXK=0):
+ * the tap loops lose their predicates; the row loop, not unrolled, keeps its run-time bound. */
 #ifdef LCW_KW
 #define LCW_KWV LCW_KW
-#define LCW_KHV LCW_KH
 #else
 #define LCW_KWV p.kw
-#define LCW_KHV p.kh
 #endif
+#define LCW_KHV p.kh
 
 static inline __attribute__((always_inline)) void
 lcw_wide(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
