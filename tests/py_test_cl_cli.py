@@ -21,7 +21,8 @@ def main():
     ap.add_argument("--build-dir")
     t.CLI = ap.parse_args().lowconv
     cache = tempfile.mkdtemp(prefix="lc_cl_cli_")
-    env = {"LOWCONV_CACHE_DIR": cache}
+    # a warm start builds nothing: on PoCL too, where programs are not saved by default
+    env = {"LOWCONV_CACHE_DIR": cache, "LOWCONV_CL_PROGRAM_BINARIES": "1"}
 
     r = run(["devices", "--json"], env)
     check(r.returncode == 0, f"devices exits 0: {r.stderr}")

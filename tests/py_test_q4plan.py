@@ -195,6 +195,17 @@ def main():
                        LOWCONV_CACHE_DIR=os.path.join(tmp, "cache2"))
         check(r.returncode == 0 and "warning" in r.stderr and "quick rule" in r.stderr and yn is not None and
               np.array_equal(yn, yf), "no Python: warned, the quick rule: %s" % r.stderr[-500:])
+        # the failure is noted: the next load does not run the quantizer again (until the note is removed)
+        r, yn2 = lc_run(model, os.path.join(tmp, "o10"), "--weights", "q4", LOWCONV_PYTHON="/nonexistent/python",
+                        LOWCONV_CACHE_DIR=os.path.join(tmp, "cache2"))
+        notes = glob.glob(os.path.join(tmp, "cache2", "q4plan", "*.none"))
+        check(r.returncode == 0 and "failed before" in r.stderr and "cannot run" not in r.stderr and len(notes) == 1 and
+              yn2 is not None and np.array_equal(yn2, yf), "a failed plan is noted: %s" % r.stderr[-500:])
+        for n in notes:
+            os.remove(n)
+        r, _ = lc_run(model, os.path.join(tmp, "o11"), "--weights", "q4", LOWCONV_PYTHON="/nonexistent/python",
+                      LOWCONV_CACHE_DIR=os.path.join(tmp, "cache2"))
+        check("cannot run" in r.stderr, "the note removed: the quantizer is tried again: %s" % r.stderr[-500:])
 
         # 6. a class-score model: the plan's calibrated file holds the row split, and runs
         row_split_plan(run, tmp, cache)

@@ -165,6 +165,8 @@ static void stale_lws(const char *path, int i) {
 }
 
 int main(void) {
+  /* PoCL's programs are not saved by default (cl_program.c): this test is about saving them. */
+  setenv("LOWCONV_CL_PROGRAM_BINARIES", "1", 1);
   if (tu_no_opencl()) return tu_finish("test_cl_cache");
   char dir[] = "/tmp/lc_cl_cache_XXXXXX";
   TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp");

@@ -30,6 +30,7 @@
  * Env: LOWCONV_CL_FAMILY / LOWCONV_CL_VARIANT restrict the families tested (as in the tuner);
  * LC_TEST_QUICK=1 fewer shapes; LC_REQUIRE_OPENCL=1 makes a missing device a failure (CI). */
 #include <math.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,6 +88,13 @@ static double act_ref(double v, const lc_conv_desc *d) {
 static int tested_runs, skipped_runs, gemvq_runs, gemmq_runs;
 #define WINO4_TOL 5e-4 /* F(4x4, 3x3): see the header */
 static double worst_rel[16][16]; /* per family, variant: max over runs of max |got - ref| / max |ref| */
+static double secs[16][16];      /* per family, variant: prepare (program builds) + run, for the summary */
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 /* One conv: every eligible family x variant, checked against the reference. */
 static void check_shape(lc_context *ctx, const shape *s, int idx) {
@@ -160,6 +168,7 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
       setenv("LOWCONV_CL_FAMILY", fam->name, 1);
       setenv("LOWCONV_CL_VARIANT", fam->variants[v], 1);
       lc_conv_shape sh;
+      double t0 = now_s();
       st = lc_conv_prepare(conv, s->n, s->ih, s->iw, &sh);
       if (st == LC_ERR_UNSUPPORTED) { /* not eligible for this shape */
         skipped_runs++;
@@ -172,6 +181,7 @@ static void check_shape(lc_context *ctx, const shape *s, int idx) {
       st = lc_conv_run_buffers(conv, tin, tout, use_res ? tres : NULL);
       TU_CHECK(st == LC_OK, "shape %d %s %s run: %s", idx, fam->name, fam->variants[v], lc_last_error());
       TU_CHECK(lc_buffer_download(tout, got, nout * 4) == LC_OK, "download: %s", lc_last_error());
+      if (f < 16 && v < 16) secs[f][v] += now_s() - t0;
       int isq = !strcmp(fam->name, "gemvq"), ism = !strcmp(fam->name, "gemmq");
       const float *rf = isq ? refq : ism ? refm : ref;
       double err = 0, m = isq ? mxq : ism ? mxm : mx;
@@ -297,6 +307,25 @@ static void check_wide(lc_context *ctx, int n) {
   printf(" (bound 1e-4)\n");
 }
 
+/* Where the test's time goes (PoCL builds dominate): the slowest family x variant pairs since the last call. */
+static void print_secs(const char *what) {
+  double tot = 0;
+  for (int f = 0; f < 16; f++)
+    for (int v = 0; v < 16; v++) tot += secs[f][v];
+  printf("%s: %.1f s in prepare + run; slowest:", what, tot);
+  for (int k = 0; k < 8; k++) {
+    int bf = -1, bv = -1;
+    for (int f = 0; f < lc_cl_nfamilies && f < 16; f++)
+      for (int v = 0; v < lc_cl_families[f]->nvariants && v < 16; v++)
+        if (secs[f][v] > 0 && (bf < 0 || secs[f][v] > secs[bf][bv])) bf = f, bv = v;
+    if (bf < 0) break;
+    printf(" %s/%s %.1f", lc_cl_families[bf]->name, lc_cl_families[bf]->variants[bv], secs[bf][bv]);
+    secs[bf][bv] = -secs[bf][bv];
+  }
+  printf("\n");
+  memset(secs, 0, sizeof secs);
+}
+
 /* Host-pointer run and the tuner's own choice (level fast) on a few shapes. */
 static void check_tuned(lc_context *ctx) {
   lc_conv_desc d;
@@ -344,11 +373,13 @@ int main(void) {
     check_shape(ctx, &s, i);
   }
   printf("%d family x variant runs checked (%d gemvq), %d not eligible\n", tested_runs, gemvq_runs, skipped_runs);
+  print_secs("main shapes");
   const char *ff = getenv("LOWCONV_CL_FAMILY");
   TU_CHECK(gemvq_runs > 0 || (ff && *ff && strcmp(ff, "gemvq")), "no gemvq run: no 1-pixel q8/q4 1x1 shape with K %% 8 == 0");
   check_wino(ctx, nshapes / 2);
   check_gemmq(ctx, nshapes / 2);
   check_wide(ctx, nshapes / 2);
+  print_secs("wino, gemmq, wide shapes");
   { /* the post affine runs on the cpu only: a device conv refuses it rather than drop it */
     lc_conv_desc d;
     lc_conv_desc_init(&d);

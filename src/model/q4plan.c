@@ -73,8 +73,27 @@ static int hash_file(const char *path, uint64_t *h, uint64_t *size) {
 }
 
 typedef struct entry {
-  char dir[PATH_LEN], plan[PATH_LEN], lock[PATH_LEN], final_dir[PATH_LEN], key[512];
+  char dir[PATH_LEN], plan[PATH_LEN], lock[PATH_LEN], final_dir[PATH_LEN], none[PATH_LEN], key[512];
 } entry;
+
+/* A failed plan is noted (KEY.none) so that later loads of the model do not run the quantizer
+ * again for nothing (seconds of Python start-up on every load, where the package is missing);
+ * the note holds for a day, or until removed. */
+#define PLAN_RETRY_S (24L * 3600)
+
+static int noted_failure(const entry *e) {
+  struct stat st;
+  if (stat(e->none, &st)) return 0;
+  time_t now = time(NULL);
+  return now >= st.st_mtime && now - st.st_mtime < PLAN_RETRY_S;
+}
+
+static void note_failure(const entry *e) {
+  FILE *f = fopen(e->none, "w");
+  if (!f) return;
+  fputs("the q4 plan could not be made; lowconv retries after a day or once this file is removed\n", f);
+  fclose(f);
+}
 
 static int fmt_path(char *out, const char *a, const char *b, const char *c) {
   int w = snprintf(out, PATH_LEN, "%s%s%s", a, b, c);
@@ -263,7 +282,8 @@ static int entry_paths(const char *model, int block, entry *e) {
            lc_hash64_hex(h, hex), (unsigned long long)sz, block, samples);
   lc_hash64_hex(lc_hash64_str(e->key), khex);
   if (fmt_path(e->dir, root, "/q4plan", "") || fmt_path(e->final_dir, e->dir, "/", khex) ||
-      fmt_path(e->lock, e->final_dir, ".lock", "") || fmt_path(e->plan, e->final_dir, ".plan", ""))
+      fmt_path(e->lock, e->final_dir, ".lock", "") || fmt_path(e->plan, e->final_dir, ".plan", "") ||
+      fmt_path(e->none, e->final_dir, ".none", ""))
     return -1;
   return lc_mkdir_p(e->dir, 0700) ? -1 : 0;
 }
@@ -295,12 +315,21 @@ lc_status lc_q4plan_load(const char *path, int block, lc_model **m, lc_q4plan *p
     quick(p, "no cache directory");
   } else if ((r = read_entry(e, p)) == 1) {
     p->from_cache = 1;
+  } else if (noted_failure(e)) {
+    fprintf(stderr, "lowconv: warning: no q4 plan for %s (it failed before: %s); the quick rule is used\n", path,
+            e->none);
+    quick(p, "no plan could be made before");
+    r = -1;
   } else {
     int fd = lc_file_lock(e->lock);
     if (r == 0 && read_entry(e, p) == 1) /* another process made it while we waited */
       p->from_cache = 1, r = 1;
     else
       r = make_entry(path, e, block, p) ? -1 : 1;
+    if (r == 1)
+      remove(e->none);
+    else
+      note_failure(e);
     if (fd >= 0) lc_file_unlock(fd);
     if (r != 1) quick(p, "no plan could be made");
   }

@@ -68,6 +68,7 @@ void lc_cl_wino_release(lc_cl_conv *c);
 extern const lc_cl_family lc_cl_family_gemvq;  /* cl_fam_gemvq.c: 1x1 on one pixel, dp4a */
 extern const lc_cl_family lc_cl_family_gemmq;  /* cl_fam_gemmq.c: q8/q4 implicit GEMM, dp4a */
 extern const lc_cl_family lc_cl_family_wide;   /* cl_fam_wide.c: large kernels, few output channels */
+extern const lc_cl_family lc_cl_family_split;  /* cl_fam_split.c: the reduction split in a work-group */
 
 /* Every family, in the order the heuristic tries them (cl_families.c); the baseline is last. */
 extern const lc_cl_family *const lc_cl_families[];

@@ -40,8 +40,18 @@ void lc_cl_warn_once(lc_cl_rt *rt, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* PoCL compiles every kernel of a program for any local size when asked for its binary (~10 s a
+ * kernel on 2 cores: 76 s for conv_gemv) and keeps its own kernel cache ($POCL_CACHE_DIR), so its
+ * programs are not saved; LOWCONV_CL_PROGRAM_BINARIES=0/1 decides for any device. */
+static int save_binaries(const lc_cl_rt *rt) {
+  const char *e = getenv("LOWCONV_CL_PROGRAM_BINARIES");
+  if (e && (e[0] == '0' || e[0] == '1')) return e[0] == '1';
+  return !rt->info.is_pocl;
+}
+
 lc_status lc_cl_programs_init(lc_cl_rt *rt, const char *cache_dir) {
   char buf[1024];
+  rt->save_binaries = save_binaries(rt);
   if (cache_dir && !*cache_dir) return LC_OK;
   if (!cache_dir) {
     if (lc_cache_dir_default(buf, sizeof buf) || !*buf) return LC_OK; /* no HOME, or turned off */
@@ -237,7 +247,7 @@ static lc_status build_one(lc_cl_rt *rt, const char *name, const char *options, 
       return s;
     }
     *from_source = 1;
-    if (rt->cache_dir) {
+    if (rt->cache_dir && rt->save_binaries) {
       size_t blen = 0;
       unsigned char *bin = program_binary(rt, p, &blen);
       if (bin && lc_blob_write(path, PROG_MAGIC, ckey, bin, blen))

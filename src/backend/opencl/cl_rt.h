@@ -49,6 +49,7 @@ typedef struct lc_cl_rt {
   lc_cl_dev_info info;
   int platform_index, device_index;
   char *cache_dir;         /* NULL: no on-disk caches */
+  int save_binaries;       /* write built programs into cache_dir (lc_cl_programs_init) */
   pthread_mutex_t lock;    /* serialises enqueues and the caches from several caller threads */
   lc_cl_program_entry *programs;
   lc_cl_kernel_entry *kernels;

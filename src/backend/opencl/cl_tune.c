@@ -49,6 +49,15 @@ static int can_run(const lc_cl_conv *cc, int fi, int v) {
   return f->eligible(cc, v);
 }
 
+/* LOWCONV_CL_SKIP=name[,name...]: families the tuner leaves out (A/B runs of a family). */
+static int skipped(const char *name) {
+  const char *e = getenv("LOWCONV_CL_SKIP");
+  size_t n = strlen(name);
+  for (const char *p = e; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+    if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0)) return 1;
+  return 0;
+}
+
 /* Candidates at `level`, the heuristic's first. A forced family/variant restricts the list. */
 static int enumerate(const lc_cl_conv *cc, int level, lc_cl_cand *out, int max, lc_status *st) {
   const char *ff = getenv("LOWCONV_CL_FAMILY"), *fv = getenv("LOWCONV_CL_VARIANT");
@@ -64,6 +73,7 @@ static int enumerate(const lc_cl_conv *cc, int level, lc_cl_cand *out, int max, 
   for (int fi = 0; fi < lc_cl_nfamilies; fi++) {
     const lc_cl_family *f = lc_cl_families[fi];
     if (force_f >= 0 && fi != force_f) continue;
+    if (force_f < 0 && fi != lc_cl_nfamilies - 1 && skipped(f->name)) continue;
     if (force_f < 0 && fi == lc_cl_nfamilies - 1 && n) break; /* the baseline only if nothing else runs */
     for (int v = 0; v < f->nvariants; v++) {
       if (force_f >= 0 && fv && *fv && strcmp(f->variants[v], fv)) continue;

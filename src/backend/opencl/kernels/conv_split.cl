@@ -1,0 +1,87 @@
+/* General convolution with the reduction split inside a work-group: family "split"
+ * (cl_fam_split.c), for small outputs with long reductions (PP-OCR det's 20x20 .. 80x80 layers,
+ * the 7x7 and 14x14 stages of a ResNet), where one item per output tile leaves most of the GPU
+ * idle and each item runs a long chain of dependent loads.
+ *
+ * Work-group (P, S, 1): dim 0 runs over P output pixels (flattened oh * ow, so a warp reads
+ * neighbouring input columns and the weights are broadcasts), dim 1 over S slices of the
+ * reduction; slice l sums rows k = (tap, ic) = l, l + S, ... of CB oc4 blocks. The S partial sums
+ * are added in local memory in a fixed tree, so the result does not depend on scheduling.
+ * Global size (ceil(oh * ow / P) * P, S, n * groups * ceil(ob / CB)). */
+
+#define LCS_MC 2
+#define LCS_MAXWG 256 /* cl_fam_split.c: P * S <= this */
+
+__attribute__((always_inline)) static inline void lcs_split(__global const float *restrict in,
+                                                            __global const wtype *restrict w,
+                                                            __global const float *restrict sc,
+                                                            __global const float *restrict of,
+                                                            __global const float *restrict bias,
+                                                            __global const float *restrict res,
+                                                            __global float *restrict out, const lc_cl_conv_args *pa,
+                                                            __local float4 *red, const int CB) {
+  const lc_cl_conv_args p = *pa;
+  const int px = get_local_id(0), P = get_local_size(0), l = get_local_id(1), S = get_local_size(1);
+  const int pix = get_global_id(0), z = get_global_id(2), np = p.oh * p.ow;
+  const int nob = (p.ob + CB - 1) / CB;
+  const int b0 = (z % nob) * CB, g = (z / nob) % p.groups, n = z / nob / p.groups;
+  const int live = pix < np, oy = live ? pix / p.ow : 0, ox = live ? pix % p.ow : 0;
+  const int inb = n * p.in_sn + g * p.cin_g * p.in_sc;
+  float4 acc[LCS_MC];
+  #pragma unroll
+  for (int cb = 0; cb < CB; cb++) acc[cb] = (float4)(0.0f);
+  /* Row k = tap * cin_g + ic; (tap, ky, kx, ic) kept incrementally (no division in the loop). */
+  int ic = l, tap = 0;
+  while (ic >= p.cin_g && tap < p.kh * p.kw) ic -= p.cin_g, tap++;
+  int ky = tap / p.kw, kx = tap - ky * p.kw;
+  const int R = p.kh * p.kw * p.cin_g;
+  for (int k = l; live && k < R; k += S) {
+    const int iy = oy * p.sh - p.pt + ky * p.dh, ix = ox * p.sw - p.pl + kx * p.dw;
+    const int ok = iy >= 0 && iy < p.ih && ix >= 0 && ix < p.iw;
+    float xv = in[ok ? inb + iy * p.in_sh + ix * p.in_sw + ic * p.in_sc : inb];
+    xv = ok ? xv : 0.0f;
+#if WFMT == 0
+    const int blk = 0;
+#else
+    const int blk = lc_blk(&p, tap, ic);
+#endif
+    #pragma unroll
+    for (int cb = 0; cb < CB; cb++) {
+      const int wb = g * p.ob + min(b0 + cb, p.ob - 1); /* a block past the last is not stored */
+      acc[cb] = mad((float4)(xv), lc_w4(w, sc, of, &p, wb, k, blk), acc[cb]);
+    }
+    ic += S;
+    while (ic >= p.cin_g) {
+      ic -= p.cin_g, tap++;
+      if (++kx == p.kw) kx = 0, ky++;
+    }
+  }
+  #pragma unroll
+  for (int cb = 0; cb < CB; cb++) red[(cb * S + l) * P + px] = acc[cb];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = S >> 1; s > 0; s >>= 1) { /* S is a power of two */
+    if (l < s) {
+      #pragma unroll
+      for (int cb = 0; cb < CB; cb++) red[(cb * S + l) * P + px] += red[(cb * S + l + s) * P + px];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  /* Slice l stores lane l % 4 of block l / 4 (S >= 4 * CB): the stores spread over the slices. */
+  const int cb = l >> 2, lane = l & 3, oc = (b0 + cb) * 4 + lane;
+  if (live && cb < CB && b0 + cb < p.ob && oc < p.cout_g)
+    lc_store(out, bias, res, &p, n, g * p.cout_g + oc, oy, ox, lcd_lane(red[cb * S * P + px], lane));
+}
+
+/* Local arrays live at kernel scope (OpenCL 1.2). */
+#define LCS_KERNEL(NAME, CB)                                   \
+  __kernel void NAME(LC_KERNEL_ARGS) {                         \
+    __local float4 red[LCS_MC * LCS_MAXWG];                    \
+    lcs_split(in, w, sc, of, bias, res, out, &p, red, CB);     \
+  }
+
+#if LC_ALL_KERNELS || defined(LC_WANT_split_c4)
+LCS_KERNEL(split_c4, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_split_c8)
+LCS_KERNEL(split_c8, 2)
+#endif
