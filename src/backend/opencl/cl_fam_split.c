@@ -47,15 +47,17 @@ static int split_fit(const lc_cl_conv *c, int v, size_t s, size_t p, size_t out[
  * and lost where the reduction is long (1x1 960 -> 160 at 20x20: 37 us against gemm's 27; each
  * work-group reads all the weights of its blocks for only 128 / S pixels) or the work-groups too
  * few for the compute units (one pixel: 23 us against gemv's 8), although it timed faster there in
- * isolation. Level fast: k x k only, where 1x1 layers' gemm and gemv are good (and IResNet's cold
- * start builds no split program). */
+ * isolation. On resnet34-112's 1x1 stride-2 shortcuts it ran 11-15 us against 13-33 (suite
+ * geomean 0.91x of the k x k-only rule for f32, q8 and q4) for 0.17 s more of IResNet34's cold
+ * start (3.03 s against 2.86: two more programs), so level fast offers it on 1x1 too. */
 static int split_worth(const lc_cl_conv *c, int v, int level, size_t rows, size_t work, size_t s, size_t cu) {
   const lc_cl_conv_args *a = &c->a;
   size_t np = (size_t)a->oh * (size_t)a->ow, p = 128 / s;
   while (p > 1 && p / 2 >= np) p /= 2;
   size_t wgs = split_div_up(np, p) * (size_t)a->n * (size_t)a->groups * split_div_up((size_t)a->ob, (size_t)split_cb[v]);
   if (work > SPLIT_SMALL * cu || rows > 512 || wgs < cu) return 0;
-  return level != 1 || a->kh * a->kw > 1;
+  const char *e = getenv("LOWCONV_CL_SPLIT_1X1"); /* =0: level fast on k x k only (A/B runs) */
+  return level != 1 || a->kh * a->kw > 1 || !(e && e[0] == '0');
 }
 
 static int split_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
