@@ -27,7 +27,8 @@ static size_t split_pow2_floor(size_t v) {
 static int split_eligible(const lc_cl_conv *c, int v) {
   if (v < 0 || v >= SPLIT_NV) return 0;
   if (split_cb[v] > 1 && c->a.ob < 2) return 0; /* half of every item idle */
-  return c->rt->info.max_wg >= (size_t)(8 * split_cb[v]);
+  /* the kernel's local array: LCS_MC * LCS_MAXWG float4 */
+  return c->rt->info.max_wg >= (size_t)(8 * split_cb[v]) && c->rt->info.local_mem >= 2 * SPLIT_MAXWG * 16;
 }
 
 /* (P, S): S slices, at least 4 per oc4 block (the stores), at most 32, so that each slice sums
