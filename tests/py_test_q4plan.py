@@ -201,7 +201,11 @@ def main():
         notes = glob.glob(os.path.join(tmp, "cache2", "q4plan", "*.none"))
         check(r.returncode == 0 and "failed before" in r.stderr and "cannot run" not in r.stderr and len(notes) == 1 and
               yn2 is not None and np.array_equal(yn2, yf), "a failed plan is noted: %s" % r.stderr[-500:])
-        for n in notes:
+        r, _ = lc_run(model, os.path.join(tmp, "o12"), "--weights", "q4", LOWCONV_PYTHON="/nonexistent/other",
+                      LOWCONV_CACHE_DIR=os.path.join(tmp, "cache2"))
+        check("cannot run" in r.stderr and "failed before" not in r.stderr,
+              "the note is the interpreter's: another one is tried: %s" % r.stderr[-500:])
+        for n in glob.glob(os.path.join(tmp, "cache2", "q4plan", "*.none")):
             os.remove(n)
         r, _ = lc_run(model, os.path.join(tmp, "o11"), "--weights", "q4", LOWCONV_PYTHON="/nonexistent/python",
                       LOWCONV_CACHE_DIR=os.path.join(tmp, "cache2"))

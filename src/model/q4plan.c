@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -76,22 +77,39 @@ typedef struct entry {
   char dir[PATH_LEN], plan[PATH_LEN], lock[PATH_LEN], final_dir[PATH_LEN], none[PATH_LEN], key[512];
 } entry;
 
-/* A failed plan is noted (KEY.none) so that later loads of the model do not run the quantizer
- * again for nothing (seconds of Python start-up on every load, where the package is missing);
- * the note holds for a day, or until removed. */
+/* A failed plan is noted (KEY.none, holding the interpreter that failed) so that later loads of
+ * the model with the same interpreter do not run it again for nothing (seconds of Python start-up
+ * on every load where the package is missing); the note holds for a day, or until removed. */
 #define PLAN_RETRY_S (24L * 3600)
+
+static const char *plan_python(void) {
+  const char *py = getenv("LOWCONV_PYTHON");
+  return py && *py ? py : "python3";
+}
 
 static int noted_failure(const entry *e) {
   struct stat st;
   if (stat(e->none, &st)) return 0;
   time_t now = time(NULL);
-  return now >= st.st_mtime && now - st.st_mtime < PLAN_RETRY_S;
+  if (now < st.st_mtime || now - st.st_mtime >= PLAN_RETRY_S) return 0;
+  char who[PATH_LEN] = "";
+  FILE *f = fopen(e->none, "r");
+  if (!f) return 0;
+  int ok = fgets(who, sizeof who, f) != NULL;
+  fclose(f);
+  who[strcspn(who, "\n")] = 0;
+  return ok && !strcmp(who, plan_python());
 }
 
 static void note_failure(const entry *e) {
-  FILE *f = fopen(e->none, "w");
-  if (!f) return;
-  fputs("the q4 plan could not be made; lowconv retries after a day or once this file is removed\n", f);
+  int fd = open(e->none, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  fprintf(f, "%s\nthis interpreter could not make the q4 plan; lowconv tries again after a day or once this file "
+          "is removed\n", plan_python());
   fclose(f);
 }
 
@@ -171,8 +189,7 @@ static void remove_dir(const char *dir) {
 
 /* Runs the quantizer into tmp; 0 when it wrote a file (targets met or not). */
 static int run_quantizer(const char *model, const char *tmp, int block, long samples, long timeout) {
-  const char *py = getenv("LOWCONV_PYTHON");
-  if (!py || !*py) py = "python3";
+  const char *py = plan_python();
   char out[PATH_LEN], plan[PATH_LEN], blk[16], ns[16];
   if (fmt_path(out, tmp, "/model.onnx", "") || fmt_path(plan, tmp, "/plan.txt", "")) return -1;
   snprintf(blk, sizeof blk, "%d", block);
