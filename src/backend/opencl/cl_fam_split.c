@@ -5,6 +5,7 @@
  * 5 us launch floor. Offered by the tuner only on small outputs; never the heuristic's choice
  * (gemm and direct come first), so untuned plans are unchanged. */
 #include "backend/opencl/cl_conv.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 #include <stdlib.h>
@@ -15,8 +16,6 @@ static const int split_cb[] = {1, 2}; /* oc4 blocks per item */
 #define SPLIT_NV 2
 #define SPLIT_MAXWG 256   /* conv_split.cl LCS_MAXWG */
 #define SPLIT_SMALL 384   /* oc4 blocks x pixels per compute unit below which the tuner tries it */
-
-static size_t split_div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
 static size_t split_pow2_floor(size_t v) {
   size_t r = 1;
@@ -31,13 +30,20 @@ static int split_eligible(const lc_cl_conv *c, int v) {
   return c->rt->info.max_wg >= (size_t)(8 * split_cb[v]) && c->rt->info.local_mem >= 2 * SPLIT_MAXWG * 16;
 }
 
+/* P pixels per work-group, halved while half of them would still cover the output. */
+static size_t split_pixels(const lc_cl_conv *c, size_t p) {
+  size_t np = (size_t)c->a.oh * (size_t)c->a.ow;
+  while (p > 1 && p / 2 >= np) p /= 2;
+  return p;
+}
+
 /* (P, S): S slices, at least 4 per oc4 block (the stores), at most 32, so that each slice sums
  * about 16 rows; P pixels make 128 items in all, fewer when the output has fewer pixels. */
 static int split_fit(const lc_cl_conv *c, int v, size_t s, size_t p, size_t out[3]) {
   const lc_cl_dev_info *d = &c->rt->info;
-  size_t np = (size_t)c->a.oh * (size_t)c->a.ow, smin = (size_t)(4 * split_cb[v]);
+  size_t smin = (size_t)(4 * split_cb[v]);
   if (s < smin) s = smin;
-  while (p > 1 && p / 2 >= np) p /= 2;
+  p = split_pixels(c, p);
   if (s > 32 || p * s > SPLIT_MAXWG || p * s > d->max_wg || p > d->max_wi[0] || s > d->max_wi[1]) return 0;
   out[0] = p, out[1] = s, out[2] = 1;
   return 1;
@@ -53,9 +59,8 @@ static int split_fit(const lc_cl_conv *c, int v, size_t s, size_t p, size_t out[
  * start (3.03 s against 2.86: two more programs), so level fast offers it on 1x1 too. */
 static int split_worth(const lc_cl_conv *c, int v, int level, size_t rows, size_t work, size_t s, size_t cu) {
   const lc_cl_conv_args *a = &c->a;
-  size_t np = (size_t)a->oh * (size_t)a->ow, p = 128 / s;
-  while (p > 1 && p / 2 >= np) p /= 2;
-  size_t wgs = split_div_up(np, p) * (size_t)a->n * (size_t)a->groups * split_div_up((size_t)a->ob, (size_t)split_cb[v]);
+  size_t np = (size_t)a->oh * (size_t)a->ow, p = split_pixels(c, 128 / s);
+  size_t wgs = lc_div_up(np, p) * (size_t)a->n * (size_t)a->groups * lc_div_up((size_t)a->ob, (size_t)split_cb[v]);
   if (work > SPLIT_SMALL * cu || rows > 512 || wgs < cu) return 0;
   const char *e = getenv("LOWCONV_CL_SPLIT_1X1"); /* =0: level fast on k x k only (A/B runs) */
   return level != 1 || a->kh * a->kw > 1 || !(e && e[0] == '0');
@@ -108,8 +113,8 @@ static lc_status split_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_m
     return lc_error(LC_ERR_UNSUPPORTED, "conv (opencl): split local size %zu x %zu is not one it runs", lws[0], lws[1]);
   lc_cl_cand k = *cand;
   k.lws[0] = lws[0], k.lws[1] = lws[1], k.lws[2] = 1;
-  size_t gws[3] = {split_div_up((size_t)a->oh * (size_t)a->ow, lws[0]) * lws[0], lws[1],
-                   (size_t)a->n * (size_t)a->groups * split_div_up((size_t)a->ob, (size_t)split_cb[v])};
+  size_t gws[3] = {lc_div_up((size_t)a->oh * (size_t)a->ow, lws[0]) * lws[0], lws[1],
+                   (size_t)a->n * (size_t)a->groups * lc_div_up((size_t)a->ob, (size_t)split_cb[v])};
   return lc_cl_conv_enqueue_std(c, &k, "conv_split", kernels[v], 3, gws, in, out, res, first, last);
 }
 
