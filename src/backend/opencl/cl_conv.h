@@ -69,6 +69,18 @@ extern const lc_cl_family lc_cl_family_gemvq;  /* cl_fam_gemvq.c: 1x1 on one pix
 extern const lc_cl_family lc_cl_family_gemmq;  /* cl_fam_gemmq.c: q8/q4 implicit GEMM, dp4a */
 extern const lc_cl_family lc_cl_family_wide;   /* cl_fam_wide.c: large kernels, few output channels */
 extern const lc_cl_family lc_cl_family_split;  /* cl_fam_split.c: the reduction split in a work-group */
+extern const lc_cl_family lc_cl_family_wino9;  /* cl_fam_wino9.c: Winograd F(3x3) over a 9x9's sub-kernels */
+
+/* Family wino9's transformed weights (c->wu, wu_m 9): made before its candidates run. */
+lc_status lc_cl_wino9_ready(lc_cl_conv *c);
+
+/* Family wide's pieces that wino9 runs on its grouped 3x3 conv over the tile grid (c: that conv):
+ * eligibility, local sizes (lws[2]: the split multiplier), the partial sums' bytes, and the tile
+ * kernel alone (partials into c->ws at offset 0, in read at c->a.in_off; *ksplit: their chunks). */
+int lc_cl_wide_eligible(const lc_cl_conv *c, int v);
+int lc_cl_wide_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max);
+size_t lc_cl_wide_partial_bytes(const lc_cl_conv *c, int v, size_t mul);
+lc_status lc_cl_wide_partials(const lc_cl_conv *c, int v, const size_t lws[3], cl_mem in, int *ksplit, cl_event *ev);
 
 /* Every family, in the order the heuristic tries them (cl_families.c); the baseline is last. */
 extern const lc_cl_family *const lc_cl_families[];

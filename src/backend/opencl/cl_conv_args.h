@@ -49,7 +49,8 @@ typedef struct lc_cl_conv_args {
   lc_cl_int act, has_bias, has_res, epi;
   lc_cl_float act_min, act_max, act_alpha, act_beta;
   /* wsoff: byte offset of gemmq's input records in the workspace; in_off: float offset of the
-   * input (family gemm only: the Winograd GEMMs read V from the workspace, after M) */
+   * input (families gemm and wide only: the Winograd GEMMs read V from the workspace, after M or
+   * after family wide's partial sums) */
   lc_cl_int wsoff, in_off, res_up, pad3;
 } lc_cl_conv_args;
 

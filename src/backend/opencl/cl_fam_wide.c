@@ -117,14 +117,27 @@ static int wide_lws(const lc_cl_conv *c, int v, int level, size_t lws[][3], int 
   return n;
 }
 
+/* Input rows as aligned float4 chunks (conv_wide.cl LCW_VEC): every chunk start ix0 + 4q is a
+ * multiple of 4 (ox0 is, for 4 or 8 columns, and pl) and so are the row, channel and image
+ * strides; the input is a buffer or a sub-buffer, both aligned far beyond 16 bytes. NCHW only
+ * (unit x stride). LOWCONV_CL_WIDE_VEC=0: the scalar loads, for A/B runs. */
+static int wide_vec(const lc_cl_conv *c) {
+  const lc_cl_conv_args *a = &c->a;
+  const char *e = getenv("LOWCONV_CL_WIDE_VEC");
+  if (e && *e == '0') return 0;
+  return a->in_sw == 1 && a->iw % 4 == 0 && a->in_sh % 4 == 0 && a->in_sc % 4 == 0 && a->in_sn % 4 == 0 &&
+         a->pl % 4 == 0 && a->in_off % 4 == 0;
+}
+
 /* One kernel of the program built for this conv's kernel width (LOWCONV_CL_WIDE_FIXK=0: the
  * generic program, for A/B runs): a width is a program of its own, and nets use few. */
 static lc_status wide_launch(const lc_cl_conv *c, const char *want, const char *name, const size_t *sz,
                              const void *const *val, const size_t gws[3], const size_t lws[3], cl_event *ev) {
   const char *e = getenv("LOWCONV_CL_WIDE_FIXK");
   char opts[192];
-  int n = e && *e == '0' ? snprintf(opts, sizeof opts, "%s", c->options)
-                         : snprintf(opts, sizeof opts, "%s -DLCW_KW=%d", c->options, c->a.kw);
+  const char *vec = wide_vec(c) ? " -DLCW_VEC=1" : "";
+  int n = e && *e == '0' ? snprintf(opts, sizeof opts, "%s%s", c->options, vec)
+                         : snprintf(opts, sizeof opts, "%s -DLCW_KW=%d%s", c->options, c->a.kw, vec);
   if (n < 0 || (size_t)n >= sizeof opts) return lc_error(LC_ERR_INVALID_ARG, "conv (opencl): build options too long");
   cl_kernel k;
   lc_status s = lc_cl_kernel_of(c->rt, "conv_wide", opts, want, name, &k);
@@ -133,33 +146,61 @@ static lc_status wide_launch(const lc_cl_conv *c, const char *want, const char *
   return s;
 }
 
-/* The tile's kernel, then wide_reduce; the arguments' ksplit and kchunk are this variant's. */
-static lc_status wide_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
-                              cl_event *first, cl_event *last) {
-  const int v = cand->variant;
-  lc_cl_conv_args sa = c->a;
-  wide_split(c, v, wide_mul(cand), &sa.ksplit, &sa.kchunk);
-  size_t need = wide_ws_need(c, v, wide_mul(cand));
+/* The tile's kernel alone: partial sums of ksplit input-channel chunks into c->ws (gemm's split-K
+ * layout); the arguments' ksplit and kchunk are this variant's. */
+static lc_status wide_partials(const lc_cl_conv *c, int v, size_t mul, const size_t lws_in[3], cl_mem in,
+                               lc_cl_conv_args *sa, cl_event *ev) {
+  *sa = c->a;
+  wide_split(c, v, mul, &sa->ksplit, &sa->kchunk);
+  size_t need = wide_ws_need(c, v, mul);
   if (!c->ws || c->ws_bytes < need)
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): wide %s needs %zu bytes of workspace, has %zu", wide_names[v],
                     need, c->ws_bytes);
   char name[32];
   snprintf(name, sizeof name, "wide_%s", wide_names[v]);
-  size_t lws[3] = {cand->lws[0] ? cand->lws[0] : 16, cand->lws[0] ? cand->lws[1] : 8, 1};
-  size_t gx = wide_div_up((size_t)sa.ow, (size_t)wide_tile[v][1]), gy = (size_t)sa.oh;
-  size_t gz = (size_t)sa.n * (size_t)sa.groups * wide_div_up((size_t)sa.ob, (size_t)wide_tile[v][0]) * (size_t)sa.ksplit;
+  size_t lws[3] = {lws_in[0] ? lws_in[0] : 16, lws_in[0] ? lws_in[1] : 8, 1};
+  size_t gx = wide_div_up((size_t)sa->ow, (size_t)wide_tile[v][1]), gy = (size_t)sa->oh;
+  size_t gz = (size_t)sa->n * (size_t)sa->groups * wide_div_up((size_t)sa->ob, (size_t)wide_tile[v][0]) * (size_t)sa->ksplit;
   size_t gws[3] = {wide_div_up(gx, lws[0]) * lws[0], wide_div_up(gy, lws[1]) * lws[1], gz};
+  const size_t sz[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
+                        sizeof(cl_mem), sizeof(cl_mem), sizeof *sa,       sizeof(cl_mem)};
+  const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &c->bias, &c->ws, sa, &c->ws};
+  return wide_launch(c, name, name, sz, val, gws, lws, ev);
+}
+
+/* The tile's kernel, then wide_reduce (the chunks' sum and the epilogue). */
+static lc_status wide_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem in, cl_mem out, cl_mem res,
+                              cl_event *first, cl_event *last) {
+  const int v = cand->variant;
+  lc_cl_conv_args sa;
+  cl_event e0 = NULL, e1 = NULL;
+  lc_status s = wide_partials(c, v, wide_mul(cand), cand->lws, in, &sa, first ? &e0 : NULL);
   size_t total = (size_t)sa.groups * (size_t)sa.cout_g * wide_cols(c), rl[3] = {128, 1, 1};
   size_t rg[3] = {wide_div_up(total, rl[0]) * rl[0], 1, 1};
   cl_mem r = res ? res : c->bias; /* never read when has_res is 0 */
   const size_t sz[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
                         sizeof(cl_mem), sizeof(cl_mem), sizeof sa,        sizeof(cl_mem)};
   const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, &sa, &c->ws};
-  cl_event e0 = NULL, e1 = NULL;
-  lc_status s = wide_launch(c, name, name, sz, val, gws, lws, first ? &e0 : NULL);
+  char name[32];
+  snprintf(name, sizeof name, "wide_%s", wide_names[v]);
   if (!s) s = wide_launch(c, name, "wide_reduce", sz, val, rg, rl, last ? &e1 : NULL);
   return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }
+
+int lc_cl_wide_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
+  return wide_lws(c, v, level, lws, max);
+}
+
+size_t lc_cl_wide_partial_bytes(const lc_cl_conv *c, int v, size_t mul) { return wide_ws_need(c, v, mul); }
+
+lc_status lc_cl_wide_partials(const lc_cl_conv *c, int v, const size_t lws[3], cl_mem in, int *ksplit, cl_event *ev) {
+  lc_cl_conv_args sa;
+  lc_status s = wide_partials(c, v, lws[2] == 2 || lws[2] == 4 ? lws[2] : 1, lws, in, &sa, ev);
+  *ksplit = sa.ksplit;
+  return s;
+}
+
+int lc_cl_wide_eligible(const lc_cl_conv *c, int v) { return wide_eligible(c, v); }
 
 static size_t wide_ws_cand(const lc_cl_conv *c, const lc_cl_cand *x) { return wide_ws_need(c, x->variant, wide_mul(x)); }
 

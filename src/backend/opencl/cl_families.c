@@ -8,6 +8,6 @@
 
 const lc_cl_family *const lc_cl_families[] = {&lc_cl_family_gemv,  &lc_cl_family_gemvq, &lc_cl_family_dw,
                                                &lc_cl_family_gemm,  &lc_cl_family_gemmq, &lc_cl_family_wide,
-                                               &lc_cl_family_wino,  &lc_cl_family_split,
+                                               &lc_cl_family_wino9, &lc_cl_family_wino,  &lc_cl_family_split,
                                                &lc_cl_family_direct, &lc_cl_family_ref};
 const int lc_cl_nfamilies = (int)(sizeof lc_cl_families / sizeof lc_cl_families[0]);

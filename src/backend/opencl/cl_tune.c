@@ -58,6 +58,22 @@ static int skipped(const char *name) {
   return 0;
 }
 
+/* A GEMV can run it: a 1x1 conv on at most 8 pixels. Only the GEMV families are timed then: the
+ * others' few items run long dependent load chains that timed close to a GEMV in isolation (a
+ * few us, caches warm) but 2-3x slower in a net (od96's SE convs on the H200: 12-18 us against
+ * 6-9). LOWCONV_CL_FEWPIX_ALL=1 times every family, for A/B runs. */
+static int gemv_only(const lc_cl_conv *cc) {
+  const char *e = getenv("LOWCONV_CL_FEWPIX_ALL");
+  if (e && *e == '1') return 0;
+  for (int fi = 0; fi < lc_cl_nfamilies; fi++) {
+    const lc_cl_family *f = lc_cl_families[fi];
+    if (f != &lc_cl_family_gemv && f != &lc_cl_family_gemvq) continue;
+    for (int v = 0; v < f->nvariants; v++)
+      if (can_run(cc, fi, v) && !skipped(f->name)) return 1;
+  }
+  return 0;
+}
+
 /* Candidates at `level`, the heuristic's first. A forced family/variant restricts the list. */
 static int enumerate(const lc_cl_conv *cc, int level, lc_cl_cand *out, int max, lc_status *st) {
   const char *ff = getenv("LOWCONV_CL_FAMILY"), *fv = getenv("LOWCONV_CL_VARIANT");
@@ -70,10 +86,12 @@ static int enumerate(const lc_cl_conv *cc, int level, lc_cl_cand *out, int max, 
       return 0;
     }
   }
+  const int few = force_f < 0 && gemv_only(cc);
   for (int fi = 0; fi < lc_cl_nfamilies; fi++) {
     const lc_cl_family *f = lc_cl_families[fi];
     if (force_f >= 0 && fi != force_f) continue;
     if (force_f < 0 && fi != lc_cl_nfamilies - 1 && skipped(f->name)) continue;
+    if (few && f != &lc_cl_family_gemv && f != &lc_cl_family_gemvq) continue;
     if (force_f < 0 && fi == lc_cl_nfamilies - 1 && n) break; /* the baseline only if nothing else runs */
     for (int v = 0; v < f->nvariants; v++) {
       if (force_f >= 0 && fv && *fv && strcmp(f->variants[v], fv)) continue;
@@ -97,8 +115,8 @@ static int enumerate(const lc_cl_conv *cc, int level, lc_cl_cand *out, int max, 
 
 /* Device workspace for candidate x (grows cc->ws); LC_ERR_BUDGET past the context's budget. */
 static lc_status ensure_ws(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *x) {
-  if (lc_cl_families[x->family] == &lc_cl_family_wino) {
-    lc_status s = lc_cl_wino_ready(cc, x->variant);
+  if (lc_cl_families[x->family] == &lc_cl_family_wino || lc_cl_families[x->family] == &lc_cl_family_wino9) {
+    lc_status s = lc_cl_families[x->family] == &lc_cl_family_wino ? lc_cl_wino_ready(cc, x->variant) : lc_cl_wino9_ready(cc);
     if (s) return s;
   }
   size_t need = lc_cl_families[x->family]->ws_bytes(cc, x);
@@ -378,7 +396,8 @@ static int from_cache(const lc_cl_conv *cc, const char *val, lc_cl_cand *x, doub
 /* After the choice: the workspace cut to what the chosen candidate needs (a larger one timed
  * before it grew it), Winograd's weights dropped unless it won. */
 static lc_status fit_to(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *x) {
-  if (lc_cl_families[x->family] != &lc_cl_family_wino) lc_cl_wino_release(cc);
+  if (lc_cl_families[x->family] != &lc_cl_family_wino && lc_cl_families[x->family] != &lc_cl_family_wino9)
+    lc_cl_wino_release(cc);
   if (lc_cl_families[x->family]->ws_bytes(cc, x) < cc->ws_bytes) {
     lc_cl_release_mem(cc->rt, &cc->ws);
     cc->ws_bytes = 0;

@@ -35,25 +35,52 @@ __attribute__((always_inline)) static inline void lcs_split(__global const float
   while (ic >= p.cin_g && tap < p.kh * p.kw) ic -= p.cin_g, tap++;
   int ky = tap / p.kw, kx = tap - ky * p.kw;
   const int R = p.kh * p.kw * p.cin_g;
+#if WFMT != 0
+  /* Quantized rows: the block (tap * bpt + ic / bsz) kept incrementally, its scales loaded when
+   * it changes (a warp's items share the slice, so the test is uniform), the codes from one 2- or
+   * 4-byte word without conversions (lcg_word_codes): per row what f32 costs plus one fma, and
+   * the same weights as lc_w4 bit for bit. */
+  int icb = ic / p.bsz, icr = ic - icb * p.bsz, sblk = -1;
+  float4 s[LCS_MC], o[LCS_MC];
+#endif
   for (int k = l; live && k < R; k += S) {
     const int iy = oy * p.sh - p.pt + ky * p.dh, ix = ox * p.sw - p.pl + kx * p.dw;
     const int ok = iy >= 0 && iy < p.ih && ix >= 0 && ix < p.iw;
     float xv = in[ok ? inb + iy * p.in_sh + ix * p.in_sw + ic * p.in_sc : inb];
     xv = ok ? xv : 0.0f;
 #if WFMT == 0
-    const int blk = 0;
-#else
-    const int blk = lc_blk(&p, tap, ic);
-#endif
     #pragma unroll
     for (int cb = 0; cb < CB; cb++) {
       const int wb = g * p.ob + min(b0 + cb, p.ob - 1); /* a block past the last is not stored */
-      acc[cb] = mad((float4)(xv), lc_w4(w, sc, of, &p, wb, k, blk), acc[cb]);
+      acc[cb] = mad((float4)(xv), lc_w4(w, sc, of, &p, wb, k, 0), acc[cb]);
     }
+#else
+    const int blk = tap * p.bpt + icb;
+    if (blk != sblk) {
+      sblk = blk;
+      #pragma unroll
+      for (int cb = 0; cb < CB; cb++) lcg_scales(sc, of, (g * p.ob + min(b0 + cb, p.ob - 1)) * p.nblk + blk, &s[cb], &o[cb]);
+    }
+    #pragma unroll
+    for (int cb = 0; cb < CB; cb++) {
+      const int wb = g * p.ob + min(b0 + cb, p.ob - 1);
+      acc[cb] = mad((float4)(xv), lcg_deq(lcg_word_codes(lcg_word(w, wb * p.K + k)), s[cb], o[cb]), acc[cb]);
+    }
+    icr += S;
+    if (icr >= p.bsz) {
+      const int d = icr / p.bsz;
+      icb += d, icr -= d * p.bsz;
+    }
+#endif
     ic += S;
-    while (ic >= p.cin_g) {
-      ic -= p.cin_g, tap++;
-      if (++kx == p.kw) kx = 0, ky++;
+    if (ic >= p.cin_g) {
+      while (ic >= p.cin_g) {
+        ic -= p.cin_g, tap++;
+        if (++kx == p.kw) kx = 0, ky++;
+      }
+#if WFMT != 0
+      icb = ic / p.bsz, icr = ic - icb * p.bsz;
+#endif
     }
   }
   #pragma unroll

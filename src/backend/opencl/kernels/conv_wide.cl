@@ -21,6 +21,9 @@
 #define LCW_KWV p.kw
 #endif
 #define LCW_KHV p.kh
+#ifndef LCW_VEC /* 1: the input rows as aligned float4 chunks (cl_fam_wide.c: wide_vec) */
+#define LCW_VEC 0
+#endif
 
 static inline __attribute__((always_inline)) void
 lcw_wide(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
@@ -40,7 +43,7 @@ lcw_wide(__global const float *restrict in, __global const wtype *restrict w, __
   const int ic0 = s * p.kchunk, ic1 = min(p.cin_g, ic0 + p.kchunk);
   const int taps = LCW_KHV * LCW_KWV, nw = taps * CB;
   const bool live = ox0 < p.ow && oy < p.oh;
-  const int inb = n * p.in_sn + g * p.cin_g * p.in_sc, ix0 = ox0 - p.pl;
+  const int inb = p.in_off + n * p.in_sn + g * p.cin_g * p.in_sc, ix0 = ox0 - p.pl;
 
   float4 acc[8][8];
 LC_UNROLL
@@ -67,12 +70,26 @@ LC_UNROLL
       if (!live || (uint)iy >= (uint)p.ih) continue;
       const int rbase = cbase + iy * p.in_sh;
       float xr[8 + LCW_KMAX - 1];
+      if (LCW_VEC && WT % 4 == 0) {
+        /* Aligned float4 chunks (cl_fam_wide.c, wide_vec: unit x stride, iw, strides and pl
+         * multiples of 4; sub-buffers start aligned): each chunk lies all inside the row or all in
+         * the padding, so 3 vector loads replace 12 scalar ones and their bound checks. */
 LC_UNROLL
-      for (int j = 0; j < WT + LCW_KMAX - 1; j++) {
-        const int ix = ix0 + j;
-        const bool ok = j < WT + LCW_KWV - 1 && (uint)ix < (uint)p.iw;
-        xr[j] = in[ok ? rbase + ix * p.in_sw : rbase];
-        xr[j] = ok ? xr[j] : 0.0f;
+        for (int q = 0; q < (WT + LCW_KWV + 2) / 4; q++) {
+          const int b = ix0 + 4 * q;
+          const bool ok = (uint)b < (uint)p.iw;
+          float4 v = *(__global const float4 *)(in + rbase + (ok ? b : 0));
+          v = ok ? v : (float4)(0.0f);
+          xr[4 * q] = v.s0, xr[4 * q + 1] = v.s1, xr[4 * q + 2] = v.s2, xr[4 * q + 3] = v.s3;
+        }
+      } else {
+LC_UNROLL
+        for (int j = 0; j < WT + LCW_KMAX - 1; j++) {
+          const int ix = ix0 + j;
+          const bool ok = j < WT + LCW_KWV - 1 && (uint)ix < (uint)p.iw;
+          xr[j] = in[ok ? rbase + ix * p.in_sw : rbase];
+          xr[j] = ok ? xr[j] : 0.0f;
+        }
       }
       __local const float4 *wr = Ws + ky * LCW_KWV * CB;
 LC_UNROLL
