@@ -254,14 +254,27 @@ static size_t held_inputs(const lc_model *m, int q, int from) {
   return b;
 }
 
+/* The chain ending at node q (a Conv or ConvTranspose without an epilogue yet, its output read by
+ * Add c only) could take c. */
+static int can_take_add(const lc_model *m, int q, int c) {
+  if (q < 0) return 0;
+  const lc_gnode *k = &m->nodes[q];
+  return !k->dead && (!strcmp(k->n.op_type, "Conv") || !strcmp(k->n.op_type, "ConvTranspose")) &&
+         k->n.n_outputs == 1 && k->out[0] >= 0 && lc_fold_sole_consumer(m, k->out[0]) == c &&
+         !lc_node_attr(&k->n, "_act") && !lc_node_attr(&k->n, "_residual") && !lc_node_attr(&k->n, "_post_mul");
+}
+
 /* Add(conv, r) into the conv at *pp: the conv moves to the Add's slot, so its inputs live until
- * then, and r is read there. When r is computed after this conv (the other branch runs later),
- * the choice is what stays alive while that branch runs: this conv's inputs (fused here) or its
- * output (fused into the later producer of r). With `defer`, the Add is left for r's producer
- * when this conv's inputs are the larger (a downsample shortcut reading the block's input, as
- * IResNet's: that input then dies before the main path's convs run); lc_fuse's second pass takes
- * what no later conv did. */
-static lc_status fuse_add(lc_model *m, int *pp, int c, int defer, int *deferred) {
+ * then, and r is read there. When r is another conv chain's output, either chain could take the
+ * Add; between the two chains' ends the earlier one keeps alive its inputs (if it takes the Add)
+ * or its output (if it leaves the Add to the later one). It takes the Add when those of its
+ * activation inputs that nothing at or after the later chain's end reads are smaller than its
+ * output: an expanding shortcut (ResNet-50's first bottleneck) does, a downsample shortcut that
+ * reads the block's input (IResNet's) leaves it to the main path, and the input dies at the
+ * shortcut instead of after the whole main path. pass 0 fuses no Add of two activations (so
+ * every chain reaches its Add first), pass 1 fuses into the chosen chain, pass 2 whatever is
+ * left (the chosen chain could not take it after all). */
+static lc_status fuse_add(lc_model *m, int *pp, int c, int pass, int *deferred) {
   lc_gnode *k = &m->nodes[*pp], *a = &m->nodes[c];
   if (a->n.n_inputs != 2 || a->n.n_outputs != 1 || a->in[0] < 0 || a->in[1] < 0 || a->in[0] == a->in[1]) return LC_OK;
   int r = a->in[0] == k->out[0] ? a->in[1] : a->in[0];
@@ -269,7 +282,13 @@ static lc_status fuse_add(lc_model *m, int *pp, int c, int defer, int *deferred)
   if (rv->t.dtype != LC_DT_FLOAT || rv->t.ndim != cv->t.ndim ||
       memcmp(rv->t.dims, cv->t.dims, sizeof(int64_t) * (size_t)cv->t.ndim))
     return LC_OK; /* broadcasting adds stay separate */
-  if (defer && rv->producer > *pp && held_inputs(m, *pp, rv->producer) >= cv->t.nbytes) {
+  int pr = rv->producer, e = pr < *pp ? pr : *pp, l = pr < *pp ? *pp : pr;
+  if (pass == 0 && !rv->is_const) {
+    (*deferred)++;
+    return LC_OK;
+  }
+  if (pass == 1 && can_take_add(m, pr, c) &&
+      (e == *pp) != (held_inputs(m, e, l) < m->values[m->nodes[e].out[0]].t.nbytes)) {
     (*deferred)++;
     return LC_OK;
   }
@@ -521,7 +540,7 @@ static lc_status fuse_post(lc_model *m, int *pp, int c, int is_mul) {
 }
 
 /* One pass over the convs, each absorbing what follows it while it can. */
-static lc_status fuse_conv_chains(lc_model *m, int defer, int *deferred) {
+static lc_status fuse_conv_chains(lc_model *m, int pass, int *deferred) {
   for (int p = 0; p < m->n_nodes; p++) {
     int ct = !strcmp(m->nodes[p].n.op_type, "ConvTranspose"); /* BN, residual, activation only */
     if (m->nodes[p].dead || (strcmp(m->nodes[p].n.op_type, "Conv") && !ct) || m->nodes[p].n.n_outputs != 1 ||
@@ -541,7 +560,7 @@ static lc_status fuse_conv_chains(lc_model *m, int defer, int *deferred) {
       if (!strcmp(op, "BatchNormalization") && plain && ct) s = lc_fold_bn_convt(m, &q, c); /* eager: composes */
       else if (!strcmp(op, "BatchNormalization") && plain && !k->fused[0]) s = fuse_bn(m, &q, c);
       else if ((is_add || (is_mul && !ct)) && plain) s = fuse_affine(m, &q, c, is_mul);
-      if (!s && q == before && is_add && plain) s = fuse_add(m, &q, c, defer, deferred);
+      if (!s && q == before && is_add && plain) s = fuse_add(m, &q, c, pass, deferred);
       else if (!s && q == before && (is_mul || is_add) && !plain && !ct) s = fuse_post(m, &q, c, is_mul);
       else if (!s && q == before && !has_act && !has_post) s = fuse_act(m, &q, c);
       if (s) return s;
@@ -558,11 +577,13 @@ lc_status lc_fuse(lc_model *m) {
     if (!m->nodes[p].dead && (s = fuse_hswish_at(m, p))) return s;
   }
   lc_plan_count_uses(m);
-  /* Second pass: a deferred Add whose other operand's producer did not take it goes back to the
-   * conv that deferred it (the chains already fused stop where they stopped). */
+  /* A residual Add waits until both chains that could take it reach it (fuse_add). */
   int deferred = 0;
-  lc_status s = fuse_conv_chains(m, 1, &deferred);
-  if (!s && deferred) s = fuse_conv_chains(m, 0, &deferred);
+  lc_status s = LC_OK;
+  for (int pass = 0; pass < 3 && !s && (pass == 0 || deferred); pass++) {
+    deferred = 0;
+    s = fuse_conv_chains(m, pass, &deferred);
+  }
   if (s) return s;
   lc_plan_count_uses(m);
   return LC_OK;
