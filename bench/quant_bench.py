@@ -120,13 +120,19 @@ def main():
         import iresnet34
         import onnx
         src, dst = os.path.join(a.out, "iresnet34.onnx"), os.path.join(a.out, "iresnet34_q4.onnx")
-        onnx.save(iresnet34.build(112), src)
         t = time.time()
-        rep = lowconv.quantize(src, dst, calib_kind="scene", calib_shape=[1, 3, 112, 112], samples=4,
-                               log=lambda s: print(s, flush=True))
+        if a.reuse:  # the files of an earlier run; its report only when that run saved one
+            rep = reuse_report(dst) if os.path.exists(dst + ".report.json") else None
+        else:
+            onnx.save(iresnet34.build(112), src)
+            rep = lowconv.quantize(src, dst, calib_kind="scene", calib_shape=[1, 3, 112, 112], samples=4,
+                                   log=lambda s: print(s, flush=True))
+            with open(dst + ".report.json", "w") as f:
+                json.dump(rep, f)
         r = measure("iresnet34", src, dst, "scene", [1, 3, 112, 112])
-        r.update(quantize_s=time.time() - t, weight_ratio=rep["weight_bytes"] / rep["fp32_weight_bytes"],
-                 calib_cosine=rep["cosine_mean"])
+        if rep:
+            r.update(quantize_s=time.time() - t, weight_ratio=rep["weight_bytes"] / rep["fp32_weight_bytes"],
+                     calib_cosine=rep["cosine_mean"])
         x = os.path.join(a.out, "face.npy")
         np.save(x, calib.generate("scene", [1, 3, 112, 112], 1, seed=7)[0])
         od = os.path.join(a.out, "o")

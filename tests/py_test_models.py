@@ -142,6 +142,56 @@ def shape_chain():
     return make(n, inits, [vi("X", [1, 2, 6, 6])], [vi("Y", [1, 64])], "shape_chain")
 
 
+def shortcut_block(expand):
+    """A residual block with a 1x1 stride-2 shortcut conv + BN listed right after the block's input,
+    so it runs before the main path (topological order). expand=False (IResNet's block): BN, 3x3
+    conv, BN, Relu, 3x3 stride-2 conv, BN, C -> C; the Add must go into the main path's last conv so
+    the block input dies at the shortcut, not after the whole main path (issue #13). expand=True
+    (ResNet-50's first bottleneck): 1x1 conv C -> C first, stride 1, shortcut C -> 4C; the block input
+    is read by the main path anyway and the shortcut's output is 4x larger, so the Add goes into it."""
+    c, o, st = 8, 32 if expand else 8, 1 if expand else 2
+    n = [helper.make_node("Conv", ["X", "W0"], ["x"], name="stem", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         helper.make_node("Conv", ["x", "Ws"], ["s"], name="short", kernel_shape=[1, 1], strides=[st, st]),
+         bn_node("bns", "s", "sb")]
+    if expand:
+        n += [helper.make_node("Conv", ["x", "W1"], ["c1"], name="main1", kernel_shape=[1, 1])]
+    else:
+        n += [bn_node("bn0", "x", "b0"),
+              helper.make_node("Conv", ["b0", "W1"], ["c1"], name="main1", kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    n += [bn_node("bn1", "c1", "b1"), helper.make_node("Relu", ["b1"], ["r1"], name="relu1"),
+          helper.make_node("Conv", ["r1", "W2"], ["c2"], name="main2", kernel_shape=[3, 3], strides=[st, st],
+                           pads=[1, 1, 1, 1])]
+    if expand:
+        n += [helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+              helper.make_node("Conv", ["r2", "W3"], ["c3"], name="main3", kernel_shape=[1, 1])]
+    last = "c3" if expand else "c2"
+    n += [bn_node("bn2", last, "b2"), helper.make_node("Add", ["b2", "sb"], ["Y"], name="add")]
+    inits = [w("W0", c, 3, 3, 3), w("Ws", o, c, 1, 1), w("W1", c, c, *((1, 1) if expand else (3, 3))),
+             w("W2", c, c, 3, 3)] + bn("bns", o) + bn("bn1", c) + bn("bn2", o)
+    inits += [w("W3", o, c, 1, 1)] if expand else bn("bn0", c)
+    return make(n, inits, [vi("X", [1, 3, 32, 32])], [vi("Y", [1, o, 32 // st, 32 // st])], "shortcut_" + str(expand))
+
+
+def shortcut_case(cli, tmp, expand):
+    """Output matches onnxruntime; `info`: the Add went into the conv the rule picks, and for the
+    IResNet block the peak is two full-size tensors and the shortcut's output, not three."""
+    model = shortcut_block(expand)
+    name = "shortcut_%d" % expand
+    r, msg = run_case(cli, tmp, name, model, {"X": RNG.standard_normal((1, 3, 32, 32)).astype(np.float32)})
+    if r != "pass":
+        return r, msg
+    out = subprocess.run([cli, "info", os.path.join(tmp, name + ".onnx")], capture_output=True, text=True).stdout
+    routes = {l.split()[0]: l.split() for l in out.splitlines() if l.startswith("  ") and " ws " in l}
+    want, other = ("short", "main3") if expand else ("main2", "short")
+    if "bn+add" not in routes.get(want, []) or "bn+add" in routes.get(other, []):
+        return "fail", "the Add is not fused into %s: %s" % (want, routes)
+    peak = float(out.split("peak activations ")[1].split()[0]) * 1e6
+    full = 8 * 32 * 32 * 4  # one 8-channel 32x32 tensor
+    if not expand and peak > 2.5 * full:
+        return "fail", "peak activations %.0f B > 2.5 x %d B" % (peak, full)
+    return "pass", "add into %s, peak activations %.0f B" % (want, peak)
+
+
 def run_case(cli, tmp, name, model, feeds, extra=(), external=False):
     path = os.path.join(tmp, name + ".onnx")
     if external:  # save_model rewrites the tensors it externalizes: work on a copy
@@ -245,6 +295,8 @@ def main():
             ("paddle_hswish_div", lambda: fused_case(a.lowconv, tmp, "div")),
             ("paddle_hswish_mul6", lambda: fused_case(a.lowconv, tmp, "mul6")),
             ("paddle_hswish_hsig", lambda: fused_case(a.lowconv, tmp, "hsig")),
+            ("shortcut_add_main_path", lambda: shortcut_case(a.lowconv, tmp, False)),
+            ("shortcut_add_expanding", lambda: shortcut_case(a.lowconv, tmp, True)),
             ("conv_chan_epilogue_cpu", lambda: chan_epilogue_case(a.lowconv, tmp)),
             ("shape_chain", lambda: run_case(a.lowconv, tmp, "shape_chain", shape_chain(),
                                              {"X": RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)})),

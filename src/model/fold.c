@@ -238,7 +238,43 @@ static lc_status fuse_bn(lc_model *m, int *pp, int c) {
   return LC_OK;
 }
 
-static lc_status fuse_add(lc_model *m, int *pp, int c) {
+/* Bytes of the activation inputs of node q that no other node reads at position `from` or later:
+ * what fusing an Add at a later position into q keeps alive past `from`. */
+static size_t held_inputs(const lc_model *m, int q, int from) {
+  const lc_gnode *k = &m->nodes[q];
+  size_t b = 0;
+  for (int i = 0; i < k->n.n_inputs; i++) {
+    int v = k->in[i], seen = 0;
+    for (int j = 0; j < i; j++) seen |= k->in[j] == v;
+    if (v < 0 || seen || m->values[v].is_const || m->values[v].is_output) continue;
+    for (int p = from; p < m->n_nodes && !seen; p++)
+      for (int j = 0; p != q && !m->nodes[p].dead && j < m->nodes[p].n.n_inputs; j++) seen |= m->nodes[p].in[j] == v;
+    if (!seen) b += m->values[v].t.nbytes;
+  }
+  return b;
+}
+
+/* The chain ending at node q (a Conv or ConvTranspose without an epilogue yet, its output read by
+ * Add c only) could take c. */
+static int can_take_add(const lc_model *m, int q, int c) {
+  if (q < 0) return 0;
+  const lc_gnode *k = &m->nodes[q];
+  return !k->dead && (!strcmp(k->n.op_type, "Conv") || !strcmp(k->n.op_type, "ConvTranspose")) &&
+         k->n.n_outputs == 1 && k->out[0] >= 0 && lc_fold_sole_consumer(m, k->out[0]) == c &&
+         !lc_node_attr(&k->n, "_act") && !lc_node_attr(&k->n, "_residual") && !lc_node_attr(&k->n, "_post_mul");
+}
+
+/* Add(conv, r) into the conv at *pp: the conv moves to the Add's slot, so its inputs live until
+ * then, and r is read there. When r is another conv chain's output, either chain could take the
+ * Add; between the two chains' ends the earlier one keeps alive its inputs (if it takes the Add)
+ * or its output (if it leaves the Add to the later one). It takes the Add when those of its
+ * activation inputs that nothing at or after the later chain's end reads are smaller than its
+ * output: an expanding shortcut (ResNet-50's first bottleneck) does, a downsample shortcut that
+ * reads the block's input (IResNet's) leaves it to the main path, and the input dies at the
+ * shortcut instead of after the whole main path. pass 0 fuses no Add of two activations (so
+ * every chain reaches its Add first), pass 1 fuses into the chosen chain, pass 2 whatever is
+ * left (the chosen chain could not take it after all). */
+static lc_status fuse_add(lc_model *m, int *pp, int c, int pass, int *deferred) {
   lc_gnode *k = &m->nodes[*pp], *a = &m->nodes[c];
   if (a->n.n_inputs != 2 || a->n.n_outputs != 1 || a->in[0] < 0 || a->in[1] < 0 || a->in[0] == a->in[1]) return LC_OK;
   int r = a->in[0] == k->out[0] ? a->in[1] : a->in[0];
@@ -246,6 +282,16 @@ static lc_status fuse_add(lc_model *m, int *pp, int c) {
   if (rv->t.dtype != LC_DT_FLOAT || rv->t.ndim != cv->t.ndim ||
       memcmp(rv->t.dims, cv->t.dims, sizeof(int64_t) * (size_t)cv->t.ndim))
     return LC_OK; /* broadcasting adds stay separate */
+  int pr = rv->producer, e = pr < *pp ? pr : *pp, l = pr < *pp ? *pp : pr;
+  if (pass == 0 && !rv->is_const) {
+    (*deferred)++;
+    return LC_OK;
+  }
+  if (pass == 1 && can_take_add(m, pr, c) &&
+      (e == *pp) != (held_inputs(m, e, l) < m->values[m->nodes[e].out[0]].t.nbytes)) {
+    (*deferred)++;
+    return LC_OK;
+  }
   lc_status s;
   if ((s = lc_fold_set_input(m, k, 3, r)) || (s = lc_fold_add_attr(m, k, "_residual", LC_ATTR_INT, 1, 0))) return s;
   *pp = lc_fold_absorb(m, *pp, c, "add");
@@ -493,13 +539,8 @@ static lc_status fuse_post(lc_model *m, int *pp, int c, int is_mul) {
   return LC_OK;
 }
 
-lc_status lc_fuse(lc_model *m) {
-  lc_plan_count_uses(m);
-  for (int p = 0; p < m->n_nodes; p++) {
-    lc_status s;
-    if (!m->nodes[p].dead && (s = fuse_hswish_at(m, p))) return s;
-  }
-  lc_plan_count_uses(m);
+/* One pass over the convs, each absorbing what follows it while it can. */
+static lc_status fuse_conv_chains(lc_model *m, int pass, int *deferred) {
   for (int p = 0; p < m->n_nodes; p++) {
     int ct = !strcmp(m->nodes[p].n.op_type, "ConvTranspose"); /* BN, residual, activation only */
     if (m->nodes[p].dead || (strcmp(m->nodes[p].n.op_type, "Conv") && !ct) || m->nodes[p].n.n_outputs != 1 ||
@@ -519,13 +560,31 @@ lc_status lc_fuse(lc_model *m) {
       if (!strcmp(op, "BatchNormalization") && plain && ct) s = lc_fold_bn_convt(m, &q, c); /* eager: composes */
       else if (!strcmp(op, "BatchNormalization") && plain && !k->fused[0]) s = fuse_bn(m, &q, c);
       else if ((is_add || (is_mul && !ct)) && plain) s = fuse_affine(m, &q, c, is_mul);
-      if (!s && q == before && is_add && plain) s = fuse_add(m, &q, c);
+      if (!s && q == before && is_add && plain) s = fuse_add(m, &q, c, pass, deferred);
       else if (!s && q == before && (is_mul || is_add) && !plain && !ct) s = fuse_post(m, &q, c, is_mul);
       else if (!s && q == before && !has_act && !has_post) s = fuse_act(m, &q, c);
       if (s) return s;
       if (q == before) break;
     }
   }
+  return LC_OK;
+}
+
+lc_status lc_fuse(lc_model *m) {
+  lc_plan_count_uses(m);
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_status s;
+    if (!m->nodes[p].dead && (s = fuse_hswish_at(m, p))) return s;
+  }
+  lc_plan_count_uses(m);
+  /* A residual Add waits until both chains that could take it reach it (fuse_add). */
+  int deferred = 0;
+  lc_status s = LC_OK;
+  for (int pass = 0; pass < 3 && !s && (pass == 0 || deferred); pass++) {
+    deferred = 0;
+    s = fuse_conv_chains(m, pass, &deferred);
+  }
+  if (s) return s;
   lc_plan_count_uses(m);
   return LC_OK;
 }
