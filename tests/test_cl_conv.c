@@ -248,8 +248,9 @@ static void check_wino(lc_context *ctx, int n) {
 }
 
 /* wino9 (Winograd F(3x3) over a 9x9 conv's 3x3 sub-kernels) on its own shapes: 9x9, stride and
- * dilation 1, one group, f32 (idx % 3 == 0), 1..32 output channels, pads 0..4, batch 1..3, NCHW
- * and NHWC, every variant and split multiplier. Bound: F(4x4)'s (WINO4_TOL): the transforms'
+ * dilation 1, one group, f32 (U stored) and q8/q4 (U made from the codes as they are staged), every
+ * block size and symmetry, 1..32 output channels, pads 0..4, batch 1..3, NCHW and NHWC, every
+ * variant and split multiplier. Bound: F(4x4)'s (WINO4_TOL): the transforms'
  * entries (B^T to 3, A^T to 4, G's sixths) amplify fp32 rounding as F(4x4)'s do. */
 static void check_wino9(lc_context *ctx, int n) {
   const char *only_f = getenv("LOWCONV_CL_FAMILY");
@@ -268,7 +269,7 @@ static void check_wino9(lc_context *ctx, int n) {
     s.ih = tu_rand_int(9 > s.pt + s.pb ? 9 - s.pt - s.pb : 1, 26);
     s.iw = tu_rand_int(9 > s.pl + s.pr ? 9 - s.pl - s.pr : 1, 30);
     if (i % 3 == 1) setenv("LOWCONV_CL_WIDE_MUL", i % 2 ? "2" : "4", 1); /* more input-channel chunks */
-    check_shape(ctx, &s, 3 * i); /* NHWC where 3i % 7 == 6 */
+    check_shape(ctx, &s, 3000 + i); /* every format, symmetry, block size 0..128, NHWC where idx % 7 == 6 */
     unsetenv("LOWCONV_CL_WIDE_MUL");
   }
   if (only_f) setenv("LOWCONV_CL_FAMILY", only_f, 1); else unsetenv("LOWCONV_CL_FAMILY");

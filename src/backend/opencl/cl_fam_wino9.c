@@ -1,12 +1,15 @@
 /* Kernel family "wino9": Winograd F(3x3, 3x3) over the nine 3x3 sub-kernels of a 9x9 conv (stride
- * and dilation 1, one group, fp32 weights, at most 32 output channels; kernels/conv_wino9.cl says
+ * and dilation 1, one group, at most 32 output channels, any weight format; kernels/conv_wino9.cl says
  * how). PP-OCR det's 9x9 convs to 24 channels ran at 30-36 TFLOP/s with family wide on the H200, a
  * third of them spent on multiplications Winograd removes (3.24x fewer). The 25 products over the
  * tile grid are one grouped 3x3 conv that family wide's tile kernel runs as it stands (its
  * variants and local sizes are this family's), so only the two transforms are new. Workspace:
- * wide's partial sums, then V (aligned for wide's float4 row loads). U, the transformed weights
- * (25 fp32 per 9 weights), lives in the conv's Winograd buffer, made before a candidate runs and
- * released when another family wins; q8/q4 convs are not offered (their weights would be fp32). */
+ * wide's partial sums, then V (aligned for wide's float4 row loads). With fp32 weights U, the
+ * transformed weights (25 fp32 per 9 weights), lives in the conv's Winograd buffer, made before a
+ * candidate runs and released when another family wins. With q8/q4 weights there is no U: wide's
+ * tile kernel, built with LCW_W9, transforms each sub-kernel from the codes as it stages a
+ * channel's weights in local memory (9 dequantized weights per staged value), so the codes stay
+ * the only copy of the weights on the device. */
 #include "backend/opencl/cl_conv.h"
 #include "util/error.h"
 
@@ -17,6 +20,7 @@
 static const char *const w9_names[] = {"f3c8w4", "f3c12w4", "f3c16w4", "f3c24w4", "f3c24w2", "f3c8w8", "f3c12w8"};
 #define W9_NV ((int)(sizeof w9_names / sizeof w9_names[0]))
 #define W9_WU_M 9 /* c->wu_m when wu holds this family's U */
+#define W9_OPT " -DLCW_W9=1"
 
 static size_t w9_up(size_t a, size_t b) { return (a + b - 1) / b * b; }
 
@@ -37,7 +41,10 @@ static size_t w9_vfloats(const lc_cl_conv *c, const w9_dims *d) {
  * workspace, no epilogue (wino9_otrans applies the conv's). */
 static void w9_shadow(const lc_cl_conv *c, const w9_dims *d, int voff, lc_cl_conv *s) {
   *s = *c;
-  s->w = c->wu, s->sc = s->of = c->bias, s->wfmt = LC_WEIGHTS_F32, s->asym = 0, s->depthwise = 0, s->is1x1 = 0;
+  s->depthwise = 0, s->is1x1 = 0;
+  const int q = c->wfmt != LC_WEIGHTS_F32; /* codes transformed while staged (conv_wide.cl LCW_W9) */
+  if (!q) s->w = c->wu, s->sc = s->of = c->bias, s->asym = 0;
+  else if (strlen(c->options) + sizeof W9_OPT <= sizeof s->options) strcat(s->options, W9_OPT); /* else w9_eligible: 0 */
   lc_cl_conv_args *g = &s->a;
   const int C = c->a.cin_g, O = c->a.cout_g, TYp = (int)d->TYp, TXp = (int)d->TXp, TY = (int)d->TY, TX = (int)d->TX;
   memset(g, 0, sizeof *g);
@@ -45,6 +52,7 @@ static void w9_shadow(const lc_cl_conv *c, const w9_dims *d, int voff, lc_cl_con
   g->ih = TYp, g->iw = TXp, g->oh = TY, g->ow = TX;
   g->kh = g->kw = 3, g->sh = g->sw = g->dh = g->dw = 1;
   g->K = 9 * C, g->ob = (O + 3) / 4, g->nblk = 1, g->bsz = 1 << 30, g->ksplit = 1, g->kchunk = C;
+  if (q) g->K = c->a.K, g->nblk = c->a.nblk, g->bpt = c->a.bpt, g->bsz = c->a.bsz; /* the 9x9's weight addressing */
   g->in_sn = 25 * C * TYp * TXp, g->in_sc = TYp * TXp, g->in_sh = TXp, g->in_sw = 1, g->in_off = voff;
   g->out_sn = 25 * O * TY * TX, g->out_sc = TY * TX, g->out_sh = TX, g->out_sw = 1;
 }
@@ -61,7 +69,8 @@ static size_t w9_voff(const lc_cl_conv *c, const w9_dims *d, int v, size_t mul) 
 
 static int w9_eligible(const lc_cl_conv *c, int v) {
   const lc_cl_conv_args *a = &c->a;
-  if (v < 0 || v >= W9_NV || c->wfmt != LC_WEIGHTS_F32 || a->groups != 1 || a->kh != 9 || a->kw != 9 || a->sh != 1 ||
+  if (c->wfmt != LC_WEIGHTS_F32 && strlen(c->options) + sizeof W9_OPT > sizeof c->options) return 0;
+  if (v < 0 || v >= W9_NV || a->groups != 1 || a->kh != 9 || a->kw != 9 || a->sh != 1 ||
       a->sw != 1 || a->dh != 1 || a->dw != 1 || a->in_aff || a->cout_g > 32)
     return 0;
   w9_dims d;
@@ -74,6 +83,10 @@ static int w9_eligible(const lc_cl_conv *c, int v) {
   return lc_cl_wide_eligible(&s, v);
 }
 
+/* Level fast: the tiles that won on the H200 (c8w4 and c8w8 on PP-OCR det's 9x9s, c12w4 close),
+ * with the local sizes of level normal (c8w8's best, 8 x 8, is the sixth). */
+static int w9_fast(int v) { return v == 0 || v == 1 || v == 5; }
+
 /* Never the heuristic's (three launches and a workspace); tuned as wide tunes the grouped conv. */
 static int w9_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
   if (max < 1 || !w9_eligible(c, v)) return 0;
@@ -84,7 +97,8 @@ static int w9_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3]
   w9_size(c, &d);
   lc_cl_conv s;
   w9_shadow(c, &d, 0, &s);
-  return lc_cl_wide_local_sizes(&s, v, forced ? 0 : level, lws, max);
+  if (level == 1 && !forced && lc_cl_fast_short() && !w9_fast(v)) return 0;
+  return lc_cl_wide_local_sizes(&s, v, forced ? 0 : level == 1 ? 2 : level, lws, max);
 }
 
 static size_t w9_ws(const lc_cl_conv *c, const lc_cl_cand *x) {
@@ -95,7 +109,7 @@ static size_t w9_ws(const lc_cl_conv *c, const lc_cl_cand *x) {
 }
 
 lc_status lc_cl_wino9_ready(lc_cl_conv *c) {
-  if (c->wu && c->wu_m == W9_WU_M) return LC_OK;
+  if (c->wfmt != LC_WEIGHTS_F32 || (c->wu && c->wu_m == W9_WU_M)) return LC_OK; /* q8/q4: no U */
   lc_cl_wino_release(c);
   size_t bytes = 225 * (size_t)c->a.ob * 4 * (size_t)c->a.cin_g * sizeof(float);
   lc_status s = lc_cl_buffer(c->rt, bytes, NULL, &c->wu);
@@ -118,10 +132,11 @@ static lc_status w9_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem 
   w9_dims d;
   w9_size(c, &d);
   size_t need = w9_ws(c, cand);
-  if (!c->rt->dry && (!c->wu || c->wu_m != W9_WU_M || !c->ws || c->ws_bytes < need || !need))
+  const int f32 = c->wfmt == LC_WEIGHTS_F32;
+  if (!c->rt->dry && ((f32 && (!c->wu || c->wu_m != W9_WU_M)) || !c->ws || c->ws_bytes < need || !need))
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): wino9 %s without its weights or %zu bytes of workspace",
                     w9_names[v], need);
-  if (lc_cl_collecting(c->rt)) { /* name the weight transform too, so it is built with the rest */
+  if (f32 && lc_cl_collecting(c->rt)) { /* name the weight transform too, so it is built with the rest */
     cl_kernel k;
     lc_status s = lc_cl_conv_kernel(c, "conv_wino9", "wino9_wtrans", &k);
     if (s) return s;

@@ -25,6 +25,35 @@
 #define LCW_VEC 0
 #endif
 
+#ifndef LCW_W9 /* 1: family wino9's quantized form (cl_fam_wino9.c), weights transformed while staged */
+#define LCW_W9 0
+#endif
+#if LCW_W9
+/* Family wino9 on q8/q4 weights: the grouped 3x3 conv's weight of group xi, oc4 block b, sub-kernel
+ * sub, channel ic is U = (G g G^T)[xi] of the 9x9 conv's 3x3 sub-kernel g, made here from the
+ * codes (p: the 9x9 conv's weight addressing, K = 81 cin_g and its blocks), so U never exists in
+ * device memory and the codes stay codes. G as in conv_wino9.cl. */
+__constant float lcw_g9[5][3] = {{0.5f, 0.0f, 0.0f},
+                                 {-0.5f, -0.5f, -0.5f},
+                                 {-1.0f / 6, 1.0f / 6, -1.0f / 6},
+                                 {1.0f / 6, 1.0f / 3, 2.0f / 3},
+                                 {0.0f, 0.0f, 1.0f}};
+inline float4 lcw_w9_weight(__global const wtype *w, __global const float *sc, __global const float *of,
+                            const lc_cl_conv_args *p, int xi, int b, int sub, int ic) {
+  const int xr = xi / 5, xc = xi - 5 * xr, dy = sub / 3, dx = sub - 3 * dy;
+  float4 u = (float4)(0.0f);
+  for (int r = 0; r < 3; r++) {
+    float4 t = (float4)(0.0f);
+    for (int q = 0; q < 3; q++) {
+      const int tap = (3 * dy + r) * 9 + 3 * dx + q;
+      t = mad((float4)(lcw_g9[xc][q]), lc_w4(w, sc, of, p, b, tap * p->cin_g + ic, lc_blk(p, tap, ic)), t);
+    }
+    u = mad((float4)(lcw_g9[xr][r]), t, u);
+  }
+  return u;
+}
+#endif
+
 static inline __attribute__((always_inline)) void
 lcw_wide(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
          __global const float *restrict of, const lc_cl_conv_args *pa, __global float *restrict ws,
@@ -55,6 +84,9 @@ LC_UNROLL
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = lid; i < nw; i += T) {
       const int tap = i / CB, cb = i - tap * CB;
+#if LCW_W9
+      Ws[i] = lcw_w9_weight(w, sc, of, &p, g, min(b0 + cb, p.ob - 1), tap, ic);
+#else
       const int wb = g * p.ob + min(b0 + cb, p.ob - 1); /* a block past the last repeats it, unstored */
 #if WFMT == 0
       const int blk = 0;
@@ -62,6 +94,7 @@ LC_UNROLL
       const int blk = lc_blk(&p, tap, ic);
 #endif
       Ws[i] = lc_w4(w, sc, of, &p, wb, tap * p.cin_g + ic, blk);
+#endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int cbase = inb + ic * p.in_sc;
