@@ -10,7 +10,8 @@ onnxruntime fuses DequantizeLinear -> MatMul into MatMulNBits with accuracy_leve
 (session.qdq_matmulnbits_accuracy_level), which quantizes the MatMul's activations to int8 as it
 runs, so it no longer computes the dequantized graph (docs/quantization.md). That graph itself:
 `lowconv_vs_dequantized` / `ort_all_vs_dequantized`, against onnxruntime with no optimization on an fp32
-copy of the file whose DequantizeLinear outputs were computed here (OUT/NAME_q4_dequantized.onnx). For IResNet-34-112 also `lowconv run` of the saved file: peak RSS of the process and
+copy of the file whose DequantizeLinear outputs were computed here (OUT/NAME_q4_dequantized.onnx).
+For IResNet-34-112 also `lowconv run` of the saved file: peak RSS of the process and
 load-to-first-result time against `lowconv run` of the fp32 ONNX.
 Usage: bench/quant_bench.py --lowconv build/lowconv --ocr-dir DIR [--out DIR] [--json OUT.json]
        [--models det,cls,rec,iresnet34] [--heldout N] [--seed S] [--reuse]"""
