@@ -84,9 +84,11 @@ def dequantized_copy(q, out):
             cut = tuple(slice(0, c.shape[axis]) if d == axis else slice(None) for d in range(c.ndim))
             w = (c - np.repeat(z, bs, axis=axis)[cut]) * np.repeat(s, bs, axis=axis)[cut]
         new.append(numpy_helper.from_array(w.astype(np.float32), nd.output[0]))
-    del m.graph.node[:]
+    used = {i for nd in keep for i in nd.input}
+    kept = [t for t in m.graph.initializer if t.name in used]
+    del m.graph.node[:], m.graph.initializer[:]
     m.graph.node.extend(keep)
-    m.graph.initializer.extend(new)
+    m.graph.initializer.extend(kept + new)
     if os.path.exists(out + ".data"):
         os.remove(out + ".data")
     onnx.save(m, out, save_as_external_data=True, location=os.path.basename(out) + ".data")
