@@ -3,7 +3,15 @@
 (lowconv.quantize: q4, block 32, target cosine 0.995 on generated calibration inputs), then
 compared with fp32 on held-out generated inputs (other seeds): output cosine (lowconv on the
 saved file vs onnxruntime fp32, and onnxruntime on the saved file), rec argmax agreement, weight
-bytes. For IResNet-34-112 also `lowconv run` of the saved file: peak RSS of the process and
+bytes. Agreement with onnxruntime on the saved file (`lowconv_vs_ort`, the semantic check: the file's
+DequantizeLinear -> Conv / MatMul as written) uses onnxruntime at ORT_ENABLE_BASIC; its default
+ORT_ENABLE_ALL session is reported apart (`lowconv_vs_ort_all`, `cos_ort_all`): from level EXTENDED
+onnxruntime fuses DequantizeLinear -> MatMul into MatMulNBits with accuracy_level 4
+(session.qdq_matmulnbits_accuracy_level), which quantizes the MatMul's activations to int8 as it
+runs, so it no longer computes the dequantized graph (docs/quantization.md). That graph itself:
+`lowconv_vs_dequantized` / `ort_all_vs_dequantized`, against onnxruntime with no optimization on an fp32
+copy of the file whose DequantizeLinear outputs were computed here (OUT/NAME_q4_dequantized.onnx).
+For IResNet-34-112 also `lowconv run` of the saved file: peak RSS of the process and
 load-to-first-result time against `lowconv run` of the fp32 ONNX.
 Usage: bench/quant_bench.py --lowconv build/lowconv --ocr-dir DIR [--out DIR] [--json OUT.json]
        [--models det,cls,rec,iresnet34] [--heldout N] [--seed S] [--reuse]"""
@@ -47,6 +55,46 @@ def run_process(cmd, cpu=False):
     return float(wall), int(kb) / 1024.0
 
 
+def dequantized_copy(q, out):
+    """A plain fp32 copy of the saved file: every DequantizeLinear of constants replaced by its output,
+    computed here in float64 ((code - zero point) * scale, per tensor, per axis or in blocks along the
+    axis) and stored as an fp32 initializer; the reference the saved file's semantics are checked on."""
+    import onnx
+    from onnx import helper, numpy_helper
+    m = onnx.load(q)
+    init = {t.name: t for t in m.graph.initializer}
+    keep, new = [], []
+    for nd in m.graph.node:
+        if nd.op_type != "DequantizeLinear" or not all(i in init for i in nd.input if i):
+            keep.append(nd)
+            continue
+        c = numpy_helper.to_array(init[nd.input[0]]).astype(np.float64)
+        s = numpy_helper.to_array(init[nd.input[1]]).astype(np.float64)
+        z = (numpy_helper.to_array(init[nd.input[2]]).astype(np.float64) if len(nd.input) > 2 and nd.input[2]
+             else np.zeros_like(s))
+        at = {x.name: helper.get_attribute_value(x) for x in nd.attribute}
+        axis, bs = at.get("axis", 1) % c.ndim, at.get("block_size", 0)
+        if s.size == 1 and bs == 0:
+            w = (c - z.reshape(())) * s.reshape(())
+        elif bs == 0:
+            sh = [1] * c.ndim
+            sh[axis] = -1
+            w = (c - z.reshape(sh)) * s.reshape(sh)
+        else:
+            cut = tuple(slice(0, c.shape[axis]) if d == axis else slice(None) for d in range(c.ndim))
+            w = (c - np.repeat(z, bs, axis=axis)[cut]) * np.repeat(s, bs, axis=axis)[cut]
+        new.append(numpy_helper.from_array(w.astype(np.float32), nd.output[0]))
+    used = {i for nd in keep for i in nd.input}
+    kept = [t for t in m.graph.initializer if t.name in used]
+    del m.graph.node[:], m.graph.initializer[:]
+    m.graph.node.extend(keep)
+    m.graph.initializer.extend(kept + new)
+    if os.path.exists(out + ".data"):
+        os.remove(out + ".data")
+    onnx.save(m, out, save_as_external_data=True, location=os.path.basename(out) + ".data")
+    return out
+
+
 def measure(name, fp32, q, kind, shape, n=8, seed=1000):
     """Held-out cosines; for rec the per-position argmax agreement over every position (blank-
     dominated ones included: what CTC decoding reads), and over the positions where fp32 or the
@@ -54,18 +102,33 @@ def measure(name, fp32, q, kind, shape, n=8, seed=1000):
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.log_severity_level = 3
-    a, b = ort.InferenceSession(fp32, so), ort.InferenceSession(q, so)
+    a, c = ort.InferenceSession(fp32, so), ort.InferenceSession(q, so)  # ORT_ENABLE_ALL, the default
+    sb = ort.SessionOptions()
+    sb.log_severity_level = 3
+    sb.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC  # no MatMulNBits fusion
+    b = ort.InferenceSession(q, sb)
+    sd = ort.SessionOptions()
+    sd.log_severity_level = 3
+    sd.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    d = ort.InferenceSession(dequantized_copy(q, q[:-5] + "_dequantized.onnx"), sd)
     m = lowconv.Model(q, threads=2, shapes={a.get_inputs()[0].name: shape})
     iname = a.get_inputs()[0].name
-    res = {"cos_lowconv": [], "cos_ort": [], "lowconv_vs_ort": [], "argmax": []}
+    res = {"cos_lowconv": [], "cos_ort": [], "lowconv_vs_ort": [], "cos_ort_all": [], "lowconv_vs_ort_all": [],
+           "lowconv_vs_dequantized": [], "ort_all_vs_dequantized": [], "argmax": []}
     nonblank = [0, 0]
     for x in calib.generate(kind, shape, n, seed=seed):
         r = a.run(None, {iname: x})[0]
         g = b.run(None, {iname: x})[0]
+        h = c.run(None, {iname: x})[0]
         lc = list(m.run({iname: x}).values())[0]
         res["cos_lowconv"].append(cos(r, lc))
         res["cos_ort"].append(cos(r, g))
         res["lowconv_vs_ort"].append(cos(g, lc))
+        res["cos_ort_all"].append(cos(r, h))
+        res["lowconv_vs_ort_all"].append(cos(h, lc))
+        dq = d.run(None, {iname: x})[0]
+        res["lowconv_vs_dequantized"].append(cos(dq, lc))
+        res["ort_all_vs_dequantized"].append(cos(dq, h))
         if name == "rec":
             ra, la = r.argmax(-1), lc.argmax(-1)
             res["argmax"].append(float((ra == la).mean()))
