@@ -54,6 +54,30 @@ inline float4 lcw_w9_weight(__global const wtype *w, __global const float *sc, _
 }
 #endif
 
+#ifndef LCW_PF
+#define LCW_PF 1
+#endif
+
+/* Staged value i (tap i / CB, block b0 + i % CB) of input channel ic, group g. */
+static inline __attribute__((always_inline)) float4 lcw_stage(__global const wtype *restrict w,
+                                                              __global const float *restrict sc,
+                                                              __global const float *restrict of,
+                                                              const lc_cl_conv_args *pp, int g, int b0, int i, int ic,
+                                                              const int CB) {
+  const int tap = i / CB, cb = i - tap * CB;
+#if LCW_W9
+  return lcw_w9_weight(w, sc, of, pp, g, min(b0 + cb, pp->ob - 1), tap, ic);
+#else
+  const int wb = g * pp->ob + min(b0 + cb, pp->ob - 1); /* a block past the last repeats it, unstored */
+#if WFMT == 0
+  const int blk = 0;
+#else
+  const int blk = lc_blk(pp, tap, ic);
+#endif
+  return lc_w4(w, sc, of, pp, wb, tap * pp->cin_g + ic, blk);
+#endif
+}
+
 static inline __attribute__((always_inline)) void
 lcw_wide(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
          __global const float *restrict of, const lc_cl_conv_args *pa, __global float *restrict ws,
@@ -80,23 +104,21 @@ LC_UNROLL
 LC_UNROLL
     for (int x = 0; x < WT; x++) acc[cb][x] = (float4)(0.0f);
 
+  /* With one staged value per item (nw <= T: wino9's 3x3 tiles) the next channel's is loaded
+   * (for wino9 on q8/q4 also transformed) while this channel's FMAs run: the staging's latency
+   * was exposed at every channel. LCW_PF=0 (LOWCONV_CL_WIDE_PF=0): staged after the barrier. */
+  const bool pf = LCW_PF && nw <= T;
+  float4 nxt = (float4)(0.0f);
+  if (pf && lid < nw && ic0 < ic1) nxt = lcw_stage(w, sc, of, &p, g, b0, lid, ic0, CB);
   for (int ic = ic0; ic < ic1; ic++) {
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = lid; i < nw; i += T) {
-      const int tap = i / CB, cb = i - tap * CB;
-#if LCW_W9
-      Ws[i] = lcw_w9_weight(w, sc, of, &p, g, min(b0 + cb, p.ob - 1), tap, ic);
-#else
-      const int wb = g * p.ob + min(b0 + cb, p.ob - 1); /* a block past the last repeats it, unstored */
-#if WFMT == 0
-      const int blk = 0;
-#else
-      const int blk = lc_blk(&p, tap, ic);
-#endif
-      Ws[i] = lc_w4(w, sc, of, &p, wb, tap * p.cin_g + ic, blk);
-#endif
+    if (pf) {
+      if (lid < nw) Ws[lid] = nxt;
+    } else {
+      for (int i = lid; i < nw; i += T) Ws[i] = lcw_stage(w, sc, of, &p, g, b0, i, ic, CB);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (pf && lid < nw && ic + 1 < ic1) nxt = lcw_stage(w, sc, of, &p, g, b0, lid, ic + 1, CB);
     const int cbase = inb + ic * p.in_sc;
     for (int ky = 0; ky < LCW_KHV; ky++) {
       const int iy = oy * p.sh - p.pt + ky * p.dh;
