@@ -40,13 +40,13 @@ __constant float lcw_g9[5][3] = {{0.5f, 0.0f, 0.0f},
                                  {0.0f, 0.0f, 1.0f}};
 inline float4 lcw_w9_weight(__global const wtype *w, __global const float *sc, __global const float *of,
                             const lc_cl_conv_args *p, int xi, int b, int sub, int ic) {
-  const int xr = xi / 5, xc = xi - 5 * xr, dy = sub / 3, dx = sub - 3 * dy;
+  const int xr = xi / 5, xc = xi - 5 * xr, dy = sub / 3, dx = sub - 3 * dy, icb = ic / p->bsz; /* lc_blk's */
   float4 u = (float4)(0.0f);
   for (int r = 0; r < 3; r++) {
     float4 t = (float4)(0.0f);
     for (int q = 0; q < 3; q++) {
       const int tap = (3 * dy + r) * 9 + 3 * dx + q;
-      t = mad((float4)(lcw_g9[xc][q]), lc_w4(w, sc, of, p, b, tap * p->cin_g + ic, lc_blk(p, tap, ic)), t);
+      t = mad((float4)(lcw_g9[xc][q]), lc_w4(w, sc, of, p, b, tap * p->cin_g + ic, tap * p->bpt + icb), t);
     }
     u = mad((float4)(lcw_g9[xr][r]), t, u);
   }
