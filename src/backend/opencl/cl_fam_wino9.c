@@ -11,6 +11,7 @@
  * channel's weights in local memory (9 dequantized weights per staged value), so the codes stay
  * the only copy of the weights on the device. */
 #include "backend/opencl/cl_conv.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 #include <stdlib.h>
@@ -35,6 +36,15 @@ static void w9_size(const lc_cl_conv *c, w9_dims *d) {
 
 static size_t w9_vfloats(const lc_cl_conv *c, const w9_dims *d) {
   return (size_t)c->a.n * 25 * (size_t)c->a.cin_g * d->TYp * d->TXp;
+}
+
+/* V and the 25 products index with int (and so do the grouped conv's strides, w9_shadow): both
+ * counted without overflow and below 2^31 before anything else is computed from them. */
+static int w9_fits(const lc_cl_conv *c, const w9_dims *d) {
+  const int64_t fv[5] = {c->a.n, 25, c->a.cin_g, (int64_t)d->TYp, (int64_t)d->TXp};
+  const int64_t fm[5] = {c->a.n, 25, c->a.cout_g, (int64_t)d->TY, (int64_t)d->TX};
+  size_t v, m;
+  return lc_mul_n(&v, 5, fv) && lc_mul_n(&m, 5, fm) && v < ((size_t)1 << 31) && m < ((size_t)1 << 31);
 }
 
 /* The 25-group 3x3 conv over the tile grid, as family wide sees it: V read voff floats into the
@@ -75,6 +85,7 @@ static int w9_eligible(const lc_cl_conv *c, int v) {
     return 0;
   w9_dims d;
   w9_size(c, &d);
+  if (!w9_fits(c, &d)) return 0;
   /* the kernels index with int: V and its offset (the largest split's partials), U */
   if (w9_vfloats(c, &d) + w9_voff(c, &d, v, 4) >= ((size_t)1 << 31) || 225 * (size_t)a->ob * 4 * a->cin_g >= ((size_t)1 << 31))
     return 0;
