@@ -37,9 +37,9 @@ __attribute__((always_inline)) static inline void lcs_split(__global const float
   const int R = p.kh * p.kw * p.cin_g;
 #if WFMT != 0
   /* Quantized rows: the block (tap * bpt + ic / bsz) kept incrementally, its scales loaded when
-   * it changes (a warp's items share the slice, so the test is uniform), the codes from one 2- or
-   * 4-byte word without conversions (lcg_word_codes): per row what f32 costs plus one fma, and
-   * the same weights as lc_w4 bit for bit. */
+   * it changes (a branch uniform over a warp when P >= 32, its items then sharing the slice), the
+   * codes from one 2- or 4-byte word without conversions (lcg_word_codes): per row what f32 costs
+   * plus one fma, and the same weights as lc_w4 bit for bit. */
   int icb = ic / p.bsz, icr = ic - icb * p.bsz, sblk = -1;
   float4 s[LCS_MC], o[LCS_MC];
 #endif
