@@ -136,9 +136,9 @@ static lc_status wide_launch(const lc_cl_conv *c, const char *want, const char *
   const char *e = getenv("LOWCONV_CL_WIDE_FIXK");
   char opts[192];
   const char *pf = getenv("LOWCONV_CL_WIDE_PF"), *vec = wide_vec(c) ? " -DLCW_VEC=1" : "";
-  if (pf && *pf == '0') vec = wide_vec(c) ? " -DLCW_VEC=1 -DLCW_PF=0" : " -DLCW_PF=0"; /* A/B runs */
-  int n = e && *e == '0' ? snprintf(opts, sizeof opts, "%s%s", c->options, vec)
-                         : snprintf(opts, sizeof opts, "%s -DLCW_KW=%d%s", c->options, c->a.kw, vec);
+  const char *nopf = pf && *pf == '0' ? " -DLCW_PF=0" : ""; /* A/B runs */
+  int n = e && *e == '0' ? snprintf(opts, sizeof opts, "%s%s%s", c->options, vec, nopf)
+                         : snprintf(opts, sizeof opts, "%s -DLCW_KW=%d%s%s", c->options, c->a.kw, vec, nopf);
   if (n < 0 || (size_t)n >= sizeof opts) return lc_error(LC_ERR_INVALID_ARG, "conv (opencl): build options too long");
   cl_kernel k;
   lc_status s = lc_cl_kernel_of(c->rt, "conv_wide", opts, want, name, &k);

@@ -47,9 +47,9 @@ static int w9_fits(const lc_cl_conv *c, const w9_dims *d) {
   return lc_mul_n(&v, 5, fv) && lc_mul_n(&m, 5, fm) && v < ((size_t)1 << 31) && m < ((size_t)1 << 31);
 }
 
-/* The 25-group 3x3 conv over the tile grid, as family wide sees it: V read voff floats into the
- * workspace, no epilogue (wino9_otrans applies the conv's). */
-static void w9_shadow(const lc_cl_conv *c, const w9_dims *d, int voff, lc_cl_conv *s) {
+/* The 25-group 3x3 conv over the tile grid, as family wide sees it: V read in_off floats into the
+ * workspace (set by the caller, w9_voff), no epilogue (wino9_otrans applies the conv's). */
+static void w9_shadow(const lc_cl_conv *c, const w9_dims *d, lc_cl_conv *s) {
   *s = *c;
   s->depthwise = 0, s->is1x1 = 0;
   const int q = c->wfmt != LC_WEIGHTS_F32; /* codes transformed while staged (conv_wide.cl LCW_W9) */
@@ -63,18 +63,17 @@ static void w9_shadow(const lc_cl_conv *c, const w9_dims *d, int voff, lc_cl_con
   g->kh = g->kw = 3, g->sh = g->sw = g->dh = g->dw = 1;
   g->K = 9 * C, g->ob = (O + 3) / 4, g->nblk = 1, g->bsz = 1 << 30, g->ksplit = 1, g->kchunk = C;
   if (q) g->K = c->a.K, g->nblk = c->a.nblk, g->bpt = c->a.bpt, g->bsz = c->a.bsz; /* the 9x9's weight addressing */
-  g->in_sn = 25 * C * TYp * TXp, g->in_sc = TYp * TXp, g->in_sh = TXp, g->in_sw = 1, g->in_off = voff;
+  g->in_sn = 25 * C * TYp * TXp, g->in_sc = TYp * TXp, g->in_sh = TXp, g->in_sw = 1;
   g->out_sn = 25 * O * TY * TX, g->out_sc = TY * TX, g->out_sh = TX, g->out_sw = 1;
 }
 
 /* Split multiplier of a candidate (wide's: lws[2]). */
 static size_t w9_mul(const size_t lws[3]) { return lws[2] == 2 || lws[2] == 4 ? lws[2] : 1; }
 
-/* V's offset (floats): after the partial sums of variant v with multiplier mul, 16-byte aligned. */
-static size_t w9_voff(const lc_cl_conv *c, const w9_dims *d, int v, size_t mul) {
-  lc_cl_conv s;
-  w9_shadow(c, d, 0, &s);
-  return w9_up(lc_cl_wide_partial_bytes(&s, v, mul) / sizeof(float), 64);
+/* V's offset (floats) for the grouped conv s: after the partial sums of variant v with multiplier
+ * mul, 16-byte aligned. */
+static size_t w9_voff(const lc_cl_conv *s, int v, size_t mul) {
+  return w9_up(lc_cl_wide_partial_bytes(s, v, mul) / sizeof(float), 64);
 }
 
 static int w9_eligible(const lc_cl_conv *c, int v) {
@@ -86,11 +85,11 @@ static int w9_eligible(const lc_cl_conv *c, int v) {
   w9_dims d;
   w9_size(c, &d);
   if (!w9_fits(c, &d)) return 0;
-  /* the kernels index with int: V and its offset (the largest split's partials), U */
-  if (w9_vfloats(c, &d) + w9_voff(c, &d, v, 4) >= ((size_t)1 << 31) || 225 * (size_t)a->ob * 4 * a->cin_g >= ((size_t)1 << 31))
-    return 0;
   lc_cl_conv s;
-  w9_shadow(c, &d, 0, &s);
+  w9_shadow(c, &d, &s);
+  /* the kernels index with int: V and its offset (the largest split's partials), U */
+  if (w9_vfloats(c, &d) + w9_voff(&s, v, 4) >= ((size_t)1 << 31) || 225 * (size_t)a->ob * 4 * a->cin_g >= ((size_t)1 << 31))
+    return 0;
   return lc_cl_wide_eligible(&s, v);
 }
 
@@ -107,7 +106,7 @@ static int w9_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3]
   w9_dims d;
   w9_size(c, &d);
   lc_cl_conv s;
-  w9_shadow(c, &d, 0, &s);
+  w9_shadow(c, &d, &s);
   if (level == 1 && !forced && lc_cl_fast_short() && !w9_fast(v)) return 0;
   return lc_cl_wide_local_sizes(&s, v, forced ? 0 : level == 1 ? 2 : level, lws, max);
 }
@@ -116,7 +115,9 @@ static size_t w9_ws(const lc_cl_conv *c, const lc_cl_cand *x) {
   if (!w9_eligible(c, x->variant)) return 0;
   w9_dims d;
   w9_size(c, &d);
-  return (w9_voff(c, &d, x->variant, w9_mul(x->lws)) + w9_vfloats(c, &d)) * sizeof(float);
+  lc_cl_conv s;
+  w9_shadow(c, &d, &s);
+  return (w9_voff(&s, x->variant, w9_mul(x->lws)) + w9_vfloats(c, &d)) * sizeof(float);
 }
 
 lc_status lc_cl_wino9_ready(lc_cl_conv *c) {
@@ -142,20 +143,23 @@ static lc_status w9_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem 
   const int v = cand->variant;
   w9_dims d;
   w9_size(c, &d);
-  size_t need = w9_ws(c, cand);
+  /* The candidate came from w9_local_sizes (or the cache, checked the same way): no eligibility
+   * test per run, only the grouped conv and V's place, once. */
+  lc_cl_conv s;
+  w9_shadow(c, &d, &s);
+  const int voff = (int)w9_voff(&s, v, w9_mul(cand->lws));
+  s.a.in_off = voff;
+  const size_t need = ((size_t)voff + w9_vfloats(c, &d)) * sizeof(float);
   const int f32 = c->wfmt == LC_WEIGHTS_F32;
-  if (!c->rt->dry && ((f32 && (!c->wu || c->wu_m != W9_WU_M)) || !c->ws || c->ws_bytes < need || !need))
+  if (!c->rt->dry && ((f32 && (!c->wu || c->wu_m != W9_WU_M)) || !c->ws || c->ws_bytes < need))
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): wino9 %s without its weights or %zu bytes of workspace",
                     w9_names[v], need);
   if (f32 && lc_cl_collecting(c->rt)) { /* name the weight transform too, so it is built with the rest */
     cl_kernel k;
-    lc_status s = lc_cl_conv_kernel(c, "conv_wino9", "wino9_wtrans", &k);
-    if (s) return s;
+    lc_status e = lc_cl_conv_kernel(c, "conv_wino9", "wino9_wtrans", &k);
+    if (e) return e;
   }
-  const int voff = (int)w9_voff(c, &d, v, w9_mul(cand->lws));
   const int TY = (int)d.TY, TX = (int)d.TX, TYp = (int)d.TYp, TXp = (int)d.TXp;
-  lc_cl_conv s;
-  w9_shadow(c, &d, voff, &s);
   cl_mem r0 = res ? res : c->bias; /* never read when has_res is 0 */
   const size_t szi[6] = {sizeof(cl_mem), sizeof(cl_mem), sizeof c->a, sizeof(int), sizeof(int), sizeof(int)};
   const void *vi[6] = {&in, &c->ws, &c->a, &TYp, &TXp, &voff};

@@ -115,18 +115,19 @@ static int enumerate(const lc_cl_conv *cc, int level, lc_cl_cand *out, int max, 
 
 /* Device workspace for candidate x (grows cc->ws); LC_ERR_BUDGET past the context's budget. */
 static lc_status ensure_ws(lc_conv *c, lc_cl_conv *cc, const lc_cl_cand *x) {
-  if (lc_cl_families[x->family] == &lc_cl_family_wino || lc_cl_families[x->family] == &lc_cl_family_wino9) {
-    lc_status s = lc_cl_families[x->family] == &lc_cl_family_wino ? lc_cl_wino_ready(cc, x->variant) : lc_cl_wino9_ready(cc);
-    if (s) return s;
-  }
-  size_t need = lc_cl_families[x->family]->ws_bytes(cc, x);
+  const lc_cl_family *f = lc_cl_families[x->family];
+  lc_status s = f == &lc_cl_family_wino    ? lc_cl_wino_ready(cc, x->variant)
+                : f == &lc_cl_family_wino9 ? lc_cl_wino9_ready(cc)
+                                           : LC_OK;
+  if (s) return s;
+  size_t need = f->ws_bytes(cc, x);
   if (need <= cc->ws_bytes) return LC_OK;
   if (c->ctx->budget && need > c->ctx->budget)
-    return lc_error(LC_ERR_BUDGET, "conv (opencl): %s needs %zu bytes of device workspace, budget %zu",
-                    lc_cl_families[x->family]->name, need, c->ctx->budget);
+    return lc_error(LC_ERR_BUDGET, "conv (opencl): %s needs %zu bytes of device workspace, budget %zu", f->name,
+                    need, c->ctx->budget);
   lc_cl_release_mem(cc->rt, &cc->ws);
   cc->ws_bytes = 0;
-  lc_status s = lc_cl_buffer(cc->rt, need, NULL, &cc->ws);
+  s = lc_cl_buffer(cc->rt, need, NULL, &cc->ws);
   if (!s) cc->ws_bytes = need;
   return s;
 }
