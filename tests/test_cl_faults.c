@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/opencl/cl_api.h"
+#include "backend/opencl/cl_rt.h"
 #include "lowconv.h"
 #include "testutil.h"
 
@@ -51,6 +52,19 @@ int main(void) {
   lc_context_params p;
   lc_context_params_init(&p);
   p.backend = LC_BACKEND_OPENCL;
+
+  /* One program per kernel, or per group of kernels the tuner times together (NVIDIA). */
+  char o[192], tiny[24];
+  TU_CHECK(!lc_cl_kernel_options(0, "-DWFMT=2", "conv_c4h1w2", o, sizeof o) &&
+               !strcmp(o, "-DWFMT=2 -DLC_ONE_KERNEL -DLC_WANT_conv_c4h1w2"), "one kernel: '%s'", o);
+  TU_CHECK(!lc_cl_kernel_options(1, "-DWFMT=2", "conv_c4h1w2", o, sizeof o) &&
+               !strcmp(o, "-DWFMT=2 -DLC_ONE_KERNEL -DLC_WANT_conv_c4h1w1 -DLC_WANT_conv_c4h1w2 -DLC_WANT_conv_c8h2w1"),
+           "group: '%s'", o);
+  TU_CHECK(!lc_cl_kernel_options(1, "", "split_c8", o, sizeof o) &&
+               !strcmp(o, " -DLC_ONE_KERNEL -DLC_WANT_split_c4 -DLC_WANT_split_c8"), "last of a group: '%s'", o);
+  TU_CHECK(!lc_cl_kernel_options(1, "", "conv_c4h1", o, sizeof o) && !strcmp(o, " -DLC_ONE_KERNEL -DLC_WANT_conv_c4h1"),
+           "a prefix is no member: '%s'", o);
+  TU_CHECK(lc_cl_kernel_options(1, "-DWFMT=2", "gemm_32x32", tiny, sizeof tiny) == -1, "too long: not refused");
   if (tu_no_opencl()) return tu_finish("test_cl_faults");
   lc_context *ctx;
 

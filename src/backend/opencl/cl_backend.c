@@ -21,11 +21,14 @@ static lc_status cl_open(lc_context *ctx, const lc_context_params *p) {
     return s;
   }
   x->tune = p->tune;
+  const char *grp = getenv("LOWCONV_CL_GROUP"); /* 0: one program per kernel (A/B runs) */
+  x->rt->group_kernels = p->tune >= LC_TUNE_FAST && !(grp && grp[0] == '0');
   if (x->rt->cache_dir && lc_tune_cache_open(x->rt->cache_dir, x->rt->info.fingerprint, &x->tc)) {
     lc_cl_warn_once(x->rt, "tuning cache unusable (%s); tunings are not kept", lc_last_error());
     x->tc = NULL;
   }
   lc_cl_probe_features(x);
+  lc_cl_conv_reserve_scratch(x->rt);
   ctx->dev = x;
   return LC_OK;
 }

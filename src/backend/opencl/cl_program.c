@@ -365,6 +365,8 @@ lc_status lc_cl_want_program(lc_cl_rt *rt, const char *name, const char *options
   int have = find_program(rt, key) || bg_pending(rt, key); /* built, or being built in the background */
   pthread_mutex_unlock(&rt->blk);
   if (have) return LC_OK;
+  if (strlen(name) >= sizeof rt->want->name || strlen(options ? options : "") >= sizeof rt->want->options)
+    return lc_error(LC_ERR_INVALID_ARG, "opencl: program %s's name or build options too long", name);
   for (int i = 0; i < rt->nwant; i++)
     if (!strcmp(rt->want[i].key, key)) return tag_want(rt, i);
   if (rt->nwant == rt->capwant) {

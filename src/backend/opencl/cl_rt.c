@@ -299,12 +299,39 @@ void lc_cl_rt_destroy(lc_cl_rt *rt) {
   lc_free(rt);
 }
 
+/* Kernels that level fast times together: built as one program when the tuner runs. NVIDIA's
+ * builds have a large fixed part (H200, driver 580, one program / one per kernel: direct's three
+ * tiles 547 / 142 + 235 + 369 ms, gemm 32x32 + 64x64 590 / 417 + 367 ms). A group is fixed, not
+ * made from what a model asks for, so that a warm start asking for one kernel finds its program. */
+static const char *const kernel_groups[] = {
+    "conv_c4h1w1 conv_c4h1w2 conv_c8h2w1", "gemm_32x32 gemm_64x64",   "gemmq_32x32 gemmq_64x64",
+    "wino_wtrans4 wino_itrans4 wino_otrans4", "wino_wtrans2 wino_itrans2 wino_otrans2", "split_c4 split_c8",
+};
+
+static const char *group_of(const char *want) {
+  size_t n = strlen(want);
+  for (size_t g = 0; g < sizeof kernel_groups / sizeof kernel_groups[0]; g++)
+    for (const char *p = kernel_groups[g]; p; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL)
+      if (!strncmp(p, want, n) && (p[n] == ' ' || p[n] == 0)) return kernel_groups[g];
+  return NULL;
+}
+
+int lc_cl_kernel_options(int group, const char *options, const char *want, char *opt, size_t size) {
+  const char *g = group ? group_of(want) : NULL;
+  int n = snprintf(opt, size, "%s -DLC_ONE_KERNEL", options ? options : "");
+  for (const char *p = g ? g : want; n >= 0 && (size_t)n < size && p; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL) {
+    int len = (int)(strchr(p, ' ') ? (size_t)(strchr(p, ' ') - p) : strlen(p));
+    n += snprintf(opt + n, size - (size_t)n, " -DLC_WANT_%.*s", len, p);
+  }
+  return n >= 0 && (size_t)n < size ? 0 : -1;
+}
+
 lc_status lc_cl_kernel_of(lc_cl_rt *rt, const char *program, const char *options, const char *want, const char *name,
                           cl_kernel *out) {
   if (rt->info.is_pocl) return lc_cl_kernel(rt, program, options, name, out);
-  char opt[224];
-  int n = snprintf(opt, sizeof opt, "%s -DLC_ONE_KERNEL -DLC_WANT_%s", options ? options : "", want);
-  if (n < 0 || (size_t)n >= sizeof opt) return lc_error(LC_ERR_INVALID_ARG, "opencl: build options for %s too long", name);
+  char opt[192]; /* what a wanted program's options hold (lc_cl_want) */
+  if (lc_cl_kernel_options(rt->group_kernels, options, want, opt, sizeof opt))
+    return lc_error(LC_ERR_INVALID_ARG, "opencl: build options for %s too long", name);
   return lc_cl_kernel(rt, program, opt, name, out);
 }
 

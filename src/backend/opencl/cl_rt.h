@@ -60,6 +60,7 @@ typedef struct lc_cl_rt {
   lc_cl_want *want;        /* programs listed by LC_CL_COLLECT, built by lc_cl_build_wanted */
   int nwant, capwant;
   int collect_pass;        /* a model's first pass: convs and ops only list their programs (lc_cl_collecting) */
+  int group_kernels;       /* the tuner times candidates: kernels of one group share a program (cl_rt.c) */
   pthread_mutex_t blk;     /* guards programs, the build counters and bg while background builds run */
   pthread_cond_t bcv;      /* signalled when a background build is done */
   struct lc_cl_bg *bg;     /* background builds of a model's collect pass (NULL: none) */
@@ -93,10 +94,13 @@ lc_status lc_cl_enumerate(void (*cb)(void *u, int p, int d, const lc_cl_dev_info
 lc_status lc_cl_kernel(lc_cl_rt *rt, const char *program, const char *options, const char *name,
                        cl_kernel *out);
 /* Kernel `name` of the program built for kernel `want` alone (-DLC_ONE_KERNEL -DLC_WANT_<want>
- * after the options), so that a cold start compiles only the kernels it uses; on PoCL, whose
- * builds are slow and whose tests use most kernels, of the whole file. */
+ * after the options), or with rt->group_kernels for want's group (cl_rt.c), so that a cold start
+ * compiles only the kernels it uses; on PoCL, whose builds are slow and whose tests use most
+ * kernels, of the whole file. */
 lc_status lc_cl_kernel_of(lc_cl_rt *rt, const char *program, const char *options, const char *want, const char *name,
                           cl_kernel *out);
+/* Those build options into opt[size]; -1 if they don't fit. */
+int lc_cl_kernel_options(int group, const char *options, const char *want, char *opt, size_t size);
 
 /* Buffers. lc_cl_buffer refuses sizes over the device's max allocation with a message. */
 /* Pinned host memory (a mapped CL_MEM_ALLOC_HOST_PTR buffer), and whether to use it:
