@@ -28,7 +28,6 @@ static lc_status cl_open(lc_context *ctx, const lc_context_params *p) {
     x->tc = NULL;
   }
   lc_cl_probe_features(x);
-  lc_cl_conv_reserve_scratch(x->rt);
   ctx->dev = x;
   return LC_OK;
 }

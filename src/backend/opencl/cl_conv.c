@@ -144,12 +144,6 @@ static size_t chunk_bytes(void) {
   return v >= 64 ? (size_t)v : (size_t)8 << 20; /* 8 MB: its pinning cost 3.6 ms of a warm start, 16 MB 6.5-9 */
 }
 
-void lc_cl_conv_reserve_scratch(lc_cl_rt *rt) {
-  int pinned;
-  if (!lc_cl_pinned_wanted(!rt->info.is_pocl)) return;
-  if (lc_cl_scratch(rt, chunk_bytes(), &pinned)) lc_clear_error(); /* the first upload tries again */
-}
-
 typedef struct wlayout {
   size_t wpb, spb, opb; /* bytes per oc4 block: codes (or floats), scales, offsets */
 } wlayout;

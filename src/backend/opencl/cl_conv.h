@@ -103,9 +103,6 @@ lc_status lc_cl_conv_enqueue_std(const lc_cl_conv *c, const lc_cl_cand *cand, co
                                  cl_event *last);
 /* Builds the programs of candidates cands[0..n) on worker threads (lc_cl_build_wanted), without
  * running anything; only running out of memory fails. */
-/* The weight uploads' pinned scratch, taken when a context opens: later, NVIDIA's allocation waits
- * behind the background builds' compiles (0.4-1.3 s of some IResNet-34 cold starts on the H200). */
-void lc_cl_conv_reserve_scratch(lc_cl_rt *rt);
 lc_status lc_cl_conv_prebuild(lc_cl_conv *c, const lc_cl_cand *cands, int n);
 /* Only lists those programs in rt->want (built later by lc_cl_build_wanted). */
 lc_status lc_cl_conv_collect(lc_cl_conv *c, const lc_cl_cand *cands, int n);
