@@ -13,6 +13,16 @@
  * lc_w4 / lc_blk for each row. The other variants share lcd_direct, which reads a block's
  * scales once per quantization block and dequantizes each weight once per tile. */
 
+/* The epilogue (lc_store) inlined once per pixel and oc4 block, the 4 lanes in a loop: NVIDIA's
+ * build time grows by about 20 ms per inlined copy (H200: c4h1w1 / c4h1w2 / c8h2w1 with 4 / 8 /
+ * 16 copies, 142 / 235 / 369 ms). -DLCD_EPI_UNROLLED (an experiment's option,
+ * LOWCONV_CL_EXTRA_OPTIONS) inlines it per element as before. */
+#ifdef LCD_EPI_UNROLLED
+#define LCD_EPI_UNROLL _Pragma("unroll")
+#else
+#define LCD_EPI_UNROLL _Pragma("unroll 1")
+#endif
+
 #if LC_ALL_KERNELS || defined(LC_WANT_conv_c4h1w1)
 __kernel void conv_c4h1w1(LC_KERNEL_ARGS) {
   int ox = get_global_id(0), oy = get_global_id(1), z = get_global_id(2);
@@ -39,7 +49,7 @@ __kernel void conv_c4h1w1(LC_KERNEL_ARGS) {
       }
     }
   }
-  #pragma unroll
+  LCD_EPI_UNROLL
   for (int lane = 0; lane < 4; lane++) {
     int oc = b * 4 + lane;
     if (oc < p.cout_g) lc_store(out, bias, res, &p, n, g * p.cout_g + oc, oy, ox, lcd_lane(acc, lane));
@@ -108,18 +118,18 @@ __attribute__((always_inline)) static inline void lcd_direct(__global const floa
       }
     }
   }
-  #pragma unroll
-  for (int cb = 0; cb < CB; cb++)
+  LCD_EPI_UNROLL /* the lanes in a loop: CB * HT * WT copies, lcd_lane a select (no stack) */
+  for (int lane = 0; lane < 4; lane++)
     #pragma unroll
-    for (int lane = 0; lane < 4; lane++) {
-      int oc = (b0 + cb) * 4 + lane;
+    for (int cb = 0; cb < CB; cb++)
       #pragma unroll
       for (int h = 0; h < HT; h++)
         #pragma unroll
-        for (int x = 0; x < WT; x++)
+        for (int x = 0; x < WT; x++) {
+          const int oc = (b0 + cb) * 4 + lane;
           if (b0 + cb < p.ob && oc < p.cout_g && oy0 + h < p.oh && ox0 + x < p.ow)
             lc_store(out, bias, res, &p, n, g * p.cout_g + oc, oy0 + h, ox0 + x, lcd_lane(acc[cb][h][x], lane));
-    }
+        }
 }
 
 #define LCD_DIRECT(NAME, CB, HT, WT) \
