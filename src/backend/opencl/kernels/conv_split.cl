@@ -36,11 +36,15 @@ __attribute__((always_inline)) static inline void lcs_split(__global const float
   int ky = tap / p.kw, kx = tap - ky * p.kw;
   const int R = p.kh * p.kw * p.cin_g;
 #if WFMT != 0
-  /* Quantized rows: the block (tap * bpt + ic / bsz) kept incrementally, its scales loaded when
-   * it changes (a branch uniform over a warp when P >= 32, its items then sharing the slice), the
-   * codes from one 2- or 4-byte word without conversions (lcg_word_codes): per row what f32 costs
-   * plus one fma, and the same weights as lc_w4 bit for bit. */
-  int icb = ic / p.bsz, icr = ic - icb * p.bsz, sblk = -1;
+  /* Quantized rows: the block (tap * bpt + ic / bsz) kept incrementally, its scales loaded with
+   * every row (cache hits; -DLCS_SCALE_ONCE, an experiment's option, loads them only when the
+   * block changes: that branch kept the next rows' loads from being issued early), the codes
+   * from one 2- or 4-byte word without conversions (lcg_word_codes), the same weights as lc_w4
+   * bit for bit. */
+  int icb = ic / p.bsz, icr = ic - icb * p.bsz;
+#ifdef LCS_SCALE_ONCE
+  int sblk = -1;
+#endif
   float4 s[LCS_MC], o[LCS_MC];
 #endif
   for (int k = l; live && k < R; k += S) {
@@ -56,11 +60,15 @@ __attribute__((always_inline)) static inline void lcs_split(__global const float
     }
 #else
     const int blk = tap * p.bpt + icb;
+#ifdef LCS_SCALE_ONCE
     if (blk != sblk) {
       sblk = blk;
+#endif
       #pragma unroll
       for (int cb = 0; cb < CB; cb++) lcg_scales(sc, of, (g * p.ob + min(b0 + cb, p.ob - 1)) * p.nblk + blk, &s[cb], &o[cb]);
+#ifdef LCS_SCALE_ONCE
     }
+#endif
     #pragma unroll
     for (int cb = 0; cb < CB; cb++) {
       const int wb = g * p.ob + min(b0 + cb, p.ob - 1);
