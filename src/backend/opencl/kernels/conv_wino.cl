@@ -106,13 +106,7 @@ inline void lcw_a4(const float *m, float *y) {
     }                                                                                                        \
   }
 
-/* Global size [P, O]. The output rows in a loop: M inlined epilogues instead of M * M (each costs
- * NVIDIA's build about 20 ms, as direct's, conv_direct.cl); -DLCW_EPI_UNROLLED unrolls them. */
-#ifdef LCW_EPI_UNROLLED
-#define LCW_EPI_UNROLL _Pragma("unroll")
-#else
-#define LCW_EPI_UNROLL _Pragma("unroll 1")
-#endif
+/* Global size [P, O]. */
 #define LCW_OTRANS(NAME, M, AT)                                                                              \
   __kernel void NAME(__global const float *restrict ws, const int moff, __global const float *restrict bias,  \
                      __global const float *restrict res, __global float *restrict out, const lc_cl_conv_args p, \
@@ -126,7 +120,6 @@ inline void lcw_a4(const float *m, float *y) {
       for (int j = 0; j < A; j++) s[i][j] = m[(i * A + j) * Op * Pp];                                        \
     LCW_COLUMNS(s, e, A, A, M, AT)                                                                           \
     const int img = t / (th * tw), q = t - img * th * tw, ty = q / tw, tx = q - ty * tw;                     \
-    LCW_EPI_UNROLL                                                                                           \
     for (int i = 0; i < M && ty * M + i < p.oh; i++) {                                                       \
       AT(e[i], y);                                                                                           \
       for (int j = 0; j < M && tx * M + j < p.ow; j++)                                                     \
