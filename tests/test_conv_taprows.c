@@ -1,5 +1,5 @@
 /* The taprows route (NCHW, B rows gathered by whole output rows) against lc_conv_reference (fp64
- * accumulation) on random shapes: 1-200 input channels (so the K block holds whole kernel rows of
+ * accumulation) on random shapes: 1-300 input channels (so the K block holds whole kernel rows of
  * taps, or LC_KC rows that split them), kernels up to 5x5 with 3-wide ones favoured (the fused
  * three-tap gather), strides 1-4 and dilations 1-2 per axis, random pads, odd widths, groups 1-3,
  * batch 1-3, every activation, F32 and Q8/Q4 weights, every kernel table, 1 and 2 threads (the same
@@ -14,7 +14,7 @@ static void taprows_case(cc_case *c, int big) {
     lc_conv_desc *d = &c->d;
     lc_conv_desc_init(d);
     d->groups = tu_rand_int(0, 4) ? 1 : tu_rand_int(2, 3);
-    d->in_channels = d->groups * (tu_rand_int(0, 3) ? tu_rand_int(1, 40) : tu_rand_int(41, 200));
+    d->in_channels = d->groups * (tu_rand_int(0, 3) ? tu_rand_int(1, 40) : tu_rand_int(41, 300));
     d->out_channels = d->groups * tu_rand_int(1, 40);
     d->kernel_h = tu_rand_int(0, 2) ? 3 : tu_rand_int(1, 5);
     d->kernel_w = tu_rand_int(0, 2) ? 3 : tu_rand_int(1, 5);

@@ -28,11 +28,17 @@ static size_t row_stride(const lc_conv_plan *p, size_t rows) {
   return (s / 16) % 2 ? s : s + 16;
 }
 
-/* K block: whole kernel rows of taps (kw x cin) when they fit 2 LC_KC, so each block holds a
- * row's three kx taps together for f32_gather3_s2 (im2col's 256 split them at 64-128 channels). */
+/* 3-wide kernel rows, stride_w 2, dense: a kernel reads each input row once for the three kx taps. */
+static int fuses_kx(const lc_conv *c) {
+  return c->ctx->k->f32_gather3_s2 && c->d.kernel_w == 3 && c->d.stride_w == 2 && c->d.dilation_w == 1;
+}
+
+/* K block: LC_KC, or with fuses_kx whole kernel rows of taps (3 x cin, up to 3 LC_KC) so a row's
+ * three kx taps are gathered together (LC_KC split them from 64 channels; 256 channels, 768-row
+ * blocks: 0.94x of 256-row ones, Zen 5). Q8/Q4 keep LC_KC: the dequantized panel is sized for it. */
 static size_t kblock(const lc_conv *c) {
-  size_t kr = (size_t)c->d.kernel_w * (size_t)c->cin_g;
-  if (kr > 2 * LC_KC || kr > c->K) return lc_min_sz(c->K, LC_KC);
+  size_t kr = 3 * (size_t)c->cin_g;
+  if (c->qw || !fuses_kx(c) || kr > 3 * LC_KC || kr > c->K) return lc_min_sz(c->K, LC_KC);
   return kr * lc_max_sz(1, lc_min_sz(LC_KC / kr, c->K / kr));
 }
 
@@ -118,11 +124,6 @@ static void build_row(const lc_conv *c, const float *img_g, size_t k, size_t oy0
       c->ctx->k->f32_gather(dst + lo, s, (size_t)(hi - lo), (size_t)sw);
     for (int64_t x = hi; x < (int64_t)ow; x++) dst[x] = 0.0f;
   }
-}
-
-/* 3-wide kernel rows, stride_w 2, dense: a kernel reads each input row once for the three kx taps. */
-static int fuses_kx(const lc_conv *c) {
-  return c->ctx->k->f32_gather3_s2 && c->d.kernel_w == 3 && c->d.stride_w == 2 && c->d.dilation_w == 1;
 }
 
 int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
