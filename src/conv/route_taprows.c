@@ -60,11 +60,13 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
   size_t rows = lc_min_sz(oh, p->hint_tile ? p->hint_tile : lc_max_sz(1, TR_TILE_PIX / ow));
   if (!p->hint_tile && T > 1 && lc_mul_sz(c->K, sizeof(float), &wbytes) &&
       lc_mul_sz((size_t)c->cout_g, wbytes, &wbytes) && wbytes <= TR_BALANCE_WEIGHT_BYTES) {
-    /* the fewest rows on the busiest thread (ties: the larger tile); 28 rows at 2 threads took
-     * 4-row tiles under a tasks-per-thread rule, 7 tiles for 2 threads, 3 % behind im2col */
-    size_t best = rows, cost = SIZE_MAX;
+    /* the fewest kernel columns (32-pixel panels) on the busiest thread, a tile's weight-panel split
+     * sharing them; ties: the larger tile. Whole rows of 14-28 px leave a part-empty panel per
+     * tile: 4-row tiles of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
+    size_t best = rows, cost = SIZE_MAX, pp = c->ctx->k->nr;
     for (size_t r = rows; r >= 1; r--) {
-      size_t w = lc_div_up(imgs * lc_div_up(oh, r), T) * r;
+      size_t tiles = imgs * lc_div_up(oh, r), s = lc_route_ocsplit(tiles, (int)T, c->npanels);
+      size_t w = lc_div_up(tiles * s, T) * lc_div_up(r * ow, pp) * pp / s;
       if (w < cost) cost = w, best = r;
     }
     rows = best;
@@ -128,12 +130,12 @@ static void build_row(const lc_conv *c, const float *img_g, size_t k, size_t oy0
 
 int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
   /* 3x3 s2 on Zen 5 against im2col, same-binary rounds (docs/benchmarks.md "Stride 2 without a
-   * gather pass"): 1 thread 64/128/256 ch (K 576-2304) 0.89/0.93/0.97x, 512 ch 1.05x (im2col's
-   * panel-first order); 2 threads 64 ch at 56x56 0.90x, 28x28 and 14x14 1.03-1.19x (whole-row
-   * tiles of 98-196 px leave a partly empty 32-px panel per tile). 1x1 s2 within 2 %: left to
+   * gather pass"): 64/128/256 ch (K 576-2304) 0.89/0.93/0.94x at 1 thread, 0.87/0.88/0.81x at 2;
+   * 512 ch 1.05x / 1.12x (im2col's panel-first order keeps B in L1). 1x1 s2 within 2 %: left to
    * im2col; Q8/Q4 not measured. */
+  (void)p;
   return !c->qw && c->d.layout == LC_NCHW && c->d.kernel_h == 3 && c->d.stride_h == 2 && fuses_kx(c) &&
-         c->K <= 2304 && (c->ctx->threads == 1 || p->ohw >= 2048);
+         c->K <= 2304;
 }
 
 /* Rows k, k + cin, k + 2 cin (kx = 0, 1, 2 of one ky and channel) into dst[0..2]. */
