@@ -131,7 +131,7 @@ static void build_row(const lc_conv *c, const float *img_g, size_t k, size_t oy0
 int lc_taprows_auto(const lc_conv *c) {
   /* 3x3 s2 on Zen 5 against im2col, same-binary rounds (docs/benchmarks.md "Stride 2 without a
    * gather pass"): 64/128/256 ch (K 576-2304) 0.89/0.93/0.94x at 1 thread, 0.87/0.88/0.81x at 2;
-   * 512 ch 1.05x / 1.12x (im2col's panel-first order keeps B in L1). 1x1 s2 within 2 %: left to
+   * 512 ch 1.06x / 1.12x (im2col's panel-first order keeps B in L1). 1x1 s2 within 2 %: left to
    * im2col; Q8/Q4 not measured. */
   return !c->qw && c->d.layout == LC_NCHW && c->d.kernel_h == 3 && c->d.stride_h == 2 && fuses_kx(c) &&
          c->K <= 2304;
