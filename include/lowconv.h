@@ -160,9 +160,10 @@ typedef enum lc_route {
   LC_ROUTE_WINOGRAD = 6, /* 3x3 stride 1 dilation 1: Winograd F(2x2, 3x3), 2.25x fewer multiplies */
   LC_ROUTE_WINOGRAD4 = 7, /* the same with F(4x4, 3x3), 4x fewer; fp32 */
   LC_ROUTE_STEM = 8,      /* NCHW, <= 4 input channels (the RGB stem): a direct kernel over input rows */
-  LC_ROUTE_I8GEMM = 9     /* Q8/Q4 NCHW with int8_activations: integer dot products over int8 patches */
+  LC_ROUTE_I8GEMM = 9,    /* Q8/Q4 NCHW with int8_activations: integer dot products over int8 patches */
+  LC_ROUTE_TAPROWS = 10   /* NCHW: B rows (tap, channel) gathered by whole output rows, read in place */
 } lc_route;
-#define LC_ROUTE_COUNT 10
+#define LC_ROUTE_COUNT 11
 
 /* Route name as used by the CLI ("direct", "gemm1x1", ...); lc_route_from_name returns -1 if unknown. */
 LC_API const char *lc_route_name(lc_route r);

@@ -189,6 +189,7 @@ static inline int route_must_run(const cc_case *c, lc_route r) {
   if (r == LC_ROUTE_STEM)
     return d->layout == LC_NCHW && d->groups == 1 && d->in_channels <= 4 && d->stride_w <= 4 &&
            d->in_channels * d->kernel_h * d->kernel_w <= 160;
+  if (r == LC_ROUTE_TAPROWS) return d->layout == LC_NCHW;
   if (r == LC_ROUTE_WINOGRAD)
     return d->kernel_h == 3 && d->kernel_w == 3 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
            d->dilation_w == 1;

@@ -123,7 +123,7 @@ static void test_routes(int threads) {
     if (r == LC_ROUTE_I8GEMM) continue; /* Q8/Q4 with int8 activations: budgets in test_conv_qi8.c */
     lc_conv_desc d = shape_for((lc_route)r);
     for (int layout = 0; layout < 2; layout++) {
-      if (r != LC_ROUTE_DIRECT && r != LC_ROUTE_STEM)
+      if (r != LC_ROUTE_DIRECT && r != LC_ROUTE_STEM && r != LC_ROUTE_TAPROWS) /* those: NCHW only */
         d.layout = (lc_layout)layout;
       else if (layout)
         break;

@@ -134,7 +134,8 @@ typedef struct cand {
 
 static int splits_panels(lc_route r) {
   return r == LC_ROUTE_DIRECT || r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_IGEMM ||
-         r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 || r == LC_ROUTE_STEM || r == LC_ROUTE_I8GEMM;
+         r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 || r == LC_ROUTE_STEM || r == LC_ROUTE_I8GEMM ||
+         r == LC_ROUTE_TAPROWS;
 }
 static size_t panels_of(const lc_conv *c, lc_route r) {
   if (r == LC_ROUTE_I8GEMM) return lc_div_up((size_t)c->cout_g, LC_I8_MR);
@@ -142,7 +143,7 @@ static size_t panels_of(const lc_conv *c, lc_route r) {
 }
 static int takes_tile(lc_route r) {
   return r == LC_ROUTE_GEMM1X1 || r == LC_ROUTE_IM2COL || r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 ||
-         r == LC_ROUTE_STEM || r == LC_ROUTE_I8GEMM; /* stem: output rows per task */
+         r == LC_ROUTE_STEM || r == LC_ROUTE_I8GEMM || r == LC_ROUTE_TAPROWS; /* stem, taprows: output rows per task */
 }
 
 /* The plan of route r with these hints (0 = the route's own choice); errors as the route's plan. */

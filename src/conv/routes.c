@@ -33,6 +33,8 @@ static const lc_route_def routes[LC_ROUTE_COUNT] = {
                        lc_stem_plan, lc_stem_run, LC_WREP_PACKED | LC_WREP_QUANT},
     [LC_ROUTE_I8GEMM] = {"i8gemm", "Q8/Q4 NCHW with int8 activations: int8 patch panels x weight codes, int32 per block",
                          lc_i8gemm_plan, lc_i8gemm_run, LC_WREP_QUANT},
+    [LC_ROUTE_TAPROWS] = {"taprows", "NCHW: B rows (tap, channel) gathered by whole output rows, read in place (3x3 stride 2)",
+                        lc_taprows_plan, lc_taprows_run, LC_WREP_PACKED | LC_WREP_QUANT},
 };
 
 const lc_route_def *lc_route_def_of(lc_route r) { return (unsigned)r < LC_ROUTE_COUNT ? &routes[r] : NULL; }

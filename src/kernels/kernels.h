@@ -49,6 +49,10 @@ typedef void (*lc_f32_dw_pixel_fn)(size_t c, size_t taps, const float *const *in
  * src[(n - 1) * stride]. */
 typedef void (*lc_f32_gather_fn)(float *dst, const float *src, size_t n, size_t stride);
 
+/* Three stride-2 gathers of one row at column offsets 0, 1, 2 (a 3x3 stride-2 conv's kx taps):
+ * d0[j] = s[2j], d1[j] = s[2j + 1], d2[j] = s[2j + 2], j < n. Never reads past s[2n]. */
+typedef void (*lc_f32_gather3_s2_fn)(float *d0, float *d1, float *d2, const float *s, size_t n);
+
 /* Small-K conv rows (the few-channel stem route): C[m x n] = sum_kk w[kk * LC_ROWCONV_MR + i] * rows[kk][x0 + j],
  * m <= LC_ROWCONV_MR, n <= LC_ROWCONV_NR; c element (i, j) at c[i * rs_c + j], only i < m, j < n written.
  * rows[kk] may be read up to x0 + round_up(n, 16) - 1 (whole vectors; the caller pads). Epilogue as the GEMM's

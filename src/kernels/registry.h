@@ -21,6 +21,7 @@ typedef struct lc_kernels {
   lc_f32_dw_row_fn f32_dw_row;
   lc_f32_dw_pixel_fn f32_dw_pixel;
   lc_f32_gather_fn f32_gather;
+  lc_f32_gather3_s2_fn f32_gather3_s2; /* NULL: three f32_gather calls */
   lc_f32_rowconv_fn f32_rowconv;
   const lc_wino_kernels *wino; /* Winograd F(2x2, 3x3) transforms */
   /* Winograd transform of Q8/Q4 weights dequantized in registers, usable when wino_qweights_ok;

@@ -1,0 +1,225 @@
+/* Tap-rows route: NCHW strided convs with B read in place. im2col packs 32-pixel panels, a gather
+ * call per (tap, channel, row segment) of 8-32 floats: 17-27 % of a 3x3 / 1x1 stride-2 conv
+ * (perf, 64 ch at 112 px, Zen 5). Here a task takes whole output rows; per K block each row k =
+ * (tap, channel) of B is gathered output row by output row (ow floats a call) into [k][tile
+ * pixels], and the GEMM kernel reads it in place (row stride: an odd number of 64-byte lines, so
+ * the rows of a K block don't pile onto a few L1 sets; every 32-pixel panel starts aligned).
+ * 3-wide stride-2 kernels gather their three kx taps in one pass over the input row
+ * (f32_gather3_s2), and the rows two channels on are prefetched as a row is gathered.
+ * Each output is the kernel's sum over K blocks (kblock) in order: the bits don't depend on
+ * threads, tile or budget. */
+#include <stdint.h>
+#include <string.h>
+
+#include "conv/route.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+/* Output pixels per task by default (whole rows): im2col's tile. */
+#define TR_TILE_PIX 256
+/* Weights a tile streams again when rows are cut for balance (select.c's BALANCE_WEIGHT_BYTES). */
+#define TR_BALANCE_WEIGHT_BYTES ((size_t)4 << 20)
+/* Channels ahead whose input rows are prefetched while a row is gathered. */
+#define TR_PF_AHEAD 2
+
+/* Floats between rows of B for tiles of `rows` output rows: whole lines, an odd count of them. */
+static size_t row_stride(const lc_conv_plan *p, size_t rows) {
+  size_t s = lc_round_up(rows * (size_t)p->ow, 16);
+  return (s / 16) % 2 ? s : s + 16;
+}
+
+/* 3-wide kernel rows, stride_w 2, dense: a kernel reads each input row once for the three kx taps. */
+static int fuses_kx(const lc_conv *c) {
+  return c->ctx->k->f32_gather3_s2 && c->d.kernel_w == 3 && c->d.stride_w == 2 && c->d.dilation_w == 1;
+}
+
+/* K block: LC_KC, or with fuses_kx whole kernel rows of taps (3 x cin, up to 3 LC_KC) so a row's
+ * three kx taps are gathered together (LC_KC split them from 64 channels; 256 channels, 768-row
+ * blocks: 0.94x of 256-row ones, Zen 5). Q8/Q4 keep LC_KC: the dequantized panel is sized for it. */
+static size_t kblock(const lc_conv *c) {
+  size_t kr = 3 * (size_t)c->cin_g;
+  if (c->qw || !fuses_kx(c) || kr > 3 * LC_KC || kr > c->K) return lc_min_sz(c->K, LC_KC);
+  return kr * lc_max_sz(1, lc_min_sz(LC_KC / kr, c->K / kr));
+}
+
+static int slot_bytes(const lc_conv *c, const lc_conv_plan *p, size_t rows, size_t *bbytes, size_t *all) {
+  size_t n;
+  if (!lc_mul_sz(rows, (size_t)p->ow, &n) || n > SIZE_MAX / 2 ||
+      !lc_mul_sz(row_stride(p, rows), kblock(c) * sizeof(float), bbytes))
+    return 0;
+  *bbytes = lc_round_up(*bbytes, 64);
+  return lc_add_sz(*bbytes, lc_qpanel_bytes(c), all);
+}
+
+lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
+  const lc_conv_desc *d = &c->d;
+  if (d->layout != LC_NCHW) return lc_error(LC_ERR_UNSUPPORTED, "taprows: needs NCHW");
+  if (!c->wpack && !c->qw) return lc_error(LC_ERR_UNSUPPORTED, "taprows: reads the packed or quantized weights");
+  size_t oh = (size_t)p->oh, ow = (size_t)p->ow, imgs = (size_t)p->n * (size_t)d->groups;
+  size_t T = (size_t)c->ctx->threads, wbytes = 0;
+  size_t rows = lc_min_sz(oh, p->hint_tile ? p->hint_tile : lc_max_sz(1, TR_TILE_PIX / ow));
+  if (!p->hint_tile && T > 1 && lc_mul_sz(c->K, sizeof(float), &wbytes) &&
+      lc_mul_sz((size_t)c->cout_g, wbytes, &wbytes) && wbytes <= TR_BALANCE_WEIGHT_BYTES) {
+    /* the fewest kernel columns (32-pixel panels) on the busiest thread, a tile's weight-panel split
+     * sharing them; ties: the larger tile. Whole rows of 14-28 px leave a part-empty panel per
+     * tile: 4-row tiles of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
+    size_t best = rows, cost = SIZE_MAX, pp = c->ctx->k->nr;
+    for (size_t r = rows; r >= 1; r--) {
+      size_t tiles = imgs * lc_div_up(oh, r), s = lc_route_ocsplit(tiles, (int)T, c->npanels);
+      size_t w = lc_div_up(tiles * s, T) * lc_div_up(r * ow, pp) * pp / s;
+      if (w < cost) cost = w, best = r;
+    }
+    rows = best;
+  }
+  size_t bb, ws;
+  int threads;
+  for (;;) {
+    if (!slot_bytes(c, p, rows, &bb, &ws)) return lc_error(LC_ERR_OVERFLOW, "taprows: workspace overflows");
+    threads = lc_threads_for_budget(c, ws);
+    if (threads > 0 || rows == 1) break;
+    rows /= 2;
+  }
+  if (threads == 0)
+    return lc_error(LC_ERR_BUDGET, "taprows: one output row's K block needs %zu bytes, budget is %zu", ws,
+                    c->ctx->budget);
+  p->tile = rows;
+  p->ntiles = lc_div_up(oh, rows);
+  p->ocsplit = lc_route_ocsplit(imgs * p->ntiles, threads, c->npanels);
+  return lc_route_planned(p, LC_ROUTE_TAPROWS, ws, threads);
+}
+
+/* Output columns [lo, hi) of tap column kx whose input column lies inside the image. */
+static void col_range(const lc_conv *c, int64_t kx, int64_t *x0, int64_t *lo, int64_t *hi) {
+  const lc_conv_plan *p = &c->plan;
+  int64_t sw = c->d.stride_w, ow = p->ow;
+  *x0 = kx * c->d.dilation_w - p->pl; /* input column of output column 0 */
+  *lo = *x0 >= 0 ? 0 : (-*x0 + sw - 1) / sw;
+  *hi = *x0 < p->iw ? (p->iw - 1 - *x0) / sw + 1 : 0;
+  if (*lo > ow) *lo = ow;
+  if (*hi > ow) *hi = ow;
+  if (*hi < *lo) *hi = *lo;
+}
+
+/* B row k (tap-major, then channel) for output rows [oy0, oy0 + rows): dst[r * ow + x] = input of
+ * output pixel (oy0 + r, x) under tap k / cin; zero in the padding. */
+static void build_row(const lc_conv *c, const float *img_g, size_t k, size_t oy0, size_t rows, float *dst) {
+  const lc_conv_desc *d = &c->d;
+  const lc_conv_plan *p = &c->plan;
+  size_t cin = (size_t)c->cin_g, t = k / cin, ch = k % cin, ow = (size_t)p->ow;
+  int64_t ky = (int64_t)t / d->kernel_w, sw = d->stride_w, x0, lo, hi;
+  col_range(c, (int64_t)t % d->kernel_w, &x0, &lo, &hi);
+  const float *plane = img_g + ch * p->ihw;
+  size_t pf = ch + TR_PF_AHEAD < cin ? TR_PF_AHEAD * p->ihw : 0; /* as in build_row3 */
+  for (size_t r = 0; r < rows; r++, dst += ow) {
+    int64_t iy = (int64_t)(oy0 + r) * d->stride_h + ky * d->dilation_h - p->pt;
+    if (iy < 0 || iy >= p->ih || hi == lo) {
+      memset(dst, 0, ow * sizeof(float));
+      continue;
+    }
+    if (pf)
+      for (int64_t x = 0; x < p->iw; x += 16) __builtin_prefetch(plane + pf + iy * p->iw + x, 0, 3);
+    for (int64_t x = 0; x < lo; x++) dst[x] = 0.0f;
+    const float *s = plane + (iy * p->iw + x0 + lo * sw);
+    if (sw == 1)
+      memcpy(dst + lo, s, (size_t)(hi - lo) * sizeof(float));
+    else
+      c->ctx->k->f32_gather(dst + lo, s, (size_t)(hi - lo), (size_t)sw);
+    for (int64_t x = hi; x < (int64_t)ow; x++) dst[x] = 0.0f;
+  }
+}
+
+int lc_taprows_auto(const lc_conv *c) {
+  /* 3x3 s2 on Zen 5 against im2col, same-binary rounds (docs/benchmarks.md "Stride 2 without a
+   * gather pass"): 64/128/256 ch (K 576-2304) 0.89/0.93/0.94x at 1 thread, 0.87/0.88/0.81x at 2;
+   * 512 ch 1.06x / 1.12x (im2col's panel-first order keeps B in L1). 1x1 s2 within 2 %: left to
+   * im2col; Q8/Q4 not measured. */
+  return !c->qw && c->d.layout == LC_NCHW && c->d.kernel_h == 3 && c->d.stride_h == 2 && fuses_kx(c) &&
+         c->K <= 2304;
+}
+
+/* Rows k, k + cin, k + 2 cin (kx = 0, 1, 2 of one ky and channel) into dst[0..2]. */
+static void build_row3(const lc_conv *c, const float *img_g, size_t k, size_t oy0, size_t rows, float *dst[3]) {
+  const lc_conv_desc *d = &c->d;
+  const lc_conv_plan *p = &c->plan;
+  size_t cin = (size_t)c->cin_g, t = k / cin, ch = k % cin, ow = (size_t)p->ow;
+  int64_t ky = (int64_t)t / d->kernel_w, x0[3], lo[3], hi[3];
+  for (int i = 0; i < 3; i++) col_range(c, i, &x0[i], &lo[i], &hi[i]);
+  int64_t fl = lo[0] > lo[1] ? lo[0] : lo[1], fh = hi[0] < hi[1] ? hi[0] : hi[1];
+  fl = fl > lo[2] ? fl : lo[2];
+  fh = fh < hi[2] ? fh : hi[2];
+  if (fh < fl) fh = fl;
+  const float *plane = img_g + ch * p->ihw;
+  size_t pf = ch + TR_PF_AHEAD < cin ? TR_PF_AHEAD * p->ihw : 0; /* floats to the channel prefetched */
+  for (size_t r = 0; r < rows; r++) {
+    float *o[3] = {dst[0] + r * ow, dst[1] + r * ow, dst[2] + r * ow};
+    int64_t iy = (int64_t)(oy0 + r) * d->stride_h + ky * d->dilation_h - p->pt;
+    if (iy < 0 || iy >= p->ih) {
+      for (int i = 0; i < 3; i++) memset(o[i], 0, ow * sizeof(float));
+      continue;
+    }
+    const float *row = plane + iy * p->iw;
+    if (pf) /* the same row of a later channel: 64+ planes are more streams than the prefetchers follow */
+      for (int64_t x = 0; x < p->iw; x += 16) __builtin_prefetch(row + pf + x, 0, 3);
+    for (int i = 0; i < 3; i++) { /* the columns outside the common run: edges, a few each */
+      for (int64_t x = 0; x < fl; x++) o[i][x] = x >= lo[i] && x < hi[i] ? row[2 * x + x0[i]] : 0.0f;
+      for (int64_t x = fh; x < (int64_t)ow; x++) o[i][x] = x >= lo[i] && x < hi[i] ? row[2 * x + x0[i]] : 0.0f;
+    }
+    if (fh > fl)
+      c->ctx->k->f32_gather3_s2(o[0] + fl, o[1] + fl, o[2] + fl, row + (2 * fl + x0[0]), (size_t)(fh - fl));
+  }
+}
+
+/* Rows [k0, k0 + kn) of B, row i at b + i * ps. */
+static void build_block(const lc_conv *c, const float *img_g, size_t k0, size_t kn, size_t oy0, size_t rows,
+                        float *b, size_t ps) {
+  size_t cin = (size_t)c->cin_g, kw = (size_t)c->d.kernel_w;
+  int fuse = fuses_kx(c);
+  for (size_t i = 0; i < kn; i++) {
+    size_t kx = (k0 + i) / cin % kw;
+    if (fuse && i >= kx * cin && i - kx * cin + 2 * cin < kn) {
+      if (kx == 0) {
+        float *dst[3] = {b + i * ps, b + (i + cin) * ps, b + (i + 2 * cin) * ps};
+        build_row3(c, img_g, k0 + i, oy0, rows, dst);
+      }
+      continue; /* kx 1, 2: written with their kx = 0 row */
+    }
+    build_row(c, img_g, k0 + i, oy0, rows, b + i * ps);
+  }
+}
+
+static void taprows_task(void *arg, size_t task, int thread) {
+  const lc_conv *c = ((const lc_route_job *)arg)->c;
+  const lc_conv_plan *p = &c->plan;
+  const lc_kernels *kt = c->ctx->k;
+  lc_task_view v = lc_task_view_of(arg, task, thread);
+  size_t bb = 0, all = 0;
+  slot_bytes(c, p, p->tile, &bb, &all); /* checked in plan */
+  size_t oy0 = v.tp.tile * p->tile, rows = lc_min_sz(p->tile, (size_t)p->oh - oy0);
+  size_t npix = rows * (size_t)p->ow, ps = row_stride(p, p->tile);
+  size_t coutg = (size_t)c->cout_g, pw = c->pw, pp = kt->nr, K = c->K, kc = kblock(c);
+  float *b = (float *)v.slot;
+  float *qbuf = c->qw ? (float *)(v.slot + p->ws_thread - lc_qpanel_bytes(c)) : NULL;
+  float *out = v.img_out + oy0 * (size_t)p->ow;
+  lc_gemm_params ep;
+  lc_conv_epilogue(c, &ep);
+  ep.bias_per_row = 1;
+  for (size_t k0 = 0; k0 < K; k0 += kc) {
+    size_t kn = lc_min_sz(kc, K - k0);
+    build_block(c, v.img_g, k0, kn, oy0, rows, b, ps);
+    ep.accumulate = k0 > 0;
+    ep.final = k0 + kn == K;
+    for (size_t q = v.tp.q0; q < v.tp.q1; q++) {
+      size_t oc0 = (size_t)v.tp.g * coutg + q * pw, noc = lc_min_sz(pw, coutg - q * pw), wrs, wcs;
+      const float *w = lc_conv_wpanel(c, (int64_t)v.tp.g, q, k0, kn, qbuf, &wrs, &wcs);
+      ep.bias = c->bias ? c->bias + oc0 : NULL;
+      for (size_t j = 0; j < npix; j += pp)
+        kt->f32_gemm(noc, lc_min_sz(pp, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
+    }
+  }
+}
+
+lc_status lc_taprows_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
+  const lc_conv_plan *p = &c->plan;
+  lc_route_launch(c, in, out, ws, (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit, taprows_task);
+  return LC_OK;
+}

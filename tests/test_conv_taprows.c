@@ -1,0 +1,232 @@
+/* The taprows route (NCHW, B rows gathered by whole output rows) against lc_conv_reference (fp64
+ * accumulation) on random shapes: 1-300 input channels (so the K block holds whole kernel rows of
+ * taps, or LC_KC rows that split them), kernels up to 5x5 with 3-wide ones favoured (the fused
+ * three-tap gather), strides 1-4 and dilations 1-2 per axis, random pads, odd widths, groups 1-3,
+ * batch 1-3, every activation, F32 and Q8/Q4 weights, every kernel table, 1 and 2 threads (the same
+ * bits for both); AUTO takes it for 3x3 stride 2 where measured; its smallest budget works and one
+ * byte less is LC_ERR_BUDGET. LC_TEST_QUICK=1: fewer. */
+#include "conv_cases.h"
+
+static lc_context *ctx[CC_NISA][2];
+
+static void taprows_case(cc_case *c, int big) {
+  for (;;) {
+    lc_conv_desc *d = &c->d;
+    lc_conv_desc_init(d);
+    d->groups = tu_rand_int(0, 4) ? 1 : tu_rand_int(2, 3);
+    d->in_channels = d->groups * (tu_rand_int(0, 3) ? tu_rand_int(1, 40) : tu_rand_int(41, 300));
+    d->out_channels = d->groups * tu_rand_int(1, 40);
+    d->kernel_h = tu_rand_int(0, 2) ? 3 : tu_rand_int(1, 5);
+    d->kernel_w = tu_rand_int(0, 2) ? 3 : tu_rand_int(1, 5);
+    d->stride_h = tu_rand_int(0, 2) ? 2 : tu_rand_int(1, 4);
+    d->stride_w = tu_rand_int(0, 2) ? 2 : tu_rand_int(1, 4);
+    d->dilation_h = tu_rand_int(0, 3) ? 1 : 2;
+    d->dilation_w = tu_rand_int(0, 3) ? 1 : 2;
+    d->layout = LC_NCHW;
+    cc_random_pads(d);
+    cc_random_act(d);
+    c->n = tu_rand_int(0, 3) ? 1 : tu_rand_int(2, 3);
+    c->h = tu_rand_int(1, big ? 40 : 19);
+    c->w = tu_rand_int(1, big ? 130 : 37);
+    int64_t oh, ow;
+    cc_out_size(c, &oh, &ow);
+    if (oh < 1 || ow < 1 || cc_macs(c) > 3e6) continue;
+    cc_fill(c, tu_rand_int(0, 2) != 0);
+    return;
+  }
+}
+
+/* Runs c on every table and thread count through taprows; returns the worst err/bound. */
+static double check_case(const cc_case *c, const float *in, const float *ref, const cc_bound *b) {
+  size_t nout = cc_out_count(c);
+  float *out = malloc(nout * sizeof(float)), *one = malloc(nout * sizeof(float));
+  double worst = 0.0;
+  char desc[400];
+  cc_describe(c, desc, sizeof desc);
+  for (int i = 0; i < CC_NISA; i++)
+    for (int t = 0; t < 2; t++) {
+      if (!ctx[i][t]) continue;
+      for (size_t k = 0; k < nout; k++) out[k] = NAN;
+      lc_conv_shape shape;
+      lc_status st = cc_run(ctx[i][t], c, LC_ROUTE_TAPROWS, in, out, &shape);
+      TU_CHECK(st == LC_OK, "taprows %s threads %d: %s (%s) [%s]", cc_isa_names[i], t + 1, lc_status_name(st),
+               lc_last_error(), desc);
+      if (st != LC_OK) continue;
+      TU_CHECK(shape.route == LC_ROUTE_TAPROWS, "ran as %s [%s]", lc_route_name(shape.route), desc);
+      size_t at;
+      double e = cc_err_ratio(b, shape.route, out, ref, nout, &at);
+      TU_CHECK(e <= 1.0, "taprows %s threads %d: err/bound %.3g at %zu (out %g ref %g) [%s]", cc_isa_names[i], t + 1,
+               e, at, (double)out[at], (double)ref[at], desc);
+      if (e > worst) worst = e;
+      /* Each output's sum doesn't depend on the tiles the threads took: the same bits. */
+      if (t == 0) {
+        memcpy(one, out, nout * sizeof(float));
+      } else if (ctx[i][0]) {
+        size_t bad = 0;
+        while (bad < nout && memcmp(&out[bad], &one[bad], sizeof(float)) == 0) bad++;
+        TU_CHECK(bad == nout, "taprows %s: 2 threads differ from 1 at %zu [%s]", cc_isa_names[i], bad, desc);
+      }
+    }
+  free(out);
+  free(one);
+  return worst;
+}
+
+static void test_random(void) {
+  int nshapes = cc_quick() ? 60 : 300;
+  double worst = 0.0;
+  for (int s = 0; s < nshapes; s++) {
+    cc_case c;
+    taprows_case(&c, s % 4 == 0);
+    size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
+    float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
+    tu_fill(in, nin, -1.0f, 1.0f);
+    cc_bound b;
+    lc_status s1 = lc_conv_reference(&c.d, c.n, c.h, c.w, in, ref), s2 = cc_bound_make(&c, in, &b);
+    TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
+    double e = check_case(&c, in, ref, &b);
+    if (e > worst) worst = e;
+    free(b.s);
+    free(in);
+    free(ref);
+    cc_free(&c);
+  }
+  printf("%d random shapes, worst err/bound %.4f\n", nshapes, worst);
+}
+
+/* Q8/Q4 weights: dequantized per weight panel; compared with the reference on those weights. */
+static void test_quant(void) {
+  static const lc_weight_format fmts[] = {LC_WEIGHTS_Q8, LC_WEIGHTS_Q4};
+  for (int s = 0; s < (cc_quick() ? 8 : 30); s++) {
+    cc_case c;
+    taprows_case(&c, 0);
+    c.d.weight_format = fmts[s % 2];
+    c.d.block_size = 0;
+    c.d.asym = s % 3 == 0;
+    c.d.weights = c.wts;
+    lc_conv *conv = NULL;
+    TU_CHECK(lc_conv_create(ctx[0][0], &c.d, &conv) == LC_OK, "create q: %s", lc_last_error());
+    size_t nw = (size_t)(c.d.out_channels * cc_k(&c));
+    float *deq = malloc(nw * sizeof(float));
+    TU_CHECK(lc_conv_get_weights(conv, deq) == LC_OK, "dequantized weights: %s", lc_last_error());
+    lc_conv_destroy(conv);
+    cc_case rc = c;
+    rc.d.weight_format = LC_WEIGHTS_F32;
+    rc.d.weights = rc.wts = deq;
+    size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
+    float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
+    tu_fill(in, nin, -1.0f, 1.0f);
+    cc_bound b;
+    lc_status s1 = lc_conv_reference(&rc.d, c.n, c.h, c.w, in, ref), s2 = cc_bound_make(&rc, in, &b);
+    TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
+    check_case(&c, in, ref, &b);
+    free(b.s);
+    free(in);
+    free(ref);
+    free(deq);
+    cc_free(&c);
+  }
+}
+
+/* AUTO: taprows for 3x3 stride 2 fp32 NCHW with K <= 2304 on a table with the three-tap gather
+ * (AVX-512); im2col otherwise. */
+static void test_auto(void) {
+  static const struct {
+    int cin, ih, k, s, threads;
+    int fused; /* 1: taprows on tables with f32_gather3_s2 */
+  } cases[] = {{64, 112, 3, 2, 1, 1}, {64, 112, 3, 2, 2, 1}, {128, 56, 3, 2, 1, 1}, {128, 56, 3, 2, 2, 1},
+               {512, 14, 3, 2, 1, 0}, {64, 112, 1, 2, 1, 0}};
+  int avx512 = ctx[2][0] != NULL;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cc_case c;
+    c.d = cc_desc(cases[i].cin, 16, cases[i].k, cases[i].k / 2);
+    c.d.stride_h = c.d.stride_w = cases[i].s;
+    c.n = 1;
+    c.h = c.w = cases[i].ih;
+    cc_fill(&c, 1);
+    c.d.weights = c.wts;
+    c.d.bias = c.bias;
+    for (int isa = 1; isa < CC_NISA; isa++) {
+      lc_context *cx = ctx[isa][cases[i].threads - 1];
+      if (!cx) continue;
+      lc_route want = isa == 2 && avx512 && cases[i].fused ? LC_ROUTE_TAPROWS : LC_ROUTE_IM2COL;
+      lc_conv *conv = NULL;
+      lc_conv_shape shape;
+      TU_CHECK(lc_conv_create(cx, &c.d, &conv) == LC_OK && lc_conv_prepare(conv, c.n, c.h, c.w, &shape) == LC_OK,
+               "auto case %zu: %s", i, lc_last_error());
+      TU_CHECK(shape.route == want, "auto case %zu %s threads %d: %s, expected %s", i, cc_isa_names[isa],
+               cases[i].threads, lc_route_name(shape.route), lc_route_name(want));
+      lc_conv_destroy(conv);
+    }
+    cc_free(&c);
+  }
+}
+
+/* The smallest budget the route plans under runs correctly; one byte less is LC_ERR_BUDGET. */
+static void test_budget(void) {
+  cc_case c;
+  c.d = cc_desc(20, 24, 3, 1);
+  c.d.stride_h = c.d.stride_w = 2;
+  c.n = 1;
+  c.h = 31;
+  c.w = 45;
+  cc_fill(&c, 1);
+  c.d.weights = c.wts;
+  c.d.bias = c.bias;
+  c.d.route = LC_ROUTE_TAPROWS;
+  size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
+  float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float)), *out = malloc(nout * sizeof(float));
+  tu_fill(in, nin, -1.0f, 1.0f);
+  cc_bound b;
+  lc_status s1 = lc_conv_reference(&c.d, 1, c.h, c.w, in, ref), s2 = cc_bound_make(&c, in, &b);
+  TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
+  for (int t = 1; t <= 2; t++) {
+    /* the least: tiles of one output row, as the plan falls back to them */
+    lc_context *cx;
+    lc_conv_shape shape;
+    size_t lo = 0, need = (size_t)1 << 30; /* lo fails, need runs: bisect */
+    while (need - lo > 1) {
+      size_t mid = lo + (need - lo) / 2;
+      TU_CHECK(cc_context(LC_ISA_AUTO, t, mid, &cx) == LC_OK, "context");
+      if (cc_run(cx, &c, LC_ROUTE_TAPROWS, in, out, &shape) == LC_OK) need = mid;
+      else lo = mid;
+      lc_context_destroy(cx);
+    }
+    TU_CHECK(cc_context(LC_ISA_AUTO, t, need, &cx) == LC_OK, "context");
+    lc_status st = cc_run(cx, &c, LC_ROUTE_TAPROWS, in, out, &shape);
+    size_t at;
+    TU_CHECK(st == LC_OK && shape.workspace_bytes <= need, "taprows at its budget: %s", lc_status_name(st));
+    TU_CHECK(st != LC_OK || cc_err_ratio(&b, LC_ROUTE_TAPROWS, out, ref, nout, &at) <= 1.0,
+             "taprows at its budget: error");
+    lc_context_destroy(cx);
+    TU_CHECK(cc_context(LC_ISA_AUTO, t, need - 1, &cx) == LC_OK, "context");
+    st = cc_run(cx, &c, LC_ROUTE_TAPROWS, in, out, &shape);
+    TU_CHECK(st == LC_ERR_BUDGET, "taprows one byte under its budget: %s", lc_status_name(st));
+    TU_CHECK(strstr(lc_last_error(), "taprows") != NULL, "the error names the route: %s", lc_last_error());
+    lc_context_destroy(cx);
+  }
+  free(b.s);
+  free(in);
+  free(ref);
+  free(out);
+  cc_free(&c);
+}
+
+int main(void) {
+  tu_seed(1213);
+  int any = 0;
+  for (int i = 0; i < CC_NISA; i++)
+    for (int t = 0; t < 2; t++) {
+      ctx[i][t] = NULL;
+      if (cc_context(cc_isas[i], t + 1, 0, &ctx[i][t]) != LC_OK) ctx[i][t] = NULL;
+      else any = 1;
+    }
+  TU_CHECK(any && ctx[0][0], "no kernel table");
+  test_random();
+  test_quant();
+  test_auto();
+  test_budget();
+  for (int i = 0; i < CC_NISA; i++)
+    for (int t = 0; t < 2; t++) lc_context_destroy(ctx[i][t]);
+  return tu_finish("test_conv_taprows");
+}
