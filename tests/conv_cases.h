@@ -306,4 +306,98 @@ static inline lc_status cc_context(lc_isa isa, int threads, size_t budget, lc_co
   return lc_context_create(&p, ctx);
 }
 
+/* Route r runs within `need` bytes of workspace at `threads` and, one byte under, fails with
+ * LC_ERR_BUDGET naming the route. */
+static inline void cc_budget_edge(const cc_case *c, lc_route r, size_t need, int threads, const float *in,
+                                  const float *ref, float *out, const cc_bound *b) {
+  const char *name = lc_route_name(r);
+  lc_context *cx;
+  lc_conv_shape shape;
+  size_t at, nout = cc_out_count(c);
+  TU_CHECK(cc_context(LC_ISA_AUTO, threads, need, &cx) == LC_OK, "context");
+  lc_status st = cc_run(cx, c, r, in, out, &shape);
+  TU_CHECK(st == LC_OK && shape.workspace_bytes <= need, "%s at its budget: %s", name, lc_status_name(st));
+  TU_CHECK(st != LC_OK || cc_err_ratio(b, r, out, ref, nout, &at) <= 1.0, "%s at its budget: error", name);
+  lc_context_destroy(cx);
+  TU_CHECK(cc_context(LC_ISA_AUTO, threads, need - 1, &cx) == LC_OK, "context");
+  st = cc_run(cx, c, r, in, out, &shape);
+  TU_CHECK(st == LC_ERR_BUDGET, "%s one byte under its budget: %s", name, lc_status_name(st));
+  TU_CHECK(strstr(lc_last_error(), name) != NULL, "the error names the route: %s", lc_last_error());
+  lc_context_destroy(cx);
+}
+
+/* One context per kernel table x 1, 2 threads (NULL where the CPU lacks the table). */
+static inline void cc_contexts_open(lc_context *ctx[CC_NISA][2]) {
+  int any = 0;
+  for (int i = 0; i < CC_NISA; i++)
+    for (int t = 0; t < 2; t++) {
+      ctx[i][t] = NULL;
+      if (cc_context(cc_isas[i], t + 1, 0, &ctx[i][t]) != LC_OK) ctx[i][t] = NULL;
+      else any = 1;
+    }
+  TU_CHECK(any && ctx[0][0], "no kernel table");
+}
+
+static inline void cc_contexts_close(lc_context *ctx[CC_NISA][2]) {
+  for (int i = 0; i < CC_NISA; i++)
+    for (int t = 0; t < 2; t++) lc_context_destroy(ctx[i][t]);
+}
+
+/* A route's randomized and Q8/Q4 checks: make(c, big) draws a case, check(c, in, ref, b) runs it
+ * and returns its worst err/bound. The Q8/Q4 reference runs on the weights the conv holds after
+ * create (dequantized), so only the route's own arithmetic is tested against the bound. */
+typedef void (*cc_make_fn)(cc_case *c, int big);
+typedef double (*cc_check_fn)(const cc_case *c, const float *in, const float *ref, const cc_bound *b);
+
+static inline double cc_check_on(const cc_case *c, const cc_case *rc, cc_check_fn check) {
+  size_t nin = cc_in_count(c), nout = cc_out_count(c);
+  float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
+  tu_fill(in, nin, -1.0f, 1.0f);
+  cc_bound b;
+  lc_status s1 = lc_conv_reference(&rc->d, c->n, c->h, c->w, in, ref), s2 = cc_bound_make(rc, in, &b);
+  TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
+  double e = check(c, in, ref, &b);
+  free(b.s);
+  free(in);
+  free(ref);
+  return e;
+}
+
+static inline void cc_random_shapes(cc_make_fn make, cc_check_fn check) {
+  int nshapes = cc_quick() ? 60 : 300;
+  double worst = 0.0;
+  for (int s = 0; s < nshapes; s++) {
+    cc_case c;
+    make(&c, s % 4 == 0);
+    double e = cc_check_on(&c, &c, check);
+    if (e > worst) worst = e;
+    cc_free(&c);
+  }
+  printf("%d random shapes, worst err/bound %.4f\n", nshapes, worst);
+}
+
+static inline void cc_quant_shapes(lc_context *ctx, cc_make_fn make, cc_check_fn check) {
+  static const lc_weight_format fmts[] = {LC_WEIGHTS_Q8, LC_WEIGHTS_Q4};
+  for (int s = 0; s < (cc_quick() ? 8 : 30); s++) {
+    cc_case c;
+    make(&c, 0);
+    c.d.weight_format = fmts[s % 2];
+    c.d.block_size = 0;
+    c.d.asym = s % 3 == 0;
+    c.d.weights = c.wts;
+    lc_conv *conv = NULL;
+    TU_CHECK(lc_conv_create(ctx, &c.d, &conv) == LC_OK, "create q: %s", lc_last_error());
+    size_t nw = (size_t)(c.d.out_channels * cc_k(&c));
+    float *deq = malloc(nw * sizeof(float));
+    TU_CHECK(lc_conv_get_weights(conv, deq) == LC_OK, "dequantized weights: %s", lc_last_error());
+    lc_conv_destroy(conv);
+    cc_case rc = c;
+    rc.d.weight_format = LC_WEIGHTS_F32;
+    rc.d.weights = rc.wts = deq;
+    cc_check_on(&c, &rc, check);
+    free(deq);
+    cc_free(&c);
+  }
+}
+
 #endif

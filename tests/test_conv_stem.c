@@ -72,62 +72,14 @@ static double check_case(const cc_case *c, lc_route r, const float *in, const fl
   return worst;
 }
 
-static void test_random(void) {
-  int nshapes = cc_quick() ? 60 : 300;
-  double worst = 0.0;
-  for (int s = 0; s < nshapes; s++) {
-    cc_case c;
-    stem_case(&c, s % 4 == 0);
-    size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
-    float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
-    tu_fill(in, nin, -1.0f, 1.0f);
-    cc_bound b;
-    lc_status s1 = lc_conv_reference(&c.d, c.n, c.h, c.w, in, ref), s2 = cc_bound_make(&c, in, &b);
-    TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
-    double e = check_case(&c, LC_ROUTE_STEM, in, ref, &b);
-    if (e > worst) worst = e;
-    free(b.s);
-    free(in);
-    free(ref);
-    cc_free(&c);
-  }
-  printf("%d random shapes, worst err/bound %.4f\n", nshapes, worst);
+static double check_stem(const cc_case *c, const float *in, const float *ref, const cc_bound *b) {
+  return check_case(c, LC_ROUTE_STEM, in, ref, b);
 }
 
+static void test_random(void) { cc_random_shapes(stem_case, check_stem); }
+
 /* Q8/Q4 weights: the route dequantizes the rows; compared with the reference on those weights. */
-static void test_quant(void) {
-  static const lc_weight_format fmts[] = {LC_WEIGHTS_Q8, LC_WEIGHTS_Q4};
-  for (int s = 0; s < (cc_quick() ? 8 : 30); s++) {
-    cc_case c;
-    stem_case(&c, 0);
-    c.d.weight_format = fmts[s % 2];
-    c.d.block_size = 0;
-    c.d.asym = s % 3 == 0;
-    c.d.weights = c.wts;
-    /* The reference on the dequantized weights: what the conv holds after create. */
-    lc_conv *conv = NULL;
-    TU_CHECK(lc_conv_create(ctx[0][0], &c.d, &conv) == LC_OK, "create q: %s", lc_last_error());
-    size_t nw = (size_t)(c.d.out_channels * cc_k(&c));
-    float *deq = malloc(nw * sizeof(float));
-    TU_CHECK(lc_conv_get_weights(conv, deq) == LC_OK, "dequantized weights: %s", lc_last_error());
-    lc_conv_destroy(conv);
-    cc_case rc = c;
-    rc.d.weight_format = LC_WEIGHTS_F32;
-    rc.d.weights = rc.wts = deq;
-    size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
-    float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
-    tu_fill(in, nin, -1.0f, 1.0f);
-    cc_bound b;
-    lc_status s1 = lc_conv_reference(&rc.d, c.n, c.h, c.w, in, ref), s2 = cc_bound_make(&rc, in, &b);
-    TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
-    check_case(&c, LC_ROUTE_STEM, in, ref, &b);
-    free(b.s);
-    free(in);
-    free(ref);
-    free(deq);
-    cc_free(&c);
-  }
-}
+static void test_quant(void) { cc_quant_shapes(ctx[0][0], stem_case, check_stem); }
 
 /* AUTO takes the stem route for the RGB stems (NCHW), not for NHWC or 1x1. */
 static void test_auto(void) {
@@ -179,48 +131,27 @@ static void test_budget(void) {
   lc_conv_destroy(conv);
   size_t need = shape.workspace_bytes;
   TU_CHECK(need > 0, "stem uses workspace");
-  for (int t = 1; t <= 2; t++) {
-    lc_context *cx;
-    TU_CHECK(cc_context(LC_ISA_AUTO, t, need, &cx) == LC_OK, "context");
-    size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
-    float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float)), *out = malloc(nout * sizeof(float));
-    tu_fill(in, nin, -1.0f, 1.0f);
-    cc_bound b;
-    lc_status s1 = lc_conv_reference(&c.d, 1, c.h, c.w, in, ref), s2 = cc_bound_make(&c, in, &b);
-    TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
-    lc_status st = cc_run(cx, &c, LC_ROUTE_STEM, in, out, &shape);
-    size_t at;
-    TU_CHECK(st == LC_OK && shape.workspace_bytes <= need, "stem at its budget: %s", lc_status_name(st));
-    TU_CHECK(st != LC_OK || cc_err_ratio(&b, LC_ROUTE_STEM, out, ref, nout, &at) <= 1.0, "stem at its budget: error");
-    lc_context_destroy(cx);
-    TU_CHECK(cc_context(LC_ISA_AUTO, t, need - 1, &cx) == LC_OK, "context");
-    st = cc_run(cx, &c, LC_ROUTE_STEM, in, out, &shape);
-    TU_CHECK(st == LC_ERR_BUDGET, "stem one byte under its budget: %s", lc_status_name(st));
-    TU_CHECK(strstr(lc_last_error(), "stem") != NULL, "the error names the route: %s", lc_last_error());
-    lc_context_destroy(cx);
-    free(b.s);
-    free(in);
-    free(ref);
-    free(out);
-  }
+  size_t nin = cc_in_count(&c), nout = cc_out_count(&c);
+  float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float)), *out = malloc(nout * sizeof(float));
+  tu_fill(in, nin, -1.0f, 1.0f);
+  cc_bound b;
+  lc_status s1 = lc_conv_reference(&c.d, 1, c.h, c.w, in, ref), s2 = cc_bound_make(&c, in, &b);
+  TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
+  for (int t = 1; t <= 2; t++) cc_budget_edge(&c, LC_ROUTE_STEM, need, t, in, ref, out, &b);
+  free(b.s);
+  free(in);
+  free(ref);
+  free(out);
   cc_free(&c);
 }
 
 int main(void) {
   tu_seed(1212);
-  int any = 0;
-  for (int i = 0; i < CC_NISA; i++)
-    for (int t = 0; t < 2; t++) {
-      ctx[i][t] = NULL;
-      if (cc_context(cc_isas[i], t + 1, 0, &ctx[i][t]) != LC_OK) ctx[i][t] = NULL;
-      else any = 1;
-    }
-  TU_CHECK(any && ctx[0][0], "no kernel table");
+  cc_contexts_open(ctx);
   test_random();
   test_quant();
   test_auto();
   test_budget();
-  for (int i = 0; i < CC_NISA; i++)
-    for (int t = 0; t < 2; t++) lc_context_destroy(ctx[i][t]);
+  cc_contexts_close(ctx);
   return tu_finish("test_conv_stem");
 }
