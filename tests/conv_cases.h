@@ -349,13 +349,20 @@ static inline void cc_contexts_close(lc_context *ctx[CC_NISA][2]) {
 typedef void (*cc_make_fn)(cc_case *c, int big);
 typedef double (*cc_check_fn)(const cc_case *c, const float *in, const float *ref, const cc_bound *b);
 
-static inline double cc_check_on(const cc_case *c, const cc_case *rc, cc_check_fn check) {
+/* A random input for case c, and the reference output and bound on rc's weights (rc: c, or c on
+ * the weights a quantized conv holds); the caller frees *in, *ref and b->s. */
+static inline void cc_ref_make(const cc_case *c, const cc_case *rc, float **in, float **ref, cc_bound *b) {
   size_t nin = cc_in_count(c), nout = cc_out_count(c);
-  float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
-  tu_fill(in, nin, -1.0f, 1.0f);
-  cc_bound b;
-  lc_status s1 = lc_conv_reference(&rc->d, c->n, c->h, c->w, in, ref), s2 = cc_bound_make(rc, in, &b);
+  *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float));
+  tu_fill(*in, nin, -1.0f, 1.0f);
+  lc_status s1 = lc_conv_reference(&rc->d, c->n, c->h, c->w, *in, *ref), s2 = cc_bound_make(rc, *in, b);
   TU_CHECK(s1 == LC_OK && s2 == LC_OK, "reference: %s", lc_last_error());
+}
+
+static inline double cc_check_on(const cc_case *c, const cc_case *rc, cc_check_fn check) {
+  float *in, *ref;
+  cc_bound b;
+  cc_ref_make(c, rc, &in, &ref, &b);
   double e = check(c, in, ref, &b);
   free(b.s);
   free(in);

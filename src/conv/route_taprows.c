@@ -192,8 +192,6 @@ static void taprows_task(void *arg, size_t task, int thread) {
   const lc_conv_plan *p = &c->plan;
   const lc_kernels *kt = c->ctx->k;
   lc_task_view v = lc_task_view_of(arg, task, thread);
-  size_t bb = 0, all = 0;
-  slot_bytes(c, p, p->tile, &bb, &all); /* checked in plan */
   size_t oy0 = v.tp.tile * p->tile, rows = lc_min_sz(p->tile, (size_t)p->oh - oy0);
   size_t npix = rows * (size_t)p->ow, ps = row_stride(p, p->tile);
   size_t coutg = (size_t)c->cout_g, pw = c->pw, pp = kt->nr, K = c->K, kc = kblock(c);
