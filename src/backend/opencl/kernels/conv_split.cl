@@ -12,6 +12,24 @@
 #define LCS_MC 2
 #define LCS_MAXWG 256 /* cl_fam_split.c: P * S <= this */
 
+/* q8 / q4: the P pixels of a work-group read the same rows, so the group dequantizes them once
+ * into local memory (the reduction's array, free until the sums), LCS_LW / CB rows at a time,
+ * where each item used to dequantize its rows itself; -DLCS_STAGE=0 for A/B runs. */
+#ifndef LCS_STAGE
+#define LCS_STAGE 1
+#endif
+#if WFMT != 0 && LCS_STAGE
+#define LCS_STAGED 1
+#else
+#define LCS_STAGED 0
+#endif
+#ifndef LCS_LW
+#define LCS_LW (LCS_MC * LCS_MAXWG) /* float4s; tests pass 64 (chunks of 32 rows: S is at most 32) */
+#endif
+#if LCS_LW > LCS_MC * LCS_MAXWG || LCS_LW < 64
+#error "LCS_LW: 64 .. the reduction array's float4s"
+#endif
+
 __attribute__((always_inline)) static inline void lcs_split(__global const float *restrict in,
                                                             __global const wtype *restrict w,
                                                             __global const float *restrict sc,
@@ -35,6 +53,39 @@ __attribute__((always_inline)) static inline void lcs_split(__global const float
   while (ic >= p.cin_g && tap < p.kh * p.kw) ic -= p.cin_g, tap++;
   int ky = tap / p.kw, kx = tap - ky * p.kw;
   const int R = p.kh * p.kw * p.cin_g;
+  /* Row (tap, ic)'s input value for this item's pixel: the padding reads a valid address, then 0. */
+#define LCS_INPUT(xv)                                                                              \
+  const int iy = oy * p.sh - p.pt + ky * p.dh, ix = ox * p.sw - p.pl + kx * p.dw;                  \
+  const int ok = iy >= 0 && iy < p.ih && ix >= 0 && ix < p.iw;                                     \
+  const float xv##_at = in[ok ? inb + iy * p.in_sh + ix * p.in_sw + ic * p.in_sc : inb];              \
+  const float xv = ok ? xv##_at : 0.0f
+#if LCS_STAGED
+  /* Chunks of cap rows, a multiple of S, so slice l's rows k = l, l + S, ... run on across them. */
+  const int cap = LCS_LW / CB / S * S, lid = l * P + px;
+  for (int k0 = 0; k0 < R; k0 += cap) {
+    const int rows = min(cap, R - k0);
+    barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk has been read */
+    for (int e = lid; e < CB * rows; e += P * S) {
+      const int cb = e / rows, r = e - cb * rows, kt = (k0 + r) / p.cin_g, kc = k0 + r - kt * p.cin_g;
+      const int wb = g * p.ob + min(b0 + cb, p.ob - 1); /* a block past the last is not stored */
+      float4 s1, o1;
+      lcd_scales(sc, of, &p, wb, lc_blk(&p, kt, kc), &s1, &o1);
+      red[cb * cap + r] = lcd_deq(lcd_codes(w, p.K, wb, k0 + r), s1, o1);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = k0 + l; live && k < k0 + rows; k += S) {
+      LCS_INPUT(xv);
+      #pragma unroll
+      for (int cb = 0; cb < CB; cb++) acc[cb] = mad((float4)(xv), red[cb * cap + k - k0], acc[cb]);
+      ic += S;
+      while (ic >= p.cin_g) {
+        ic -= p.cin_g;
+        if (++kx == p.kw) kx = 0, ky++;
+      }
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE); /* the array holds the sums from here on */
+#else
 #if WFMT != 0
   /* Quantized rows: the block (tap * bpt + ic / bsz) kept incrementally, its scales loaded with
    * every row (cache hits; -DLCS_SCALE_ONCE, an experiment's option, loads them only when the
@@ -48,10 +99,7 @@ __attribute__((always_inline)) static inline void lcs_split(__global const float
   float4 s[LCS_MC], o[LCS_MC];
 #endif
   for (int k = l; live && k < R; k += S) {
-    const int iy = oy * p.sh - p.pt + ky * p.dh, ix = ox * p.sw - p.pl + kx * p.dw;
-    const int ok = iy >= 0 && iy < p.ih && ix >= 0 && ix < p.iw;
-    float xv = in[ok ? inb + iy * p.in_sh + ix * p.in_sw + ic * p.in_sc : inb];
-    xv = ok ? xv : 0.0f;
+    LCS_INPUT(xv);
 #if WFMT == 0
     #pragma unroll
     for (int cb = 0; cb < CB; cb++) {
@@ -91,6 +139,7 @@ __attribute__((always_inline)) static inline void lcs_split(__global const float
 #endif
     }
   }
+#endif /* LCS_STAGED */
   #pragma unroll
   for (int cb = 0; cb < CB; cb++) red[(cb * S + l) * P + px] = acc[cb];
   barrier(CLK_LOCAL_MEM_FENCE);
