@@ -68,18 +68,6 @@ static int lcd_lws_2d(const lc_cl_conv *c, size_t gx, size_t gy, int level, size
   return n;
 }
 
-/* direct and dw at q8 / q4 stage a work-group's weights in local memory, so every item of a group
- * must have the same weights: the local size is always given, with z = 1. */
-static lc_status lcd_enqueue_staged(const lc_cl_conv *c, const lc_cl_cand *cand, const char *program, const char *name,
-                                    const size_t gws[3], cl_mem in, cl_mem out, cl_mem res, cl_event *first,
-                                    cl_event *last) {
-  lc_cl_cand k = *cand;
-  if (!k.lws[0] && lcd_lws_2d(c, gws[0], gws[1], 0, &k.lws, 1) < 1)
-    return lc_error(LC_ERR_UNSUPPORTED, "opencl %s: no local size fits the device", name);
-  k.lws[2] = 1;
-  return lc_cl_conv_enqueue_std(c, &k, program, name, 3, gws, in, out, res, first, last);
-}
-
 static size_t lcd_ws_none(const lc_cl_conv *c, const lc_cl_cand *x) {
   (void)c, (void)x;
   return 0;
@@ -129,7 +117,14 @@ static lc_status lcd_direct_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand,
                                     cl_event *first, cl_event *last) {
   size_t gws[3];
   lcd_direct_gws(c, cand->variant, gws);
-  return lcd_enqueue_staged(c, cand, "conv_direct", lcd_direct_kernels[cand->variant], gws, in, out, res, first, last);
+  /* The q8 / q4 tiles stage a work-group's weights in local memory, so every item of a group must
+   * have the same oc blocks: the local size is always given, with z = 1. (dw keeps its per-item
+   * weights: staging its few taps ran 8 of od96's 10 q4 depthwise layers 1-2 us slower, H100.) */
+  lc_cl_cand k = *cand;
+  if (!k.lws[0] && lcd_lws_2d(c, gws[0], gws[1], 0, &k.lws, 1) < 1)
+    return lc_error(LC_ERR_UNSUPPORTED, "opencl direct: no local size fits the device");
+  k.lws[2] = 1;
+  return lc_cl_conv_enqueue_std(c, &k, "conv_direct", lcd_direct_kernels[k.variant], 3, gws, in, out, res, first, last);
 }
 
 const lc_cl_family lc_cl_family_direct = {
@@ -164,7 +159,7 @@ static lc_status lcd_dw_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_
                                 cl_event *first, cl_event *last) {
   size_t gws[3];
   lcd_dw_gws(c, cand->variant, gws);
-  return lcd_enqueue_staged(c, cand, "conv_dw", lcd_dw_kernels[cand->variant], gws, in, out, res, first, last);
+  return lc_cl_conv_enqueue_std(c, cand, "conv_dw", lcd_dw_kernels[cand->variant], 3, gws, in, out, res, first, last);
 }
 
 const lc_cl_family lc_cl_family_dw = {"dw", "conv_dw", LCD_NDW, lcd_dw_names, lcd_dw_eligible, lcd_dw_lws,

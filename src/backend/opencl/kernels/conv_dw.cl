@@ -5,48 +5,18 @@
  * Global size (ceil(ow / W), oh, n * channels), dims 0 and 1 rounded up to the local size
  * (lx, ly, 1); items past the output return. Dim 0 runs along the columns so that in NCHW
  * neighbouring items read neighbouring inputs; the items of a work-group share the channel, so
- * the one weight per tap is a broadcast (q8 / q4: dequantized once per group, below). */
+ * the one weight per tap is a broadcast, dequantized once per tap for W outputs. */
 
 #define LCDW_MW 8
-
-/* q8 / q4: the work-group's channel's weights are dequantized once into local memory (kernels
- * of up to LCDW_LW taps) instead of by every item; -DLCDW_STAGE=0 for A/B runs. */
-#ifndef LCDW_STAGE
-#define LCDW_STAGE 1
-#endif
-#if WFMT != 0 && LCDW_STAGE
-#define LCDW_STAGED 1
-#ifndef LCDW_LW
-#define LCDW_LW 256
-#endif
-#define LCDW_LOCAL , __local float *restrict lw
-#define LCDW_LOCAL_DECL __local float lw[LCDW_LW];
-#define LCDW_LOCAL_ARG , lw
-#else
-#define LCDW_STAGED 0
-#define LCDW_LOCAL
-#define LCDW_LOCAL_DECL
-#define LCDW_LOCAL_ARG
-#endif
 
 __attribute__((always_inline)) static inline void lcdw(__global const float *restrict in, __global const wtype *restrict w,
                  __global const float *restrict sc, __global const float *restrict of,
                  __global const float *restrict bias, __global const float *restrict res,
-                 __global float *restrict out, const lc_cl_conv_args *pa, const int WT LCDW_LOCAL) {
+                 __global float *restrict out, const lc_cl_conv_args *pa, const int WT) {
   const lc_cl_conv_args p = *pa;
   int ox0 = (int)get_global_id(0) * WT, oy = get_global_id(1), z = get_global_id(2);
-  int c = z % p.groups, n = z / p.groups;
-#if LCDW_STAGED
-  /* Items past the output stage too (they meet the barrier); the condition is the group's. */
-  const int stage = p.kh * p.kw <= LCDW_LW;
-  if (stage) {
-    const int lid = (int)(get_local_id(1) * get_local_size(0) + get_local_id(0));
-    for (int t = lid; t < p.kh * p.kw; t += (int)(get_local_size(0) * get_local_size(1)))
-      lw[t] = lc_w1(w, sc, of, &p, c, 0, t, lc_blk(&p, t, 0));
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-#endif
   if (ox0 >= p.ow || oy >= p.oh) return;
+  int c = z % p.groups, n = z / p.groups;
   float acc[LCDW_MW] = {0.0f};
   const int inb = n * p.in_sn + c * p.in_sc;
   for (int ky = 0; ky < p.kh; ky++) {
@@ -55,12 +25,11 @@ __attribute__((always_inline)) static inline void lcdw(__global const float *res
     for (int kx = 0; kx < p.kw; kx++) {
       int tap = ky * p.kw + kx;
 #if WFMT == 0
-      float wv = lc_w1(w, sc, of, &p, c, 0, tap, 0);
-#elif LCDW_STAGED
-      float wv = stage ? lw[tap] : lc_w1(w, sc, of, &p, c, 0, tap, lc_blk(&p, tap, 0));
+      int blk = 0;
 #else
-      float wv = lc_w1(w, sc, of, &p, c, 0, tap, lc_blk(&p, tap, 0));
+      int blk = lc_blk(&p, tap, 0);
 #endif
+      float wv = lc_w1(w, sc, of, &p, c, 0, tap, blk);
       #pragma unroll
       for (int x = 0; x < WT; x++) {
         int ix = (ox0 + x) * p.sw - p.pl + kx * p.dw;
@@ -77,11 +46,8 @@ __attribute__((always_inline)) static inline void lcdw(__global const float *res
   }
 }
 
-#define LCDW_KERNEL(NAME, WT)                                           \
-  __kernel void NAME(LC_KERNEL_ARGS) {                                  \
-    LCDW_LOCAL_DECL                                                     \
-    lcdw(in, w, sc, of, bias, res, out, &p, WT LCDW_LOCAL_ARG);         \
-  }
+#define LCDW_KERNEL(NAME, WT) \
+  __kernel void NAME(LC_KERNEL_ARGS) { lcdw(in, w, sc, of, bias, res, out, &p, WT); }
 
 #if LC_ALL_KERNELS || defined(LC_WANT_dw_w1)
 LCDW_KERNEL(dw_w1, 1)
