@@ -212,12 +212,13 @@ static void taprows_task(void *arg, size_t task, int thread) {
     build_block(c, v.img_g, k0, kn, oy0, rows, b, ps);
     ep.accumulate = k0 > 0;
     ep.final = k0 + kn == K;
+    lc_f32_gemm_fn gemm = K <= kc && kt->f32_gemm_final ? kt->f32_gemm_final : kt->f32_gemm; /* as im2col's */
     for (size_t q = v.tp.q0; q < v.tp.q1; q++) {
       size_t oc0 = (size_t)v.tp.g * coutg + q * pw, noc = lc_min_sz(pw, coutg - q * pw), wrs, wcs;
       const float *w = lc_conv_wpanel(c, (int64_t)v.tp.g, q, k0, kn, qbuf, &wrs, &wcs);
       ep.bias = c->bias ? c->bias + oc0 : NULL;
       for (size_t j = 0; j < npix; j += pp)
-        kt->f32_gemm(noc, lc_min_sz(pp, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
+        gemm(noc, lc_min_sz(pp, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
     }
   }
 }
