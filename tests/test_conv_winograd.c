@@ -491,7 +491,8 @@ static void check_quant_auto_f4(int opt_in) {
 }
 
 /* AUTO's F(4x4) rule (src/conv/select.c): the AVX2 table takes winograd4 from 64 input channels
- * from 14x14 outputs, the AVX-512 table from 16 input channels from 80x80, F(2x2) otherwise; the
+ * from 14x14 outputs, the AVX-512 table from 16 input channels from 80x80, from 56x56 with at least
+ * as many output channels and from 28x28 with twice as many, F(2x2) otherwise; the
  * scalar table keeps F(2x2). F(4x4) weights are transformed only where the rule may pick it (AVX2:
  * not for 32 channels; AVX-512: not for 8), release_unused frees the unused transform, and AUTO's
  * output is the forced route's bits (its tiles never change a sum; check_shape holds winograd4 to
@@ -504,10 +505,15 @@ static void check_auto_f4(void) {
   static const struct {
     int64_t ic, hw;
     lc_route avx2, avx512;
-  } cases[] = {{64, 16, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD}, {128, 7, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD},
-               {32, 16, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD},  {64, 88, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4},
-               {32, 88, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4}, {16, 81, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4},
-               {64, 79, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD}};
+    int64_t oc; /* 0: 8 */
+  } cases[] = {{64, 16, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 0}, {128, 7, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},
+               {32, 16, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},  {64, 88, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 0},
+               {32, 88, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4, 0}, {16, 81, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4, 0},
+               {64, 79, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 0},
+               {32, 57, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4, 32},  {32, 57, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 31},
+               {32, 55, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 40},   {16, 29, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4, 32},
+               {16, 29, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 31},   {16, 27, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 64},
+               {64, 28, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 128}};
   for (int i = 0; i < CC_NISA; i++) {
     if (!ctxs[i]) continue;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -515,7 +521,7 @@ static void check_auto_f4(void) {
       memset(&c, 0, sizeof c);
       lc_conv_desc_init(&c.d);
       c.d.in_channels = cases[k].ic;
-      c.d.out_channels = 8;
+      c.d.out_channels = cases[k].oc ? cases[k].oc : 8;
       c.d.kernel_h = c.d.kernel_w = 3;
       c.d.pad_top = c.d.pad_left = c.d.pad_bottom = c.d.pad_right = 1;
       c.n = 1;

@@ -175,7 +175,18 @@ static void check_gemm(const lc_kernels *kt, size_t m, size_t n, size_t k, int l
 
   snprintf(g_case, sizeof(g_case), "%s gemm m=%zu n=%zu k=%zu layout=%d cfg=%u front=%d", kt->name, m, n, k,
            layout, cfg_idx, front);
+  /* f32_gemm_final (when the table has one) must write the same bits, the guards included. */
+  float *cfin = kt->f32_gemm_final ? malloc(c_len * sizeof(float)) : NULL;
+  if (cfin) {
+    memcpy(cfin, cbuf, c_len * sizeof(float));
+    kt->f32_gemm_final(m, n, k, a, rs_a, cs_a, b, rs_b, cfin + rs_c + 1, rs_c, &p);
+  }
   kt->f32_gemm(m, n, k, a, rs_a, cs_a, b, rs_b, c, rs_c, &p);
+  if (cfin) {
+    TU_CHECK(memcmp(cfin, cbuf, c_len * sizeof(float)) == 0, "%s gemm_final m=%zu n=%zu k=%zu layout=%d cfg=%u: "
+             "bits differ from f32_gemm", kt->name, m, n, k, layout, cfg_idx);
+    free(cfin);
+  }
 
   int bad = 0;
   for (size_t i = 0; i < m && !bad; i++) {

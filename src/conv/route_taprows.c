@@ -100,12 +100,12 @@ static void col_range(const lc_conv *c, int64_t kx, int64_t *x0, int64_t *lo, in
   if (*hi < *lo) *hi = *lo;
 }
 
-/* B row k (tap-major, then channel) for output rows [oy0, oy0 + rows): dst[r * ow + x] = input of
- * output pixel (oy0 + r, x) under tap k / cin; zero in the padding. */
-static void build_row(const lc_conv *c, const float *img_g, size_t k, size_t oy0, size_t rows, float *dst) {
+/* B row k = t * cin + ch (tap-major, then channel) for output rows [oy0, oy0 + rows): dst[r * ow + x] =
+ * input of output pixel (oy0 + r, x) under tap t; zero in the padding. */
+static void build_row(const lc_conv *c, const float *img_g, size_t t, size_t ch, size_t oy0, size_t rows, float *dst) {
   const lc_conv_desc *d = &c->d;
   const lc_conv_plan *p = &c->plan;
-  size_t cin = (size_t)c->cin_g, t = k / cin, ch = k % cin, ow = (size_t)p->ow;
+  size_t cin = (size_t)c->cin_g, ow = (size_t)p->ow;
   int64_t ky = (int64_t)t / d->kernel_w, sw = d->stride_w, x0, lo, hi;
   col_range(c, (int64_t)t % d->kernel_w, &x0, &lo, &hi);
   const float *plane = img_g + ch * p->ihw;
@@ -137,11 +137,12 @@ int lc_taprows_auto(const lc_conv *c) {
          c->K <= 2304;
 }
 
-/* Rows k, k + cin, k + 2 cin (kx = 0, 1, 2 of one ky and channel) into dst[0..2]. */
-static void build_row3(const lc_conv *c, const float *img_g, size_t k, size_t oy0, size_t rows, float *dst[3]) {
+/* Rows of taps t, t + 1, t + 2 (kx = 0, 1, 2 of one ky) for channel ch into dst[0..2]. */
+static void build_row3(const lc_conv *c, const float *img_g, size_t t, size_t ch, size_t oy0, size_t rows,
+                       float *dst[3]) {
   const lc_conv_desc *d = &c->d;
   const lc_conv_plan *p = &c->plan;
-  size_t cin = (size_t)c->cin_g, t = k / cin, ch = k % cin, ow = (size_t)p->ow;
+  size_t cin = (size_t)c->cin_g, ow = (size_t)p->ow;
   int64_t ky = (int64_t)t / d->kernel_w, x0[3], lo[3], hi[3];
   for (int i = 0; i < 3; i++) col_range(c, i, &x0[i], &lo[i], &hi[i]);
   int64_t fl = lo[0] > lo[1] ? lo[0] : lo[1], fh = hi[0] < hi[1] ? hi[0] : hi[1];
@@ -169,21 +170,26 @@ static void build_row3(const lc_conv *c, const float *img_g, size_t k, size_t oy
   }
 }
 
-/* Rows [k0, k0 + kn) of B, row i at b + i * ps. */
+/* Rows [k0, k0 + kn) of B, row i at b + i * ps. Tap and channel are stepped, not divided out per
+ * row (two 64-bit divisions a row were 2 % of a 3x3 s2 conv, perf on a Xeon). */
 static void build_block(const lc_conv *c, const float *img_g, size_t k0, size_t kn, size_t oy0, size_t rows,
                         float *b, size_t ps) {
-  size_t cin = (size_t)c->cin_g, kw = (size_t)c->d.kernel_w;
+  size_t cin = (size_t)c->cin_g, kw = (size_t)c->d.kernel_w, t = k0 / cin, ch = k0 % cin, kx = t % kw;
   int fuse = fuses_kx(c);
   for (size_t i = 0; i < kn; i++) {
-    size_t kx = (k0 + i) / cin % kw;
     if (fuse && i >= kx * cin && i - kx * cin + 2 * cin < kn) {
-      if (kx == 0) {
+      if (kx == 0) { /* kx 1, 2: written with their kx = 0 row */
         float *dst[3] = {b + i * ps, b + (i + cin) * ps, b + (i + 2 * cin) * ps};
-        build_row3(c, img_g, k0 + i, oy0, rows, dst);
+        build_row3(c, img_g, t, ch, oy0, rows, dst);
       }
-      continue; /* kx 1, 2: written with their kx = 0 row */
+    } else {
+      build_row(c, img_g, t, ch, oy0, rows, b + i * ps);
     }
-    build_row(c, img_g, k0 + i, oy0, rows, b + i * ps);
+    if (++ch == cin) {
+      ch = 0;
+      t++;
+      kx = kx + 1 == kw ? 0 : kx + 1;
+    }
   }
 }
 
@@ -206,12 +212,13 @@ static void taprows_task(void *arg, size_t task, int thread) {
     build_block(c, v.img_g, k0, kn, oy0, rows, b, ps);
     ep.accumulate = k0 > 0;
     ep.final = k0 + kn == K;
+    lc_f32_gemm_fn gemm = K <= kc && kt->f32_gemm_final ? kt->f32_gemm_final : kt->f32_gemm; /* as im2col's */
     for (size_t q = v.tp.q0; q < v.tp.q1; q++) {
       size_t oc0 = (size_t)v.tp.g * coutg + q * pw, noc = lc_min_sz(pw, coutg - q * pw), wrs, wcs;
       const float *w = lc_conv_wpanel(c, (int64_t)v.tp.g, q, k0, kn, qbuf, &wrs, &wcs);
       ep.bias = c->bias ? c->bias + oc0 : NULL;
       for (size_t j = 0; j < npix; j += pp)
-        kt->f32_gemm(noc, lc_min_sz(pp, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
+        gemm(noc, lc_min_sz(pp, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
     }
   }
 }

@@ -74,10 +74,16 @@ int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow) {
    * tied up to 128 channels (128@80 12.1 / 9.6 and 8.8 / 8.2, 96->24@160 13.3 / 12.7, 64@112 4.9 /
    * 4.9 and 5.1 / 4.2) and with 256 from 160x160 (256->64@160 68 / 55 and 45 / 41), but lost with
    * 256 at 80 (256->64@80 19.3 / 20.9 and 14.4 / 21.1); at 7-56 px it tied or lost (512@7 2.9 / 9.2,
-   * 256@14 1.2 / 2.5, 64@56 even). */
+   * 256@14 1.2 / 2.5, 64@56 even). A quiet Xeon (model 167, medians of 5 alternating rounds, ms
+   * F(2x2) / F(4x4), docs/benchmarks.md "stop 20") had F(4x4) ahead from 56 px wherever the output
+   * channels are at least the input ones (64@56 1.20 / 1.05, 64->128@56 2.13 / 1.68, 128@56,
+   * 256@56, 256@80 28.2 / 23.5: 0.79-0.87x) and from 28 px where they are twice (128->256@28 1.90 /
+   * 1.74, 128->256@40 0.81x, 32->64 and 256->512@28 0.93x); behind where they are fewer (256->64@56
+   * 1.08x, 64->32@56 1.09x) and at 28-48 px with as many (64@28 1.17x, 128@28 1.10x, 64@48 1.10x). */
   if (c->ctx->k->isa == LC_ISA_AVX512) {
     int64_t hw = oh < ow ? oh : ow;
-    return lc_winograd4_auto(c) && hw >= 80 && (c->cin_g <= 128 || hw >= 160);
+    return lc_winograd4_auto(c) && ((hw >= 80 && (c->cin_g <= 128 || hw >= 160)) ||
+                                    (hw >= 56 && c->cout_g >= c->cin_g) || (hw >= 28 && c->cout_g >= 2 * c->cin_g));
   }
   return lc_winograd4_auto(c) && oh >= 14 && ow >= 14;
 }

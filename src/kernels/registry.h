@@ -18,6 +18,7 @@ typedef struct lc_kernels {
   unsigned needs;              /* LC_CPU_* bits the CPU must have */
   size_t mr, nr;               /* GEMM tile of f32_gemm */
   lc_f32_gemm_fn f32_gemm;
+  lc_f32_gemm_fn f32_gemm_final; /* f32_gemm for the last K block (final = 1); NULL: f32_gemm */
   lc_f32_dw_row_fn f32_dw_row;
   lc_f32_dw_pixel_fn f32_dw_pixel;
   lc_f32_gather_fn f32_gather;
