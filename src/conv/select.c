@@ -63,6 +63,43 @@ static size_t want_tile(const lc_conv *c, const lc_conv_plan *p) {
   return want && want != p->tile ? want : 0;
 }
 
+/* Winograd chunks at 2+ threads: the memory target's count can leave a thread idle for a whole
+ * chunk (128@28, F(2x2): chunks of 72, 72 and 52 tiles, one thread running two of them; the tuner
+ * took 2 chunks of 104 and 92, 1.18x at 2 threads). The busiest thread's tiles when threads take
+ * the imgs x chunks tasks in order, each chunk also costing `over` tiles (its weights streamed). */
+#define BALANCE_MAX_THREADS 64
+#define BALANCE_MAX_TASKS 256
+static size_t busiest(size_t imgs, size_t nt, size_t T, int threads, size_t over) {
+  size_t load[BALANCE_MAX_THREADS] = {0}, nch = lc_div_up(nt, T), most = 0;
+  for (size_t i = 0; i < imgs * nch; i++) {
+    size_t k = i % nch, m = 0;
+    for (int t = 1; t < threads; t++)
+      if (load[t] < load[m]) m = (size_t)t;
+    load[m] += lc_min_sz(T, nt - k * T) + over;
+  }
+  for (int t = 0; t < threads; t++) most = lc_max_sz(most, load[t]);
+  return most;
+}
+
+/* The Winograd chunk (tiles, as the route equalizes it) whose busiest thread has the least work,
+ * from the F(4x4) floor (2 mr) or mr up to twice planned p's chunk, at least one chunk per thread;
+ * 0 unless it beats p's by 3 % (a one-chunk-per-thread split stays: select's rules keep it). */
+static size_t balanced_chunk(const lc_conv *c, const lc_conv_plan *p) {
+  int w4 = p->route == LC_ROUTE_WINOGRAD4, T = p->threads;
+  if ((!w4 && p->route != LC_ROUTE_WINOGRAD) || T < 2 || T > BALANCE_MAX_THREADS || p->ocsplit != 1) return 0;
+  size_t pp = c->ctx->k->mr, f = w4 ? 4 : 2, imgs = (size_t)p->n * (size_t)c->d.groups;
+  size_t nt = lc_div_up((size_t)p->oh, f) * lc_div_up((size_t)p->ow, f);
+  if (imgs * p->ntiles < (size_t)T || imgs * p->ntiles > BALANCE_MAX_TASKS) return 0;
+  size_t cur = busiest(imgs, nt, p->tile, T, pp), best = 0, cost = cur;
+  for (size_t x = w4 ? 2 * pp : pp; x <= lc_min_sz(2 * p->tile, lc_round_up(nt, pp)); x += pp) {
+    size_t nch = lc_div_up(nt, x), t = lc_round_up(lc_div_up(nt, nch), pp); /* the route's equal chunks */
+    if (imgs * nch > BALANCE_MAX_TASKS || imgs * lc_div_up(nt, t) < (size_t)T) continue;
+    size_t b = busiest(imgs, nt, t, T, pp);
+    if (b < cost) cost = b, best = t;
+  }
+  return best && cost * 100 < cur * 97 ? best : 0;
+}
+
 /* Applies the tile and split rules to planned p (geo: the plan before the route's); p stays as it
  * was when the re-planned route can't run (budget) or the rule wants nothing. */
 static void refine(const lc_conv *c, const lc_conv_plan *geo, lc_conv_plan *p) {
@@ -71,6 +108,12 @@ static void refine(const lc_conv *c, const lc_conv_plan *geo, lc_conv_plan *p) {
     lc_conv_plan q = *geo;
     q.hint_tile = want;
     if (lc_route_def_of(p->route)->plan(c, &q) == LC_OK && q.threads == p->threads) *p = q;
+  }
+  size_t bal = balanced_chunk(c, p);
+  if (bal) {
+    lc_conv_plan q = *geo;
+    q.hint_tile = bal;
+    if (lc_route_def_of(p->route)->plan(c, &q) == LC_OK && q.threads == p->threads && q.ocsplit == 1) *p = q;
   }
   /* gemm1x1 reads the input in place, so splitting weight panels costs nothing: enough tasks to
    * balance (the tuner split 1x1 layers of <= 1600 px 4-way at 2 threads, 1.05-1.08x). */
