@@ -1,6 +1,3 @@
-#if defined(__linux__) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE /* sched_getcpu, CPU_SET, pthread_setaffinity_np: see move_workers */
-#endif
 #include "util/threadpool.h"
 
 #include <pthread.h>
@@ -64,7 +61,6 @@ struct lc_pool {
   lc_task_fn fn;
   void *arg;
   size_t n, base;
-  double moved_ms;          /* last move_workers, under run_mu */
 };
 
 /* The pool whose job this thread is taking part in: a task that calls lc_pool_run on it again
@@ -75,16 +71,14 @@ static int claimable(uint_fast64_t w, int index) {
   return (w & REMAIN_MASK) != 0 && index < (int)(w >> ACTIVE_SHIFT);
 }
 
-/* Claims and runs tasks while the current job has some for this thread; returns how many. */
-static size_t run_tasks(lc_pool *p, int index) {
-  size_t ran = 0;
+/* Claims and runs tasks while the current job has some for this thread. */
+static void run_tasks(lc_pool *p, int index) {
   uint_fast64_t w = atomic_load_explicit(&p->job, memory_order_acquire);
   while (claimable(w, index)) {
     if (!atomic_compare_exchange_weak_explicit(&p->job, &w, w - 1, memory_order_acq_rel, memory_order_acquire))
       continue;
     size_t t = p->n - (size_t)(w & REMAIN_MASK);
     p->fn(p->arg, p->base + t, index);
-    ran++;
     size_t n = p->n; /* read before done is bumped: then the caller may start the next job */
     if (atomic_fetch_add(&p->done, 1) + 1 == n && /* seq_cst: against caller_sleeping */
         atomic_load(&p->caller_sleeping)) {
@@ -94,7 +88,6 @@ static size_t run_tasks(lc_pool *p, int index) {
     }
     w = atomic_load_explicit(&p->job, memory_order_acquire);
   }
-  return ran;
 }
 
 /* Until this worker has something to claim (or the pool stops): spin, then sleep. */
@@ -186,34 +179,6 @@ void lc_pool_destroy(lc_pool *p) {
 
 int lc_pool_threads(const lc_pool *p) { return p ? p->threads : 1; }
 
-/* Pushes the workers off the caller's core: each one's CPUs narrowed to the others for a moment
- * (a runnable thread moves at once; widening them again does not move it back). A new or woken
- * worker often landed on the caller's core in the 2-vCPU KVM guest and waited there, runnable,
- * until the load balancer moved it, 2-5 ms: the first 20-40 runs of a 0.1 ms layer after a context
- * was made went at 1-thread speed (a 9-run median at 2 threads was the 1-thread time in 7 of 10
- * processes). */
-static void move_workers(lc_pool *p) {
-#ifdef __linux__
-  cpu_set_t all, away;
-  int here = sched_getcpu();
-  if (here < 0 || here >= CPU_SETSIZE || sched_getaffinity(0, sizeof all, &all) || !CPU_ISSET(here, &all) ||
-      CPU_COUNT(&all) < 2)
-    return;
-  away = all;
-  CPU_CLR(here, &away);
-  for (int i = 1; i < p->threads; i++)
-    if (!pthread_setaffinity_np(p->workers[i - 1], sizeof away, &away))
-      pthread_setaffinity_np(p->workers[i - 1], sizeof all, &all);
-#else
-  (void)p;
-#endif
-}
-
-/* A job the caller ran alone although it had tasks to share and lasted this long: the workers
- * missed it (asleep, or queued behind the caller); move_workers then, at most once per window. */
-#define LC_POOL_ALONE_MS 0.02
-#define LC_POOL_MOVE_EVERY_MS 1.0
-
 /* One job of n <= JOB_MAX_TASKS tasks (base + t): publish, work along, wait for the claimed ones. */
 static void run_job(lc_pool *p, size_t base, size_t n, int use, lc_task_fn fn, void *arg) {
   p->fn = fn;
@@ -227,14 +192,7 @@ static void run_job(lc_pool *p, size_t base, size_t n, int use, lc_task_fn fn, v
     pthread_cond_broadcast(&p->start_cv);
     pthread_mutex_unlock(&p->mu);
   }
-  double start = lc_now_ms();
-  if (run_tasks(p, 0) == n && n > 1) {
-    double now = lc_now_ms();
-    if (now - start > LC_POOL_ALONE_MS && now - p->moved_ms > LC_POOL_MOVE_EVERY_MS) {
-      p->moved_ms = now;
-      move_workers(p);
-    }
-  }
+  run_tasks(p, 0);
   /* Every task is claimed now: wait only for those still running on a worker. */
   double t0 = 0.0;
   for (unsigned spins = 1; atomic_load_explicit(&p->done, memory_order_acquire) < n; spins++) {
