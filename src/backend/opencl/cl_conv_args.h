@@ -36,6 +36,9 @@ typedef float lc_cl_float;
 #endif
 
 #define LC_CL_ACT_HARD_SIGMOID 5
+/* float4s of dequantized weights a direct q8/q4 tile's work-group stages in local memory
+ * (conv_direct.cl; cl_fam_direct.c offers those tiles only where the device has them) */
+#define LC_CL_DIRECT_STAGE_F4 512
 
 typedef struct lc_cl_conv_args {
   lc_cl_int n, groups, cin_g, cout_g;

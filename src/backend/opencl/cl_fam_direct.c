@@ -86,8 +86,7 @@ static const int lcd_direct_tile[][3] = {{1, 1, 1}, {1, 1, 2}, {1, 4, 1}, {2, 2,
  * only wastes work, so it is not offered. c4h1w1, the baseline, always is. */
 static int lcd_direct_eligible(const lc_cl_conv *c, int v) {
   if (v < 0 || v >= LCD_NDIRECT) return 0;
-  /* the tiled q8 / q4 kernels stage 512 float4s of weights in local memory (conv_direct.cl LCD_LW) */
-  if (v > 0 && c->wfmt != LC_WEIGHTS_F32 && c->rt->info.local_mem < 512 * 16) return 0;
+  if (v > 0 && c->wfmt != LC_WEIGHTS_F32 && c->rt->info.local_mem < LC_CL_DIRECT_STAGE_F4 * 16) return 0;
   const int *t = lcd_direct_tile[v];
   return (t[0] == 1 || c->a.ob > t[0] / 2) && (t[1] == 1 || c->a.oh > t[1] / 2) && (t[2] == 1 || c->a.ow > t[2] / 2);
 }

@@ -71,7 +71,7 @@ __kernel void conv_c4h1w1(LC_KERNEL_ARGS) {
 #if WFMT != 0 && LCD_STAGE
 #define LCD_STAGED 1
 #ifndef LCD_LW
-#define LCD_LW 512 /* float4s staged per work-group (8 KB; tests pass a few to split every chunk) */
+#define LCD_LW LC_CL_DIRECT_STAGE_F4 /* tests pass a few, to split every chunk */
 #endif
 #define LCD_LOCAL , __local float4 *restrict lw
 #define LCD_LOCAL_DECL __local float4 lw[LCD_LW];
