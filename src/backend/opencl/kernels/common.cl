@@ -230,8 +230,8 @@ inline float4 lcd_deq(float4 q, float4 s, float4 o) {
  * unsigned form u (q8: code + 128 via the XOR, q4: the nibble) OR-ed into the mantissa of 2^23 is
  * 2^23 + u exactly; subtracting 2^23 + 128 (+ 8) gives the code exactly, so with one 4-byte (q8)
  * or 2-byte (q4) load and no int-to-float conversion the weights equal lc_w4's bit for bit. */
-/* The raw word of a quantized row (q8: 4 bytes, q4: 2 bytes), and its codes (also built with
- * f32 weights, where conv_gemm.cl's quantized branches are dead code). */
+#if WFMT != 0
+/* The raw word of a quantized row (q8: 4 bytes, q4: 2 bytes), and its codes. */
 inline uint lcg_word(__global const wtype *w, int row) {
 #if WFMT == 1
   return ((__global const uint *)w)[row];
@@ -249,6 +249,7 @@ inline float4 lcg_word_codes(uint v) {
   return as_float4(u | (uint4)(0x4B000000u)) - 8388616.0f;
 #endif
 }
+#endif
 
 inline float4 lcg_codes(__global const wtype *w, int row) {
 #if WFMT == 0

@@ -24,10 +24,6 @@
 #define LC_MAXC 8
 #define LC_MAXA 4
 
-#ifndef LCG_PF2
-#define LCG_PF2 1 /* loads two K tiles ahead (below); -DLCG_PF2=0: one ahead */
-#endif
-
 /* The k loop of the register tile: LC_KK_UNROLL_N (an experiment's build option) unrolls it N
  * times instead of fully (code size, hence the driver's compile time, against speed). */
 #if defined(LC_KK_UNROLL_N) && !defined(POCL_DEVICE_ADDRESS_BITS)
@@ -114,31 +110,31 @@ LC_UNROLL
     int b = mb0 + ab0 + i * TPR;
     awb[i] = (lid + i * T < NA && b < p->ob) ? (g * p->ob + b) : -1; /* oc4 block, -1: stage zeros */
   }
+#if WFMT != 0
   /* qfast: every K tile lies in one quantization block (TK divides cin_g and the block size, or
    * one block spans the row), so the tile's block qblk is advanced without divisions, uniformly;
    * qic, qin: the tile's first row within its tap and its block. Otherwise the row's (aic, atap)
-   * give the block with one division per tile. Unused with f32 weights (no blocks). */
-  bool qfast = true;
-  int atap = 0, aic = 0, qic = 0, qin = 0, qblk = 0;
-#if WFMT != 0
-  qfast = p->bpt == 0 || (cin_g % TK == 0 && p->bsz % TK == 0);
-  atap = ak / cin_g, aic = ak - atap * cin_g;
-  qic = kbeg % cin_g, qin = qic % p->bsz, qblk = (kbeg / cin_g) * p->bpt + qic / p->bsz;
+   * give the block with one division per tile. */
+  const bool qfast = p->bpt == 0 || (cin_g % TK == 0 && p->bsz % TK == 0);
+  int atap = ak / cin_g, aic = ak - atap * cin_g;
+  int qic = kbeg % cin_g, qin = qic % p->bsz, qblk = (kbeg / cin_g) * p->bpt + qic / p->bsz;
 #endif
 
-  /* Two register sets of staged rows (set 0 and 1, by tile parity): with LCG_PF2 the loads of tile
-   * t + 2 are issued while tile t is staged, so each load has two tiles' FMAs to arrive (a batch-1
-   * layer's few work-groups wait on load rounds, not on FMAs); otherwise set 0 alone, one ahead.
-   * Quantized rows stay raw code words until they are staged: dequantizing them where they are
-   * loaded would wait for the load there, before this tile's FMAs, instead of behind them. The
-   * scales (and offsets) of a set's rows are reloaded only when its block changes. The other
-   * format's variables are dead code. */
-  float bv0[LC_MAXC], bv1[LC_MAXC];
-  float4 av0[LC_MAXA], av1[LC_MAXA];
-  uint araw0[LC_MAXA], araw1[LC_MAXA];
-  int aok0 = 0, aok1 = 0; /* bit i: araw[i] holds a row (else zeros are staged) */
-  float4 qs0[LC_MAXA], qo0[LC_MAXA], qs1[LC_MAXA], qo1[LC_MAXA];
-  int qcur0 = -1, qcur1 = -1;
+  float bv[LC_MAXC];
+#if WFMT == 0
+  float4 av[LC_MAXA];
+#else
+  /* Quantized rows stay raw code words until they are staged: dequantizing them where they are
+   * loaded would wait for the load there, before this tile's FMAs, instead of behind them. */
+  uint araw[LC_MAXA];
+  int aok = 0; /* bit i: araw[i] holds a row (else zeros are staged) */
+#endif
+#if WFMT != 0
+  /* The scales (and offsets) of the rows staged: reloaded only when the tile's block changes
+   * (every bsz / TK tiles), not per tile: per row they are 4-8x the codes' bytes. */
+  float4 qs[LC_MAXA], qo[LC_MAXA];
+  int qcur = -1;
+#endif
   float4 acc[8][2];
 LC_UNROLL
   for (int i = 0; i < RM; i++)
@@ -148,125 +144,119 @@ LC_UNROLL
   const int tx = lid % (TN / RN), ty = lid / (TN / RN);
   const int ntiles = (kend - kbeg + TK - 1) / TK;
 
-/* Loads the next K tile (rows bk.., ak..) into set S and advances the walk by TK rows. */
-#define LCG_LOAD(S)                                                                                       \
-  {                                                                                                        \
-    const bool rv = bk < kend;                                                                             \
-    float xs = 1.0f, xt = 0.0f; /* the input affine of this row's channel (cl_conv_args.h) */             \
-    if (p->in_aff && rv) {                                                                                 \
-      const int ch = g * cin_g + (one ? bk : bic), M4 = 4 * p->groups * M;                                 \
-      xs = bias[M4 + ch], xt = bias[M4 + p->groups * cin_g + ch];                                          \
-    }                                                                                                      \
-    if (one) {                                                                                             \
-      const int roff = bk * p->in_sc;                                                                      \
-      LC_UNROLL for (int j = 0; j < CPT; j++) bv##S[j] = (rv && cy[j] == 0) ? fma(in[coff[j] + roff], xs, xt) : 0.0f; \
-    } else {                                                                                               \
-      const int dy = bky * p->dh, dx = bkx * p->dw, roff = bic * p->in_sc + dy * p->in_sh + dx * p->in_sw; \
-      LC_UNROLL for (int j = 0; j < CPT; j++) {                                                            \
-        const int iy = cy[j] + dy, ix = cx[j] + dx;                                                        \
-        const bool ok = rv && (uint)iy < (uint)p->ih && (uint)ix < (uint)p->iw;                            \
-        bv##S[j] = ok ? fma(in[coff[j] + roff], xs, xt) : 0.0f;                                            \
-      }                                                                                                    \
-    }                                                                                                      \
-    bk += TK;                                                                                              \
-    bic += TK;                                                                                             \
-    while (bic >= cin_g) {                                                                                 \
-      bic -= cin_g;                                                                                        \
-      if (++bkx == p->kw) {                                                                                \
-        bkx = 0;                                                                                           \
-        bky++;                                                                                             \
-      }                                                                                                    \
-    }                                                                                                      \
-    const int ablk = WFMT == 0 ? 0 : qfast ? qblk : atap * p->bpt + aic / p->bsz;                         \
-    if (WFMT != 0 && ablk != qcur##S) {                                                                    \
-      qcur##S = ablk;                                                                                      \
-      LC_UNROLL for (int i = 0; i < APT; i++)                                                              \
-        lcg_scales(sc, of, awb[i] >= 0 ? awb[i] * p->nblk + ablk : 0, &qs##S[i], &qo##S[i]);              \
-    }                                                                                                      \
-    LC_UNROLL for (int i = 0; i < APT; i++) {                                                              \
-      const bool ok = awb[i] >= 0 && ak < kend;                                                            \
-      if (WFMT == 0) {                                                                                     \
-        av##S[i] = (float4)(0.0f);                                                                         \
-        if (ok) av##S[i] = lcg_codes(w, awb[i] * p->K + ak);                                               \
-      } else {                                                                                             \
-        araw##S[i] = ok ? lcg_word(w, awb[i] * p->K + ak) : 0u;                                            \
-        aok##S = ok ? aok##S | 1 << i : aok##S & ~(1 << i);                                                \
-      }                                                                                                    \
-    }                                                                                                      \
-    ak += TK;                                                                                              \
-    if (WFMT != 0 && qfast) {                                                                              \
-      if (p->bpt > 0) { /* else one block spans the row */                                                 \
-        qic += TK;                                                                                         \
-        qin += TK;                                                                                         \
-        if (qic == cin_g) { /* a tap's last block ends with the tap */                                     \
-          qic = qin = 0;                                                                                   \
-          qblk++;                                                                                          \
-        } else if (qin == p->bsz) {                                                                        \
-          qin = 0;                                                                                         \
-          qblk++;                                                                                          \
-        }                                                                                                  \
-      }                                                                                                    \
-    } else if (WFMT != 0) {                                                                                \
-      aic += TK;                                                                                           \
-      while (aic >= cin_g) {                                                                               \
-        aic -= cin_g;                                                                                      \
-        atap++;                                                                                            \
-      }                                                                                                    \
-    }                                                                                                      \
-  }
-
-/* Set S into the local tiles (q: dequantized here). */
-#define LCG_STAGE(S)                                                                                      \
-  {                                                                                                        \
-    LC_UNROLL for (int j = 0; j < CPT; j++) Bs[br * LDB + bc + j * TPR] = bv##S[j];                        \
-    LC_UNROLL for (int i = 0; i < APT; i++) if (lid + i * T < NA) As[akk * LDA4 + ab0 + i * TPR] =         \
-        WFMT == 0 ? av##S[i] : (aok##S >> i & 1) ? lcg_deq(lcg_word_codes(araw##S[i]), qs##S[i], qo##S[i]) : (float4)(0.0f); \
-  }
-
-/* The register tile's FMAs over the staged K tile. */
-#define LCG_FMA                                                                                           \
-  LC_KK_UNROLL for (int kk = 0; kk < TK; kk++) {                                                           \
-    float4 a[2], b[2];                                                                                     \
-    LC_UNROLL for (int i = 0; i < RM / 4; i++) a[i] = As[kk * LDA4 + i * (TM / RM) + ty];                  \
-    LC_UNROLL for (int j = 0; j < RN / 4; j++) b[j] = Bs4[kk * LDB4 + j * (TN / RN) + tx];                 \
-    LC_UNROLL for (int i = 0; i < RM / 4; i++) {                                                           \
-      LC_UNROLL for (int j = 0; j < RN / 4; j++) {                                                         \
-        acc[i * 4 + 0][j] = mad((float4)(a[i].x), b[j], acc[i * 4 + 0][j]);                                \
-        acc[i * 4 + 1][j] = mad((float4)(a[i].y), b[j], acc[i * 4 + 1][j]);                                \
-        acc[i * 4 + 2][j] = mad((float4)(a[i].z), b[j], acc[i * 4 + 2][j]);                                \
-        acc[i * 4 + 3][j] = mad((float4)(a[i].w), b[j], acc[i * 4 + 3][j]);                                \
-      }                                                                                                    \
-    }                                                                                                      \
-  }
-
-#if LCG_PF2
-  if (ntiles > 0) LCG_LOAD(0)
-  if (ntiles > 1) LCG_LOAD(1)
-  for (int t = 0; t < ntiles; t++) {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (t & 1) LCG_STAGE(1) else LCG_STAGE(0)
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (t + 2 < ntiles) {
-      if (t & 1) LCG_LOAD(1) else LCG_LOAD(0)
-    }
-    LCG_FMA
-  }
-#else
   for (int t = 0; t <= ntiles; t++) {
     if (t > 0) {
       /* Stage the tile loaded in the previous iteration, then load the next one. */
       barrier(CLK_LOCAL_MEM_FENCE);
-      LCG_STAGE(0)
+LC_UNROLL
+      for (int j = 0; j < CPT; j++) Bs[br * LDB + bc + j * TPR] = bv[j];
+LC_UNROLL
+      for (int i = 0; i < APT; i++)
+        if (lid + i * T < NA)
+#if WFMT == 0
+          As[akk * LDA4 + ab0 + i * TPR] = av[i];
+#else
+          As[akk * LDA4 + ab0 + i * TPR] = (aok >> i & 1) ? lcg_deq(lcg_word_codes(araw[i]), qs[i], qo[i]) : (float4)(0.0f);
+#endif
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (t < ntiles) LCG_LOAD(0)
-    if (t > 0) LCG_FMA
-  }
+    if (t < ntiles) {
+      bool rv = bk < kend;
+      float xs = 1.0f, xt = 0.0f; /* the input affine of this row's channel (cl_conv_args.h) */
+      if (p->in_aff && rv) {
+        int ch = g * cin_g + (one ? bk : bic), M4 = 4 * p->groups * M;
+        xs = bias[M4 + ch], xt = bias[M4 + p->groups * cin_g + ch];
+      }
+      if (one) {
+        int roff = bk * p->in_sc;
+LC_UNROLL
+        for (int j = 0; j < CPT; j++) bv[j] = (rv && cy[j] == 0) ? fma(in[coff[j] + roff], xs, xt) : 0.0f;
+      } else {
+        int dy = bky * p->dh, dx = bkx * p->dw;
+        int roff = bic * p->in_sc + dy * p->in_sh + dx * p->in_sw;
+LC_UNROLL
+        for (int j = 0; j < CPT; j++) {
+          int iy = cy[j] + dy, ix = cx[j] + dx;
+          bool ok = rv && (uint)iy < (uint)p->ih && (uint)ix < (uint)p->iw;
+          bv[j] = ok ? fma(in[coff[j] + roff], xs, xt) : 0.0f;
+        }
+      }
+      bk += TK;
+      bic += TK;
+      while (bic >= cin_g) {
+        bic -= cin_g;
+        if (++bkx == p->kw) {
+          bkx = 0;
+          bky++;
+        }
+      }
+#if WFMT == 0
+      const int ablk = 0;
+#else
+      const int ablk = qfast ? qblk : atap * p->bpt + aic / p->bsz;
 #endif
-#undef LCG_LOAD
-#undef LCG_STAGE
-#undef LCG_FMA
-  (void)bv1, (void)av1, (void)araw1, (void)aok1, (void)qs1, (void)qo1, (void)qcur1;
+#if WFMT != 0
+      if (ablk != qcur) {
+        qcur = ablk;
+LC_UNROLL
+        for (int i = 0; i < APT; i++) lcg_scales(sc, of, awb[i] >= 0 ? awb[i] * p->nblk + ablk : 0, &qs[i], &qo[i]);
+      }
+#endif
+LC_UNROLL
+      for (int i = 0; i < APT; i++) {
+#if WFMT == 0
+        av[i] = (float4)(0.0f);
+        if (awb[i] >= 0 && ak < kend) av[i] = lcg_codes(w, awb[i] * p->K + ak);
+#else
+        const bool ok = awb[i] >= 0 && ak < kend;
+        araw[i] = ok ? lcg_word(w, awb[i] * p->K + ak) : 0u;
+        aok = ok ? aok | 1 << i : aok & ~(1 << i);
+#endif
+      }
+      ak += TK;
+#if WFMT != 0
+      if (qfast) {
+        if (p->bpt > 0) { /* else one block spans the row */
+          qic += TK;
+          qin += TK;
+          if (qic == cin_g) { /* a tap's last block ends with the tap */
+            qic = qin = 0;
+            qblk++;
+          } else if (qin == p->bsz) {
+            qin = 0;
+            qblk++;
+          }
+        }
+      } else {
+        aic += TK;
+        while (aic >= cin_g) {
+          aic -= cin_g;
+          atap++;
+        }
+      }
+#endif
+    }
+    if (t > 0) {
+LC_KK_UNROLL
+      for (int kk = 0; kk < TK; kk++) {
+        float4 a[2], b[2];
+LC_UNROLL
+        for (int i = 0; i < RM / 4; i++) a[i] = As[kk * LDA4 + i * (TM / RM) + ty];
+LC_UNROLL
+        for (int j = 0; j < RN / 4; j++) b[j] = Bs4[kk * LDB4 + j * (TN / RN) + tx];
+LC_UNROLL
+        for (int i = 0; i < RM / 4; i++) {
+LC_UNROLL
+          for (int j = 0; j < RN / 4; j++) {
+            acc[i * 4 + 0][j] = mad((float4)(a[i].x), b[j], acc[i * 4 + 0][j]);
+            acc[i * 4 + 1][j] = mad((float4)(a[i].y), b[j], acc[i * 4 + 1][j]);
+            acc[i * 4 + 2][j] = mad((float4)(a[i].z), b[j], acc[i * 4 + 2][j]);
+            acc[i * 4 + 3][j] = mad((float4)(a[i].w), b[j], acc[i * 4 + 3][j]);
+          }
+        }
+      }
+    }
+  }
 
   if (LC_EPI_LOCAL(TM, TN)) {
     /* The tile leaves through local memory in RM / 4 passes of 4 * TM / RM rows (pass i: the rows
