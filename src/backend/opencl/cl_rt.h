@@ -9,6 +9,7 @@
 #include "lowconv.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 typedef struct lc_cl_dev_info {
@@ -61,6 +62,7 @@ typedef struct lc_cl_rt {
   int nwant, capwant;
   int collect_pass;        /* a model's first pass: convs and ops only list their programs (lc_cl_collecting) */
   int group_kernels;       /* the tuner times candidates: kernels of one group share a program (cl_rt.c) */
+  atomic_int tune_warm;    /* the tuner has loaded the device once (cl_tune.c warm_clocks) */
   pthread_mutex_t blk;     /* guards programs, the build counters and bg while background builds run */
   pthread_cond_t bcv;      /* signalled when a background build is done */
   struct lc_cl_bg *bg;     /* background builds of a model's collect pass (NULL: none) */
