@@ -16,7 +16,7 @@ static const char *const variants[][2] = {{"gemv", "p1"},  {"gemv", "p1b2"}, {"g
                                           {"gemv", "p4"},  {"gemv", "p8"},   {"gemv", "r1"},    {"gemv", "r1p4"},
                                           {"gemvq", "b1"}, {"gemvq", "b2"},  {"gemvq", "b4"},   {"gemvq", "b8"},
                                           {"gemvq", "w1"}, {"gemvq", "w2"},  {"gemvq", "w4"},   {"gemvq", "w1u8"},
-                                          {"gemvq", "w2u2"}};
+                                          {"gemvq", "w2u2"}, {"gemvq", "s2"},    {"gemvq", "s4"}};
 
 typedef struct fc {
   int n, cin, cout, ih, iw, stride;
@@ -67,7 +67,7 @@ static void check_fc(lc_context *ctx, const fc *s, int idx) {
     lc_status st = lc_conv_prepare(c, s->n, s->ih, s->iw, &sh);
     if (st == LC_ERR_UNSUPPORTED) {
       TU_CHECK(!(s->fast && v == 0), "fc %d: gemv p1 not eligible", idx);
-      TU_CHECK(!(q && isq && (variants[v][1][0] == 'w' || !strcmp(variants[v][1], "b1"))),
+      TU_CHECK(!(q && isq && (variants[v][1][0] == 'w' || variants[v][1][0] == 's' || !strcmp(variants[v][1], "b1"))),
                "fc %d: gemvq %s not eligible", idx, variants[v][1]);
       continue;
     }

@@ -14,12 +14,15 @@
 #include <stdlib.h>
 
 /* wR[uU]: 32-item row groups, R oc4 blocks each (gq_nb), U units loaded at once; bNB: NB oc4 blocks
- * per work-group, every item on all of them. The heuristic takes the first eligible. */
-static const char *const gq_names[] = {"w1", "w2", "w4", "w1u8", "w2u2", "b1", "b2", "b4", "b8"};
-static const char *const gq_kernels[] = {"gemvq_w1",   "gemvq_w2", "gemvq_w4", "gemvq_w1u8", "gemvq_w2u2",
-                                         "gemvq_b1",   "gemvq_b2", "gemvq_b4", "gemvq_b8"};
-static const int gq_nb[] = {1, 2, 4, 1, 2, 1, 2, 4, 8};
-#define GQ_ROWS(v) ((v) < 5) /* a wR variant */
+ * per work-group, every item on all of them; sR: row groups streaming R blocks, the next step's
+ * loads in flight while one is summed. The heuristic takes the first eligible. */
+static const char *const gq_names[] = {"w1", "w2", "w4", "w1u8", "w2u2", "b1", "b2", "b4", "b8", "s2", "s4"};
+static const char *const gq_kernels[] = {"gemvq_w1", "gemvq_w2", "gemvq_w4", "gemvq_w1u8",
+                                         "gemvq_w2u2", "gemvq_b1", "gemvq_b2", "gemvq_b4",
+                                         "gemvq_b8", "gemvq_s2",   "gemvq_s4"};
+static const int gq_nb[] = {1, 2, 4, 1, 2, 1, 2, 4, 8, 2, 4};
+#define GQ_STREAM(v) ((v) >= 9) /* an sR variant */
+#define GQ_ROWS(v) ((v) < 5 || GQ_STREAM(v)) /* 32-item row groups: wR and sR */
 #define GQ_NV ((int)(sizeof gq_names / sizeof gq_names[0]))
 #define GQ_U 2 /* units per item and block loaded at once (conv_gemvq.cl LCQ_U) */
 
@@ -61,7 +64,9 @@ static size_t gq_pow2(size_t v) {
 static int gq_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
   const lc_cl_dev_info *d = &c->rt->info;
   size_t lim = d->max_wg < d->max_wi[0] ? d->max_wg : d->max_wi[0], h = gq_pow2((size_t)c->a.cin_g / 8 / GQ_U / 4);
-  if (GQ_ROWS(v))
+  if (GQ_STREAM(v))
+    h = 128; /* few work-groups: each quantizes the input once for R blocks per group */
+  else if (GQ_ROWS(v))
     for (h = 256; h > 32 && ((size_t)c->a.ob + h / 32 * gq_nb[v] - 1) / (h / 32 * gq_nb[v]) < 6 * (size_t)d->compute_units;)
       h >>= 1;
   if (h < 32) h = 32;

@@ -126,6 +126,14 @@ inline int4 lcq_unit(uint4 w0, uint4 w1, uint x0, uint x1) {
   return s;
 }
 
+/* int -> float of a unit's sums: 1.5 * 2^23 + v for |v| < 2^22 (|sums| < 2^19 here), less (q4)
+ * the +8 codes' share 8 * nq on lanes 0, 2 and 128 * nq on lanes 1, 3 (summed as 16 * u). */
+#if WFMT == 2
+#define LCQ_MAG(nq) ((int4)(0x4B400000 - 8 * (nq), 0x4B400000 - 128 * (nq), 0x4B400000 - 8 * (nq), 0x4B400000 - 128 * (nq)))
+#else
+#define LCQ_MAG(nq) ((int4)(0x4B400000))
+#endif
+
 __attribute__((always_inline)) static inline void
 lcq_gemv(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
          __global const float *restrict of, __global const float *restrict bias, __global const float *restrict res,
@@ -341,6 +349,110 @@ LCQ_RKERNEL(gemvq_w1u8, 1, 8)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemvq_w2u2)
 LCQ_RKERNEL(gemvq_w2u2, 2, 2)
+#endif
+
+/* ---- variants sR: streamed row groups ----
+ * As wR (a 32-item group sums units lane, lane + 32, ... of its oc4 blocks and reduces each block
+ * within the group), but a group's R blocks (gw, gw + NW, ...: groups running together read
+ * neighbouring blocks) are one stream of R * S steps of LCQ_SU units, and the codes and scales of
+ * the next step are loaded before this one is summed (two register sets by step parity). The wR
+ * kernels took about the same 15 us for K = 4096, N = 14336 q4 on the H100 and on the H200 (1.45x
+ * the bandwidth): each group waits on a chain of dependent load rounds, not on bytes. */
+#define LCQ_SU 4
+
+__attribute__((always_inline)) static inline void
+lcq_stream(__global const float *restrict in, __global const wtype *restrict w, __global const float *restrict sc,
+           __global const float *restrict of, __global const float *restrict bias, __global const float *restrict res,
+           __global float *restrict out, const lc_cl_conv_args *pa, __local uint4 *lm, const int R) {
+  const lc_cl_conv_args p = *pa;
+  const int t = get_local_id(0), L = get_local_size(0), nu = p.cin_g / 8, lane = t & 31;
+  const int NW = (int)get_num_groups(0) * (L >> 5), gw = (int)get_group_id(0) * (L >> 5) + (t >> 5);
+  const int S = (nu + 32 * LCQ_SU - 1) / (32 * LCQ_SU), G = R * S;
+  const int blg = p.bsz & (p.bsz - 1) ? 31 : 31 - clz(p.bsz); /* as in lcq_gemv */
+  __local float *xs = (__local float *)(lm + nu);
+  __global const uint4 *w4 = (__global const uint4 *)w;
+  __global const float4 *s4 = (__global const float4 *)sc;
+#if ASYM
+  __global const float4 *o4 = (__global const float4 *)of;
+  float4 oa[LCQ_SU], ob[LCQ_SU];
+#define LCQ_SOLOAD(OFS, u, si) OFS[u] = o4[si];
+#define LCQ_SOUSE(OFS, u) acco = mad((float4)(sx * (float)nq), OFS[u], acco);
+#else
+#define LCQ_SOLOAD(OFS, u, si)
+#define LCQ_SOUSE(OFS, u)
+#endif
+#if WFMT == 2
+  const float4 fold = (float4)(1.0f, 1.0f / 16, 1.0f, 1.0f / 16);
+#else
+  const float4 fold = (float4)(1.0f);
+#endif
+  uint4 ra[LCQ_SU][LCQ_W], rb[LCQ_SU][LCQ_W];
+  float4 sa[LCQ_SU], sb[LCQ_SU];
+  float4 acc = (float4)(0.0f), acco = (float4)(0.0f);
+  int lr = 0, ls = 0, cr = 0, cs = 0; /* the step loaded next and summed next: (block, step) */
+/* The next step's codes and scales into RAW / SCL / OFS (clamped: the overhang is never used). */
+#define LCQ_SLOAD(RAW, SCL, OFS)                                                                     \
+  if (lr < R) {                                                                                      \
+    const int wb = min(gw + lr * NW, p.ob - 1), jb = lane + ls * 32 * LCQ_SU;                        \
+    _Pragma("unroll") for (int u = 0; u < LCQ_SU; u++) {                                             \
+      const int jj = min(jb + 32 * u, nu - 1), si = wb * p.nblk + ((8 * jj) >> blg);                 \
+      _Pragma("unroll") for (int k = 0; k < LCQ_W; k++) RAW[u][k] = w4[(wb * nu + jj) * LCQ_W + k]; \
+      SCL[u] = s4[si];                                                                               \
+      LCQ_SOLOAD(OFS, u, si)                                                                         \
+    }                                                                                                \
+    if (++ls == S) ls = 0, lr++;                                                                     \
+  }
+/* Sums the step in RAW / SCL / OFS; at a block's last step its row sums go out. Every item of the
+ * work-group gets to each block's end together (the emulated exchange's barriers). */
+#define LCQ_SCOMP(RAW, SCL, OFS)                                                                     \
+  {                                                                                                  \
+    const int jb = lane + cs * 32 * LCQ_SU;                                                          \
+    _Pragma("unroll") for (int u = 0; u < LCQ_SU; u++) {                                             \
+      const int j = jb + 32 * u;                                                                     \
+      if (j < nu) {                                                                                  \
+        const uint4 xq = lm[j];                                                                      \
+        const float sx = as_float(xq.z);                                                             \
+        const int nq = (int)xq.w;                                                                    \
+        const int4 mag = LCQ_MAG(nq);                                                                \
+        const int4 is = lcq_unit(RAW[u][0], RAW[u][LCQ_W - 1], xq.x, xq.y);                          \
+        acc = mad(as_float4(is + mag) - 12582912.0f, sx * SCL[u], acc);                              \
+        LCQ_SOUSE(OFS, u)                                                                            \
+      }                                                                                              \
+    }                                                                                                \
+    if (++cs == S) {                                                                                 \
+      const float v = lcq_gsum(mad(acc, fold, acco), t, xs);                                         \
+      const int b = gw + cr * NW, o = b * 4 + ((lane >> 3) & 3);                                     \
+      if ((lane & 7) == 0 && b < p.ob && o < p.cout_g) lc_store(out, bias, res, &p, 0, o, 0, 0, v);  \
+      acc = acco = (float4)(0.0f);                                                                   \
+      cs = 0, cr++;                                                                                  \
+    }                                                                                                \
+  }
+  LCQ_SLOAD(ra, sa, oa)
+  lcq_quant_x(in, p.in_sc, nu, lm);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  LCQ_SLOAD(rb, sb, ob)
+  for (int g = 0; g < G; g += 2) {
+    LCQ_SCOMP(ra, sa, oa)
+    LCQ_SLOAD(ra, sa, oa)
+    if (g + 1 < G) {
+      LCQ_SCOMP(rb, sb, ob)
+      LCQ_SLOAD(rb, sb, ob)
+    }
+  }
+#undef LCQ_SLOAD
+#undef LCQ_SCOMP
+#undef LCQ_SOLOAD
+#undef LCQ_SOUSE
+}
+
+#define LCQ_SKERNEL(NAME, R)                                                                             \
+  __kernel void NAME(LC_KERNEL_ARGS, __local uint4 *lm) { lcq_stream(in, w, sc, of, bias, res, out, &p, lm, R); }
+
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_s2)
+LCQ_SKERNEL(gemvq_s2, 2)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_s4)
+LCQ_SKERNEL(gemvq_s4, 4)
 #endif
 
 #define LCQ_KERNEL(NAME, NB)                                                                             \
