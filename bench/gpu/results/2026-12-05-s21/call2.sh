@@ -2,7 +2,8 @@
 # Stop 21, call 2: the tuner's choice, old (host time of every run, .cl-debs/pb-old = 96d7ef7) against
 # new (least host time, device time for the early stop, ~20 ms of load before the first timing):
 # resnet34-112 b1 f32 and q4 suites tuned from empty caches, 3 rounds interleaved; every candidate's
-# time of one fresh tuning (LOWCONV_CL_DEBUG); od96's per-layer profile at f32 and q4.
+# time of one fresh tuning (LOWCONV_CL_DEBUG); od96's per-layer profile at f32 and q4; the q4/q8
+# GEMV K=4096 N=14336 with the new streamed gemvq variants s2/s4 forced against w1/w2, and test_cl_gemv.
 set -uo pipefail
 cd "$(dirname "$0")/../../../.."
 LC_PREBUILT=.cl-debs/pb; . bench/gpu/cl_env.sh
@@ -59,4 +60,12 @@ go 30 "every candidate of one fresh tuning, b1 f32 and q4 (new)" && for w in f32
 go 30 "od96 per layer, f32 and q4 (new)" && for w in f32 q4; do
   LOWCONV_CACHE_DIR=/tmp/lc-od timeout 60 $lc bench /tmp/od96.onnx --device opencl --weights $w --repeat 5 >/dev/null 2>&1
   LOWCONV_CACHE_DIR=/tmp/lc-od timeout 60 $lc bench /tmp/od96.onnx --device opencl --weights $w --per-layer --repeat 20 > $o/od96_${w}_pl.txt 2>&1; tail -3 $o/od96_${w}_pl.txt; done
+go 40 "GEMV K=4096 N=14336: gemvq variants forced (s2/s4 new), q4 and q8, then the tuner's choice" && {
+  for w in q4 q8; do for v in w1:128 w2:64 w1u8:128 s2:64 s2:128 s2:256 s4:64 s4:128 s4:256; do
+    LOWCONV_CACHE_DIR=/tmp/lc-gv LOWCONV_CL_FAMILY=gemvq LOWCONV_CL_VARIANT=${v%:*} LOWCONV_CL_GEMVQ_LWS=${v#*:} timeout 20 $lc conv mb1ic4096ih1oc14336kh1 \
+      --device opencl --weights $w --block 32 --json --repeat 200 --check --tol 0.05 > $o/gv_${w}_${v/:/_}.json 2>&1
+    python3 -c "import json,sys; j=json.loads(open(sys.argv[1]).read()); print('$w $v', '%.4f ms' % j['median_ms'], '%.1f GB/s' % (j['weight_bytes'] / j['median_ms'] / 1e6), j['variant'], j['local_size'], j['max_rel_err'])" $o/gv_${w}_${v/:/_}.json 2>&1 | tail -1
+  done
+  LOWCONV_CACHE_DIR=/tmp/lc-gv2 timeout 30 $lc conv mb1ic4096ih1oc14336kh1 --device opencl --weights $w --block 32 --json --repeat 200 --check --tol 0.05 | cut -c1-300; done
+  LC_REQUIRE_OPENCL=1 timeout 60 .cl-debs/pb/tests/test_cl_gemv 2>&1 | tail -1; snap; }
 } 2>&1 | tee $o/summary.txt
