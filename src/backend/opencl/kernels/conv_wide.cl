@@ -57,9 +57,6 @@ inline float4 lcw_w9_weight(__global const wtype *w, __global const float *sc, _
 #ifndef LCW_PF
 #define LCW_PF 1
 #endif
-#ifndef LCW_PF2 /* 0: one channel ahead only (A/B) */
-#define LCW_PF2 1
-#endif
 
 /* Staged value i (tap i / CB, block b0 + i % CB) of input channel ic, group g. */
 static inline __attribute__((always_inline)) float4 lcw_stage(__global const wtype *restrict w,
@@ -110,24 +107,18 @@ LC_UNROLL
   /* With one staged value per item (nw <= T: wino9's 3x3 tiles) the next channel's is loaded
    * (for wino9 on q8/q4 also transformed) while this channel's FMAs run: the staging's latency
    * was exposed at every channel. LCW_PF=0 (LOWCONV_CL_WIDE_PF=0): staged after the barrier. */
-  /* With room for two (2 nw <= T: wino9's 3x3 tiles), two sets of items take alternate channels,
-   * each set staging its channel and then loading the one two ahead: a load (and for q8/q4 the
-   * transform's 9 dequantized taps) has two channels' FMAs to arrive instead of one. */
-  const bool pf = LCW_PF && nw <= T, pf2 = pf && LCW_PF2 && 2 * nw <= T;
-  const int par = pf2 ? lid / nw : 0, li = lid - par * nw; /* the set (channel parity), the value */
+  const bool pf = LCW_PF && nw <= T;
   float4 nxt = (float4)(0.0f);
-  if (pf && li < nw && par < 2 && ic0 + par < ic1) nxt = lcw_stage(w, sc, of, &p, g, b0, li, ic0 + par, CB);
+  if (pf && lid < nw && ic0 < ic1) nxt = lcw_stage(w, sc, of, &p, g, b0, lid, ic0, CB);
   for (int ic = ic0; ic < ic1; ic++) {
-    const bool mine = li < nw && par == (pf2 ? (ic - ic0) & 1 : 0); /* this item stages channel ic */
     barrier(CLK_LOCAL_MEM_FENCE);
     if (pf) {
-      if (mine) Ws[li] = nxt;
+      if (lid < nw) Ws[lid] = nxt;
     } else {
       for (int i = lid; i < nw; i += T) Ws[i] = lcw_stage(w, sc, of, &p, g, b0, i, ic, CB);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int ahead = pf2 ? 2 : 1;
-    if (pf && mine && ic + ahead < ic1) nxt = lcw_stage(w, sc, of, &p, g, b0, li, ic + ahead, CB);
+    if (pf && lid < nw && ic + 1 < ic1) nxt = lcw_stage(w, sc, of, &p, g, b0, lid, ic + 1, CB);
     const int cbase = inb + ic * p.in_sc;
     for (int ky = 0; ky < LCW_KHV; ky++) {
       const int iy = oy * p.sh - p.pt + ky * p.dh;
