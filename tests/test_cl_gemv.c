@@ -16,7 +16,7 @@ static const char *const variants[][2] = {{"gemv", "p1"},  {"gemv", "p1b2"}, {"g
                                           {"gemv", "p4"},  {"gemv", "p8"},   {"gemv", "r1"},    {"gemv", "r1p4"},
                                           {"gemvq", "b1"}, {"gemvq", "b2"},  {"gemvq", "b4"},   {"gemvq", "b8"},
                                           {"gemvq", "w1"}, {"gemvq", "w2"},  {"gemvq", "w4"},   {"gemvq", "w1u8"},
-                                          {"gemvq", "w2u2"}, {"gemvq", "s2"},    {"gemvq", "s4"}};
+                                          {"gemvq", "w2u2"}, {"gemvq", "s2"}};
 
 typedef struct fc {
   int n, cin, cout, ih, iw, stride;

@@ -317,7 +317,7 @@ PY
     go 10 "GEMV K=4096 N=14336 $w" && $lc conv mb1ic4096ih1oc14336kh1 --device opencl --weights $w --block 32 --rotate 4 \
       --json --repeat 100 --check --tol 0.05 > "$out/gemv_$w.jsonl"
   done
-  for v in w1:128 w2:64 w1u8:128 s2:128 s2:256 s4:256 b4:64; do # gemvq variants forced, q4
+  for v in w1:128 w2:64 w1u8:128 s2:128 s2:256 b4:64; do # gemvq variants forced, q4
     go 6 "GEMV q4 gemvq ${v%%:*} at ${v#*:} items" && LOWCONV_CL_FAMILY=gemvq LOWCONV_CL_VARIANT=${v%%:*} \
       LOWCONV_CL_GEMVQ_LWS=${v#*:} timeout 20 $lc conv mb1ic4096ih1oc14336kh1 --device opencl --weights q4 --block 32 --json \
       --repeat 200 --check --tol 0.05 | sed "s/^{/{\"cfg\":\"gemvq-$v\",/" >> "$out/gemv_q.jsonl"

@@ -451,9 +451,6 @@ lcq_stream(__global const float *restrict in, __global const wtype *restrict w, 
 #if LC_ALL_KERNELS || defined(LC_WANT_gemvq_s2)
 LCQ_SKERNEL(gemvq_s2, 2)
 #endif
-#if LC_ALL_KERNELS || defined(LC_WANT_gemvq_s4)
-LCQ_SKERNEL(gemvq_s4, 4)
-#endif
 
 #define LCQ_KERNEL(NAME, NB)                                                                             \
   __kernel void NAME(LC_KERNEL_ARGS, __local uint4 *lm) { lcq_gemv(in, w, sc, of, bias, res, out, &p, lm, NB); }
