@@ -143,9 +143,9 @@ def check_fallback_and_errors(cli, tmp, res):
     print("  %-40s %s %s" % ("too big for the device", "PASS" if ok else "FAIL", big.stderr.strip()))
 
 
-def bench_json(cli, path, env=None):
-    p = subprocess.run([cli, "bench", path, "--repeat", "1", "--json"] + DEVICE, capture_output=True, text=True,
-                       timeout=600, env=dict(os.environ, **(env or {})))
+def bench_json(cli, path, env=None, extra=()):
+    p = subprocess.run([cli, "bench", path, "--repeat", "1", "--json"] + list(extra) + DEVICE, capture_output=True,
+                       text=True, timeout=600, env=dict(os.environ, **(env or {})))
     try:
         return json.loads(p.stdout), p
     except ValueError:
@@ -167,6 +167,12 @@ def check_memory(cli, tmp, res):
     path = os.path.join(tmp, "iresnet34.onnx")
     j, _ = bench_json(cli, path)
     whole = (j or {}).get("device_activation_bytes", 0)
+    # bench --no-io: the timed runs skip the transfers, and say so
+    jn, pn = bench_json(cli, path, None, ["--no-io", "--repeat", "3"])
+    ok = bool(j) and bool(jn) and j.get("io") is True and jn.get("io") is False and jn.get("median_ms", 0) > 0
+    res["pass" if ok else "fail"] += 1
+    print("  %-40s %s io %s / %s%s" % ("bench --no-io", "PASS" if ok else "FAIL", (j or {}).get("io"),
+                                       (jn or {}).get("io"), "" if jn else ": " + pn.stderr.strip()[-300:]))
     x = os.path.join(tmp, "iresnet34_x.npy")
     ref = outputs(os.path.join(tmp, "iresnet34_f32_dev"))
     limit = str(whole // 2)  # at least the largest activation: each buffer holds one at a time

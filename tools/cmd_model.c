@@ -48,6 +48,8 @@ static const opt_def run_opts[] = {
 static const opt_def bench_opts[] = {
     MODEL_OPTS, INPUT_OPT("an input's value (others: a fixed pattern); its shape fixes symbolic dims"),
     {"--per-layer", NULL, OPT_FLAG, O(per_layer), 0, 0, NULL, "a table of every executed node (median ms, %, GFLOP/s)"},
+    {"--no-io", NULL, OPT_FLAG, O(no_io), 0, 0, NULL,
+     "--device: timed runs leave the input and output on the device (kernels only)"},
     {"--repeat", "N", OPT_INT, O(repeat), 1, 100000, NULL, "timed runs after one warm-up run"},
     TUNE_OPT};
 #undef O
@@ -199,6 +201,7 @@ static void json_device(lc_model *m, double start_ms, const margs *a) {
   if (start_ms >= 0)
     printf(", \"start_ms\": %.3f, \"device_ms\": %.4f, \"launch_us\": %.3f, \"launch_floor_ms\": %.4f", start_ms,
            d.last_run_ms, us, d.kernels * us * 1e-3);
+  if (a) printf(", \"io\": %s", a->no_io ? "false" : "true");
 }
 
 static void json_stats(FILE *f, const lc_model_stats *s) {

@@ -135,6 +135,7 @@ int model_plan(const char *cmd, const margs *a, lc_model *m) {
   o.device = a->device && strcmp(a->device, "cpu") ? a->device : NULL;
   o.device_tune = a->tune;
   o.device_profile = !strcmp(cmd, "bench") && a->per_layer; /* layer times from profiling events */
+  o.device_no_io = !strcmp(cmd, "bench") && a->no_io;
   lc_status s = lc_model_plan(m, &o);
   return s ? model_fail(cmd, a->model, s) : 0;
 }

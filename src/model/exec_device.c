@@ -296,7 +296,8 @@ lc_status lc_dev_run(lc_model *m) {
   lc_status s = LC_OK;
   double t0 = lc_now_ms();
   long n0 = be->launches ? be->launches(d->ctx) : 0;
-  for (int i = 0; i < m->n_inputs && !s; i++) {
+  const int io = !m->opt.device_no_io || d->n_runs == 0;
+  for (int i = 0; io && i < m->n_inputs && !s; i++) {
     const lc_value *v = &m->values[m->inputs[i]];
     lc_buffer *b = (lc_buffer *)d->vref[m->inputs[i]];
     if (b && (s = be->upload_async(b, 0, v->t.data, v->t.nbytes)))
@@ -330,7 +331,7 @@ lc_status lc_dev_run(lc_model *m) {
       pend_us = 0;
     }
   }
-  for (int i = 0; i < m->n_outputs && !s; i++) {
+  for (int i = 0; io && i < m->n_outputs && !s; i++) {
     const lc_value *v = &m->values[m->outputs[i]];
     const lc_buffer *b = v->is_const ? NULL : d->vref[m->outputs[i]];
     if (b && (s = be->download_async(b, 0, v->t.data, v->t.nbytes)))

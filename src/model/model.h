@@ -28,6 +28,9 @@ typedef struct lc_model_options {
   int device_tune;             /* lc_tune_level of device convs; -1 = the context's default (fast); > 0 also
                                   tunes the CPU convs' routes (lc_context_params.cpu_tune) */
   int device_profile;          /* device plan: time every node from profiling events (layer ms) */
+  int device_no_io;            /* device plan: runs after the first leave the input and outputs on the
+                                  device (bench --no-io: the kernels alone, as a peer's graph replay on
+                                  device-resident tensors is timed) */
 } lc_model_options;
 
 void lc_model_options_init(lc_model_options *o);
