@@ -354,6 +354,9 @@ def main():
             if start:
                 row["start"] = start
             row.update({k: j.get(k) for k in KEYS} if j else {"error": err})
+            if j:  # the kernels alone (bench --no-io), as the PyTorch rows are timed: input already on the GPU
+                _, jn, _ = lowconv_bench(a, path, shape, extra + ["--no-io"])
+                row["noio_ms"] = jn.get("median_ms") if jn else None
             print(json.dumps(row))
             sys.stdout.flush()
         cpu = lowconv_out(a, path, x_npy, inp, tmp, f"{name}_b{n}_cpu", False)
