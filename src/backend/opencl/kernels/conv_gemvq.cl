@@ -126,11 +126,14 @@ inline int4 lcq_unit(uint4 w0, uint4 w1, uint x0, uint x1) {
   return s;
 }
 
-/* int -> float of a unit's sums: 1.5 * 2^23 + v for |v| < 2^22 (|sums| < 2^19 here), less (q4)
- * the +8 codes' share 8 * nq on lanes 0, 2 and 128 * nq on lanes 1, 3 (summed as 16 * u). */
+/* LCQ_MAG: int -> float of a unit's sums, 1.5 * 2^23 + v for |v| < 2^22 (|sums| < 2^19 here),
+ * less (q4) the +8 codes' share 8 * nq on lanes 0, 2 and 128 * nq on lanes 1, 3; LCQ_FOLD: q4's
+ * lanes 1 and 3 were summed as 16 * u. */
 #if WFMT == 2
+#define LCQ_FOLD ((float4)(1.0f, 1.0f / 16, 1.0f, 1.0f / 16))
 #define LCQ_MAG(nq) ((int4)(0x4B400000 - 8 * (nq), 0x4B400000 - 128 * (nq), 0x4B400000 - 8 * (nq), 0x4B400000 - 128 * (nq)))
 #else
+#define LCQ_FOLD ((float4)(1.0f))
 #define LCQ_MAG(nq) ((int4)(0x4B400000))
 #endif
 
@@ -171,12 +174,7 @@ lcq_gemv(__global const float *restrict in, __global const wtype *restrict w, __
       const uint4 xq = lm[j];
       const float sx = as_float(xq.z);
       const int nq = (int)xq.w, blk = (8 * j) >> blg;
-#if WFMT == 2
-      /* int -> float: 1.5 * 2^23 + v for |v| < 2^22 (|sums| < 2^19 here), less the +8 codes' share. */
-      const int4 mag = (int4)(0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq, 0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq);
-#else
-      const int4 mag = (int4)(0x4B400000);
-#endif
+      const int4 mag = LCQ_MAG(nq);
 #if ASYM
       const float xsum = sx * (float)nq;
 #endif
@@ -198,11 +196,7 @@ lcq_gemv(__global const float *restrict in, __global const wtype *restrict w, __
   }
   barrier(CLK_LOCAL_MEM_FENCE); /* the input records are dead: lm becomes the reduction's */
   __local float4 *red = (__local float4 *)lm;
-#if WFMT == 2
-  const float4 fold = (float4)(1.0f, 1.0f / 16, 1.0f, 1.0f / 16);
-#else
-  const float4 fold = (float4)(1.0f);
-#endif
+  const float4 fold = LCQ_FOLD;
   #pragma unroll
   for (int bw = 0; bw < NB; bw++) red[bw * L + t] = mad(acc[bw], fold, acco[bw]);
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -289,11 +283,7 @@ lcq_rows(__global const float *restrict in, __global const wtype *restrict w, __
 #else
 #define LCQ_OLOAD(u, si)
 #endif
-#if WFMT == 2
-  const float4 fold = (float4)(1.0f, 1.0f / 16, 1.0f, 1.0f / 16);
-#else
-  const float4 fold = (float4)(1.0f);
-#endif
+  const float4 fold = LCQ_FOLD;
   LCQ_RLOAD(min(b0, p.ob - 1), lane)
   lcq_quant_x(in, p.in_sc, nu, lm);
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -312,11 +302,7 @@ lcq_rows(__global const float *restrict in, __global const wtype *restrict w, __
           const uint4 xq = lm[j];
           const float sx = as_float(xq.z);
           const int nq = (int)xq.w;
-#if WFMT == 2
-          const int4 mag = (int4)(0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq, 0x4B400000 - 8 * nq, 0x4B400000 - 128 * nq);
-#else
-          const int4 mag = (int4)(0x4B400000);
-#endif
+          const int4 mag = LCQ_MAG(nq);
           const int4 is = lcq_unit(raw[u][0], raw[u][LCQ_W - 1], xq.x, xq.y);
           acc = mad(as_float4(is + mag) - 12582912.0f, sx * rs[u], acc);
 #if ASYM
@@ -381,11 +367,7 @@ lcq_stream(__global const float *restrict in, __global const wtype *restrict w, 
 #define LCQ_SOLOAD(OFS, u, si)
 #define LCQ_SOUSE(OFS, u)
 #endif
-#if WFMT == 2
-  const float4 fold = (float4)(1.0f, 1.0f / 16, 1.0f, 1.0f / 16);
-#else
-  const float4 fold = (float4)(1.0f);
-#endif
+  const float4 fold = LCQ_FOLD;
   uint4 ra[LCQ_SU][LCQ_W], rb[LCQ_SU][LCQ_W];
   float4 sa[LCQ_SU], sb[LCQ_SU];
   float4 acc = (float4)(0.0f), acco = (float4)(0.0f);
