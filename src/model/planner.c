@@ -63,7 +63,8 @@ lc_status lc_plan_memory(lc_model *m) {
     lc_value *v = &m->values[i];
     v->alias = -1;
     v->first = v->is_input ? -1 : v->producer;
-    v->last = v->is_output ? n : v->first;
+    /* bench --no-io runs again on the input left on the device: nothing may take its place */
+    v->last = v->is_output || (v->is_input && m->opt.device_no_io) ? n : v->first;
   }
   for (int p = 0; p < n; p++) {
     const lc_gnode *g = &m->nodes[p];
