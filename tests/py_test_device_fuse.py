@@ -6,6 +6,11 @@ shows the fused path taken: the conv's route carries "upF", a Concat of Resizes 
 UpConcat, the Resizes are gone from the op list; Resizes that are not exact o / f copies
 (align_corners x3, a factor that differs between H and W) or that have another reader stay, so
 does a Concat along H. Then the OCR-det-like net with the 96-channel neck (od96) at 64x64.
+Squeeze-and-excitation (src/model/fuse_device.c "_se"): a net of SE blocks (C = 20 at 11x13,
+C = 132 at 8x12 with Mul(gate, x), a gate that is also a graph output: not fused) on the device
+against the CPU, f32 (max abs error as above) and q8 / q4 (block 16, policy all: cosine >= 0.999);
+`info` shows the gate convs tagged "se" and their Muls gone; LOWCONV_CL_SE=cpu (the CPU conv op
+with "_se", the device's fallback) matches too, LOWCONV_SE_FUSE=0 leaves the Muls.
 No OpenCL device: skipped (LC_REQUIRE_OPENCL=1 makes that a failure).
 Usage: py_test_device_fuse.py --lowconv CLI"""
 import argparse
@@ -35,8 +40,9 @@ DEVICE = ["--device", "opencl", "--tune", "none"]
 TOL = 1e-4
 
 
-def run(cli, args):
-    return subprocess.run([cli] + args, capture_output=True, text=True, timeout=900)
+def run(cli, args, env=None):
+    return subprocess.run([cli] + args, capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, **env) if env else None)
 
 
 class G:
@@ -131,6 +137,83 @@ def concat_net(path):
     return g.data, 2, 2
 
 
+def se_net(path):
+    """SE blocks: conv 3x3, GlobalAveragePool, 1x1 + Relu, 1x1, HardSigmoid, Mul, conv 1x1; returns
+    (inputs, SE fusions wanted, Muls left)."""
+    g = G(13)
+    outs = []
+    for i, (c, hh, ww) in enumerate(((20, 11, 13), (132, 8, 12), (8, 5, 7))):
+        x = g.conv(g.input((1, 3, hh, ww)), 3, c, 3)
+        s = g.node("Relu", [g.conv(g.node("GlobalAveragePool", [x]), c, c // 4, 1)])
+        gate = g.node("HardSigmoid", [g.conv(s, c // 4, c, 1)], alpha=0.25, beta=0.45)
+        y = g.node("Mul", [gate, x] if i == 1 else [x, gate])
+        outs.append(g.conv(y, c, 5, 1))
+        if i == 2:
+            outs.append(gate)  # a second reader: the Mul stays
+    g.save(path, outs)
+    return g.data, 2, 1
+
+
+def se_info(cli, path, env=None, dev=DEVICE):
+    """(process, convs tagged se, Muls left, (kernels, nodes on the CPU))."""
+    p = run(cli, ["info", path] + dev, env)
+    m = re.search(r"\bMul x(\d+)", p.stdout)
+    k = re.search(r"(\d+) kernels per run, (\d+) nodes on the CPU", p.stdout)
+    return (p, len(re.findall(r"\+se\b|\sse\s", p.stdout)), int(m.group(1)) if m else 0,
+            (int(k.group(1)), int(k.group(2))) if k else None)
+
+
+def outputs(cli, tmp, name, path, data, args, env=None):
+    """The outputs of `run` as {file: array}, or the failed process."""
+    out = os.path.join(tmp, name)
+    os.makedirs(out, exist_ok=True)
+    cmd = ["run", path, "--output-dir", out] + args
+    for k, v in data.items():
+        f = os.path.join(tmp, "%s_%s.npy" % (name, k))
+        np.save(f, v)
+        cmd += ["--input", "%s=%s" % (k, f)]
+    p = run(cli, cmd, env)
+    if p.returncode:
+        return p
+    return {f: np.load(os.path.join(out, f)) for f in sorted(os.listdir(out)) if f.endswith(".npy")}
+
+
+def cosine(a, b):
+    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-30))
+
+
+def check_se(cli, tmp, res):
+    path = os.path.join(tmp, "se.onnx")
+    data, want, muls = se_net(path)
+    for tag, env, w_se, w_mul, cpu_nodes in (("se/info", None, want, muls, 0),
+                                             ("se/info LOWCONV_CL_SE=cpu", {"LOWCONV_CL_SE": "cpu"}, want, muls, want),
+                                             ("se/info LOWCONV_SE_FUSE=0", {"LOWCONV_SE_FUSE": "0"}, 0, muls + want, 0)):
+        p, se, mul, k = se_info(cli, path, env)
+        ok = p.returncode == 0 and se == w_se and mul == w_mul and k is not None and k[1] == cpu_nodes
+        res["pass" if ok else "fail"] += 1
+        print("  %-34s %s se x%d (want %d), Mul x%d (want %d), (kernels, on CPU) %s (want %d on CPU)%s" % (
+            tag, "PASS" if ok else "FAIL", se, w_se, mul, w_mul, k, cpu_nodes, "" if ok else p.stderr.strip()[-400:]))
+    for fmt, wargs in (("f32", []), ("q8", ["--weights", "q8", "--block", "16"]),
+                       ("q4", ["--weights", "q4", "--q4-policy", "all", "--block", "16"])):
+        ref = outputs(cli, tmp, "se_cpu_" + fmt, path, data, wargs)
+        for tag, env in (("", None), (" (CL_SE=cpu)", {"LOWCONV_CL_SE": "cpu"}), (" (SE_FUSE=0)", {"LOWCONV_SE_FUSE": "0"})):
+            got = outputs(cli, tmp, "se_dev_" + fmt, path, data, wargs + DEVICE, env)
+            name = "se/%s%s" % (fmt, tag)
+            bad = [r for r in (ref, got) if not isinstance(r, dict)]
+            if bad or not ref or ref.keys() != got.keys():
+                res["fail"] += 1
+                print("  %-34s FAIL %s" % (name, bad[0].stderr.strip()[-400:] if bad else "outputs differ"))
+                continue
+            err = max(float(np.max(np.abs(got[f].astype(np.float64) - r))) / max(float(np.abs(r).max()), 1e-6)
+                      for f, r in ref.items())
+            cos = min(cosine(got[f], r) for f, r in ref.items())
+            ok = all(got[f].shape == r.shape for f, r in ref.items()) and (err <= TOL if fmt == "f32" else cos >= 0.999)
+            res["pass" if ok else "fail"] += 1
+            print("  %-34s %s %d outputs, err/max %.2e, cosine %.7f (%s)" % (
+                name, "PASS" if ok else "FAIL", len(ref), err, cos, "<= %g" % TOL if fmt == "f32" else ">= 0.999"))
+
+
 def info_of(cli, path, shapes):
     p = run(cli, ["info", path] + shapes + DEVICE)
     ups = {}
@@ -215,6 +298,12 @@ def main():
         print("  %-34s %s fused %s, Resize x%d left, (kernels, on CPU) %s%s" % (
             "od96/info", "PASS" if ok else "FAIL", ups, resizes, k, "" if ok else p.stderr.strip()[-400:]))
         compare(a.lowconv, tmp, "od96", path, {"input": x}, res)
+        p, se, mul, k = se_info(a.lowconv, path)
+        ok = p.returncode == 0 and se == 5 and mul == 0
+        res["pass" if ok else "fail"] += 1
+        print("  %-34s %s se x%d (want 5), Mul x%d left (want 0)%s" % (
+            "od96/se", "PASS" if ok else "FAIL", se, mul, "" if ok else p.stderr.strip()[-400:]))
+        check_se(a.lowconv, tmp, res)
     print("%d passed, %d failed" % (res["pass"], res["fail"]))
     return 1 if res["fail"] else 0
 

@@ -9,9 +9,13 @@
  *     BN's input elsewhere too, so the BN cannot fold into the previous node
  *   _hsig (FLOATS alpha, beta): a HardSigmoid after a conv with no other epilogue (the gates
  *     of squeeze-and-excitation blocks), as the device kernels' activation
+ *   _se (INT 1): a squeeze-and-excitation gate conv (1x1, output [1, M, 1, 1]) and the Mul that
+ *     scales x [1, M, H, W] by it, as one node: x is input 3, the output x's shape (LOWCONV_SE_FUSE=0
+ *     leaves the Mul)
  * Epilogue order: bias, residual, per-channel affine, activation, PRelu. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/graph.h"
@@ -119,6 +123,39 @@ static lc_status fuse_bn_before(lc_model *m, int p) {
   return LC_OK;
 }
 
+/* Mul(x, gate) or Mul(gate, x) at node c, the gate the [1, M, 1, 1] output of a 1x1 conv read by
+ * nothing else: the conv moves into the Mul (the device recomputes the gate per work-group of a
+ * channel and scales x in the same kernel; an SE block's FC2 and Mul were two launches). */
+static lc_status fuse_se(lc_model *m, int c) {
+  lc_gnode *a = &m->nodes[c];
+  if (a->n.n_inputs != 2 || a->n.n_outputs != 1 || a->out[0] < 0 || a->in[0] < 0 || a->in[1] < 0 || a->in[0] == a->in[1])
+    return LC_OK;
+  for (int side = 0; side < 2; side++) {
+    int gv = a->in[side], x = a->in[1 - side], p = m->values[gv].producer;
+    if (p < 0 || m->nodes[p].dead || strcmp(m->nodes[p].n.op_type, "Conv") || lc_fold_sole_consumer(m, gv) != c) continue;
+    lc_gnode *k = &m->nodes[p];
+    if (k->n.n_outputs != 1 || k->out[0] != gv || k->n.n_inputs < 2 || k->n.n_inputs > 3 || k->in[0] < 0 ||
+        lc_attr_int(&k->n, "group", 1) != 1 || has(k, "_residual") || has(k, "_prelu") || has(k, "_chan_mul") ||
+        has(k, "_in_mul") || has(k, "_res_up") || has(k, "_post_mul") || has(k, "_se"))
+      continue;
+    const lc_value *wv = k->in[1] >= 0 ? &m->values[k->in[1]] : NULL;
+    const lc_tensor *gt = &m->values[gv].t, *xt = &m->values[x].t, *ot = &m->values[a->out[0]].t;
+    if (!wv || wv->t.ndim != 4 || wv->t.dims[2] != 1 || wv->t.dims[3] != 1) continue;
+    int64_t M = gt->ndim == 4 ? gt->dims[1] : 0;
+    if (gt->ndim != 4 || gt->dims[0] != 1 || M < 1 || gt->dims[2] != 1 || gt->dims[3] != 1 || gt->dtype != LC_DT_FLOAT)
+      continue;
+    if (m->values[x].is_const || xt->dtype != LC_DT_FLOAT || xt->ndim != 4 || xt->dims[0] != 1 || xt->dims[1] != M ||
+        ot->ndim != 4 || memcmp(ot->dims, xt->dims, 4 * sizeof(int64_t)))
+      continue;
+    lc_status s;
+    if ((s = lc_fold_set_input(m, k, 3, x)) || (s = lc_fold_add_attr(m, k, "_se", LC_ATTR_INT, 1, 0))) return s;
+    lc_fold_absorb(m, p, c, "se");
+    m->st.fused_act++;
+    return LC_OK;
+  }
+  return LC_OK;
+}
+
 lc_status lc_fuse_device(lc_model *m) {
   lc_plan_count_uses(m);
   for (int p = 0; p < m->n_nodes; p++) {
@@ -148,6 +185,14 @@ lc_status lc_fuse_device(lc_model *m) {
     }
     lc_free(f);
     if (s) return s;
+  }
+  const char *se = getenv("LOWCONV_SE_FUSE"); /* "0": A/B runs without the SE fusion */
+  if (!se || strcmp(se, "0")) {
+    lc_plan_count_uses(m);
+    for (int c = 0; c < m->n_nodes; c++) {
+      lc_status s = !m->nodes[c].dead && !strcmp(m->nodes[c].n.op_type, "Mul") ? fuse_se(m, c) : LC_OK;
+      if (s) return s;
+    }
   }
   return lc_fuse_upsample(m); /* counts the uses again */
 }

@@ -57,11 +57,16 @@ static clop_launch *add_launch(lc_clop *op, clop_kind kind) {
 }
 
 clop_launch *clop_kernel(lc_clop *op, const char *prog, const char *name, size_t n, size_t lws) {
+  return clop_kernel_opt(op, prog, "", name, n, lws);
+}
+
+clop_launch *clop_kernel_opt(lc_clop *op, const char *prog, const char *options, const char *name, size_t n,
+                             size_t lws) {
   clop_launch *l = add_launch(op, CLOP_KERNEL);
   if (!l) return NULL;
   /* One program per kernel, as the convs build theirs: a network needing one elementwise kernel
    * compiles that one, not the file (ops_ew whole: 0.62 s of IResNet-34's cold start on the H200). */
-  lc_status s = lc_cl_kernel_of(op->rt, prog, "", name, name, &l->k);
+  lc_status s = lc_cl_kernel_of(op->rt, prog, options, name, name, &l->k);
   if (s) {
     fail_keep(op, s);
     op->nl--;
@@ -241,6 +246,14 @@ void lc_clop_describe(const lc_clop *op, lc_clop_info *info) {
     } else if (!info->kernel[0] && l->name) {
       snprintf(info->kernel, sizeof info->kernel, "%s", l->name);
     }
+  }
+  for (int c = 0; c < 2; c++) { /* a conv that no launch runs (an SE gate's: its weights feed se_scale) */
+    int launched = 0;
+    for (int i = 0; i < op->nl && op->convs[c]; i++) launched |= op->l[i].kind == CLOP_CONV && op->l[i].conv == op->convs[c];
+    lc_conv_device_info di;
+    if (!op->convs[c] || launched) continue;
+    if (!lc_conv_device_info_get(op->convs[c], &di)) info->tune_ms += di.tune_ms;
+    info->device_bytes += op->convs[c]->weight_bytes;
   }
 }
 

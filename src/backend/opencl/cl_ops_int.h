@@ -51,6 +51,9 @@ struct lc_clop {
 
 /* A kernel launch of program `prog` over n items (n > 0) appended to op; NULL on failure. */
 clop_launch *clop_kernel(lc_clop *op, const char *prog, const char *name, size_t n, size_t lws);
+/* The same with program build options (a conv's "-DWFMT=.. -DASYM=..": its weights' format). */
+clop_launch *clop_kernel_opt(lc_clop *op, const char *prog, const char *options, const char *name, size_t n,
+                             size_t lws);
 /* A whole-buffer copy from input slot in to output slot out (none when they are one buffer). */
 clop_launch *clop_copy(lc_clop *op, int in, int out, size_t bytes);
 void clop_in(lc_clop *op, clop_launch *l, int slot);

@@ -4,6 +4,7 @@
  * rows), so q8/q4 weights stay codes and run through the GEMV/GEMM kernels; other products and
  * ConvTranspose have their own kernels (kernels/ops_mm.cl). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/opencl/cl_backend.h"
@@ -90,8 +91,51 @@ static lc_status set_res_up(lc_conv *c, const lc_node *n, const lc_tensor *r, in
   return LC_OK;
 }
 
+/* fuse_device.c's squeeze-and-excitation node: out = x * gate, gate the conv of inputs 0..2 on one
+ * pixel, x input 3. The conv is made (the tuner packs its weights, chan_tables sets the HardSigmoid)
+ * but never launched: one se_scale kernel (conv_gemv.cl) recomputes gate c in work-group c and scales
+ * plane c of x. Anything else goes back to the CPU conv (LOWCONV_CL_SE=cpu forces that: tests). */
+static lc_status make_se(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out,
+                         const lc_exec_ctx *x, unsigned cm) {
+  const char *env = getenv("LOWCONV_CL_SE");
+  if (env && !strcmp(env, "cpu")) return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE on the CPU (LOWCONV_CL_SE=cpu)");
+  if (n_in != 4 || !in[3] || (cm & 1u) || (cm & 8u) || lc_attr_int(n, "_residual", 0) || lc_node_attr(n, "_res_up") ||
+      lc_node_attr(n, "_in_mul") || lc_attr_float(n, "_post_mul", 1.0f) != 1.0f || lc_attr_float(n, "_post_add", 0.0f) != 0.0f)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE conv with a constant input, residual, input or post affine");
+  const lc_tensor *xt = in[3];
+  if (xt->ndim != 4 || xt->dims[0] != 1 || out->ndim != 4 || memcmp(out->dims, xt->dims, 4 * sizeof(int64_t)))
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE input of batch > 1 or another shape than the output");
+  int64_t cnt = clop_numel(xt), M = xt->dims[1], P = xt->dims[2] * xt->dims[3];
+  if (cnt < 0 || M < 1 || P < 1 || clop_numel(in[0]) < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE tensor of 2^31 elements or more");
+  lc_exec_ctx dx = *x;
+  dx.lc = op->ctx;
+  lc_conv_shape sh;
+  chan_arg ca = {op, n, in, 3};
+  lc_status s = lcop_conv_make_hooked(n, in, 3, &dx, 1, chan_tables, &ca, &op->convs[0], &sh);
+  if (s) return s;
+  lc_cl_conv *cc = op->convs[0]->dev;
+  lc_cl_conv_args a = cc->a;
+  if (a.groups != 1 || a.groups * a.cout_g != M || a.n != 1 || a.oh != 1 || a.ow != 1 || a.kh != 1 || a.kw != 1 ||
+      a.in_aff || a.res_up > 1)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE gate conv is not a 1x1 conv on one pixel");
+  /* the kernel's view of x and the output: packed NCHW [1, M, H, W] */
+  a.oh = (lc_cl_int)xt->dims[2], a.ow = (lc_cl_int)xt->dims[3];
+  a.out_sw = 1, a.out_sh = a.ow, a.out_sc = (lc_cl_int)P, a.out_sn = (lc_cl_int)cnt;
+  a.has_res = 0;
+  size_t L = 256, lim = op->rt->info.max_wg < op->rt->info.max_wi[0] ? op->rt->info.max_wg : op->rt->info.max_wi[0];
+  while (L > 1 && L > lim) L >>= 1; /* a power of two: the kernel's tree reduction */
+  cl_mem am = clop_upload(op, &a, sizeof a);
+  op->packed |= 6u;
+  op->route = "se";
+  clop_launch *l = clop_kernel_opt(op, "conv_gemv", cc->options, "se_scale", (size_t)M * L, L);
+  clop_args(op, l, "IMMMMIOM", 0, cc->w, cc->sc ? cc->sc : cc->w, cc->of ? cc->of : cc->w, cc->bias ? cc->bias : cc->w, 3,
+            0, am);
+  return clop_status(op);
+}
+
 static lc_status make_conv(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in,
                            const lc_tensor *out, const lc_exec_ctx *x, unsigned cm) {
+  if (lc_attr_int(n, "_se", 0)) return make_se(op, n, in, n_in, out, x, cm);
   int res = lc_attr_int(n, "_residual", 0) != 0;
   if ((cm & 1u) || (res && (cm >> (n_in - 1) & 1u)))
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "constant input or residual (folded on the host)");

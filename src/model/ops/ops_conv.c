@@ -1,6 +1,7 @@
 /* Conv (through lc_conv, weights packed once in init) and ConvTranspose (direct scatter-add).
  * 1-D inputs run as 2-D with H = 1. Fused attributes set by the graph: "_act", "_act_min",
- * "_act_max", "_act_alpha" and, with "_residual" = 1, a residual tensor as the last input. */
+ * "_act_max", "_act_alpha" and, with "_residual" = 1, a residual tensor as the last input; with
+ * "_se" = 1 (fuse_device.c) input 3 is x and the output x * the conv's [N, M, 1, 1] per channel. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -126,16 +127,25 @@ static lc_status conv_check_inputs(const lc_node *n, const lc_tensor *const *in,
 
 lc_status lcop_conv_infer_common(const lc_node *n, const lc_tensor *const *in, int n_in, lc_tensor *out,
                                    int n_out, int transpose) {
-  int res = lcop_conv_has_residual(n);
-  lc_status s = conv_check_inputs(n, in, n_in, n_out, 3 + res);
+  int res = lcop_conv_has_residual(n), se = lcop_conv_has_se(n);
+  lc_status s = conv_check_inputs(n, in, n_in, n_out, 3 + (res || se));
   if (s) return s;
   if (res && n_in < 4) return lcop_fail(n, LC_ERR_INVALID_ARG, "_residual=1 needs the residual as input 3");
+  if (se && (res || transpose || !lcop_has(in, n_in, 3)))
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "_se=1 needs x as input 3 (and no residual)");
   conv_geom g;
   if ((s = lcop_conv_geometry(n, in, transpose, &g))) return s;
   if (lcop_has(in, n_in, 2) && (in[2]->ndim != 1 || in[2]->dims[0] != g.M))
     return lcop_fail(n, LC_ERR_INVALID_ARG, "bias must be [%lld]", (long long)g.M);
   int64_t dims[4] = {g.N, g.M, g.OH, g.OW};
   if (g.sp == 1) dims[2] = g.OW;
+  if (se) { /* the gate is [N, M, 1, 1]; the output takes x's shape */
+    const lc_tensor *x = in[3];
+    if (g.sp != 2 || g.OH != 1 || g.OW != 1 || x->ndim != 4 || x->dims[0] != g.N || x->dims[1] != g.M)
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "_se=1 needs a 1x1 conv output and x of [%lld, %lld, H, W]",
+                       (long long)g.N, (long long)g.M);
+    return lcop_set_out(n, out, LC_DT_FLOAT, 4, x->dims);
+  }
   s = lcop_set_out(n, out, LC_DT_FLOAT, g.sp + 2, dims);
   if (!s && res) {
     const lc_tensor *r = in[n_in - 1];
@@ -230,6 +240,8 @@ typedef struct conv_state {
   const lc_attr *imul, *iadd;         /* fuse_device.c's input affine (a BatchNormalization before) */
   const lc_attr *hsig;                /* fuse_device.c's HardSigmoid after (alpha, beta) */
   int post_fused;                     /* the library applies the post affine too */
+  float *gate;                        /* _se: the conv's [N, M, 1, 1] output, then out = x * gate */
+  size_t gate_n;
 } conv_state;
 
 /* The input affine when the device hands the conv back: a copy of x as the BatchNormalization
@@ -274,6 +286,7 @@ static void conv_fini(void *state) {
   conv_state *st = state;
   if (!st) return;
   lc_conv_destroy(st->conv);
+  lc_free(st->gate);
   lc_free(st);
 }
 
@@ -422,7 +435,18 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
   int later = st->residual || st->prelu || st->cmul;
   if (!s) s = lcop_conv_make(n, in, n_in, x, !later, &st->conv, &st->shape);
   st->post_fused = !s && !later && lc_conv_takes_qmatrix(x->lc);
+  if (!s && lcop_conv_has_se(n)) { /* the conv writes its N * M gates here, conv_run scales x by them */
+    size_t nm = 0;
+    if (st->shape.out_h != 1 || st->shape.out_w != 1 || in[0]->dims[0] < 1)
+      s = lcop_fail(n, LC_ERR_INVALID_ARG, "_se=1 needs a 1x1 conv output");
+    else if (!lc_mul_sz((size_t)in[0]->dims[0], M, &nm))
+      s = lcop_fail(n, LC_ERR_OVERFLOW, "gate size overflows");
+    else if (!(st->gate = lc_malloc((nm ? nm : 1) * sizeof(float))))
+      s = lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory");
+    st->gate_n = nm;
+  }
   if (s) {
+    lc_conv_destroy(st->conv);
     lc_free(st);
     return s;
   }
@@ -463,6 +487,18 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
   void *ws = NULL;
   size_t wsz = 0;
   if (x && x->scratch && x->scratch_bytes >= st->shape.workspace_bytes) ws = x->scratch, wsz = x->scratch_bytes;
+  /* _se: the conv and its epilogue run on the gate tensor, then the output is x * gate */
+  lc_tensor *se_out = NULL, gt;
+  if (st->gate) {
+    int64_t N = in[0]->dims[0];
+    if (N < 1 || !lcop_has(in, n_in, 3) || in[3]->ndim != 4 || out->ndim != 4 || in[3]->nbytes != out->nbytes ||
+        st->gate_n != (size_t)N * (size_t)out->dims[1] || in[3]->dims[0] != N || in[3]->dims[1] != out->dims[1])
+      return lcop_fail(n, LC_ERR_INVALID_ARG, "_se: x and the gate do not match the output");
+    gt = *out;
+    gt.dims[2] = gt.dims[3] = 1;
+    gt.data = st->gate, gt.nbytes = st->gate_n * sizeof(float);
+    se_out = out, out = &gt;
+  }
   float *xa = st->imul ? affine_input(st, in[0]) : NULL;
   if (st->imul && !xa) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for the input affine");
   lc_status s = lc_conv_run(st->conv, xa ? xa : in[0]->data, out->data, ws, wsz);
@@ -493,6 +529,13 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
       float t = y[i] * al + be;
       y[i] = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
     }
+  }
+  if (se_out) { /* NCHW: plane (n, c) of x times gate (n, c) */
+    size_t planes = st->gate_n, P = planes ? se_out->nbytes / sizeof(float) / planes : 0;
+    const float *xs = in[3]->data, *gv = st->gate;
+    float *y = se_out->data;
+    for (size_t pl = 0; pl < planes; pl++)
+      for (size_t i = 0; i < P; i++) y[pl * P + i] = xs[pl * P + i] * gv[pl];
   }
   return LC_OK;
 }

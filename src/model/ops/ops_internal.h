@@ -88,6 +88,8 @@ lc_status lcop_read_act(const lc_node *n, conv_act *a);
 /* y = act(y + r) (r may be NULL), then the affine. */
 void lcop_act_epilogue(float *y, const float *r, size_t n, const conv_act *a);
 static inline int lcop_conv_has_residual(const lc_node *n) { return lc_attr_int(n, "_residual", 0) != 0; }
+/* fuse_device.c's squeeze-and-excitation form: input 3 is x, the output x * the conv's [N, M, 1, 1]. */
+static inline int lcop_conv_has_se(const lc_node *n) { return lc_attr_int(n, "_se", 0) != 0; }
 /* "_res_up" = f > 1 (fuse_device.c): the residual is NCHW [N, M, OH/f, OW/f], upsampled nearest. */
 static inline int64_t lcop_conv_res_up(const lc_node *n) { return lc_attr_int(n, "_res_up", 1); }
 /* Output of a Conv (transpose = 0) or ConvTranspose node, with the fusion inputs checked. */

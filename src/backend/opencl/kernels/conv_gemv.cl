@@ -237,3 +237,52 @@ LCG_ROWS(gemv_r1, 1)
 #if LC_ALL_KERNELS || defined(LC_WANT_gemv_r1p4)
 LCG_ROWS(gemv_r1p4, 4)
 #endif
+
+/* Squeeze-and-excitation (the model runner's "_se" conv, cl_ops_mm.c): the gate conv (1x1 on one
+ * pixel, groups 1) and the Mul that scales x by it, in one kernel. Work-group c (local size L, a
+ * power of two up to LCG_LMAX) recomputes gate c = epilogue(sum_k w[c][k] * in[k]) (K = cin_g is
+ * small: an SE block's squeezed width), rows read as gemv_r1 reads them, then scales plane c of x
+ * (res, packed NCHW, image 0): out[c * P + i] = res[c * P + i] * gate. p's oh, ow and out_* are x's. */
+#if LC_ALL_KERNELS || defined(LC_WANT_se_scale)
+__kernel void se_scale(__global const float *restrict in, __global const wtype *restrict w,
+                       __global const float *restrict sc, __global const float *restrict of,
+                       __global const float *restrict bias, __global const float *restrict res,
+                       __global float *restrict out, __global const lc_cl_conv_args *pa) {
+  __local float red[LCG_LMAX];
+  const lc_cl_conv_args p = *pa;
+  const int t = get_local_id(0), L = get_local_size(0), c = get_group_id(0), wb = c / 4, lane = c % 4;
+  float acc = 0.0f;
+  for (int k = t; k < p.cin_g; k += L) {
+#if WFMT == 0
+    const int blk = 0;
+#else
+    const int blk = lc_blk(&p, 0, k);
+#endif
+    acc = mad(lc_w1(w, sc, of, &p, wb, lane, k, blk), in[k * p.in_sc], acc);
+  }
+  red[t] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = L >> 1; s > 0; s >>= 1) {
+    if (t < s) red[t] += red[t + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  float v = red[0]; /* every item: nothing writes red after the last barrier */
+  if (p.has_bias) v += bias[c];
+  if (p.epi) { /* lc_store's order: per-channel affine, activation, PRelu */
+    const int M = p.groups * p.cout_g;
+    if (p.epi & 2) v = mad(v, bias[2 * M + c], bias[3 * M + c]);
+    v = lc_act(v, &p);
+    if (p.epi & 1) v = v < 0.0f ? v * bias[M + c] : v;
+  } else {
+    v = lc_act(v, &p);
+  }
+  const int P = p.oh * p.ow, base = c * p.out_sc;
+  if ((P & 3) == 0 && (p.out_sc & 3) == 0) { /* 16-byte aligned planes: float4 */
+    __global const float4 *r4 = (__global const float4 *)(res + base);
+    __global float4 *o4 = (__global float4 *)(out + base);
+    for (int i = t; i < P / 4; i += L) o4[i] = r4[i] * v;
+  } else {
+    for (int i = t; i < P; i += L) out[base + i] = res[base + i] * v;
+  }
+}
+#endif
