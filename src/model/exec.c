@@ -32,6 +32,8 @@ static double node_flops(const lc_model *m, const lc_gnode *g) {
   if (!strcmp(g->n.op_type, "Conv") && w && w->ndim >= 3) {
     double k = 1;
     for (int i = 1; i < w->ndim; i++) k *= (double)w->dims[i];
+    /* fuse_device.c's SE form: the conv makes N * M gates, then one multiply per output */
+    if (lc_attr_int(&g->n, "_se", 0) && o->ndim == 4) return 2 * (double)o->dims[0] * (double)o->dims[1] * k + out;
     return 2 * out * k;
   }
   if (!strcmp(g->n.op_type, "ConvTranspose") && w && w->ndim >= 3 && g->in[0] >= 0) {
