@@ -105,8 +105,10 @@ static lc_status make_se(lc_clop *op, const lc_node *n, const lc_tensor *const *
   const lc_tensor *xt = in[3];
   if (xt->ndim != 4 || xt->dims[0] != 1 || out->ndim != 4 || memcmp(out->dims, xt->dims, 4 * sizeof(int64_t)))
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE input of batch > 1 or another shape than the output");
-  int64_t cnt = clop_numel(xt), M = xt->dims[1], P = xt->dims[2] * xt->dims[3];
+  int64_t cnt = clop_numel(xt), M = xt->dims[1], P = cnt > 0 && M > 0 ? cnt / M : 0; /* N = 1 */
   if (cnt < 0 || M < 1 || P < 1 || clop_numel(in[0]) < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE tensor of 2^31 elements or more");
+  if (xt->nbytes != (size_t)cnt * sizeof(float) || out->nbytes != xt->nbytes) /* the kernel reads packed NCHW planes */
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE input not packed NCHW");
   lc_exec_ctx dx = *x;
   dx.lc = op->ctx;
   lc_conv_shape sh;
@@ -116,8 +118,8 @@ static lc_status make_se(lc_clop *op, const lc_node *n, const lc_tensor *const *
   lc_cl_conv *cc = op->convs[0]->dev;
   lc_cl_conv_args a = cc->a;
   if (a.groups != 1 || a.groups * a.cout_g != M || a.n != 1 || a.oh != 1 || a.ow != 1 || a.kh != 1 || a.kw != 1 ||
-      a.in_aff || a.res_up > 1)
-    return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE gate conv is not a 1x1 conv on one pixel");
+      a.pt || a.pl || a.in_aff || a.res_up > 1)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE gate conv is not a 1x1 conv on one unpadded pixel");
   /* the kernel's view of x and the output: packed NCHW [1, M, H, W] */
   a.oh = (lc_cl_int)xt->dims[2], a.ow = (lc_cl_int)xt->dims[3];
   a.out_sw = 1, a.out_sh = a.ow, a.out_sc = (lc_cl_int)P, a.out_sn = (lc_cl_int)cnt;
