@@ -7,7 +7,8 @@ UpConcat, the Resizes are gone from the op list; Resizes that are not exact o / 
 (align_corners x3, a factor that differs between H and W) or that have another reader stay, so
 does a Concat along H. Then the OCR-det-like net with the 96-channel neck (od96) at 64x64.
 Squeeze-and-excitation (src/model/fuse_device.c "_se"): a net of SE blocks (C = 20 at 11x13,
-C = 132 at 8x12 with Mul(gate, x), a gate that is also a graph output: not fused) on the device
+C = 132 at 8x12 with Mul(gate, x), a gate that is also a graph output: not fused, C = 12 at 37x41
+and 16 at 36x40: planes in 2 slices) on the device
 against the CPU, f32 (max abs error as above) and q8 / q4 (block 16, policy all: cosine >= 0.999);
 `info` shows the gate convs tagged "se" and their Muls gone; LOWCONV_CL_SE=cpu (the CPU conv op
 with "_se", the device's fallback) matches too, LOWCONV_SE_FUSE=0 leaves the Muls.
@@ -142,7 +143,8 @@ def se_net(path):
     (inputs, SE fusions wanted, Muls left)."""
     g = G(13)
     outs = []
-    for i, (c, hh, ww) in enumerate(((20, 11, 13), (132, 8, 12), (8, 5, 7))):
+    # the last two planes are split over 2 work-groups per channel (scalar and float4 path)
+    for i, (c, hh, ww) in enumerate(((20, 11, 13), (132, 8, 12), (8, 5, 7), (12, 37, 41), (16, 36, 40))):
         x = g.conv(g.input((1, 3, hh, ww)), 3, c, 3)
         s = g.node("Relu", [g.conv(g.node("GlobalAveragePool", [x]), c, c // 4, 1)])
         gate = g.node("HardSigmoid", [g.conv(s, c // 4, c, 1)], alpha=0.25, beta=0.45)
@@ -151,7 +153,7 @@ def se_net(path):
         if i == 2:
             outs.append(gate)  # a second reader: the Mul stays
     g.save(path, outs)
-    return g.data, 2, 1
+    return g.data, 4, 1
 
 
 def se_info(cli, path, env=None, dev=DEVICE):

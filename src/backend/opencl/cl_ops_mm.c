@@ -3,6 +3,7 @@
  * after a residual add). Gemm and MatMul with constant weights are 1x1 convs over rows (batch =
  * rows), so q8/q4 weights stay codes and run through the GEMV/GEMM kernels; other products and
  * ConvTranspose have their own kernels (kernels/ops_mm.cl). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,12 +127,18 @@ static lc_status make_se(lc_clop *op, const lc_node *n, const lc_tensor *const *
   a.has_res = 0;
   size_t L = 256, lim = op->rt->info.max_wg < op->rt->info.max_wi[0] ? op->rt->info.max_wg : op->rt->info.max_wi[0];
   while (L > 1 && L > lim) L >>= 1; /* a power of two: the kernel's tree reduction */
+  /* Slices of about 4 L elements (a float4 per item) per work-group: od96's first SE block has 72
+   * channels of 80x80 at 640x640, 72 work-groups for 132 compute units of an H100 otherwise. */
+  int64_t chunk = 4 * (int64_t)L, S = (P + chunk - 1) / chunk;
+  chunk = ((P + S - 1) / S + 3) / 4 * 4; /* even slices, multiples of 4 (float4 alignment) */
+  S = (P + chunk - 1) / chunk;
+  if ((uint64_t)M * (uint64_t)S > (uint64_t)INT_MAX / L) return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE grid too large");
   cl_mem am = clop_upload(op, &a, sizeof a);
   op->packed |= 6u;
   op->route = "se";
-  clop_launch *l = clop_kernel_opt(op, "conv_gemv", cc->options, "se_scale", (size_t)M * L, L);
-  clop_args(op, l, "IMMMMIOM", 0, cc->w, cc->sc ? cc->sc : cc->w, cc->of ? cc->of : cc->w, cc->bias ? cc->bias : cc->w, 3,
-            0, am);
+  clop_launch *l = clop_kernel_opt(op, "conv_gemv", cc->options, "se_scale", (size_t)(M * S) * L, L);
+  clop_args(op, l, "IMMMMIOMNN", 0, cc->w, cc->sc ? cc->sc : cc->w, cc->of ? cc->of : cc->w, cc->bias ? cc->bias : cc->w,
+            3, 0, am, S, chunk);
   return clop_status(op);
 }
 

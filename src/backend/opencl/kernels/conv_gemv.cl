@@ -242,15 +242,19 @@ LCG_ROWS(gemv_r1p4, 4)
  * pixel, groups 1) and the Mul that scales x by it, in one kernel. Work-group c (local size L, a
  * power of two up to LCG_LMAX) recomputes gate c = epilogue(sum_k w[c][k] * in[k]) (K = cin_g is
  * small: an SE block's squeezed width), rows read as gemv_r1 reads them, then scales plane c of x
- * (res, packed NCHW, image 0): out[c * P + i] = res[c * P + i] * gate. p's oh, ow and out_* are x's. */
+ * (res, packed NCHW, image 0): out[c * P + i] = res[c * P + i] * gate. p's oh, ow and out_* are x's.
+ * Large planes are split in S slices of `chunk` elements (a multiple of 4), one work-group each
+ * (global size M * S * L), so that few channels still fill the device; each recomputes the gate. */
 #if LC_ALL_KERNELS || defined(LC_WANT_se_scale)
 __kernel void se_scale(__global const float *restrict in, __global const wtype *restrict w,
                        __global const float *restrict sc, __global const float *restrict of,
                        __global const float *restrict bias, __global const float *restrict res,
-                       __global float *restrict out, __global const lc_cl_conv_args *pa) {
+                       __global float *restrict out, __global const lc_cl_conv_args *pa, const int S,
+                       const int chunk) {
   __local float red[LCG_LMAX];
   const lc_cl_conv_args p = *pa;
-  const int t = get_local_id(0), L = get_local_size(0), c = get_group_id(0), wb = c / 4, lane = c % 4;
+  const int t = get_local_id(0), L = get_local_size(0), c = get_group_id(0) / S, sl = get_group_id(0) % S;
+  const int wb = c / 4, lane = c % 4;
   float acc = 0.0f;
   for (int k = t; k < p.cin_g; k += L) {
 #if WFMT == 0
@@ -276,13 +280,13 @@ __kernel void se_scale(__global const float *restrict in, __global const wtype *
   } else {
     v = lc_act(v, &p);
   }
-  const int P = p.oh * p.ow, base = c * p.out_sc;
-  if ((P & 3) == 0 && (p.out_sc & 3) == 0) { /* 16-byte aligned planes: float4 */
+  const int P = p.oh * p.ow, base = c * p.out_sc, i0 = sl * chunk, i1 = min(P, i0 + chunk);
+  if ((P & 3) == 0 && (p.out_sc & 3) == 0) { /* 16-byte aligned planes and slices: float4 */
     __global const float4 *r4 = (__global const float4 *)(res + base);
     __global float4 *o4 = (__global float4 *)(out + base);
-    for (int i = t; i < P / 4; i += L) o4[i] = r4[i] * v;
+    for (int i = i0 / 4 + t; i < i1 / 4; i += L) o4[i] = r4[i] * v;
   } else {
-    for (int i = t; i < P; i += L) out[base + i] = res[base + i] * v;
+    for (int i = i0 + t; i < i1; i += L) out[base + i] = res[base + i] * v;
   }
 }
 #endif
