@@ -128,11 +128,13 @@ static lc_status fuse_bn_before(lc_model *m, int p) {
  * channel and scales x in the same kernel; an SE block's FC2 and Mul were two launches). */
 static lc_status fuse_se(lc_model *m, int c) {
   lc_gnode *a = &m->nodes[c];
-  if (a->n.n_inputs != 2 || a->n.n_outputs != 1 || a->out[0] < 0 || a->in[0] < 0 || a->in[1] < 0 || a->in[0] == a->in[1])
+  if (a->n.n_inputs != 2 || a->n.n_outputs != 1 || a->out[0] < 0 || a->in[0] < 0 || a->in[1] < 0 ||
+      a->in[0] == a->in[1])
     return LC_OK;
   for (int side = 0; side < 2; side++) {
     int gv = a->in[side], x = a->in[1 - side], p = m->values[gv].producer;
-    if (p < 0 || m->nodes[p].dead || strcmp(m->nodes[p].n.op_type, "Conv") || lc_fold_sole_consumer(m, gv) != c) continue;
+    if (p < 0 || m->nodes[p].dead || strcmp(m->nodes[p].n.op_type, "Conv") || lc_fold_sole_consumer(m, gv) != c)
+      continue;
     lc_gnode *k = &m->nodes[p];
     if (k->n.n_outputs != 1 || k->out[0] != gv || k->n.n_inputs < 2 || k->n.n_inputs > 3 || k->in[0] < 0 ||
         lc_attr_int(&k->n, "group", 1) != 1 || has(k, "_residual") || has(k, "_prelu") || has(k, "_chan_mul") ||

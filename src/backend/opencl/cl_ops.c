@@ -249,7 +249,8 @@ void lc_clop_describe(const lc_clop *op, lc_clop_info *info) {
   }
   for (int c = 0; c < 2; c++) { /* a conv that no launch runs (an SE gate's: its weights feed se_scale) */
     int launched = 0;
-    for (int i = 0; i < op->nl && op->convs[c]; i++) launched |= op->l[i].kind == CLOP_CONV && op->l[i].conv == op->convs[c];
+    for (int i = 0; i < op->nl && op->convs[c]; i++)
+      launched |= op->l[i].kind == CLOP_CONV && op->l[i].conv == op->convs[c];
     lc_conv_device_info di;
     if (!op->convs[c] || launched) continue;
     if (!lc_conv_device_info_get(op->convs[c], &di)) info->tune_ms += di.tune_ms;

@@ -101,13 +101,15 @@ static lc_status make_se(lc_clop *op, const lc_node *n, const lc_tensor *const *
   const char *env = getenv("LOWCONV_CL_SE");
   if (env && !strcmp(env, "cpu")) return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE on the CPU (LOWCONV_CL_SE=cpu)");
   if (n_in != 4 || !in[3] || (cm & 1u) || (cm & 8u) || lc_attr_int(n, "_residual", 0) || lc_node_attr(n, "_res_up") ||
-      lc_node_attr(n, "_in_mul") || lc_attr_float(n, "_post_mul", 1.0f) != 1.0f || lc_attr_float(n, "_post_add", 0.0f) != 0.0f)
+      lc_node_attr(n, "_in_mul") || lc_attr_float(n, "_post_mul", 1.0f) != 1.0f ||
+      lc_attr_float(n, "_post_add", 0.0f) != 0.0f)
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE conv with a constant input, residual, input or post affine");
   const lc_tensor *xt = in[3];
   if (xt->ndim != 4 || xt->dims[0] != 1 || out->ndim != 4 || memcmp(out->dims, xt->dims, 4 * sizeof(int64_t)))
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE input of batch > 1 or another shape than the output");
   int64_t cnt = clop_numel(xt), M = xt->dims[1], P = cnt > 0 && M > 0 ? cnt / M : 0; /* N = 1 */
-  if (cnt < 0 || M < 1 || P < 1 || clop_numel(in[0]) < 0) return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE tensor of 2^31 elements or more");
+  if (cnt < 0 || M < 1 || P < 1 || clop_numel(in[0]) < 0)
+    return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE tensor of 2^31 elements or more");
   if (xt->nbytes != (size_t)cnt * sizeof(float) || out->nbytes != xt->nbytes) /* the kernel reads packed NCHW planes */
     return lcop_fail(n, LC_ERR_UNSUPPORTED, "SE input not packed NCHW");
   lc_exec_ctx dx = *x;
