@@ -5,9 +5,11 @@
  * pixels], and the GEMM kernel reads it in place (row stride: an odd number of 64-byte lines, so
  * the rows of a K block don't pile onto a few L1 sets; every 32-pixel panel starts aligned).
  * 3-wide stride-2 kernels gather their three kx taps in one pass over the input row
- * (f32_gather3_s2), and the rows two channels on are prefetched as a row is gathered.
- * Each output is the kernel's sum over K blocks (kblock) in order: the bits don't depend on
- * threads, tile or budget. */
+ * (f32_gather3_s2), and the rows two channels on are prefetched as a row is gathered. With
+ * f32_gather_s2_rows (AVX-512) a stride-2 B row of the tile is one call, padding in masks.
+ * Pixel panels: the table's wide tile (8x48) where tile_cost says it pays, then nr-wide ones.
+ * Each output is the kernel's sum over K blocks (kblock) in order (the wide kernel's sum is the
+ * 8x32's): the bits don't depend on threads, tile or budget. */
 #include <stdint.h>
 #include <string.h>
 
@@ -21,6 +23,20 @@
 #define TR_BALANCE_WEIGHT_BYTES ((size_t)4 << 20)
 /* Channels ahead whose input rows are prefetched while a row is gathered. */
 #define TR_PF_AHEAD 2
+
+/* Pixel panels of a tile of npix pixels: *wide panels of the table's wide tile (f32_gemm_wide) from
+ * the tile's start, then nr-wide ones; the count of least cost, a wide call costing 1.4 nr-wide
+ * ones (8x48 against 8x32 at k = 192-576, B in L2: 1.40-1.43x the time; a masked call costs a full
+ * one). Returns the cost in fifths of an nr-wide call. */
+static size_t tile_cost(const lc_kernels *kt, size_t npix, size_t *wide) {
+  size_t best = 0, cost = 5 * lc_div_up(npix, kt->nr);
+  for (size_t a = 1; kt->f32_gemm_wide && a <= lc_div_up(npix, kt->nr_wide); a++) {
+    size_t left = npix > a * kt->nr_wide ? npix - a * kt->nr_wide : 0, k = 7 * a + 5 * lc_div_up(left, kt->nr);
+    if (k < cost) cost = k, best = a;
+  }
+  if (wide) *wide = best;
+  return cost;
+}
 
 /* Floats between rows of B for tiles of `rows` output rows: whole lines, an odd count of them. */
 static size_t row_stride(const lc_conv_plan *p, size_t rows) {
@@ -57,16 +73,27 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
   if (!c->wpack && !c->qw) return lc_error(LC_ERR_UNSUPPORTED, "taprows: reads the packed or quantized weights");
   size_t oh = (size_t)p->oh, ow = (size_t)p->ow, imgs = (size_t)p->n * (size_t)d->groups;
   size_t T = (size_t)c->ctx->threads, wbytes = 0;
+  const lc_kernels *kt = c->ctx->k;
   size_t rows = lc_min_sz(oh, p->hint_tile ? p->hint_tile : lc_max_sz(1, TR_TILE_PIX / ow));
   if (!p->hint_tile && T > 1 && lc_mul_sz(c->K, sizeof(float), &wbytes) &&
       lc_mul_sz((size_t)c->cout_g, wbytes, &wbytes) && wbytes <= TR_BALANCE_WEIGHT_BYTES) {
-    /* the fewest kernel columns (32-pixel panels) on the busiest thread, a tile's weight-panel split
-     * sharing them; ties: the larger tile. Whole rows of 14-28 px leave a part-empty panel per
-     * tile: 4-row tiles of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
-    size_t best = rows, cost = SIZE_MAX, pp = c->ctx->k->nr;
+    /* the least kernel work (tile_cost) on the busiest thread, a tile's weight-panel split sharing
+     * it; ties: the larger tile. Whole rows of 14-28 px leave a part-empty panel per tile: 4-row
+     * tiles of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
+    size_t best = rows, cost = SIZE_MAX;
     for (size_t r = rows; r >= 1; r--) {
       size_t tiles = imgs * lc_div_up(oh, r), s = lc_route_ocsplit(tiles, (int)T, c->npanels);
-      size_t w = lc_div_up(tiles * s, T) * lc_div_up(r * ow, pp) * pp / s;
+      size_t w = lc_div_up(tiles * s, T) * tile_cost(kt, r * ow, NULL) / s;
+      if (w < cost) cost = w, best = r;
+    }
+    rows = best;
+  } else if (!p->hint_tile && kt->f32_gemm_wide) {
+    /* one thread: tiles of TR_TILE_PIX / 2 .. 3 TR_TILE_PIX / 2 pixels, the least kernel work over
+     * the image (the last tile's included; ties: the larger), e.g. 28 px rows: 12-row tiles of
+     * 7 wide panels rather than 9 rows of 5 wide and a 12-pixel one */
+    size_t best = rows, cost = SIZE_MAX, lo = lc_max_sz(1, TR_TILE_PIX / 2 / ow);
+    for (size_t r = lc_min_sz(oh, lc_max_sz(1, 3 * TR_TILE_PIX / 2 / ow)); r >= lo; r--) {
+      size_t w = oh / r * tile_cost(kt, r * ow, NULL) + (oh % r ? tile_cost(kt, oh % r * ow, NULL) : 0);
       if (w < cost) cost = w, best = r;
     }
     rows = best;
@@ -100,10 +127,42 @@ static void col_range(const lc_conv *c, int64_t kx, int64_t *x0, int64_t *lo, in
   if (*hi < *lo) *hi = *lo;
 }
 
+/* Rows of B for tap t (and, when three, t + 1 and t + 2: kx = 0, 1, 2 of one ky) and channel ch through
+ * f32_gather_s2_rows (stride_w 2): one call for the output rows whose input row lies in the image, the
+ * others zero. The input rows two channels on are prefetched first (64+ planes are more streams than
+ * the prefetchers follow). */
+static void build_rows_s2(const lc_conv *c, const float *img_g, size_t t, size_t ch, size_t oy0, size_t rows,
+                          float *const dst[3], int three) {
+  const lc_conv_desc *d = &c->d;
+  const lc_conv_plan *p = &c->plan;
+  size_t ow = (size_t)p->ow, iw = (size_t)p->iw, sh = (size_t)d->stride_h;
+  int64_t ky = (int64_t)t / d->kernel_w, kx = (int64_t)t % d->kernel_w;
+  int64_t iy0 = (int64_t)oy0 * d->stride_h + ky * d->dilation_h - p->pt; /* input row of tile row 0 */
+  size_t r0 = iy0 >= 0 ? 0 : lc_min_sz(rows, (size_t)(-iy0 + d->stride_h - 1) / sh);
+  size_t r1 = iy0 < p->ih ? lc_min_sz(rows, (size_t)(p->ih - 1 - iy0) / sh + 1) : 0;
+  if (r1 < r0) r1 = r0;
+  for (int i = 0; i < (three ? 3 : 1); i++) {
+    memset(dst[i], 0, r0 * ow * sizeof(float));
+    memset(dst[i] + r1 * ow, 0, (rows - r1) * ow * sizeof(float));
+  }
+  if (r1 == r0) return;
+  const float *first = img_g + ch * p->ihw + (size_t)(iy0 + (int64_t)(r0 * sh)) * iw;
+  if (ch + TR_PF_AHEAD < (size_t)c->cin_g)
+    for (size_t r = r0; r < r1; r++)
+      for (size_t x = 0; x < iw; x += 16) __builtin_prefetch(first + TR_PF_AHEAD * p->ihw + (r - r0) * sh * iw + x, 0, 3);
+  c->ctx->k->f32_gather_s2_rows(dst[0] + r0 * ow, three ? dst[1] + r0 * ow : NULL, three ? dst[2] + r0 * ow : NULL, ow,
+                                first, sh * iw, r1 - r0, ow, (ptrdiff_t)(kx * d->dilation_w - p->pl), iw);
+}
+
 /* B row k = t * cin + ch (tap-major, then channel) for output rows [oy0, oy0 + rows): dst[r * ow + x] =
  * input of output pixel (oy0 + r, x) under tap t; zero in the padding. */
 static void build_row(const lc_conv *c, const float *img_g, size_t t, size_t ch, size_t oy0, size_t rows, float *dst) {
   const lc_conv_desc *d = &c->d;
+  if (d->stride_w == 2 && c->ctx->k->f32_gather_s2_rows) {
+    float *const one[3] = {dst, NULL, NULL};
+    build_rows_s2(c, img_g, t, ch, oy0, rows, one, 0);
+    return;
+  }
   const lc_conv_plan *p = &c->plan;
   size_t cin = (size_t)c->cin_g, ow = (size_t)p->ow;
   int64_t ky = (int64_t)t / d->kernel_w, sw = d->stride_w, x0, lo, hi;
@@ -175,12 +234,13 @@ static void build_row3(const lc_conv *c, const float *img_g, size_t t, size_t ch
 static void build_block(const lc_conv *c, const float *img_g, size_t k0, size_t kn, size_t oy0, size_t rows,
                         float *b, size_t ps) {
   size_t cin = (size_t)c->cin_g, kw = (size_t)c->d.kernel_w, t = k0 / cin, ch = k0 % cin, kx = t % kw;
-  int fuse = fuses_kx(c);
+  int fuse = fuses_kx(c), rows_s2 = c->ctx->k->f32_gather_s2_rows != NULL;
   for (size_t i = 0; i < kn; i++) {
     if (fuse && i >= kx * cin && i - kx * cin + 2 * cin < kn) {
       if (kx == 0) { /* kx 1, 2: written with their kx = 0 row */
         float *dst[3] = {b + i * ps, b + (i + cin) * ps, b + (i + 2 * cin) * ps};
-        build_row3(c, img_g, t, ch, oy0, rows, dst);
+        if (rows_s2) build_rows_s2(c, img_g, t, ch, oy0, rows, dst, 1);
+        else build_row3(c, img_g, t, ch, oy0, rows, dst);
       }
     } else {
       build_row(c, img_g, t, ch, oy0, rows, b + i * ps);
@@ -207,6 +267,8 @@ static void taprows_task(void *arg, size_t task, int thread) {
   lc_gemm_params ep;
   lc_conv_epilogue(c, &ep);
   ep.bias_per_row = 1;
+  size_t nwide, ww = kt->nr_wide;
+  tile_cost(kt, npix, &nwide);
   for (size_t k0 = 0; k0 < K; k0 += kc) {
     size_t kn = lc_min_sz(kc, K - k0);
     build_block(c, v.img_g, k0, kn, oy0, rows, b, ps);
@@ -217,7 +279,10 @@ static void taprows_task(void *arg, size_t task, int thread) {
       size_t oc0 = (size_t)v.tp.g * coutg + q * pw, noc = lc_min_sz(pw, coutg - q * pw), wrs, wcs;
       const float *w = lc_conv_wpanel(c, (int64_t)v.tp.g, q, k0, kn, qbuf, &wrs, &wcs);
       ep.bias = c->bias ? c->bias + oc0 : NULL;
-      for (size_t j = 0; j < npix; j += pp)
+      size_t j = 0;
+      for (size_t a = 0; a < nwide; a++, j += ww)
+        kt->f32_gemm_wide(noc, lc_min_sz(ww, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
+      for (; j < npix; j += pp)
         gemm(noc, lc_min_sz(pp, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
     }
   }
