@@ -187,13 +187,19 @@ static void build_row(const lc_conv *c, const float *img_g, size_t t, size_t ch,
   }
 }
 
-int lc_taprows_auto(const lc_conv *c) {
+int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
   /* 3x3 s2 on Zen 5 against im2col, same-binary rounds (docs/benchmarks.md "Stride 2 without a
    * gather pass"): 64/128/256 ch (K 576-2304) 0.89/0.93/0.94x at 1 thread, 0.87/0.88/0.81x at 2;
-   * 512 ch 1.06x / 1.12x (im2col's panel-first order keeps B in L1). 1x1 s2 within 2 %: left to
-   * im2col; Q8/Q4 not measured. */
-  return !c->qw && c->d.layout == LC_NCHW && c->d.kernel_h == 3 && c->d.stride_h == 2 && fuses_kx(c) &&
-         c->K <= 2304;
+   * 512 ch 1.06x / 1.12x (im2col's panel-first order keeps B in L1); Q8/Q4 not measured. */
+  const lc_conv_desc *d = &c->d;
+  if (c->qw || d->layout != LC_NCHW) return 0;
+  if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c) && c->K <= 2304) return 1;
+  /* 1x1 s2 with the row-block gather and the wide tile (a Xeon model 167, 1 / 2 threads against
+   * im2col): 28 and 14 px outputs 0.95 / 0.87x (64->128, 128->256), 20 px 0.97 / 0.98x (256->512);
+   * 7 px even / 1.03x, 40-80 px 1.04-1.07x (im2col's packed panels). */
+  const lc_kernels *kt = c->ctx->k;
+  return d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 2 && d->stride_w == 2 && kt->f32_gemm_wide &&
+         kt->f32_gather_s2_rows && c->K <= 256 && p->ow >= 14 && p->ow <= 32;
 }
 
 /* Rows of taps t, t + 1, t + 2 (kx = 0, 1, 2 of one ky) for channel ch into dst[0..2]. */
