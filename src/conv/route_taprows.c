@@ -195,11 +195,12 @@ int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
   if (c->qw || d->layout != LC_NCHW) return 0;
   if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c) && c->K <= 2304) return 1;
   /* 1x1 s2 with the row-block gather and the wide tile (a Xeon model 167, 1 / 2 threads against
-   * im2col): 28 and 14 px outputs 0.95 / 0.87x (64->128, 128->256), 20 px 0.97 / 0.98x (256->512);
-   * 7 px even / 1.03x, 40-80 px 1.04-1.07x (im2col's packed panels). */
+   * im2col): 14 px outputs 0.89 / 0.78-0.87x (128->256), 20 px 0.97 / 0.98x (256->512), 28 px 0.95 /
+   * 1.09x (64->128: im2col at 2+ threads); 7 px even / 1.03x, 40-80 px 1.04-1.07x at 1 thread
+   * (im2col's packed panels). */
   const lc_kernels *kt = c->ctx->k;
   return d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 2 && d->stride_w == 2 && kt->f32_gemm_wide &&
-         kt->f32_gather_s2_rows && c->K <= 256 && p->ow >= 14 && p->ow <= 32;
+         kt->f32_gather_s2_rows && c->K <= 256 && p->ow >= 14 && p->ow <= (c->ctx->threads > 1 ? 20 : 32);
 }
 
 /* Rows of taps t, t + 1, t + 2 (kx = 0, 1, 2 of one ky) for channel ch into dst[0..2]. */
