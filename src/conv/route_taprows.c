@@ -7,7 +7,7 @@
  * 3-wide stride-2 kernels gather their three kx taps in one pass over the input row
  * (f32_gather3_s2), and the rows two channels on are prefetched as a row is gathered. With
  * f32_gather_s2_rows (AVX-512) a stride-2 B row of the tile is one call, padding in masks.
- * Pixel panels: the table's wide tile (8x48) where tile_cost says it pays, then nr-wide ones.
+ * Pixel panels: the table's wide tile (8x49) where tile_cost says it pays, then nr-wide ones.
  * Each output is the kernel's sum over K blocks (kblock) in order (the wide kernel's sum is the
  * 8x32's): the bits don't depend on threads, tile or budget. */
 #include <stdint.h>
@@ -24,17 +24,22 @@
 /* Channels ahead whose input rows are prefetched while a row is gathered. */
 #define TR_PF_AHEAD 2
 
-/* Pixel panels of a tile of npix pixels: *wide panels of the table's wide tile (f32_gemm_wide) from
- * the tile's start, then nr-wide ones; the count of least cost, a wide call costing 1.4 nr-wide
- * ones (8x48 against 8x32 at k = 192-576, B in L2: 1.40-1.43x the time; a masked call costs a full
- * one). Returns the cost in fifths of an nr-wide call. */
-static size_t tile_cost(const lc_kernels *kt, size_t npix, size_t *wide) {
-  size_t best = 0, cost = 5 * lc_div_up(npix, kt->nr);
-  for (size_t a = 1; kt->f32_gemm_wide && a <= lc_div_up(npix, kt->nr_wide); a++) {
-    size_t left = npix > a * kt->nr_wide ? npix - a * kt->nr_wide : 0, k = 7 * a + 5 * lc_div_up(left, kt->nr);
-    if (k < cost) cost = k, best = a;
-  }
-  if (wide) *wide = best;
+/* Pixel panels of a tile of npix pixels: *wide panels of *width pixels (the table's wide tile,
+ * f32_gemm_wide: nr_wide or nr_wide - 1) from the tile's start, then nr-wide ones; the count and
+ * width of least cost (ties: the fewer columns). Costs in fifths of an nr-wide call: a call of up
+ * to nr_wide - 1 columns 7 (8x48 against 8x32 at k = 192-576, B in L2: 1.40-1.43x the time), of
+ * nr_wide columns 8 (the extra column reads a fourth line of B per k: 4 x 49 px on 14x14 maps
+ * ran 1.03x of 3 x 48 and 52 px in 8x32 calls; 7x7 maps in one call ran 0.72x of 32 + 17 px),
+ * a masked call as a full one. */
+static size_t tile_cost(const lc_kernels *kt, size_t npix, size_t *wide, size_t *width) {
+  size_t best = 0, bw = kt->nr, cost = 5 * lc_div_up(npix, kt->nr);
+  for (size_t ww = kt->nr_wide - 1; kt->f32_gemm_wide && ww <= kt->nr_wide; ww++)
+    for (size_t a = 1; a <= lc_div_up(npix, ww); a++) {
+      size_t left = npix > a * ww ? npix - a * ww : 0;
+      size_t k = (ww == kt->nr_wide ? 8 : 7) * a + 5 * lc_div_up(left, kt->nr);
+      if (k < cost) cost = k, best = a, bw = ww;
+    }
+  if (wide) *wide = best, *width = bw;
   return cost;
 }
 
@@ -81,19 +86,20 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
      * it; ties: the larger tile. Whole rows of 14-28 px leave a part-empty panel per tile: 4-row
      * tiles of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
     size_t best = rows, cost = SIZE_MAX;
+    if (kt->f32_gemm_wide) rows = lc_min_sz(oh, lc_max_sz(1, 2 * TR_TILE_PIX / ow)); /* room for 8 x 49 px */
     for (size_t r = rows; r >= 1; r--) {
       size_t tiles = imgs * lc_div_up(oh, r), s = lc_route_ocsplit(tiles, (int)T, c->npanels);
-      size_t w = lc_div_up(tiles * s, T) * tile_cost(kt, r * ow, NULL) / s;
+      size_t w = lc_div_up(tiles * s, T) * tile_cost(kt, r * ow, NULL, NULL) / s;
       if (w < cost) cost = w, best = r;
     }
     rows = best;
   } else if (!p->hint_tile && kt->f32_gemm_wide) {
-    /* one thread: tiles of TR_TILE_PIX / 2 .. 3 TR_TILE_PIX / 2 pixels, the least kernel work over
-     * the image (the last tile's included; ties: the larger), e.g. 28 px rows: 12-row tiles of
-     * 7 wide panels rather than 9 rows of 5 wide and a 12-pixel one */
+    /* one thread: tiles of TR_TILE_PIX / 2 .. 2 TR_TILE_PIX pixels, the least kernel work over the
+     * image (the last tile's included; ties: the larger), e.g. 56 px rows: 7-row tiles of 8 wide
+     * panels of 49 px rather than 4 rows of 4 and a 28-pixel one */
     size_t best = rows, cost = SIZE_MAX, lo = lc_max_sz(1, TR_TILE_PIX / 2 / ow);
-    for (size_t r = lc_min_sz(oh, lc_max_sz(1, 3 * TR_TILE_PIX / 2 / ow)); r >= lo; r--) {
-      size_t w = oh / r * tile_cost(kt, r * ow, NULL) + (oh % r ? tile_cost(kt, oh % r * ow, NULL) : 0);
+    for (size_t r = lc_min_sz(oh, lc_max_sz(1, 2 * TR_TILE_PIX / ow)); r >= lo; r--) {
+      size_t w = oh / r * tile_cost(kt, r * ow, NULL, NULL) + (oh % r ? tile_cost(kt, oh % r * ow, NULL, NULL) : 0);
       if (w < cost) cost = w, best = r;
     }
     rows = best;
@@ -190,17 +196,20 @@ static void build_row(const lc_conv *c, const float *img_g, size_t t, size_t ch,
 int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
   /* 3x3 s2 on Zen 5 against im2col, same-binary rounds (docs/benchmarks.md "Stride 2 without a
    * gather pass"): 64/128/256 ch (K 576-2304) 0.89/0.93/0.94x at 1 thread, 0.87/0.88/0.81x at 2;
-   * 512 ch 1.06x / 1.12x (im2col's panel-first order keeps B in L1); Q8/Q4 not measured. */
+   * 512 ch 1.06x / 1.12x (im2col's panel-first order keeps B in L1). With the 8x49 tile (a Xeon
+   * model 167, 1 / 2 threads): 512 ch at 7 px 0.74 / 0.78x, at 14 px 0.86 / 0.86x, 384 ch at 7 px
+   * 0.76 / 0.80x. Q8/Q4 not measured. */
   const lc_conv_desc *d = &c->d;
-  if (c->qw || d->layout != LC_NCHW) return 0;
-  if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c) && c->K <= 2304) return 1;
-  /* 1x1 s2 with the row-block gather and the wide tile (a Xeon model 167, 1 / 2 threads against
-   * im2col): 14 px outputs 0.89 / 0.78-0.87x (128->256), 20 px 0.97 / 0.98x (256->512), 28 px 0.95 /
-   * 1.09x (64->128: im2col at 2+ threads); 7 px even / 1.03x, 40-80 px 1.04-1.07x at 1 thread
-   * (im2col's packed panels). */
   const lc_kernels *kt = c->ctx->k;
+  if (c->qw || d->layout != LC_NCHW) return 0;
+  if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c))
+    return c->K <= (kt->f32_gemm_wide ? (size_t)4608 : (size_t)2304);
+  /* 1x1 s2 with the row-block gather and the wide tile (the Xeon, 1 / 2 threads against im2col):
+   * 7 px outputs 0.79 / 0.83x (256->512), 0.74 / 0.78x (512->1024), 14 px 0.89 / 0.78-0.87x
+   * (128->256), 0.91x (512->1024), 20 px 0.97 / 0.98x (256->512), 28 px 0.95 / 1.09x (64->128: im2col
+   * at 2+ threads), 0.97x (512->1024); 40-80 px 1.04-1.07x at 1 thread (im2col's packed panels). */
   return d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 2 && d->stride_w == 2 && kt->f32_gemm_wide &&
-         kt->f32_gather_s2_rows && c->K <= 256 && p->ow >= 14 && p->ow <= (c->ctx->threads > 1 ? 20 : 32);
+         kt->f32_gather_s2_rows && c->K <= 512 && p->ow >= 7 && p->ow <= (c->ctx->threads > 1 ? 20 : 32);
 }
 
 /* Rows of taps t, t + 1, t + 2 (kx = 0, 1, 2 of one ky) for channel ch into dst[0..2]. */
@@ -274,8 +283,8 @@ static void taprows_task(void *arg, size_t task, int thread) {
   lc_gemm_params ep;
   lc_conv_epilogue(c, &ep);
   ep.bias_per_row = 1;
-  size_t nwide, ww = kt->nr_wide;
-  tile_cost(kt, npix, &nwide);
+  size_t nwide, ww;
+  tile_cost(kt, npix, &nwide, &ww);
   for (size_t k0 = 0; k0 < K; k0 += kc) {
     size_t kn = lc_min_sz(kc, K - k0);
     build_block(c, v.img_g, k0, kn, oy0, rows, b, ps);

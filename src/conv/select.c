@@ -154,7 +154,7 @@ lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
    * NCHW direct was slower on 9x9 256ch <= 80px (B rows at the plane stride) and sh2 3ch. */
   if (d->layout == LC_NHWC && d->groups == 1) order[n++] = LC_ROUTE_DIRECT;
   /* 3x3 stride 2 NCHW: B gathered by whole output rows, kx taps in one pass; 1x1 stride 2 at
-   * 14-32 px, 14-20 at 2+ threads (route_taprows.c). */
+   * 7-32 px, 7-20 at 2+ threads (route_taprows.c). */
   if (lc_taprows_auto(c, p)) order[n++] = LC_ROUTE_TAPROWS;
   /* igemm is never chosen: it packs each pixel's whole K per chunk and streams all the weights per
    * chunk; im2col blocks K, keeps larger tiles and less memory, and measured faster (1 thread:
