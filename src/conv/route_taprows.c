@@ -21,6 +21,8 @@
 #define TR_TILE_PIX 256
 /* Weights a tile streams again when rows are cut for balance (select.c's BALANCE_WEIGHT_BYTES). */
 #define TR_BALANCE_WEIGHT_BYTES ((size_t)4 << 20)
+/* One thread: a tile's K-block of B at most this big, the rest of L2 for the weights streaming by. */
+#define TR_B_BYTES ((size_t)768 << 10)
 /* Channels ahead whose input rows are prefetched while a row is gathered. */
 #define TR_PF_AHEAD 2
 
@@ -98,7 +100,9 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
      * image (the last tile's included; ties: the larger), e.g. 56 px rows: 7-row tiles of 8 wide
      * panels of 49 px rather than 4 rows of 4 and a 28-pixel one */
     size_t best = rows, cost = SIZE_MAX, lo = lc_max_sz(1, TR_TILE_PIX / 2 / ow);
-    for (size_t r = lc_min_sz(oh, lc_max_sz(1, 2 * TR_TILE_PIX / ow)); r >= lo; r--) {
+    /* and a K block's B under TR_B_BYTES (256 ch at 20 px: 12-row tiles, 0.74 MB, ran 0.95x of 20 rows) */
+    size_t hi = lc_min_sz(lc_max_sz(1, 2 * TR_TILE_PIX / ow), lc_max_sz(lo, TR_B_BYTES / sizeof(float) / kblock(c) / ow));
+    for (size_t r = lc_min_sz(oh, hi); r >= lo; r--) {
       size_t w = oh / r * tile_cost(kt, r * ow, NULL, NULL) + (oh % r ? tile_cost(kt, oh % r * ow, NULL, NULL) : 0);
       if (w < cost) cost = w, best = r;
     }
