@@ -3,7 +3,8 @@
  * (perf, 64 ch at 112 px, Zen 5). Here a task takes whole output rows; per K block each row k =
  * (tap, channel) of B is gathered output row by output row (ow floats a call) into [k][tile
  * pixels], and the GEMM kernel reads it in place (row stride: an odd number of 64-byte lines, so
- * the rows of a K block don't pile onto a few L1 sets; every 32-pixel panel starts aligned).
+ * the rows of a K block don't pile onto a few L1 sets; 32- and 48-pixel panels start aligned,
+ * 49-pixel ones after a tile's first do not: tile_cost prices that).
  * 3-wide stride-2 kernels gather their three kx taps in one pass over the input row
  * (f32_gather3_s2), and the rows two channels on are prefetched as a row is gathered. With
  * f32_gather_s2_rows (AVX-512) a stride-2 B row of the tile is one call, padding in masks.
@@ -96,9 +97,10 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
     }
     rows = best;
   } else if (!p->hint_tile && kt->f32_gemm_wide) {
-    /* one thread: tiles of TR_TILE_PIX / 2 .. 2 TR_TILE_PIX pixels, the least kernel work over the
-     * image (the last tile's included; ties: the larger), e.g. 56 px rows: 7-row tiles of 8 wide
-     * panels of 49 px rather than 4 rows of 4 and a 28-pixel one */
+    /* one thread (or weights too big to stream again for balance): tiles of TR_TILE_PIX / 2 ..
+     * 2 TR_TILE_PIX pixels, the least kernel work over the image (the last tile's included; ties:
+     * the larger), e.g. 28 px rows: 12-row tiles of 7 panels of 48 px rather than 9 rows of 5 and
+     * a 12-pixel one */
     size_t best = rows, cost = SIZE_MAX, lo = lc_max_sz(1, TR_TILE_PIX / 2 / ow);
     /* and a K block's B under TR_B_BYTES (256 ch at 20 px: 12-row tiles, 0.74 MB, ran 0.95x of 20 rows) */
     size_t hi = lc_min_sz(lc_max_sz(1, 2 * TR_TILE_PIX / ow), lc_max_sz(lo, TR_B_BYTES / sizeof(float) / kblock(c) / ow));
