@@ -33,10 +33,12 @@
  * to nr_wide - 1 columns 7 (8x48 against 8x32 at k = 192-576, B in L2: 1.40-1.43x the time), of
  * nr_wide columns 8 (the extra column reads a fourth line of B per k: 4 x 49 px on 14x14 maps
  * ran 1.03x of 3 x 48 and 52 px in 8x32 calls; 7x7 maps in one call ran 0.72x of 32 + 17 px),
- * a masked call as a full one. */
-static size_t tile_cost(const lc_kernels *kt, size_t npix, size_t *wide, size_t *width) {
+ * a masked call as a full one. Q8/Q4 pass their dequantized weights in rows (not packed): the
+ * kernel then takes the extra column as a call of its own, so they keep to nr_wide - 1. */
+static size_t tile_cost(const lc_conv *c, size_t npix, size_t *wide, size_t *width) {
+  const lc_kernels *kt = c->ctx->k;
   size_t best = 0, bw = kt->nr, cost = 5 * lc_div_up(npix, kt->nr);
-  for (size_t ww = kt->nr_wide - 1; kt->f32_gemm_wide && ww <= kt->nr_wide; ww++)
+  for (size_t ww = kt->nr_wide - 1; kt->f32_gemm_wide && ww <= kt->nr_wide - (c->qw != NULL); ww++)
     for (size_t a = 1; a <= lc_div_up(npix, ww); a++) {
       size_t left = npix > a * ww ? npix - a * ww : 0;
       size_t k = (ww == kt->nr_wide ? 8 : 7) * a + 5 * lc_div_up(left, kt->nr);
@@ -92,7 +94,7 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
     if (kt->f32_gemm_wide) rows = lc_min_sz(oh, lc_max_sz(1, 2 * TR_TILE_PIX / ow)); /* room for 8 x 49 px */
     for (size_t r = rows; r >= 1; r--) {
       size_t tiles = imgs * lc_div_up(oh, r), s = lc_route_ocsplit(tiles, (int)T, c->npanels);
-      size_t w = lc_div_up(tiles * s, T) * tile_cost(kt, r * ow, NULL, NULL) / s;
+      size_t w = lc_div_up(tiles * s, T) * tile_cost(c, r * ow, NULL, NULL) / s;
       if (w < cost) cost = w, best = r;
     }
     rows = best;
@@ -105,7 +107,7 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
     /* and a K block's B under TR_B_BYTES (256 ch at 20 px: 12-row tiles, 0.74 MB, ran 0.95x of 20 rows) */
     size_t hi = lc_min_sz(lc_max_sz(1, 2 * TR_TILE_PIX / ow), lc_max_sz(lo, TR_B_BYTES / sizeof(float) / kblock(c) / ow));
     for (size_t r = lc_min_sz(oh, hi); r >= lo; r--) {
-      size_t w = oh / r * tile_cost(kt, r * ow, NULL, NULL) + (oh % r ? tile_cost(kt, oh % r * ow, NULL, NULL) : 0);
+      size_t w = oh / r * tile_cost(c, r * ow, NULL, NULL) + (oh % r ? tile_cost(c, oh % r * ow, NULL, NULL) : 0);
       if (w < cost) cost = w, best = r;
     }
     rows = best;
@@ -290,7 +292,7 @@ static void taprows_task(void *arg, size_t task, int thread) {
   lc_conv_epilogue(c, &ep);
   ep.bias_per_row = 1;
   size_t nwide, ww;
-  tile_cost(kt, npix, &nwide, &ww);
+  tile_cost(c, npix, &nwide, &ww);
   for (size_t k0 = 0; k0 < K; k0 += kc) {
     size_t kn = lc_min_sz(kc, K - k0);
     build_block(c, v.img_g, k0, kn, oy0, rows, b, ps);
