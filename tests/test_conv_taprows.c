@@ -78,13 +78,18 @@ static void test_random(void) { cc_random_shapes(taprows_case, check_case); }
 static void test_quant(void) { cc_quant_shapes(ctx[0][0], taprows_case, check_case); }
 
 /* AUTO: taprows for 3x3 stride 2 fp32 NCHW with K <= 2304 on a table with the three-tap gather
- * (AVX-512); im2col otherwise. */
+ * (AVX-512; K <= 4608 with the wide tile), and for 1x1 stride 2 with K <= 512 at 7-32 px outputs
+ * (7-20 px at 2+ threads) on a table with the wide tile and the row-block gather (AVX-512); im2col
+ * otherwise. */
 static void test_auto(void) {
   static const struct {
     int cin, ih, k, s, threads;
-    int fused; /* 1: taprows on tables with f32_gather3_s2 */
+    int fused; /* 1: taprows on the AVX-512 tables */
   } cases[] = {{64, 112, 3, 2, 1, 1}, {64, 112, 3, 2, 2, 1}, {128, 56, 3, 2, 1, 1}, {128, 56, 3, 2, 2, 1},
-               {512, 14, 3, 2, 1, 0}, {64, 112, 1, 2, 1, 0}};
+               {512, 14, 3, 2, 1, 1},  {513, 14, 3, 2, 1, 0}, {64, 112, 1, 2, 1, 0}, {64, 56, 1, 2, 1, 1},
+               {64, 56, 1, 2, 2, 0},   {64, 40, 1, 2, 2, 1},  {64, 42, 1, 2, 2, 0},  {256, 28, 1, 2, 1, 1},
+               {512, 28, 1, 2, 1, 1},  {513, 28, 1, 2, 1, 0}, {64, 64, 1, 2, 1, 1},  {64, 66, 1, 2, 1, 0},
+               {64, 14, 1, 2, 1, 1},   {64, 14, 1, 2, 2, 1},  {64, 12, 1, 2, 1, 0}};
   int avx512 = ctx[2][0] != NULL;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     cc_case c;

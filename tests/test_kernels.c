@@ -130,8 +130,12 @@ static const float SENTINEL = -7777.25f;
 
 enum { LAYOUT_PACKED, LAYOUT_A_ROWS, LAYOUT_A_COLS, LAYOUT_COUNT };
 
-static void check_gemm(const lc_kernels *kt, size_t m, size_t n, size_t k, int layout, unsigned cfg_idx, int front) {
-  const size_t mr = kt->mr, nr = kt->nr;
+/* wide: the table's f32_gemm_wide (n <= nr_wide), which must also write f32_gemm's bits (two calls
+ * past nr columns). */
+static void check_gemm_w(const lc_kernels *kt, size_t m, size_t n, size_t k, int layout, unsigned cfg_idx, int front,
+                         int wide) {
+  const size_t mr = kt->mr, nr = wide ? kt->nr_wide : kt->nr;
+  const lc_f32_gemm_fn gemm = wide ? kt->f32_gemm_wide : kt->f32_gemm;
   size_t rs_a, cs_a, a_len, rs_b;
   switch (layout) {
     case LAYOUT_PACKED: rs_a = 1, cs_a = mr, rs_b = nr; break;      /* packed panels */
@@ -173,18 +177,30 @@ static void check_gemm(const lc_kernels *kt, size_t m, size_t n, size_t k, int l
     p.rs_res = rs_res;
   }
 
-  snprintf(g_case, sizeof(g_case), "%s gemm m=%zu n=%zu k=%zu layout=%d cfg=%u front=%d", kt->name, m, n, k,
-           layout, cfg_idx, front);
-  /* f32_gemm_final (when the table has one) must write the same bits, the guards included. */
-  float *cfin = kt->f32_gemm_final ? malloc(c_len * sizeof(float)) : NULL;
+  snprintf(g_case, sizeof(g_case), "%s gemm%s m=%zu n=%zu k=%zu layout=%d cfg=%u front=%d", kt->name,
+           wide ? "_wide" : "", m, n, k, layout, cfg_idx, front);
+  /* f32_gemm_final (when the table has one) must write the same bits, the guards included; the wide
+   * kernel f32_gemm's, its columns from nr on in a second call. */
+  float *cfin = (wide || kt->f32_gemm_final) ? malloc(c_len * sizeof(float)) : NULL;
   if (cfin) {
     memcpy(cfin, cbuf, c_len * sizeof(float));
-    kt->f32_gemm_final(m, n, k, a, rs_a, cs_a, b, rs_b, cfin + rs_c + 1, rs_c, &p);
+    if (!wide) {
+      kt->f32_gemm_final(m, n, k, a, rs_a, cs_a, b, rs_b, cfin + rs_c + 1, rs_c, &p);
+    } else {
+      const size_t n1 = n < kt->nr ? n : kt->nr;
+      kt->f32_gemm(m, n1, k, a, rs_a, cs_a, b, rs_b, cfin + rs_c + 1, rs_c, &p);
+      if (n > n1) {
+        lc_gemm_params p2 = p;
+        if (p.bias && !p.bias_per_row) p2.bias = p.bias + n1;
+        if (p.residual) p2.residual = p.residual + n1;
+        kt->f32_gemm(m, n - n1, k, a, rs_a, cs_a, b + n1, rs_b, cfin + rs_c + 1 + n1, rs_c, &p2);
+      }
+    }
   }
-  kt->f32_gemm(m, n, k, a, rs_a, cs_a, b, rs_b, c, rs_c, &p);
+  gemm(m, n, k, a, rs_a, cs_a, b, rs_b, c, rs_c, &p);
   if (cfin) {
-    TU_CHECK(memcmp(cfin, cbuf, c_len * sizeof(float)) == 0, "%s gemm_final m=%zu n=%zu k=%zu layout=%d cfg=%u: "
-             "bits differ from f32_gemm", kt->name, m, n, k, layout, cfg_idx);
+    TU_CHECK(memcmp(cfin, cbuf, c_len * sizeof(float)) == 0, "%s gemm_%s m=%zu n=%zu k=%zu layout=%d cfg=%u: "
+             "bits differ from f32_gemm", kt->name, wide ? "wide" : "final", m, n, k, layout, cfg_idx);
     free(cfin);
   }
 
@@ -223,6 +239,10 @@ static void check_gemm(const lc_kernels *kt, size_t m, size_t n, size_t k, int l
   gfree(&ga), gfree(&gb), gfree(&gc), gfree(&gbias), gfree(&gres);
 }
 
+static void check_gemm(const lc_kernels *kt, size_t m, size_t n, size_t k, int layout, unsigned cfg_idx, int front) {
+  check_gemm_w(kt, m, n, k, layout, cfg_idx, front, 0);
+}
+
 /* k: 0, 1 and the primes, denser where loop tails and unrolling matter. */
 static const size_t K_SWEEP[] = {0, 1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 53, 67, 97, 131, 257, 293};
 #define N_K (sizeof(K_SWEEP) / sizeof(K_SWEEP[0]))
@@ -241,6 +261,18 @@ static void test_gemm(const lc_kernels *kt) {
     for (unsigned e = 0; e < 120; e++)
       for (int layout = 0; layout < LAYOUT_COUNT; layout++)
         for (int front = 0; front < 2; front++) check_gemm(kt, shapes[s][0], shapes[s][1], 19, layout, e, front);
+  if (!kt->f32_gemm_wide) return;
+  /* The wide tile: the same sweep up to nr_wide columns, and every epilogue on full and ragged tiles. */
+  for (size_t m = 1; m <= kt->mr; m++)
+    for (size_t n = 1; n <= kt->nr_wide; n++)
+      for (size_t ki = 0; ki < N_K; ki++)
+        for (int layout = 0; layout < LAYOUT_COUNT; layout++)
+          for (int front = 0; front < 2; front++) check_gemm_w(kt, m, n, K_SWEEP[ki], layout, cfg++ * 7, front, 1);
+  const size_t wshapes[][2] = {{kt->mr, kt->nr_wide}, {kt->mr - 1 ? kt->mr - 1 : 1, kt->nr_wide - 3}, {3, kt->nr + 1}};
+  for (size_t s = 0; s < 3; s++)
+    for (unsigned e = 0; e < 120; e++)
+      for (int layout = 0; layout < LAYOUT_COUNT; layout++)
+        for (int front = 0; front < 2; front++) check_gemm_w(kt, wshapes[s][0], wshapes[s][1], 19, layout, e, front, 1);
 }
 
 /* ---- depthwise, NCHW row ---- */

@@ -150,8 +150,9 @@ lc_status lc_stem_run(const lc_conv *c, const float *in, float *out, unsigned ch
 /* NCHW (route_taprows.c): per tile of output rows, B gathered by whole rows and read in place. */
 lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p);
 lc_status lc_taprows_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
-/* 1 when AUTO should try taprows before im2col (3x3 stride 2, measured shapes; select.c). */
-int lc_taprows_auto(const lc_conv *c);
+/* 1 when AUTO should try taprows before im2col (3x3 stride 2; 1x1 stride 2 at 7-32 px, 7-20 at 2+
+ * threads, with the AVX-512 table's wide tile: measured shapes; select.c). */
+int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p);
 
 /* Q8/Q4 with int8 activations through integer dot products (route_i8gemm.c); lc_i8gemm_wanted: the
  * descriptor or LOWCONV_INT8_ACT asks for int8 activations. */

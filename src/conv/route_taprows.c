@@ -3,11 +3,14 @@
  * (perf, 64 ch at 112 px, Zen 5). Here a task takes whole output rows; per K block each row k =
  * (tap, channel) of B is gathered output row by output row (ow floats a call) into [k][tile
  * pixels], and the GEMM kernel reads it in place (row stride: an odd number of 64-byte lines, so
- * the rows of a K block don't pile onto a few L1 sets; every 32-pixel panel starts aligned).
+ * the rows of a K block don't pile onto a few L1 sets; 32- and 48-pixel panels start aligned,
+ * 49-pixel ones after a tile's first do not: tile_cost prices that).
  * 3-wide stride-2 kernels gather their three kx taps in one pass over the input row
- * (f32_gather3_s2), and the rows two channels on are prefetched as a row is gathered.
- * Each output is the kernel's sum over K blocks (kblock) in order: the bits don't depend on
- * threads, tile or budget. */
+ * (f32_gather3_s2), and the rows two channels on are prefetched as a row is gathered. With
+ * f32_gather_s2_rows (AVX-512) a stride-2 B row of the tile is one call, padding in masks.
+ * Pixel panels: the table's wide tile (8x49) where tile_cost says it pays, then nr-wide ones.
+ * Each output is the kernel's sum over K blocks (kblock) in order (the wide kernel's sum is the
+ * 8x32's): the bits don't depend on threads, tile or budget. */
 #include <stdint.h>
 #include <string.h>
 
@@ -19,8 +22,31 @@
 #define TR_TILE_PIX 256
 /* Weights a tile streams again when rows are cut for balance (select.c's BALANCE_WEIGHT_BYTES). */
 #define TR_BALANCE_WEIGHT_BYTES ((size_t)4 << 20)
+/* One thread: a tile's K-block of B at most this big, the rest of L2 for the weights streaming by. */
+#define TR_B_BYTES ((size_t)768 << 10)
 /* Channels ahead whose input rows are prefetched while a row is gathered. */
 #define TR_PF_AHEAD 2
+
+/* Pixel panels of a tile of npix pixels: *wide panels of *width pixels (the table's wide tile,
+ * f32_gemm_wide: nr_wide or nr_wide - 1) from the tile's start, then nr-wide ones; the count and
+ * width of least cost (ties: the fewer columns). Costs in fifths of an nr-wide call: a call of up
+ * to nr_wide - 1 columns 7 (8x48 against 8x32 at k = 192-576, B in L2: 1.40-1.43x the time), of
+ * nr_wide columns 8 (the extra column reads a fourth line of B per k: 4 x 49 px on 14x14 maps
+ * ran 1.03x of 3 x 48 and 52 px in 8x32 calls; 7x7 maps in one call ran 0.72x of 32 + 17 px),
+ * a masked call as a full one. Q8/Q4 pass their dequantized weights in rows (not packed): the
+ * kernel then takes the extra column as a call of its own, so they keep to nr_wide - 1. */
+static size_t tile_cost(const lc_conv *c, size_t npix, size_t *wide, size_t *width) {
+  const lc_kernels *kt = c->ctx->k;
+  size_t best = 0, bw = kt->nr, cost = 5 * lc_div_up(npix, kt->nr);
+  for (size_t ww = kt->nr_wide - 1; kt->f32_gemm_wide && ww <= kt->nr_wide - (c->qw != NULL); ww++)
+    for (size_t a = 1; a <= lc_div_up(npix, ww); a++) {
+      size_t left = npix > a * ww ? npix - a * ww : 0;
+      size_t k = (ww == kt->nr_wide ? 8 : 7) * a + 5 * lc_div_up(left, kt->nr);
+      if (k < cost) cost = k, best = a, bw = ww;
+    }
+  if (wide) *wide = best, *width = bw;
+  return cost;
+}
 
 /* Floats between rows of B for tiles of `rows` output rows: whole lines, an odd count of them. */
 static size_t row_stride(const lc_conv_plan *p, size_t rows) {
@@ -57,16 +83,31 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
   if (!c->wpack && !c->qw) return lc_error(LC_ERR_UNSUPPORTED, "taprows: reads the packed or quantized weights");
   size_t oh = (size_t)p->oh, ow = (size_t)p->ow, imgs = (size_t)p->n * (size_t)d->groups;
   size_t T = (size_t)c->ctx->threads, wbytes = 0;
+  const lc_kernels *kt = c->ctx->k;
   size_t rows = lc_min_sz(oh, p->hint_tile ? p->hint_tile : lc_max_sz(1, TR_TILE_PIX / ow));
   if (!p->hint_tile && T > 1 && lc_mul_sz(c->K, sizeof(float), &wbytes) &&
       lc_mul_sz((size_t)c->cout_g, wbytes, &wbytes) && wbytes <= TR_BALANCE_WEIGHT_BYTES) {
-    /* the fewest kernel columns (32-pixel panels) on the busiest thread, a tile's weight-panel split
-     * sharing them; ties: the larger tile. Whole rows of 14-28 px leave a part-empty panel per
-     * tile: 4-row tiles of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
-    size_t best = rows, cost = SIZE_MAX, pp = c->ctx->k->nr;
+    /* the least kernel work (tile_cost) on the busiest thread, a tile's weight-panel split sharing
+     * it; ties: the larger tile. Whole rows of 14-28 px leave a part-empty panel per tile: 4-row
+     * tiles of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
+    size_t best = rows, cost = SIZE_MAX;
+    if (kt->f32_gemm_wide) rows = lc_min_sz(oh, lc_max_sz(1, 2 * TR_TILE_PIX / ow)); /* room for 8 x 49 px */
     for (size_t r = rows; r >= 1; r--) {
       size_t tiles = imgs * lc_div_up(oh, r), s = lc_route_ocsplit(tiles, (int)T, c->npanels);
-      size_t w = lc_div_up(tiles * s, T) * lc_div_up(r * ow, pp) * pp / s;
+      size_t w = lc_div_up(tiles * s, T) * tile_cost(c, r * ow, NULL, NULL) / s;
+      if (w < cost) cost = w, best = r;
+    }
+    rows = best;
+  } else if (!p->hint_tile && kt->f32_gemm_wide) {
+    /* one thread (or weights too big to stream again for balance): tiles of TR_TILE_PIX / 2 ..
+     * 2 TR_TILE_PIX pixels, the least kernel work over the image (the last tile's included; ties:
+     * the larger), e.g. 28 px rows: 12-row tiles of 7 panels of 48 px rather than 9 rows of 5 and
+     * a 12-pixel one */
+    size_t best = rows, cost = SIZE_MAX, lo = lc_max_sz(1, TR_TILE_PIX / 2 / ow);
+    /* and a K block's B under TR_B_BYTES (256 ch at 20 px: 12-row tiles, 0.74 MB, ran 0.95x of 20 rows) */
+    size_t hi = lc_min_sz(lc_max_sz(1, 2 * TR_TILE_PIX / ow), lc_max_sz(lo, TR_B_BYTES / sizeof(float) / kblock(c) / ow));
+    for (size_t r = lc_min_sz(oh, hi); r >= lo; r--) {
+      size_t w = oh / r * tile_cost(c, r * ow, NULL, NULL) + (oh % r ? tile_cost(c, oh % r * ow, NULL, NULL) : 0);
       if (w < cost) cost = w, best = r;
     }
     rows = best;
@@ -100,10 +141,42 @@ static void col_range(const lc_conv *c, int64_t kx, int64_t *x0, int64_t *lo, in
   if (*hi < *lo) *hi = *lo;
 }
 
+/* Rows of B for tap t (and, when three, t + 1 and t + 2: kx = 0, 1, 2 of one ky) and channel ch through
+ * f32_gather_s2_rows (stride_w 2): one call for the output rows whose input row lies in the image, the
+ * others zero. The input rows two channels on are prefetched first (64+ planes are more streams than
+ * the prefetchers follow). */
+static void build_rows_s2(const lc_conv *c, const float *img_g, size_t t, size_t ch, size_t oy0, size_t rows,
+                          float *const dst[3], int three) {
+  const lc_conv_desc *d = &c->d;
+  const lc_conv_plan *p = &c->plan;
+  size_t ow = (size_t)p->ow, iw = (size_t)p->iw, sh = (size_t)d->stride_h;
+  int64_t ky = (int64_t)t / d->kernel_w, kx = (int64_t)t % d->kernel_w;
+  int64_t iy0 = (int64_t)oy0 * d->stride_h + ky * d->dilation_h - p->pt; /* input row of tile row 0 */
+  size_t r0 = iy0 >= 0 ? 0 : lc_min_sz(rows, (size_t)(-iy0 + d->stride_h - 1) / sh);
+  size_t r1 = iy0 < p->ih ? lc_min_sz(rows, (size_t)(p->ih - 1 - iy0) / sh + 1) : 0;
+  if (r1 < r0) r1 = r0;
+  for (int i = 0; i < (three ? 3 : 1); i++) {
+    memset(dst[i], 0, r0 * ow * sizeof(float));
+    memset(dst[i] + r1 * ow, 0, (rows - r1) * ow * sizeof(float));
+  }
+  if (r1 == r0) return;
+  const float *first = img_g + ch * p->ihw + (size_t)(iy0 + (int64_t)(r0 * sh)) * iw;
+  if (ch + TR_PF_AHEAD < (size_t)c->cin_g)
+    for (size_t r = r0; r < r1; r++)
+      for (size_t x = 0; x < iw; x += 16) __builtin_prefetch(first + TR_PF_AHEAD * p->ihw + (r - r0) * sh * iw + x, 0, 3);
+  c->ctx->k->f32_gather_s2_rows(dst[0] + r0 * ow, three ? dst[1] + r0 * ow : NULL, three ? dst[2] + r0 * ow : NULL, ow,
+                                first, sh * iw, r1 - r0, ow, (ptrdiff_t)(kx * d->dilation_w - p->pl), iw);
+}
+
 /* B row k = t * cin + ch (tap-major, then channel) for output rows [oy0, oy0 + rows): dst[r * ow + x] =
  * input of output pixel (oy0 + r, x) under tap t; zero in the padding. */
 static void build_row(const lc_conv *c, const float *img_g, size_t t, size_t ch, size_t oy0, size_t rows, float *dst) {
   const lc_conv_desc *d = &c->d;
+  if (d->stride_w == 2 && c->ctx->k->f32_gather_s2_rows) {
+    float *const one[3] = {dst, NULL, NULL};
+    build_rows_s2(c, img_g, t, ch, oy0, rows, one, 0);
+    return;
+  }
   const lc_conv_plan *p = &c->plan;
   size_t cin = (size_t)c->cin_g, ow = (size_t)p->ow;
   int64_t ky = (int64_t)t / d->kernel_w, sw = d->stride_w, x0, lo, hi;
@@ -128,13 +201,23 @@ static void build_row(const lc_conv *c, const float *img_g, size_t t, size_t ch,
   }
 }
 
-int lc_taprows_auto(const lc_conv *c) {
+int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
   /* 3x3 s2 on Zen 5 against im2col, same-binary rounds (docs/benchmarks.md "Stride 2 without a
    * gather pass"): 64/128/256 ch (K 576-2304) 0.89/0.93/0.94x at 1 thread, 0.87/0.88/0.81x at 2;
-   * 512 ch 1.06x / 1.12x (im2col's panel-first order keeps B in L1). 1x1 s2 within 2 %: left to
-   * im2col; Q8/Q4 not measured. */
-  return !c->qw && c->d.layout == LC_NCHW && c->d.kernel_h == 3 && c->d.stride_h == 2 && fuses_kx(c) &&
-         c->K <= 2304;
+   * 512 ch 1.06x / 1.12x (im2col's panel-first order keeps B in L1). With the 8x49 tile (a Xeon
+   * model 167, 1 / 2 threads): 512 ch at 7 px 0.74 / 0.78x, at 14 px 0.86 / 0.86x, 384 ch at 7 px
+   * 0.76 / 0.80x. Q8/Q4 not measured. */
+  const lc_conv_desc *d = &c->d;
+  const lc_kernels *kt = c->ctx->k;
+  if (c->qw || d->layout != LC_NCHW) return 0;
+  if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c))
+    return c->K <= (kt->f32_gemm_wide ? (size_t)4608 : (size_t)2304);
+  /* 1x1 s2 with the row-block gather and the wide tile (the Xeon, 1 / 2 threads against im2col):
+   * 7 px outputs 0.79 / 0.83x (256->512), 0.74 / 0.78x (512->1024), 14 px 0.89 / 0.78-0.87x
+   * (128->256), 0.91x (512->1024), 20 px 0.97 / 0.98x (256->512), 28 px 0.95 / 1.09x (64->128: im2col
+   * at 2+ threads), 0.97x (512->1024); 40-80 px 1.04-1.07x at 1 thread (im2col's packed panels). */
+  return d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 2 && d->stride_w == 2 && kt->f32_gemm_wide &&
+         kt->f32_gather_s2_rows && c->K <= 512 && p->ow >= 7 && p->ow <= (c->ctx->threads > 1 ? 20 : 32);
 }
 
 /* Rows of taps t, t + 1, t + 2 (kx = 0, 1, 2 of one ky) for channel ch into dst[0..2]. */
@@ -175,12 +258,13 @@ static void build_row3(const lc_conv *c, const float *img_g, size_t t, size_t ch
 static void build_block(const lc_conv *c, const float *img_g, size_t k0, size_t kn, size_t oy0, size_t rows,
                         float *b, size_t ps) {
   size_t cin = (size_t)c->cin_g, kw = (size_t)c->d.kernel_w, t = k0 / cin, ch = k0 % cin, kx = t % kw;
-  int fuse = fuses_kx(c);
+  int fuse = fuses_kx(c), rows_s2 = c->ctx->k->f32_gather_s2_rows != NULL;
   for (size_t i = 0; i < kn; i++) {
     if (fuse && i >= kx * cin && i - kx * cin + 2 * cin < kn) {
       if (kx == 0) { /* kx 1, 2: written with their kx = 0 row */
         float *dst[3] = {b + i * ps, b + (i + cin) * ps, b + (i + 2 * cin) * ps};
-        build_row3(c, img_g, t, ch, oy0, rows, dst);
+        if (rows_s2) build_rows_s2(c, img_g, t, ch, oy0, rows, dst, 1);
+        else build_row3(c, img_g, t, ch, oy0, rows, dst);
       }
     } else {
       build_row(c, img_g, t, ch, oy0, rows, b + i * ps);
@@ -207,6 +291,8 @@ static void taprows_task(void *arg, size_t task, int thread) {
   lc_gemm_params ep;
   lc_conv_epilogue(c, &ep);
   ep.bias_per_row = 1;
+  size_t nwide, ww;
+  tile_cost(c, npix, &nwide, &ww);
   for (size_t k0 = 0; k0 < K; k0 += kc) {
     size_t kn = lc_min_sz(kc, K - k0);
     build_block(c, v.img_g, k0, kn, oy0, rows, b, ps);
@@ -217,7 +303,10 @@ static void taprows_task(void *arg, size_t task, int thread) {
       size_t oc0 = (size_t)v.tp.g * coutg + q * pw, noc = lc_min_sz(pw, coutg - q * pw), wrs, wcs;
       const float *w = lc_conv_wpanel(c, (int64_t)v.tp.g, q, k0, kn, qbuf, &wrs, &wcs);
       ep.bias = c->bias ? c->bias + oc0 : NULL;
-      for (size_t j = 0; j < npix; j += pp)
+      size_t j = 0;
+      for (size_t a = 0; a < nwide; a++, j += ww)
+        kt->f32_gemm_wide(noc, lc_min_sz(ww, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
+      for (; j < npix; j += pp)
         gemm(noc, lc_min_sz(pp, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
     }
   }

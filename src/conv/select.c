@@ -153,8 +153,9 @@ lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
    * 1 thread: 9x9 256ch 20..160px 1.1-1.6x, 3x3 32/64ch 1.3-1.6x, 3x3 s2 3ch 1.1x, q4 1.2x.
    * NCHW direct was slower on 9x9 256ch <= 80px (B rows at the plane stride) and sh2 3ch. */
   if (d->layout == LC_NHWC && d->groups == 1) order[n++] = LC_ROUTE_DIRECT;
-  /* 3x3 stride 2 NCHW: B gathered by whole output rows, kx taps in one pass (route_taprows.c). */
-  if (lc_taprows_auto(c)) order[n++] = LC_ROUTE_TAPROWS;
+  /* 3x3 stride 2 NCHW: B gathered by whole output rows, kx taps in one pass; 1x1 stride 2 at
+   * 7-32 px, 7-20 at 2+ threads (route_taprows.c). */
+  if (lc_taprows_auto(c, p)) order[n++] = LC_ROUTE_TAPROWS;
   /* igemm is never chosen: it packs each pixel's whole K per chunk and streams all the weights per
    * chunk; im2col blocks K, keeps larger tiles and less memory, and measured faster (1 thread:
    * 9x9 256ch at 80 px 0.71 vs 1.28 s; 3x3 64ch at 56 px 2.7 vs 2.9 ms). igemm serves when asked. */

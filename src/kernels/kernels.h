@@ -53,6 +53,13 @@ typedef void (*lc_f32_gather_fn)(float *dst, const float *src, size_t n, size_t 
  * d0[j] = s[2j], d1[j] = s[2j + 1], d2[j] = s[2j + 2], j < n. Never reads past s[2n]. */
 typedef void (*lc_f32_gather3_s2_fn)(float *d0, float *d1, float *d2, const float *s, size_t n);
 
+/* Stride-2 gathers of a block of input rows with their padding (taprows): for r < rows, x < n and
+ * t < 3 (t = 0 alone when d1 is NULL; d1 and d2 are NULL or not together),
+ *   dt[r * drs + x] = src[r * srs + col] with col = 2x + t + x0 when 0 <= col < iw, else 0.
+ * Reads src[r * srs + col] for 0 <= col < iw only. */
+typedef void (*lc_f32_gather_s2_rows_fn)(float *d0, float *d1, float *d2, size_t drs, const float *src, size_t srs,
+                                         size_t rows, size_t n, ptrdiff_t x0, size_t iw);
+
 /* Small-K conv rows (the few-channel stem route): C[m x n] = sum_kk w[kk * LC_ROWCONV_MR + i] * rows[kk][x0 + j],
  * m <= LC_ROWCONV_MR, n <= LC_ROWCONV_NR; c element (i, j) at c[i * rs_c + j], only i < m, j < n written.
  * rows[kk] may be read up to x0 + round_up(n, 16) - 1 (whole vectors; the caller pads). Epilogue as the GEMM's

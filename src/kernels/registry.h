@@ -19,10 +19,15 @@ typedef struct lc_kernels {
   size_t mr, nr;               /* GEMM tile of f32_gemm */
   lc_f32_gemm_fn f32_gemm;
   lc_f32_gemm_fn f32_gemm_final; /* f32_gemm for the last K block (final = 1); NULL: f32_gemm */
+  /* mr x nr_wide tiles (nr_wide > nr), same contract and bits as f32_gemm, the final epilogue as
+   * f32_gemm_final's; NULL: none. Routes that pick their pixel panels (taprows) may take it. */
+  size_t nr_wide;
+  lc_f32_gemm_fn f32_gemm_wide;
   lc_f32_dw_row_fn f32_dw_row;
   lc_f32_dw_pixel_fn f32_dw_pixel;
   lc_f32_gather_fn f32_gather;
   lc_f32_gather3_s2_fn f32_gather3_s2; /* NULL: three f32_gather calls */
+  lc_f32_gather_s2_rows_fn f32_gather_s2_rows; /* NULL: f32_gather3_s2 / f32_gather per row */
   lc_f32_rowconv_fn f32_rowconv;
   const lc_wino_kernels *wino; /* Winograd F(2x2, 3x3) transforms */
   /* Winograd transform of Q8/Q4 weights dequantized in registers, usable when wino_qweights_ok;
