@@ -3,7 +3,7 @@
  * taps, or LC_KC rows that split them), kernels up to 5x5 with 3-wide ones favoured (the fused
  * three-tap gather), strides 1-4 and dilations 1-2 per axis, random pads, odd widths, groups 1-3,
  * batch 1-3, every activation, F32 and Q8/Q4 weights, every kernel table, 1 and 2 threads (the same
- * bits for both); AUTO takes it for 3x3 stride 2 where measured; its smallest budget works and one
+ * bits for both), and 9x9 stride 1; AUTO takes it where measured; its smallest budget works and one
  * byte less is LC_ERR_BUDGET. LC_TEST_QUICK=1: fewer. */
 #include "conv_cases.h"
 
@@ -78,9 +78,9 @@ static void test_random(void) { cc_random_shapes(taprows_case, check_case); }
 static void test_quant(void) { cc_quant_shapes(ctx[0][0], taprows_case, check_case); }
 
 /* AUTO: taprows for 3x3 stride 2 fp32 NCHW with K <= 2304 on a table with the three-tap gather
- * (AVX-512; K <= 4608 with the wide tile), and for 1x1 stride 2 with K <= 512 at 7-32 px outputs
- * (7-20 px at 2+ threads) on a table with the wide tile and the row-block gather (AVX-512); im2col
- * otherwise. */
+ * (AVX-512; K <= 4608 with the wide tile), for 1x1 stride 2 with K <= 512 at 7-32 px outputs
+ * (7-20 px at 2+ threads) on a table with the wide tile and the row-block gather (AVX-512), and
+ * for 9x9 stride 1 at <= 40 px outputs at 1 thread with the wide tile; im2col otherwise. */
 static void test_auto(void) {
   static const struct {
     int cin, ih, k, s, threads;
@@ -89,7 +89,8 @@ static void test_auto(void) {
                {512, 14, 3, 2, 1, 1},  {513, 14, 3, 2, 1, 0}, {64, 112, 1, 2, 1, 0}, {64, 56, 1, 2, 1, 1},
                {64, 56, 1, 2, 2, 0},   {64, 40, 1, 2, 2, 1},  {64, 42, 1, 2, 2, 0},  {256, 28, 1, 2, 1, 1},
                {512, 28, 1, 2, 1, 1},  {513, 28, 1, 2, 1, 0}, {64, 64, 1, 2, 1, 1},  {64, 66, 1, 2, 1, 0},
-               {64, 14, 1, 2, 1, 1},   {64, 14, 1, 2, 2, 1},  {64, 12, 1, 2, 1, 0}};
+               {64, 14, 1, 2, 1, 1},   {64, 14, 1, 2, 2, 1},  {64, 12, 1, 2, 1, 0},  {24, 40, 9, 1, 1, 1},
+               {24, 17, 9, 1, 1, 1},   {24, 40, 9, 1, 2, 0},  {24, 42, 9, 1, 1, 0}};
   int avx512 = ctx[2][0] != NULL;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     cc_case c;
@@ -112,6 +113,30 @@ static void test_auto(void) {
                cases[i].threads, lc_route_name(shape.route), lc_route_name(want));
       lc_conv_destroy(conv);
     }
+    cc_free(&c);
+  }
+}
+
+/* 9x9 stride 1, which AUTO runs through taprows at <= 40 px outputs at 1 thread: odd channel
+ * counts and widths, pads 4 and 3 (the random shapes stop at 5x5 kernels). */
+static void test_nine(void) {
+  static const int shapes[][4] = {{24, 16, 17, 4}, {37, 24, 40, 4}, {5, 7, 23, 3}}; /* cin, cout, h, pad */
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    cc_case c;
+    c.d = cc_desc(shapes[i][0], shapes[i][1], 9, shapes[i][3]);
+    c.n = 1;
+    c.h = shapes[i][2];
+    c.w = shapes[i][2] + 3;
+    cc_fill(&c, 1);
+    c.d.weights = c.wts;
+    c.d.bias = c.bias;
+    float *in, *ref;
+    cc_bound b;
+    cc_ref_make(&c, &c, &in, &ref, &b);
+    check_case(&c, in, ref, &b);
+    free(b.s);
+    free(in);
+    free(ref);
     cc_free(&c);
   }
 }
@@ -158,6 +183,7 @@ int main(void) {
   test_random();
   test_quant();
   test_auto();
+  test_nine();
   test_budget();
   cc_contexts_close(ctx);
   return tu_finish("test_conv_taprows");

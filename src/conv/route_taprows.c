@@ -210,6 +210,12 @@ int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
   const lc_conv_desc *d = &c->d;
   const lc_kernels *kt = c->ctx->k;
   if (c->qw || d->layout != LC_NCHW) return 0;
+  /* 9x9 stride 1 at <= 40 px outputs, 1 thread (the Xeon model 167, against im2col): 256 ch at
+   * 20 / 40 px 0.86x / selector_fit's head to head 1.19, 1.14; 96->24 at 20 / 40 px 0.84 / 0.93x; 64 ch
+   * at 40 px 0.94x. At 2 threads 0.92-1.49x (96->24 at 20 px the worst): im2col there. */
+  if (d->kernel_h == 9 && d->kernel_w == 9 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
+      d->dilation_w == 1 && kt->f32_gemm_wide && c->ctx->threads == 1 && p->ow <= 40)
+    return 1;
   if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c))
     return c->K <= (kt->f32_gemm_wide ? (size_t)4608 : (size_t)2304);
   /* 1x1 s2 with the row-block gather and the wide tile (the Xeon, 1 / 2 threads against im2col):
