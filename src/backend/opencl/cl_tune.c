@@ -170,13 +170,18 @@ static lc_status time_cand(lc_cl_conv *cc, const lc_cl_cand *x, cl_mem in, cl_me
 
 /* An idle GPU runs slow clocks (an H100 at 345 MHz) and raises them only under load, so the
  * first convs a process tuned were timed partly at the low clocks, biased towards whichever
- * candidates ran last. Before its first timing the tuner keeps the device busy with a candidate
- * for about 20 ms. */
+ * candidates ran last. Before its first timing the tuner keeps a GPU busy with a candidate for
+ * about 20 ms (batches of 1, 2, 4, ... runs, so a slow kernel stops it early). */
 static void warm_clocks(lc_cl_conv *cc, const lc_cl_cand *x, cl_mem in, cl_mem out) {
-  if (atomic_exchange(&cc->rt->tune_warm, 1)) return;
+  if (!(cc->rt->info.type & CL_DEVICE_TYPE_GPU) || atomic_exchange(&cc->rt->tune_warm, 1)) return; /* CPUs: PoCL */
   const double t0 = lc_now_ms();
+  for (int batch = 1; batch <= 64 && lc_now_ms() - t0 < 20.0; batch *= 2) { /* slow kernels: few runs */
+    for (int j = 0; j < batch; j++)
+      if (lc_cl_families[x->family]->enqueue(cc, x, in, out, NULL, NULL, NULL)) return;
+    if (lc_cl_finish(cc->rt)) return;
+  }
   for (int i = 0; i < 200 && lc_now_ms() - t0 < 20.0; i++) {
-    for (int j = 0; j < 16; j++)
+    for (int j = 0; j < 64; j++)
       if (lc_cl_families[x->family]->enqueue(cc, x, in, out, NULL, NULL, NULL)) return;
     if (lc_cl_finish(cc->rt)) return;
   }
