@@ -175,13 +175,8 @@ static lc_status time_cand(lc_cl_conv *cc, const lc_cl_cand *x, cl_mem in, cl_me
 static void warm_clocks(lc_cl_conv *cc, const lc_cl_cand *x, cl_mem in, cl_mem out) {
   if (!(cc->rt->info.type & CL_DEVICE_TYPE_GPU) || atomic_exchange(&cc->rt->tune_warm, 1)) return; /* CPUs: PoCL */
   const double t0 = lc_now_ms();
-  for (int batch = 1; batch <= 64 && lc_now_ms() - t0 < 20.0; batch *= 2) { /* slow kernels: few runs */
-    for (int j = 0; j < batch; j++)
-      if (lc_cl_families[x->family]->enqueue(cc, x, in, out, NULL, NULL, NULL)) return;
-    if (lc_cl_finish(cc->rt)) return;
-  }
-  for (int i = 0; i < 200 && lc_now_ms() - t0 < 20.0; i++) {
-    for (int j = 0; j < 64; j++)
+  for (int i = 0, batch = 1; i < 200 && lc_now_ms() - t0 < 20.0; i++, batch = batch < 64 ? 2 * batch : 64) {
+    for (int j = 0; j < batch; j++) /* batches of 1, 2, 4, ... 64: a slow kernel runs few times */
       if (lc_cl_families[x->family]->enqueue(cc, x, in, out, NULL, NULL, NULL)) return;
     if (lc_cl_finish(cc->rt)) return;
   }

@@ -102,6 +102,18 @@ inline int lc_res_up_index(const lc_cl_conv_args *p, int n, int o, int y, int x)
   return ((n * p->groups * p->cout_g + o) * rh + y / f) * rw + x / f;
 }
 
+/* The epilogue after the bias and the residual, for output channel o: the per-channel tables
+ * (cl_conv_args.h), the activation, PRelu. */
+inline float lc_epi_tail(__global const float *bias, const lc_cl_conv_args *p, int o, float acc) {
+  if (p->epi) {
+    int M = p->groups * p->cout_g;
+    if (p->epi & 2) acc = mad(acc, bias[2 * M + o], bias[3 * M + o]);
+    acc = lc_act(acc, p);
+    return p->epi & 1 && acc < 0.0f ? acc * bias[M + o] : acc;
+  }
+  return lc_act(acc, p);
+}
+
 /* Epilogue and store of output element (n, o, y, x); o is the global output channel. Register
  * tiles inline it once per element they hold; LC_EPI_NOINLINE (an experiment's build option)
  * keeps one copy, called. */
@@ -115,15 +127,7 @@ inline void lc_store(
   int i = n * p->out_sn + o * p->out_sc + y * p->out_sh + x * p->out_sw;
   if (p->has_bias) acc += bias[o];
   if (p->has_res) acc += res[p->res_up > 1 ? lc_res_up_index(p, n, o, y, x) : i];
-  if (p->epi) { /* per-channel tables after the bias (cl_conv_args.h) */
-    int M = p->groups * p->cout_g;
-    if (p->epi & 2) acc = mad(acc, bias[2 * M + o], bias[3 * M + o]);
-    acc = lc_act(acc, p);
-    if (p->epi & 1) acc = acc < 0.0f ? acc * bias[M + o] : acc;
-    out[i] = acc;
-    return;
-  }
-  out[i] = lc_act(acc, p);
+  out[i] = lc_epi_tail(bias, p, o, acc);
 }
 
 /* Split-K epilogue of families gemm and wide: one work item per output element, columns fastest

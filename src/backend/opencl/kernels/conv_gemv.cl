@@ -272,14 +272,7 @@ __kernel void se_scale(__global const float *restrict in, __global const wtype *
   }
   float v = red[0]; /* every item: nothing writes red after the last barrier */
   if (p.has_bias) v += bias[c];
-  if (p.epi) { /* lc_store's order: per-channel affine, activation, PRelu */
-    const int M = p.groups * p.cout_g;
-    if (p.epi & 2) v = mad(v, bias[2 * M + c], bias[3 * M + c]);
-    v = lc_act(v, &p);
-    if (p.epi & 1) v = v < 0.0f ? v * bias[M + c] : v;
-  } else {
-    v = lc_act(v, &p);
-  }
+  v = lc_epi_tail(bias, &p, c, v); /* lc_store's epilogue (no residual) */
   const int P = p.oh * p.ow, base = c * p.out_sc, i0 = sl * chunk, i1 = min(P, i0 + chunk);
   if ((P & 3) == 0 && (p.out_sc & 3) == 0) { /* 16-byte aligned planes and slices: float4 */
     __global const float4 *r4 = (__global const float4 *)(res + base);
