@@ -8,9 +8,10 @@
  * is ~sqrt(K) * 2^-24 * rms, three orders below the bound, while any indexing error moves an
  * output by one term, ~1e-2 of max |ref| or more.
  *
- * Winograd (family wino) gets its own randomized 3x3 stride-1 shapes (fp32; up to 130 channels,
- * maps 1..24, every pad, batch 1-3). F(2x2, 3x3) is held to the same 1e-4: its transforms have
- * exact coefficients (0, +-1, +-1/2); measured on PoCL at most 1.1e-5 of max |ref| (that worst is
+ * Winograd (family wino) gets its own randomized 3x3 stride-1 shapes (fp32, and q8/q4 whose U the
+ * GEMM makes from the codes; up to 130 channels, maps 1..24, every pad, batch 1-3). F(2x2, 3x3) is
+ * held to the same 1e-4 (for q8/q4 too: the reference runs on the dequantized codes, and U from
+ * them rounds as fp32's U from fp32 weights): its transforms have exact coefficients (0, +-1, +-1/2); measured on PoCL at most 1.1e-5 of max |ref| (that worst is
  * a clipped output, max |ref| 0.7 over pre-activation values ~30; 4e-7 of the scale otherwise,
  * like the GEMM's 6.5e-7). F(4x4, 3x3) gets 5e-4: its matrices hold 1/24 .. 8, so rounding grows
  * ~10x (Lavin & Gray); measured at most 9.5e-5 of max |ref| (clipped output again; 7e-6 of the
@@ -220,7 +221,7 @@ out_w:
   free(w), free(b);
 }
 
-/* Winograd on its own shapes: 3x3, stride 1, one group, fp32 (idx a multiple of 3), odd sizes. */
+/* Winograd on its own shapes: 3x3, stride 1, one group, every format, odd sizes. */
 static void check_wino(lc_context *ctx, int n) {
   const char *only_f = getenv("LOWCONV_CL_FAMILY");
   if (only_f && *only_f && strcmp(only_f, "wino")) return;
@@ -237,7 +238,8 @@ static void check_wino(lc_context *ctx, int n) {
     s.pt = tu_rand_int(0, 2), s.pl = tu_rand_int(0, 2), s.pb = tu_rand_int(0, 2), s.pr = tu_rand_int(0, 2);
     s.ih = tu_rand_int(3 > s.pt + s.pb ? 3 - s.pt - s.pb : 1, 24);
     s.iw = tu_rand_int(3 > s.pl + s.pr ? 3 - s.pl - s.pr : 1, 24);
-    check_shape(ctx, &s, 3 * i);
+    /* even i: fp32; odd i: every format, symmetry, block size 0..128 (q8/q4: U made from the codes) */
+    check_shape(ctx, &s, i % 2 ? 5001 + i : 3 * i);
   }
   if (only_f) setenv("LOWCONV_CL_FAMILY", only_f, 1); else unsetenv("LOWCONV_CL_FAMILY");
   TU_CHECK(tested_runs > runs0, "no Winograd run was checked");

@@ -53,8 +53,9 @@ typedef struct lc_cl_conv_args {
   lc_cl_float act_min, act_max, act_alpha, act_beta;
   /* wsoff: byte offset of gemmq's input records in the workspace; in_off: float offset of the
    * input (families gemm and wide only: the Winograd GEMMs read V from the workspace, after M or
-   * after family wide's partial sums) */
-  lc_cl_int wsoff, in_off, res_up, pad3;
+   * after family wide's partial sums); wq_cin: the 3x3 conv's cin_g when family wino's GEMM makes
+   * U from q8/q4 codes (conv_gemm.cl LCG_WQ) */
+  lc_cl_int wsoff, in_off, res_up, wq_cin;
 } lc_cl_conv_args;
 
 #endif

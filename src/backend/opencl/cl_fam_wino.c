@@ -1,11 +1,14 @@
 /* Kernel family "wino": Winograd F(2x2, 3x3) and F(4x4, 3x3) for 3x3 stride-1 convs of one group
- * with fp32 weights (kernels/conv_wino.cl): input transform, 16 or 36 GEMMs over the tiles, output
- * transform with the epilogue. 2.25x or 4x fewer multiplications than the direct product, paid
- * for with three launches and the transformed input and products in the workspace, so the tuner
- * keeps it only where it measures faster. The transformed weights U (16 or 36 fp32 per 9 weights)
+ * (kernels/conv_wino.cl): input transform, 16 or 36 GEMMs over the tiles, output transform with the
+ * epilogue. 2.25x or 4x fewer multiplications than the direct product, paid for with three
+ * launches and the transformed input and products in the workspace, so the tuner keeps it only
+ * where it measures faster. The X GEMMs are family gemm's tiles (a 1x1 conv of X groups), so they
+ * share its programs. With fp32 weights the transformed weights U (16 or 36 fp32 per 9 weights)
  * are made on the device from the packed weights before a candidate runs, and released if the
- * family is not chosen; q8/q4 convs are not offered (their weights would be fp32 on the device).
- * The X GEMMs are family gemm's tiles (a 1x1 conv of X groups), so they share its programs. */
+ * family is not chosen. With q8/q4 weights there is no U: the GEMM tiles are built with LCG_WQ and
+ * make each staged row of U from the 3x3 codes (conv_gemm.cl), so the codes stay the only copy of
+ * the weights on the device (at batch 1 on the H100 the q convs of resnet34-112's 3x3 stride-1
+ * layers ran gemm or gemmq 1.04-1.24x the f32 Winograd's time). */
 #include "backend/opencl/cl_conv.h"
 #include "util/error.h"
 
@@ -43,11 +46,14 @@ static size_t wino_ws(const lc_cl_conv *c, int v) {
   return d.X * (d.Cp + (size_t)c->a.cout_g) * d.Pp * sizeof(float); /* M, then V */
 }
 
+#define WINO_QOPT " -DLCG_WQ=4" /* the longest of q's build options (" -DLCG_WQ=2" the other) */
+
 static int wino_eligible(const lc_cl_conv *c, int v) {
   const lc_cl_conv_args *a = &c->a;
-  if (v < 0 || v >= WINO_NV || c->wfmt != LC_WEIGHTS_F32 || a->groups != 1 || a->kh != 3 || a->kw != 3 ||
-      a->sh != 1 || a->sw != 1 || a->dh != 1 || a->dw != 1)
+  if (v < 0 || v >= WINO_NV || a->groups != 1 || a->kh != 3 || a->kw != 3 || a->sh != 1 || a->sw != 1 ||
+      a->dh != 1 || a->dw != 1)
     return 0;
+  if (c->wfmt != LC_WEIGHTS_F32 && strlen(c->options) + sizeof WINO_QOPT > sizeof c->options) return 0;
   size_t t = (size_t)wino_items[v];
   size_t lmem = lc_cl_gemm_local_bytes(wino_tile[v], wino_tile[v], wino_tile[v] == 128 ? 8 : 16, wino_items[v],
                                        wino_tile[v] == 32 ? 4 : 8); /* conv_gemm.cl's TK per tile */
@@ -79,11 +85,16 @@ static int wino_pick(const lc_cl_conv *c, int v) {
 /* Not offered at level none (the heuristic keeps the GEMM, which needs no workspace); fast times
  * F(4x4)'s picked tile only (4 programs to compile on a cold start: F(4x4) does fewer
  * multiplications and moves less through the workspace than F(2x2) on every layer big enough to
- * gain from either), normal F(2x2)'s picked tile too, heavy every tile. */
+ * gain from either), normal F(2x2)'s picked tile too, heavy every tile. q8/q4 from level normal:
+ * making U costs each staged row ~9 dequantizations where fp32 loads one, ~85 % more work per item
+ * with 32 columns per tile; on the H100 at batch 1 F(4x4) ran 1.3-1.7x the fp32 Winograd's time
+ * (s1.conv1.first q4 59 / f32 40 us), slower than q's GEMMs (44-48 us), so level fast does not pay
+ * its programs' builds (docs/opencl.md, "Winograd from codes"). */
 static int wino_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3], int max) {
   if (max < 1 || v < 0 || v >= WINO_NV) return 0;
   const char *fv = getenv("LOWCONV_CL_VARIANT");
   int forced = fv && !strcmp(fv, wino_names[v]);
+  if (!forced && c->wfmt != LC_WEIGHTS_F32 && level < LC_TUNE_NORMAL) return 0;
   if (!forced && (level <= 0 || (level <= 2 && wino_pick(c, v) != v) || (level == 1 && wino_m[v] != 4))) return 0;
   lws[0][0] = (size_t)wino_items[v], lws[0][1] = 1, lws[0][2] = 1;
   return 1;
@@ -110,9 +121,12 @@ static void wino_gemm_args(const lc_cl_conv *c, const wino_dims *d, int voff, lc
   g->K = Cp, g->ob = (M + 3) / 4, g->nblk = 1, g->bsz = 1 << 30, g->ksplit = 1, g->kchunk = Cp;
   g->in_sn = X * Cp * Pp, g->in_sc = Pp, g->in_sh = P, g->in_sw = 1, g->in_off = voff;
   g->out_sn = X * M * Pp, g->out_sc = Pp, g->out_sh = P, g->out_sw = 1;
+  if (c->wfmt != LC_WEIGHTS_F32) /* U made from the 3x3 codes: their blocks and rows (conv_gemm.cl LCG_WQ) */
+    g->nblk = c->a.nblk, g->bpt = c->a.bpt, g->bsz = c->a.bsz, g->wq_cin = c->a.cin_g;
 }
 
 lc_status lc_cl_wino_ready(lc_cl_conv *c, int v) {
+  if (c->wfmt != LC_WEIGHTS_F32) return LC_OK; /* q8/q4: no U */
   wino_dims d;
   wino_size(c, v, &d);
   if (c->wu && c->wu_m == wino_m[v] && c->wu_op == (int)d.Op) return LC_OK;
@@ -144,10 +158,18 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   wino_dims d;
   wino_size(c, v, &d);
   size_t need = wino_ws(c, v);
-  if (!c->rt->dry && (!c->wu || c->wu_m != wino_m[v] || c->wu_op != (int)d.Op || !c->ws || c->ws_bytes < need))
+  const int f32 = c->wfmt == LC_WEIGHTS_F32;
+  if (!c->rt->dry && ((f32 && (!c->wu || c->wu_m != wino_m[v] || c->wu_op != (int)d.Op)) || !c->ws || c->ws_bytes < need))
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): wino %s without its weights or %zu bytes of workspace",
                     wino_names[v], need);
-  if (lc_cl_collecting(c->rt)) { /* name the weight transform too, so it is built with the rest */
+  /* q8/q4: the GEMM tiles' program with LCG_WQ (the transforms' programs are c's) */
+  lc_cl_conv q;
+  if (!f32) {
+    q = *c;
+    snprintf(q.options + strlen(q.options), sizeof q.options - strlen(q.options), " -DLCG_WQ=%d", wino_m[v]);
+  }
+  const lc_cl_conv *gc = f32 ? c : &q;
+  if (f32 && lc_cl_collecting(c->rt)) { /* name the weight transform too, so it is built with the rest */
     cl_kernel k;
     lc_status s = lc_cl_conv_kernel(c, "conv_wino", wino_m[v] == 2 ? "wino_wtrans2" : "wino_wtrans4", &k);
     if (s) return s;
@@ -163,7 +185,7 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   wino_gemm_args(c, &d, voff, &ga);
   const size_t szg[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
                          sizeof(cl_mem), sizeof(cl_mem), sizeof ga,      sizeof(cl_mem)};
-  const void *vg[9] = {&c->ws, &c->wu, &c->sc, &c->of, &c->bias, &c->bias, &c->ws, &ga, &c->ws};
+  const void *vg[9] = {&c->ws, f32 ? &c->wu : &c->w, &c->sc, &c->of, &c->bias, &c->bias, &c->ws, &ga, &c->ws};
   const size_t tl = (size_t)wino_tile[v];
   const size_t gg[3] = {(d.P + tl - 1) / tl * cand->lws[0], ((size_t)M + tl - 1) / tl, d.X};
   const size_t szo[8] = {sizeof(cl_mem), sizeof(int),      sizeof(cl_mem), sizeof(cl_mem),
@@ -176,7 +198,7 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   snprintf(oname, sizeof oname, "wino_otrans%d", wino_m[v]);
   cl_event e0 = NULL, e1 = NULL;
   lc_status s = wino_launch(c, "conv_wino", iname, 7, szi, vi, 2, gi, li, first ? &e0 : NULL);
-  if (!s) s = wino_launch(c, "conv_gemm", gname, 9, szg, vg, 3, gg, cand->lws, NULL);
+  if (!s) s = wino_launch(gc, "conv_gemm", gname, 9, szg, vg, 3, gg, cand->lws, NULL);
   if (!s) s = wino_launch(c, "conv_wino", oname, 8, szo, vo, 2, go, lo, last ? &e1 : NULL);
   return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }

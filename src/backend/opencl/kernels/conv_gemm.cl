@@ -24,6 +24,30 @@
 #define LC_MAXC 8
 #define LC_MAXA 4
 
+/* LCG_WQ = m (2 or 4): the X = (m + 2)^2 GEMMs of family wino's F(m x m, 3x3) with q8/q4 weights
+ * (cl_fam_wino.c). Group z is transformed value xi = z = a * (m + 2) + b; row c of oc4 block b0 of
+ * its A is U = sum over taps of G[a][ky] G[b][kx] * (the tap's code * its block's scale + offset),
+ * made from the 3x3 codes as the tile is staged, so the codes stay the only copy of the weights on
+ * the device. Taps with a zero coefficient (rows 0 and m + 1 of G use one) are not loaded: a
+ * uniform branch, as xi is one per work-group. Tap t of channel c is row t * wq_cin + c of
+ * K = 9 * wq_cin; scale block t * bpt + c / bsz. */
+#ifdef LCG_WQ
+#define LCG_WQA (LCG_WQ + 2)
+#if LCG_WQ == 2
+__constant float lcg_wq_g[4][3] = {{1.0f, 0.0f, 0.0f}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0.0f, 0.0f, 1.0f}};
+#else
+__constant float lcg_wq_g[6][3] = {{0.25f, 0.0f, 0.0f},
+                                   {-1.0f / 6, -1.0f / 6, -1.0f / 6},
+                                   {-1.0f / 6, 1.0f / 6, -1.0f / 6},
+                                   {1.0f / 24, 1.0f / 12, 1.0f / 6},
+                                   {1.0f / 24, -1.0f / 12, 1.0f / 6},
+                                   {0.0f, 0.0f, 1.0f}};
+#endif
+#define LCG_QROW 0
+#else
+#define LCG_QROW (WFMT != 0) /* q rows read as they are stored (not made from a 3x3's codes) */
+#endif
+
 /* The k loop of the register tile: LC_KK_UNROLL_N (an experiment's build option) unrolls it N
  * times instead of fully (code size, hence the driver's compile time, against speed). */
 #if defined(LC_KK_UNROLL_N) && !defined(POCL_DEVICE_ADDRESS_BITS)
@@ -42,6 +66,29 @@
 #endif
 #define LC_EPI_LOCAL(TM, TN) ((TM) * (TN) <= LC_EPI_LOCAL_MAX)
 #define LC_EPI_CS(TM, TN, RM) __local float4 Cs[LC_EPI_LOCAL(TM, TN) ? 4 * (TM) / (RM) * (TN) / 4 : 1]
+
+#ifdef LCG_WQ
+/* Row c of oc4 block wb of U[xi] from the taps' code words raw (LCG_WQ above); zeros if !ok. The
+ * scales are read here, not with the codes: 9 float4s per row would not stay in registers. */
+inline float4 lcg_wq_row(__global const wtype *restrict w, __global const float *restrict sc,
+                         __global const float *restrict of, const lc_cl_conv_args *p, const uint *raw, int wb, int c,
+                         int a, int b, int ok) {
+  float4 u = (float4)(0.0f);
+  if (!ok) return u;
+  const int si = wb * p->nblk + c / p->bsz;
+LC_UNROLL
+  for (int t9 = 0; t9 < 9; t9++) {
+    const float cf = lcg_wq_g[a][t9 / 3] * lcg_wq_g[b][t9 % 3];
+    if (cf != 0.0f) {
+      float4 s, o;
+      lcg_scales(sc, of, si + t9 * p->bpt, &s, &o);
+      u = mad((float4)(cf), lcg_deq(lcg_word_codes(raw[t9]), s, o), u);
+    }
+  }
+  (void)w;
+  return u;
+}
+#endif
 
 /* Always inlined with constant tile parameters, so every loop over them unrolls. */
 static inline __attribute__((always_inline)) void
@@ -105,12 +152,17 @@ LC_UNROLL
    * float4s are one row ak (of blocks ab0 + i*TPR): its k and quantization block are found once. */
   const int akk = lid % TK, ab0 = lid / TK;
   int ak = kbeg + akk, awb[LC_MAXA];
+#ifdef LCG_WQ
+  const int wqa = g / LCG_WQA, wqb = g - wqa * LCG_WQA, g0 = 0; /* every xi reads the same 3x3 codes */
+#else
+  const int g0 = g;
+#endif
 LC_UNROLL
   for (int i = 0; i < APT; i++) {
     int b = mb0 + ab0 + i * TPR;
-    awb[i] = (lid + i * T < NA && b < p->ob) ? (g * p->ob + b) : -1; /* oc4 block, -1: stage zeros */
+    awb[i] = (lid + i * T < NA && b < p->ob) ? (g0 * p->ob + b) : -1; /* oc4 block, -1: stage zeros */
   }
-#if WFMT != 0
+#if LCG_QROW
   /* qfast: every K tile lies in one quantization block (TK divides cin_g and the block size, or
    * one block spans the row), so the tile's block qblk is advanced without divisions, uniformly;
    * qic, qin: the tile's first row within its tap and its block. Otherwise the row's (aic, atap)
@@ -129,7 +181,10 @@ LC_UNROLL
   uint araw[LC_MAXA];
   int aok = 0; /* bit i: araw[i] holds a row (else zeros are staged) */
 #endif
-#if WFMT != 0
+#ifdef LCG_WQ
+  uint wqraw[LC_MAXA][9]; /* the staged row's 3x3 codes (words of the taps with a coefficient) */
+#endif
+#if LCG_QROW
   /* The scales (and offsets) of the rows staged: reloaded only when the tile's block changes
    * (every bsz / TK tiles), not per tile: per row they are 4-8x the codes' bytes. */
   float4 qs[LC_MAXA], qo[LC_MAXA];
@@ -155,6 +210,8 @@ LC_UNROLL
         if (lid + i * T < NA)
 #if WFMT == 0
           As[akk * LDA4 + ab0 + i * TPR] = av[i];
+#elif defined(LCG_WQ)
+          As[akk * LDA4 + ab0 + i * TPR] = lcg_wq_row(w, sc, of, p, wqraw[i], awb[i], ak - TK, wqa, wqb, aok >> i & 1);
 #else
           As[akk * LDA4 + ab0 + i * TPR] = (aok >> i & 1) ? lcg_deq(lcg_word_codes(araw[i]), qs[i], qo[i]) : (float4)(0.0f);
 #endif
@@ -190,12 +247,12 @@ LC_UNROLL
           bky++;
         }
       }
-#if WFMT == 0
+#if !LCG_QROW
       const int ablk = 0;
 #else
       const int ablk = qfast ? qblk : atap * p->bpt + aic / p->bsz;
 #endif
-#if WFMT != 0
+#if LCG_QROW
       if (ablk != qcur) {
         qcur = ablk;
 LC_UNROLL
@@ -207,6 +264,14 @@ LC_UNROLL
 #if WFMT == 0
         av[i] = (float4)(0.0f);
         if (awb[i] >= 0 && ak < kend) av[i] = lcg_codes(w, awb[i] * p->K + ak);
+#elif defined(LCG_WQ)
+        const bool ok = awb[i] >= 0 && ak < kend && ak < p->wq_cin;
+LC_UNROLL
+        for (int t9 = 0; t9 < 9; t9++)
+          wqraw[i][t9] = ok && lcg_wq_g[wqa][t9 / 3] != 0.0f && lcg_wq_g[wqb][t9 % 3] != 0.0f
+                             ? lcg_word(w, awb[i] * 9 * p->wq_cin + t9 * p->wq_cin + ak)
+                             : 0u;
+        aok = ok ? aok | 1 << i : aok & ~(1 << i);
 #else
         const bool ok = awb[i] >= 0 && ak < kend;
         araw[i] = ok ? lcg_word(w, awb[i] * p->K + ak) : 0u;
@@ -214,7 +279,7 @@ LC_UNROLL
 #endif
       }
       ak += TK;
-#if WFMT != 0
+#if LCG_QROW
       if (qfast) {
         if (p->bpt > 0) { /* else one block spans the row */
           qic += TK;
