@@ -32,10 +32,15 @@ def main():
     base = [sys.executable, os.path.join(HERE, "run_peers.py"), "--json", "--repeat", str(a.repeat)]
     base += (["--suite", a.suite] if a.suite else []) + (["--lowconv", a.lowconv] if a.lowconv else [])
     base += (["--onednn", a.onednn] if a.onednn else []) + a.descs
+    probe = os.path.join(os.path.dirname(os.path.abspath(a.lowconv or "build/lowconv")), "bench", "bench_pool")
     for t in a.threads.split(","):
         ms = {}  # (desc, engine) -> [ms per round]
         names, routes = {}, {}
+        pairs = []
         for _ in range(a.rounds):
+            if int(t) > 1 and os.access(probe, os.X_OK):  # what T plain threads get from the machine now
+                out = subprocess.run([probe, t, "1", ""], capture_output=True, text=True).stdout
+                pairs += [float(l.split(" did ")[1].split("x")[0]) for l in out.splitlines() if l.startswith("machine:")]
             for i, (vname, vargs) in enumerate(variants):
                 cmd = base + ["--threads", t] + ([] if i == 0 else ["--no-ort"])
                 cmd += [f"--lowconv-arg={x}" for x in vargs.split(",") if x]
@@ -51,6 +56,9 @@ def main():
         med = lambda d, e: statistics.median([x for x in ms.get((d, e), []) if x is not None] or [float("nan")])
         vn = [v[0] for v in variants]
         print(f"\n== threads {t}, {a.rounds} rounds (ms: median over rounds of each run's median)")
+        if pairs:
+            print(f"machine: {t} plain threads did " + ", ".join(f"{x:.2f}" for x in pairs) +
+                  "x one thread's work at the rounds' starts (bench_pool)")
         print(f"{'name':<16} {'desc':<34}" + "".join(f" {e:>9}" for e in vn + ["ORT", "oneDNN"]) +
               "".join(f" {e + '/best':>12}" for e in vn) + "  routes")
         geo = {v: [] for v in vn}
