@@ -66,30 +66,33 @@ void lcop_bcast_plan(const lc_tensor *a, const lc_tensor *b, const lc_tensor *o,
   p->nd = m;
 }
 
-/* mode: bit 0 = a is scalar along the row, bit 1 = b is scalar. No restrict: out may alias a. */
+/* mode: bit 0 = a is scalar along the row, bit 1 = b is scalar. No restrict: out may be a or b
+ * itself (in place), never a partial overlap, so element i reads only index i and the loops may
+ * run as vectors without the compiler's alias checks (ivdep). */
 typedef void (*row_fn)(void *o, const void *a, const void *b, size_t n, int mode);
 
+#define LC_IVDEP _Pragma("GCC ivdep")
 #define ROW_FN(NAME, T, EXPR)                                                        \
   static void NAME(void *ov, const void *av, const void *bv, size_t n, int mode) {   \
     T *o = ov;                                                                       \
     const T *a = av, *b = bv;                                                        \
     switch (mode) {                                                                  \
     case 0:                                                                          \
-      for (size_t i = 0; i < n; i++) { T x = a[i], y = b[i]; o[i] = (EXPR); }        \
+      LC_IVDEP for (size_t i = 0; i < n; i++) { T x = a[i], y = b[i]; o[i] = (EXPR); } \
       break;                                                                         \
     case 1: {                                                                        \
       T x = a[0];                                                                    \
-      for (size_t i = 0; i < n; i++) { T y = b[i]; o[i] = (EXPR); }                  \
+      LC_IVDEP for (size_t i = 0; i < n; i++) { T y = b[i]; o[i] = (EXPR); }        \
       break;                                                                         \
     }                                                                                \
     case 2: {                                                                        \
       T y = b[0];                                                                    \
-      for (size_t i = 0; i < n; i++) { T x = a[i]; o[i] = (EXPR); }                  \
+      LC_IVDEP for (size_t i = 0; i < n; i++) { T x = a[i]; o[i] = (EXPR); }        \
       break;                                                                         \
     }                                                                                \
     default: {                                                                       \
       T x = a[0], y = b[0];                                                          \
-      for (size_t i = 0; i < n; i++) o[i] = (EXPR);                                  \
+      LC_IVDEP for (size_t i = 0; i < n; i++) o[i] = (EXPR);                        \
     }                                                                                \
     }                                                                                \
   }
@@ -98,6 +101,8 @@ ROW_FN(add_f32, float, x + y)
 ROW_FN(sub_f32, float, x - y)
 ROW_FN(mul_f32, float, x * y)
 ROW_FN(div_f32, float, x / y)
+/* Vectorized as a select (CMakeLists.txt: -fno-trapping-math for src/model/ops; with trapping
+ * math it was a branch per element, 2.4 ns each: 10 % of IResNet-34's run at one thread). */
 ROW_FN(prelu_f32, float, x < 0.0f ? x * y : x)
 /* Constant exponents 2 and 1 are exact as products; 0.5 of a positive base is sqrtf (correctly
  * rounded, as powf is); anything else goes to powf. */
