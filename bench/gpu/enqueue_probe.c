@@ -1,6 +1,6 @@
 /* Host cost of one kernel enqueue on an OpenCL driver, by what the launch carries: queue profiling,
  * plain buffers or sub-buffers of one parent as arguments, arguments set per launch or once per
- * kernel object. Answers why a 55-kernel network spends more host time than device time.
+ * kernel object, the conv struct by value (144 or 16 bytes) or in a __constant buffer. Answers why a 55-kernel network spends more host time than device time.
  * Build: cc -O2 bench/gpu/enqueue_probe.c -lOpenCL (an ICD loader); run: ./a.out [launches] */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -116,6 +116,68 @@ int main(int argc, char **argv) {
       for (int i = 0; i < np; i++) clReleaseMemObject(pad[i]);
     }
     for (int i = 0; i < 9; i++) clReleaseMemObject(m[i]);
+  }
+  /* What the struct costs: lowconv's conv kernels take a 144-byte struct by value. The same
+   * nine-argument launch with the struct (36 ints) by value, a 16-byte one, or the struct in a
+   * __constant buffer (a pointer), arguments set per launch or once (a kernel object per conv). */
+  static const char *src4 = "typedef struct { int v[36]; } big; typedef struct { int v[4]; } small;"
+      "__kernel void kb(__global const float *a, __global const float *w, __global const float *s, __global const float *o,"
+      " __global const float *bias, __global const float *r, __global float *b, big x, __global float *ws) {"
+      " int i = get_global_id(0); if (i < x.v[0]) b[i] = a[i] * w[i] + bias[0] + x.v[35]; }"
+      "__kernel void ks(__global const float *a, __global const float *w, __global const float *s, __global const float *o,"
+      " __global const float *bias, __global const float *r, __global float *b, small x, __global float *ws) {"
+      " int i = get_global_id(0); if (i < x.v[0]) b[i] = a[i] * w[i] + bias[0]; }"
+      "__kernel void kc(__global const float *a, __global const float *w, __global const float *s, __global const float *o,"
+      " __global const float *bias, __global const float *r, __global float *b, __constant big *x, __global float *ws) {"
+      " int i = get_global_id(0); if (i < x->v[0]) b[i] = a[i] * w[i] + bias[0] + x->v[35]; }";
+  cl_program p4 = clCreateProgramWithSource(c, 1, &src4, NULL, &e);
+  if (clBuildProgram(p4, 1, &d, "", NULL, NULL)) return 9;
+  {
+    struct { int v[36]; } xb = {{256}};
+    struct { int v[4]; } xs = {{256}};
+    cl_mem cb = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof xb, &xb, &e), m4[9];
+    for (int i = 0; i < 9; i++) m4[i] = clCreateBuffer(c, CL_MEM_READ_WRITE, 1 << 20, NULL, &e);
+    static const char *kn[3] = {"kb", "ks", "kc"}, *what[3] = {"144-byte struct", "16-byte struct", "__constant struct"};
+    for (int kind = 0; kind < 3; kind++)
+      for (int once = 0; once < 2; once++) {
+        cl_kernel kk[16];
+        for (int j = 0; j < 16; j++) {
+          kk[j] = clCreateKernel(p4, kn[kind], &e);
+          for (int a = 0; a < 9; a++)
+            if (a == 7) {
+              if (kind == 0) clSetKernelArg(kk[j], 7, sizeof xb, &xb);
+              else if (kind == 1) clSetKernelArg(kk[j], 7, sizeof xs, &xs);
+              else clSetKernelArg(kk[j], 7, sizeof(cl_mem), &cb);
+            } else {
+              clSetKernelArg(kk[j], (cl_uint)a, sizeof(cl_mem), &m4[(a + j) % 9]);
+            }
+        }
+        for (int rep = 0; rep < 2; rep++) {
+          clFinish(q);
+          double t0 = now_us();
+          for (int i = 0; i < n; i++) {
+            cl_kernel k = kk[i % 16];
+            for (int a = 0; !once && a < 9; a++) {
+              if (a == 7) {
+                if (kind == 0) clSetKernelArg(k, 7, sizeof xb, &xb);
+                else if (kind == 1) clSetKernelArg(k, 7, sizeof xs, &xs);
+                else clSetKernelArg(k, 7, sizeof(cl_mem), &cb);
+              } else {
+                clSetKernelArg(k, (cl_uint)a, sizeof(cl_mem), &m4[(a + i) % 9]);
+              }
+            }
+            if (clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL)) return 10;
+          }
+          double t1 = now_us();
+          clFinish(q);
+          if (rep)
+            printf("9 args, %-18s, args %s: enqueue %.2f us/launch, done %.2f\n", what[kind],
+                   once ? "set once      " : "set per launch", (t1 - t0) / n, (now_us() - t0) / n);
+        }
+        for (int j = 0; j < 16; j++) clReleaseKernel(kk[j]);
+      }
+    for (int i = 0; i < 9; i++) clReleaseMemObject(m4[i]);
+    clReleaseMemObject(cb);
   }
   /* Consecutive launches from different programs (a network alternates conv, elementwise, pool...). */
   cl_kernel kp[8];
