@@ -117,8 +117,8 @@ static size_t w4_stamp_bytes(const lc_conv *c) { return lc_round_up(w4_panels(c)
 static int w4_qbytes(const lc_conv *c, int cached, size_t *bytes) {
   *bytes = 0;
   if (!c->qw) return 1;
-  size_t u = w4_ublk(c);
-  if (cached && (!lc_mul_sz(u, w4_panels(c) * w4_nkb(c), &u))) return 0;
+  size_t u = w4_ublk(c), blocks;
+  if (cached && (!lc_mul_sz(w4_panels(c), w4_nkb(c), &blocks) || !lc_mul_sz(u, blocks, &u))) return 0;
   if (!lc_mul_sz(u, sizeof(float), &u)) return 0;
   *bytes = lc_round_up(u, 64) + (cached ? w4_stamp_bytes(c) : 0) +
            (w4_qfused(c) ? 0 : lc_round_up(c->ctx->k->nr * 9 * QSEG * sizeof(float), 64));
@@ -187,16 +187,17 @@ lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p) {
   if (!c->wwino4 && !c->qw)
     return lc_error(LC_ERR_UNSUPPORTED,
                     "winograd4: no transformed weights (made at create for route winograd4, a tuner or AUTO's rule)");
+  /* The cache changes where U comes from, never a sum: the same bits either way. It is taken
+   * unless the budget then leaves fewer threads. */
   size_t u;
-  /* The cache changes where U comes from, never a sum: the same bits either way. */
-  if (c->qw && w4_qbytes(c, 1, &u) && u <= W4_UCACHE_BYTES) {
-    lc_conv_plan q = *p;
-    if (w4_plan(c, &q, 1) == LC_OK) {
-      *p = q;
-      return LC_OK;
-    }
+  lc_conv_plan q = *p;
+  if (c->qw && w4_qbytes(c, 1, &u) && u <= W4_UCACHE_BYTES && w4_plan(c, &q, 1) == LC_OK) {
+    lc_conv_plan r = *p;
+    *p = w4_plan(c, &r, 0) == LC_OK && r.threads > q.threads ? r : q;
     lc_clear_error();
+    return LC_OK;
   }
+  lc_clear_error();
   return w4_plan(c, p, 0);
 }
 
@@ -303,10 +304,11 @@ static void w4_task(void *arg, size_t task, int thread) {
     int fresh = !c->wwino4 && (!p->variant || stamp[q] != tp.g + 1);
     for (size_t k0 = 0; k0 < cig; k0 += kb) {
       size_t kn = lc_min_sz(kb, cig - k0), uxs = np * cig * nr;
-      const float *U0 = c->wwino4 ? c->wwino4 + (tp.g * 36 * np + q) * cig * nr : uq;
+      const float *U0 = c->wwino4 ? c->wwino4 + (tp.g * 36 * np + q) * cig * nr : NULL;
       if (!c->wwino4) {
-        if (p->variant) U0 = uq + k0 / QKC4 * ublk;
-        if (fresh) w4_build_u(c, tp.g, q, noc, k0, kn, (float *)U0, dbuf);
+        float *ub = p->variant ? uq + k0 / QKC4 * ublk : uq;
+        if (fresh) w4_build_u(c, tp.g, q, noc, k0, kn, ub, dbuf);
+        U0 = ub;
         uxs = w4_uxs(kn, nr);
       }
       g0.accumulate = k0 > 0;
