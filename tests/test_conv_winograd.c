@@ -567,6 +567,52 @@ static void check_quant_auto_f4(int s, lc_context *tiny) {
   cc_free(&c);
 }
 
+/* The tuner times F(4x4) for Q8/Q4 convs wherever it does for fp32: the same candidates for a 3x3
+ * stride-1 conv and its q twins (before, Q8/Q4 had one fewer: no winograd4), and a tuned q conv
+ * still holds only its codes. In-memory tuning cache (cache_dir ""). */
+static void check_quant_tuner(void) {
+  lc_context_params cp;
+  lc_context_params_init(&cp);
+  cp.cpu_tune = LC_TUNE_FAST;
+  cp.cache_dir = "";
+  lc_context *tc = NULL;
+  TU_CHECK(lc_context_create(&cp, &tc) == LC_OK, "tuner context: %s", lc_last_error());
+  if (!tc) return;
+  cc_case c;
+  memset(&c, 0, sizeof c);
+  lc_conv_desc_init(&c.d);
+  c.d.in_channels = c.d.out_channels = 32;
+  c.d.kernel_h = c.d.kernel_w = 3;
+  c.d.pad_top = c.d.pad_left = c.d.pad_bottom = c.d.pad_right = 1;
+  c.n = 1;
+  c.h = c.w = 20;
+  cc_fill(&c, 1);
+  static const lc_weight_format fmts[3] = {LC_WEIGHTS_F32, LC_WEIGHTS_Q8, LC_WEIGHTS_Q4};
+  int cand[3] = {0, 0, 0};
+  for (int f = 0; f < 3; f++) {
+    lc_conv_desc d = c.d;
+    d.weight_format = fmts[f];
+    d.block_size = f ? 32 : 0;
+    lc_conv *conv = NULL;
+    lc_conv_device_info di;
+    memset(&di, 0, sizeof di);
+    lc_status st = lc_conv_create(tc, &d, &conv);
+    size_t wb = st ? 0 : lc_conv_weight_bytes(conv);
+    if (!st) st = lc_conv_prepare(conv, c.n, c.h, c.w, NULL);
+    if (!st) st = lc_conv_device_info_get(conv, &di);
+    TU_CHECK(st == LC_OK && di.candidates >= 2, "tuned format %d: %s, %d candidates", f, lc_last_error(),
+             di.candidates);
+    TU_CHECK(!f || lc_conv_weight_bytes(conv) == wb, "tuned q conv: %zu weight bytes, %zu at create",
+             lc_conv_weight_bytes(conv), wb);
+    cand[f] = di.candidates;
+    lc_conv_destroy(conv);
+  }
+  TU_CHECK(cand[1] == cand[0] && cand[2] == cand[0], "tuner candidates f32 %d, q8 %d, q4 %d", cand[0], cand[1],
+           cand[2]);
+  cc_free(&c);
+  lc_context_destroy(tc);
+}
+
 /* AUTO's F(4x4) rule (src/conv/select.c): the AVX2 table takes winograd4 from 64 input channels
  * from 14x14 outputs, the AVX-512 table from 16 input channels from 80x80, from 56x56 with at least
  * as many output channels and from 28x28 with twice as many, F(2x2) otherwise; the
@@ -668,6 +714,7 @@ int main(void) {
   for (int s = 0; s < (cc_quick() ? 8 : 20); s++) check_quant_auto_f4(s, tiny);
   lc_context_destroy(tiny);
   TU_CHECK(top == 0 || q_auto_f4 > 0, "AUTO never took F(4x4) for a Q8/Q4 conv");
+  check_quant_tuner();
   check_auto_f4();
   printf("winograd q8/q4: %ld runs against the reference, %ld bitwise comparisons (fp32 twin, threads, budgets), "
          "%ld smallest budgets, %ld AUTO F(4x4) runs\n", q_ran, q_bitwise, q_budgets, q_auto_f4);
