@@ -11,8 +11,9 @@ to an idle one).
   OpenVINO: CPU plugin, INFERENCE_PRECISION_HINT = f32, PERFORMANCE_HINT = LATENCY,
             INFERENCE_NUM_THREADS = T (PyPI `openvino`; see bench/requirements.txt).
   lowconv: `lowconv bench MODEL --threads T` (f32), plus `--weights q4 --block 32` (q4).
-  --base CLI: also the f32 run of another build (engine "base", in the same rotation), and the
-            ratio f32 / base: an A/B of two trees in one run.
+  --base CLI: also the f32 and (with q4) q4 runs of another build (engines "base", "baseq4", in the
+            same rotation), and the ratios f32 / base, q4 / base q4 and base q4 / base f32: an A/B of
+            two trees in one run.
 
 Usage: e2e_peers.py --lowconv CLI [--ppocr-det FILE] [--threads 1,2] [--rounds 3] [--repeat 5]
                     [--models iresnet34,ppocr_det,mobilenetv2] [--engines ort,ov,f32,q4] [--base CLI]
@@ -30,7 +31,8 @@ sys.path.insert(0, HERE)
 import bench_models  # noqa: E402  (re-execs under ./.venv when numpy/onnx/onnxruntime are missing)
 
 ENGINES = ("ort", "ov", "f32", "q4")
-NAMES = {"ort": "ORT", "ov": "OpenVINO", "f32": "lowconv f32", "q4": "lowconv q4", "base": "base f32"}
+NAMES = {"ort": "ORT", "ov": "OpenVINO", "f32": "lowconv f32", "q4": "lowconv q4", "base": "base f32",
+         "baseq4": "base q4"}
 
 
 def ov_worker(path, shape, threads, repeat):
@@ -70,7 +72,7 @@ def engine_cmd(e, cli, path, in_name, dims, t, repeat):
                 str(repeat)]
     cmd = [cli, "bench", path, "--shape", "%s=%s" % (in_name, dims), "--threads", str(t), "--repeat", str(repeat),
            "--json"]
-    return cmd + ([] if e in ("f32", "base") else ["--weights", e, "--block", "32"])
+    return cmd + ([] if e in ("f32", "base") else ["--weights", "q4", "--block", "32"])
 
 
 def run_json(cmd):
@@ -90,7 +92,7 @@ def main():
     ap.add_argument("--models", default="iresnet34,ppocr_det,mobilenetv2")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--json", default=None)
-    ap.add_argument("--base", default=None, help="another lowconv CLI: its f32 runs join the rotation")
+    ap.add_argument("--base", default=None, help="another lowconv CLI: its f32 (and q4) runs join the rotation")
     ap.add_argument("--ov-worker", nargs=4, metavar=("MODEL", "SHAPE", "T", "REPEAT"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.ov_worker:
@@ -102,7 +104,7 @@ def main():
         if e not in ENGINES:
             sys.exit("unknown engine %r (%s)" % (e, ",".join(ENGINES)))
     if a.base:
-        engines.append("base")
+        engines += ["base"] + (["baseq4"] if "q4" in engines else [])
     if "ov" in engines:
         try:
             import openvino  # noqa: F401
@@ -119,7 +121,7 @@ def main():
                 for rnd in range(a.rounds):
                     k = rnd % len(engines)
                     for e in engines[k:] + engines[:k]:
-                        exe = os.path.abspath(a.base) if e == "base" else cli
+                        exe = os.path.abspath(a.base) if e.startswith("base") else cli
                         js = run_json(engine_cmd(e, exe, path, in_name, dims, t, a.repeat))
                         samples[e].append((js["median_ms"], js.get("min_ms", js["median_ms"])))
                 row = {"model": label, "threads": t}
@@ -135,12 +137,17 @@ def main():
     ratios = [(e, "%s / faster peer" % e) for e in ("f32", "q4") if e in engines and peers]
     ratios += [("q4f32", "q4 / f32")] if both else []
     ratios += [("f32base", "f32 / base")] if "base" in engines and "f32" in engines else []
+    ratios += [("q4base", "q4 / base q4"), ("baseq4f32", "base q4 / base f32")] if "baseq4" in engines else []
 
     def ratio(r, what, key):
         if what == "q4f32":
             return r["q4" + key] / r["f32" + key]
         if what == "f32base":
             return r["f32" + key] / r["base" + key]
+        if what == "q4base":
+            return r["q4" + key] / r["baseq4" + key]
+        if what == "baseq4f32":
+            return r["baseq4" + key] / r["base" + key]
         return r[what + key] / min(r[e + key] for e in peers)
 
     print("\n| model | T | " + " | ".join(NAMES[e] + " ms" for e in engines) +

@@ -229,7 +229,7 @@ static inline lc_status cc_run(lc_context *ctx, const cc_case *c, lc_route route
  *     |out_pre - exact| <= gamma(cin_g + 12) * (81 * cin_g * mx * mw + |bias|)
  * with mx, mw the largest |x|, |w| (cin_g + 12: 3 + 4 roundings in the transforms, cin_g in the
  * channel sum, 4 in the output transform, 1 for the bias). F(4x4, 3x3) (route winograd4):
- *     gamma(cin_g + 20) * (4444.5 * cin_g * mx * mw + |bias|)   (derived in test_conv_winograd.c) */
+ *     gamma(cin_g + 25) * (4444.5 * cin_g * mx * mw + |bias|)   (derived in test_conv_winograd.c) */
 typedef struct cc_bound {
   float *s;  /* S per output element */
   double lip;
@@ -260,7 +260,7 @@ static inline lc_status cc_bound_make(const cc_case *c, const float *in, cc_boun
   b->gamma = n * u / (1.0 - n * u);
   double cin_g = (double)(c->d.in_channels / c->d.groups), nw2 = cin_g + 12.0;
   b->wino = nw2 * u / (1.0 - nw2 * u) * (81.0 * cin_g * mx * mw + mb);
-  double nw4 = cin_g + 20.0;
+  double nw4 = cin_g + 25.0;
   b->wino4 = nw4 * u / (1.0 - nw4 * u) * (40000.0 / 9.0 * cin_g * mx * mw + mb);
   b->lip = 1.0;
   if (c->d.activation == LC_ACT_LEAKY_RELU && fabs(c->d.act_alpha) > 1.0) b->lip = fabs(c->d.act_alpha);

@@ -17,18 +17,22 @@
  * output of an fp32 conv created from those values (beyond, the K blocks differ); threads and
  * budgets bitwise too, and the peak allocation within the smallest budget that plans.
  *
- * F(4x4, 3x3) (route winograd4, fp32): the same argument with 6x6 tiles. 1-D: |v| <= 10 X (rows of
- * B^T: L1 norms 10, 10, 10, 6, 6, 10), |u| <= W/4, W/2, W/2, 7W/24, 7W/24, W (U is computed in double,
- * one rounding), and over the outputs max sum_x |a_x| |u_x| / W = 1 + 2 (8 * 7/24) + 1 = 20/3 (last
- * row of A^T: 0 1 -1 8 -8 1), so S_w <= (10 * 20/3)^2 IC X W = 4444.5 IC X W. Roundings: V 2 x 4,
- * U 1, the ic sum IC, A^T M A 2 x 5, bias 1: at most IC + 20. Worst case c = 4444.5 (IC + 20) / 9,
- * about 70x F(2x2)'s: the price of the larger points; the observed c is printed next to F(2x2)'s. */
+ * F(4x4, 3x3) (route winograd4): the same argument with 6x6 tiles. 1-D: |v| <= 10 X (rows of
+ * B^T: L1 norms 10, 10, 10, 6, 6, 10), |u| <= W/4, W/2, W/2, 7W/24, 7W/24, W, and over the outputs
+ * max sum_x |a_x| |u_x| / W = 1 + 2 (8 * 7/24) + 1 = 20/3 (last row of A^T: 0 1 -1 8 -8 1), so
+ * S_w <= (10 * 20/3)^2 IC X W = 4444.5 IC X W. Roundings: V 2 x 4, U 6 (fp32 for fp32 and Q8/Q4
+ * weights alike, kernels/wino.h: 4 sums, the scale and its product, each bounded by |G||g||G^T|,
+ * test_wino_qweights; it was 1 when fp32 U came from double), the ic sum IC (Q8/Q4: K blocks of 128,
+ * no more roundings), A^T M A 2 x 5, bias 1: at most IC + 25. Worst case c = 4444.5 (IC + 25) / 9,
+ * about 70x F(2x2)'s: the price of the larger points; the observed c is printed next to F(2x2)'s.
+ * Q8/Q4 F(4x4) transforms U per task from the codes (none kept): the same bound on the dequantized
+ * weights, and up to 128 input channels per group the fp32 twin's bits. */
 #include "conv_cases.h"
 
 #define NSHAPES 160
 
 static double wino_bound(const cc_case *c, double ref, double xw, double bmax, int f4) {
-  double u = ldexp(1.0, -24), ic = (double)(c->d.in_channels / c->d.groups), n = ic + (f4 ? 20.0 : 11.0);
+  double u = ldexp(1.0, -24), ic = (double)(c->d.in_channels / c->d.groups), n = ic + (f4 ? 25.0 : 11.0);
   double s = f4 ? 40000.0 / 9.0 : 64.0;
   double lip = 1.0;
   if (c->d.activation == LC_ACT_LEAKY_RELU && fabs(c->d.act_alpha) > 1.0) lip = fabs(c->d.act_alpha);
@@ -340,8 +344,8 @@ static void check_quant(int s) {
              "%s: q differs from fp32 on its dequantized weights (max |diff| %g) [%s]", cc_isa_names[i],
              tu_max_abs_diff(o1, o2, nout), desc);
   }
-  /* Forced F(4x4): the transform of the dequantized weights made at prepare, so F(4x4)'s bound
-   * against the reference and the fp32 twin's bits for every channel count. */
+  /* Forced F(4x4): U made per task from the codes; F(4x4)'s bound against the reference and, up to
+   * 128 channels per group (one K block), the fp32 twin's bits. */
   for (int i = 0; i < CC_NISA; i++) {
     if (!ctxs[i]) continue;
     st = run_qr(ctxs[i], &c, LC_ROUTE_WINOGRAD4, in, o1, NULL, &sh);
@@ -355,21 +359,30 @@ static void check_quant(int s) {
     TU_CHECK(worst <= 1.0, "%s q F(4x4): element %zu = %g, reference %g, err/bound %.3g [%s]", cc_isa_names[i], at,
              o1[at], ref[at], worst, desc);
     st = cc_run(ctxs[i], &f, LC_ROUTE_WINOGRAD4, in, o2, &sh);
+    TU_CHECK(st == LC_OK, "%s fp32 twin F(4x4): %s", cc_isa_names[i], lc_status_name(st));
+    if (c.d.in_channels / c.d.groups > 128) continue;
     q_bitwise++;
     TU_CHECK(st == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0,
              "%s: q F(4x4) differs from fp32 on its dequantized weights (max |diff| %g) [%s]", cc_isa_names[i],
              tu_max_abs_diff(o1, o2, nout), desc);
   }
-  /* Threads and budgets: bitwise the 1-thread output of the best table. */
-  st = run_q(ctxs[top], &c, in, o1, NULL, &sh);
-  for (int t = 0; t < 3; t++) {
-    memset(o2, 0xff, nout * sizeof(float));
-    lc_status s2 = run_q(ctx_thr[t], &c, in, o2, NULL, &sh);
-    if (t == 2 && s2 == LC_ERR_BUDGET) continue;
-    TU_CHECK(st == LC_OK && s2 == LC_OK, "q threads ctx %d: %s (%s) [%s]", t, lc_status_name(s2), lc_last_error(), desc);
-    q_bitwise++;
-    TU_CHECK(s2 == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0, "q ctx %d differs from 1 thread [%s]", t, desc);
+  /* Threads and budgets: bitwise the 1-thread output of the best table, both routes (F(4x4) under
+   * the small budget: a U block per chunk instead of all panels cached, the same sums). */
+  for (int r = 0; r < 2; r++) {
+    lc_route route = r ? LC_ROUTE_WINOGRAD4 : LC_ROUTE_WINOGRAD;
+    st = run_qr(ctxs[top], &c, route, in, o1, NULL, &sh);
+    for (int t = 0; t < 3; t++) {
+      memset(o2, 0xff, nout * sizeof(float));
+      lc_status s2 = run_qr(ctx_thr[t], &c, route, in, o2, NULL, &sh);
+      if (t == 2 && s2 == LC_ERR_BUDGET) continue;
+      TU_CHECK(st == LC_OK && s2 == LC_OK, "q %s threads ctx %d: %s (%s) [%s]", lc_route_name(route), t,
+               lc_status_name(s2), lc_last_error(), desc);
+      q_bitwise++;
+      TU_CHECK(s2 == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0, "q %s ctx %d differs from 1 thread [%s]",
+               lc_route_name(route), t, desc);
+    }
   }
+  st = run_q(ctxs[top], &c, in, o1, NULL, &sh);
   /* Smallest budget that plans (2 threads): prepare + run stay within it, the output is the same. */
   if (s % 4 == 0) {
     size_t lo = 1, hi = (size_t)64 << 20, used;
@@ -423,71 +436,181 @@ static void check_quant_auto(void) {
   cc_free(&c);
 }
 
-/* Q4 and F(4x4) under AUTO on the AVX-512 table, asked for with LOWCONV_Q_WINO4=1 (without it
- * AUTO keeps the codes: F(2x2)): a conv whose transform fits 1 MiB takes F(4x4) at 88x88 (made at
- * prepare, the fp32 twin's bits), frees it when a later prepare at 8x8 takes F(2x2) (weight bytes
- * back to the Q4 matrix's), and one past 1 MiB (128 -> 128) stays F(2x2). */
-static void check_quant_auto_f4(int opt_in) {
-  int a512 = -1;
-  for (int i = 0; i < CC_NISA; i++)
-    if (ctxs[i] && cc_isas[i] == LC_ISA_AVX512) a512 = i;
-  if (a512 < 0) return;
-  if (opt_in) setenv("LOWCONV_Q_WINO4", "1", 1);
-  else unsetenv("LOWCONV_Q_WINO4");
-  static const struct {
-    int64_t ic, oc, hw;
-    lc_route want;
-  } cases[] = {{32, 24, 88, LC_ROUTE_WINOGRAD4}, {32, 24, 8, LC_ROUTE_WINOGRAD}, {128, 128, 88, LC_ROUTE_WINOGRAD}};
-  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-    lc_route want = opt_in ? cases[k].want : LC_ROUTE_WINOGRAD;
-    cc_case c;
-    memset(&c, 0, sizeof c);
-    lc_conv_desc_init(&c.d);
-    c.d.in_channels = cases[k].ic;
-    c.d.out_channels = cases[k].oc;
-    c.d.kernel_h = c.d.kernel_w = 3;
-    c.d.pad_top = c.d.pad_left = c.d.pad_bottom = c.d.pad_right = 1;
-    c.n = 1;
-    c.h = c.w = cases[k].hw;
-    cc_fill(&c, 1);
-    c.d.weight_format = LC_WEIGHTS_Q4;
-    c.d.block_size = 32;
-    size_t nin = cc_in_count(&c), nout = cc_out_count(&c), nw = (size_t)(c.d.out_channels * cc_k(&c));
-    float *in = malloc(nin * sizeof(float)), *o1 = malloc(nout * sizeof(float)), *o2 = malloc(nout * sizeof(float));
-    float *deq = malloc(nw * sizeof(float));
-    tu_fill(in, nin, -1.0f, 1.0f);
-    lc_conv *conv = NULL;
-    lc_conv_shape sh;
-    lc_status st = lc_conv_create(ctxs[a512], &c.d, &conv);
+/* Q8/Q4 and F(4x4) under AUTO: the fp32 rule (lc_wino4_size_first), so a q conv takes winograd4
+ * exactly where its fp32 twin on the dequantized values does; it keeps no U (weight bytes those of
+ * a route-im2col q conv, before and after prepare), stays within F(4x4)'s bound, gives the forced
+ * route's bits at 1 and 2 threads; a 1 KiB budget makes forced winograd4 LC_ERR_BUDGET and AUTO
+ * fall back. Odd channels and sizes, groups, both layouts, Q8/Q4, symmetric or not, blocks. Even
+ * s: AVX-512 rule sizes (16-24 -> at least as many channels, 56-66 px), odd: AVX2's (64-70, 14-22). */
+static long q_auto_f4;
+
+/* Status of prepare for route r on a 1-thread context of the best table with this budget; with out,
+ * it also runs. */
+static lc_status at_budget(const cc_case *c, lc_route r, size_t budget, const float *in, float *out) {
+  lc_context *ctx = NULL;
+  lc_status st = cc_context(cc_isas[top], 1, budget, &ctx);
+  lc_conv_desc d = c->d;
+  d.route = r;
+  lc_conv *conv = NULL;
+  if (!st) st = lc_conv_create(ctx, &d, &conv);
+  if (!st) st = lc_conv_prepare(conv, c->n, c->h, c->w, NULL);
+  if (!st && out) st = lc_conv_run(conv, in, out, NULL, 0);
+  lc_conv_destroy(conv);
+  lc_context_destroy(ctx);
+  return st;
+}
+
+static void check_quant_auto_f4(int s, lc_context *tiny) {
+  static const int blocks[] = {0, 16, 32, 64, 128};
+  cc_case c;
+  memset(&c, 0, sizeof c);
+  lc_conv_desc_init(&c.d);
+  int64_t g = s % 3 == 2 ? 2 : 1, cig, cog, hw;
+  if (s % 2 == 0) cig = tu_rand_int(16, 24), cog = cig + tu_rand_int(0, 24), hw = tu_rand_int(56, 66);
+  else cig = tu_rand_int(64, 70), cog = tu_rand_int(1, 40), hw = tu_rand_int(14, 22);
+  c.d.in_channels = g * cig;
+  c.d.out_channels = g * cog;
+  c.d.groups = g;
+  c.d.kernel_h = c.d.kernel_w = 3;
+  c.d.pad_top = c.d.pad_left = c.d.pad_bottom = c.d.pad_right = 1;
+  c.d.layout = (lc_layout)((s / 2) % 2);
+  cc_random_act(&c.d);
+  c.n = 1;
+  c.h = hw;
+  c.w = hw + tu_rand_int(0, 3);
+  cc_fill(&c, s % 4 != 1);
+  c.d.weight_format = (s / 4) % 2 ? LC_WEIGHTS_Q4 : LC_WEIGHTS_Q8;
+  c.d.asym = (s / 8) % 2;
+  c.d.block_size = blocks[(s / 3) % 5];
+  size_t nin = cc_in_count(&c), nout = cc_out_count(&c), nw = (size_t)(c.d.out_channels * cc_k(&c));
+  float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float)), *deq = malloc(nw * sizeof(float));
+  float *o1 = malloc(nout * sizeof(float)), *o2 = malloc(nout * sizeof(float));
+  tu_fill(in, nin, -1.0f, 1.0f);
+  char desc[400];
+  cc_describe(&c, desc, sizeof desc);
+  cc_case f = c; /* fp32 twin on the dequantized values */
+  f.d.weight_format = LC_WEIGHTS_F32;
+  f.d.asym = 0;
+  f.d.block_size = 0;
+  f.d.weights = deq;
+  int have_ref = 0;
+  double xw = 0.0, bm = c.bias ? max_abs(c.bias, (size_t)c.d.out_channels) : 0.0;
+  for (int i = 0; i < CC_NISA; i++) {
+    if (!ctxs[i]) continue;
+    lc_conv *conv = NULL, *im = NULL;
+    lc_conv_desc d = c.d;
+    d.route = LC_ROUTE_IM2COL;
+    lc_status st = lc_conv_create(ctxs[i], &d, &im);
+    size_t wim = st ? 0 : lc_conv_weight_bytes(im);
+    lc_conv_destroy(im);
+    if (!st) st = lc_conv_create(ctxs[i], &c.d, &conv);
     size_t wq = st ? 0 : lc_conv_weight_bytes(conv);
     if (!st) st = lc_conv_get_weights(conv, deq);
-    if (!st) st = lc_conv_prepare(conv, 1, c.h, c.w, &sh);
-    TU_CHECK(st == LC_OK && sh.route == want, "q4 auto %lld->%lld at %lld (opt-in %d): %s, want %s (%s)",
-             (long long)cases[k].ic, (long long)cases[k].oc, (long long)cases[k].hw, opt_in, lc_route_name(sh.route),
-             lc_route_name(want), lc_last_error());
-    if (!st && sh.route == LC_ROUTE_WINOGRAD4) {
-      TU_CHECK(lc_conv_weight_bytes(conv) > wq, "q4 F(4x4) weights not counted");
-      st = lc_conv_run(conv, in, o1, NULL, 0);
-      cc_case f = c;
-      f.d.weight_format = LC_WEIGHTS_F32;
-      f.d.block_size = 0;
-      f.d.weights = deq;
-      lc_conv_shape s2;
-      lc_status st2 = cc_run(ctxs[a512], &f, LC_ROUTE_WINOGRAD4, in, o2, &s2);
-      TU_CHECK(st == LC_OK && st2 == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0,
-               "q4 auto F(4x4) differs from the fp32 twin");
-      st = lc_conv_prepare(conv, 1, 8, 8, &sh); /* a small image: F(2x2), the transform freed */
-      TU_CHECK(st == LC_OK && sh.route == LC_ROUTE_WINOGRAD && lc_conv_weight_bytes(conv) == wq,
-               "q4 re-prepare at 8x8: %s, %zu weight bytes (Q4 matrix %zu)", lc_route_name(sh.route),
-               lc_conv_weight_bytes(conv), wq);
-    } else if (!st) {
-      TU_CHECK(lc_conv_weight_bytes(conv) == wq, "q4 F(2x2) holds %zu bytes, Q4 matrix %zu",
-               lc_conv_weight_bytes(conv), wq);
-    }
+    lc_conv_shape sh, shf;
+    if (!st) st = lc_conv_prepare(conv, c.n, c.h, c.w, &sh);
+    if (!st) st = lc_conv_run(conv, in, o1, NULL, 0);
+    TU_CHECK(st == LC_OK, "%s q auto: %s (%s) [%s]", cc_isa_names[i], lc_status_name(st), lc_last_error(), desc);
+    TU_CHECK(wq == wim && lc_conv_weight_bytes(conv) == wq, "%s q auto holds %zu / %zu weight bytes, im2col %zu [%s]",
+             cc_isa_names[i], wq, lc_conv_weight_bytes(conv), wim, desc);
     lc_conv_destroy(conv);
-    free(in), free(o1), free(o2), free(deq);
-    cc_free(&c);
+    if (st) continue;
+    if (!have_ref) {
+      have_ref = 1;
+      TU_CHECK(lc_conv_reference(&f.d, c.n, c.h, c.w, in, ref) == LC_OK, "reference: %s", lc_last_error());
+      xw = max_abs(in, nin) * max_abs(deq, nw);
+    }
+    lc_status sf = cc_run(ctxs[i], &f, LC_ROUTE_AUTO, in, o2, &shf);
+    TU_CHECK(sf == LC_OK && shf.route == sh.route, "%s: q auto took %s, its fp32 twin %s [%s]", cc_isa_names[i],
+             lc_route_name(sh.route), lc_route_name(shf.route), desc);
+    if (sh.route != LC_ROUTE_WINOGRAD4) continue;
+    q_auto_f4++;
+    size_t at = 0;
+    double worst = worst_err_ratio(&c, o1, ref, nout, xw, bm, 1, &at);
+    if (worst > worst_ratio[1]) worst_ratio[1] = worst;
+    TU_CHECK(worst <= 1.0, "%s q auto F(4x4): element %zu = %g, reference %g, err/bound %.3g [%s]", cc_isa_names[i],
+             at, o1[at], ref[at], worst, desc);
+    q_bitwise++;
+    TU_CHECK(memcmp(o1, o2, nout * sizeof(float)) == 0, "%s q auto F(4x4) differs from its fp32 twin [%s]",
+             cc_isa_names[i], desc);
+    if (cc_isas[i] != cc_isas[top]) continue;
+    for (int t = 0; t < 3; t++) { /* forced, 2 and 3 threads, small budget: the same bits */
+      memset(o2, 0xff, nout * sizeof(float));
+      lc_status s2 = run_qr(ctx_thr[t], &c, LC_ROUTE_WINOGRAD4, in, o2, NULL, &sh);
+      if (t == 2 && s2 == LC_ERR_BUDGET) continue;
+      TU_CHECK(s2 == LC_OK, "q F(4x4) ctx %d: %s (%s) [%s]", t, lc_status_name(s2), lc_last_error(), desc);
+      q_bitwise++;
+      TU_CHECK(s2 == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0, "q F(4x4) ctx %d differs from auto [%s]", t,
+               desc);
+    }
+    /* The smallest budget F(4x4) plans in holds one U block, not every panel's: the same bits. */
+    size_t lo = 1, hi = (size_t)64 << 20;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (at_budget(&c, LC_ROUTE_WINOGRAD4, mid, NULL, NULL) == LC_OK) hi = mid;
+      else lo = mid + 1;
+    }
+    memset(o2, 0xff, nout * sizeof(float));
+    st = at_budget(&c, LC_ROUTE_WINOGRAD4, hi, in, o2);
+    q_bitwise++;
+    TU_CHECK(st == LC_OK && memcmp(o1, o2, nout * sizeof(float)) == 0, "q F(4x4) at budget %zu: %s [%s]", hi,
+             lc_status_name(st), desc);
   }
+  /* 1 KiB: no F(4x4) chunk fits; AUTO falls back (direct needs no workspace). */
+  lc_conv_shape sh;
+  lc_status st = run_qr(tiny, &c, LC_ROUTE_WINOGRAD4, in, o2, NULL, &sh);
+  TU_CHECK(st == LC_ERR_BUDGET && strstr(lc_last_error(), "winograd4") != NULL, "q F(4x4) in 1 KiB: %s (%s) [%s]",
+           lc_status_name(st), lc_last_error(), desc);
+  st = run_qr(tiny, &c, LC_ROUTE_AUTO, in, o2, NULL, &sh);
+  TU_CHECK(st == LC_OK && sh.route != LC_ROUTE_WINOGRAD4, "q auto in 1 KiB: %s, %s [%s]", lc_status_name(st),
+           lc_route_name(sh.route), desc);
+  free(in), free(ref), free(deq), free(o1), free(o2);
+  cc_free(&c);
+}
+
+/* The tuner times F(4x4) for Q8/Q4 convs wherever it does for fp32: the same candidates for a 3x3
+ * stride-1 conv and its q twins (before, Q8/Q4 had one fewer: no winograd4), and a tuned q conv
+ * still holds only its codes. In-memory tuning cache (cache_dir ""). */
+static void check_quant_tuner(void) {
+  lc_context_params cp;
+  lc_context_params_init(&cp);
+  cp.cpu_tune = LC_TUNE_FAST;
+  cp.cache_dir = "";
+  lc_context *tc = NULL;
+  TU_CHECK(lc_context_create(&cp, &tc) == LC_OK, "tuner context: %s", lc_last_error());
+  if (!tc) return;
+  cc_case c;
+  memset(&c, 0, sizeof c);
+  lc_conv_desc_init(&c.d);
+  c.d.in_channels = c.d.out_channels = 32;
+  c.d.kernel_h = c.d.kernel_w = 3;
+  c.d.pad_top = c.d.pad_left = c.d.pad_bottom = c.d.pad_right = 1;
+  c.n = 1;
+  c.h = c.w = 20;
+  cc_fill(&c, 1);
+  static const lc_weight_format fmts[3] = {LC_WEIGHTS_F32, LC_WEIGHTS_Q8, LC_WEIGHTS_Q4};
+  int cand[3] = {0, 0, 0};
+  for (int f = 0; f < 3; f++) {
+    lc_conv_desc d = c.d;
+    d.weight_format = fmts[f];
+    d.block_size = f ? 32 : 0;
+    lc_conv *conv = NULL;
+    lc_conv_device_info di;
+    memset(&di, 0, sizeof di);
+    lc_status st = lc_conv_create(tc, &d, &conv);
+    size_t wb = st ? 0 : lc_conv_weight_bytes(conv);
+    if (!st) st = lc_conv_prepare(conv, c.n, c.h, c.w, NULL);
+    if (!st) st = lc_conv_device_info_get(conv, &di);
+    TU_CHECK(st == LC_OK && di.candidates >= 2, "tuned format %d: %s, %d candidates", f, lc_last_error(),
+             di.candidates);
+    TU_CHECK(!f || lc_conv_weight_bytes(conv) == wb, "tuned q conv: %zu weight bytes, %zu at create",
+             lc_conv_weight_bytes(conv), wb);
+    cand[f] = di.candidates;
+    lc_conv_destroy(conv);
+  }
+  TU_CHECK(cand[1] == cand[0] && cand[2] == cand[0], "tuner candidates f32 %d, q8 %d, q4 %d", cand[0], cand[1],
+           cand[2]);
+  cc_free(&c);
+  lc_context_destroy(tc);
 }
 
 /* AUTO's F(4x4) rule (src/conv/select.c): the AVX2 table takes winograd4 from 64 input channels
@@ -586,12 +709,15 @@ int main(void) {
   check_statuses(ctxs[0]);
   for (int s = 0; s < (cc_quick() ? 24 : 72); s++) check_quant(s);
   check_quant_auto();
-  check_quant_auto_f4(0);
-  check_quant_auto_f4(1);
-  unsetenv("LOWCONV_Q_WINO4");
+  lc_context *tiny = NULL;
+  TU_CHECK(cc_context(cc_isas[top], 1, 1024, &tiny) == LC_OK, "tiny context");
+  for (int s = 0; s < (cc_quick() ? 8 : 20); s++) check_quant_auto_f4(s, tiny);
+  lc_context_destroy(tiny);
+  TU_CHECK(top == 0 || q_auto_f4 > 0, "AUTO never took F(4x4) for a Q8/Q4 conv");
+  check_quant_tuner();
   check_auto_f4();
   printf("winograd q8/q4: %ld runs against the reference, %ld bitwise comparisons (fp32 twin, threads, budgets), "
-         "%ld smallest budgets\n", q_ran, q_bitwise, q_budgets);
+         "%ld smallest budgets, %ld AUTO F(4x4) runs\n", q_ran, q_bitwise, q_budgets, q_auto_f4);
   for (int f = 0; f < 2; f++)
     printf("%s: %ld runs against the reference, worst err/bound %.4f, worst err/(u*K*X*W) %.3f; %ld bitwise "
            "comparisons across threads/budgets\n",

@@ -240,9 +240,7 @@ lc_status lc_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w,
   p.ohw = (size_t)(p.oh * p.ow);
   memset(&c->dev_info, 0, sizeof c->dev_info);
   c->tune_src = LC_TSRC_HEURISTIC;
-  st = lc_winograd4_q_prepare(c, p.oh, p.ow);
-  if (!st) st = plan_route(c, c->d.route, &p);
-  lc_winograd4_q_drop(c, st ? LC_ROUTE_AUTO : p.route);
+  st = plan_route(c, c->d.route, &p);
   if (st) return st;
   if (!c->dev_info.kernel[0]) snprintf(c->dev_info.kernel, sizeof c->dev_info.kernel, "%s", lc_route_name(p.route));
   if (!lc_mul_sz(p.ws_thread, (size_t)p.threads, &p.ws_total))

@@ -131,16 +131,10 @@ const float *lc_wino_plane_row(const lc_conv_plan *p, const struct lc_wino_kerne
 lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p);
 lc_status lc_winograd4_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
 /* F(4x4) weights, transformed at create for fp32 3x3 stride-1 convs when asked, tuned or when
- * lc_winograd4_auto says AUTO may take it. */
+ * lc_winograd4_auto says AUTO may take it (Q8/Q4: per task in run, none kept). */
 lc_status lc_winograd4_pack(lc_conv *c, const float *w);
-/* Q8/Q4: makes the F(4x4) transform of the dequantized weights where AUTO, the tuner or the forced
- * route may take F(4x4) at this output size (before planning; never in a context with a budget:
- * the transform and its dequantized source would come on top of it); _drop frees it when the plan
- * took another route. */
-lc_status lc_winograd4_q_prepare(lc_conv *c, int64_t oh, int64_t ow);
 /* AUTO's F(4x4) rule on the output size (select.c), F(4x4) weights aside. */
 int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow);
-void lc_winograd4_q_drop(lc_conv *c, lc_route taken);
 /* 1 when AUTO may pick winograd4 for this conv (create-time features: shape, channels, table). */
 int lc_winograd4_auto(const lc_conv *c);
 

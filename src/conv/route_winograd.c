@@ -270,7 +270,7 @@ static void build_u(const lc_conv *c, const lc_wino_kernels *wk, size_t g, size_
   size_t pw = wpw(c), cig = (size_t)c->cin_g, oc0 = g * (size_t)c->cout_g + q * pw, xs = ubuf_xs(kn, pw);
   const lc_kernels *kt = c->ctx->k;
   if (kt->wino_qweights && pw % 16 == 0 && kt->wino_qweights_ok(c->qw)) {
-    kt->wino_qweights(c->qw, oc0, noc, pw, k0, kn, U, xs);
+    kt->wino_qweights(c->qw, oc0, noc, pw, k0, kn, U, xs, 0);
     return;
   }
   for (size_t s0 = 0; s0 < kn; s0 += QSEG) {

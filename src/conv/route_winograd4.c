@@ -1,20 +1,19 @@
-/* Winograd F(4x4, 3x3) for 3x3, stride 1, dilation 1 fp32 convs (any pads, groups, both layouts):
+/* Winograd F(4x4, 3x3) for 3x3, stride 1, dilation 1 convs (any pads, groups, both layouts):
  * each 4x4 output tile comes from a 6x6 input tile, Y = A^T [ (G g G^T) .* (B^T d B) ] A, i.e. 36
  * GEMMs with K = cin/groups: 4x fewer multiplies than im2col (F(2x2): 2.25x), at the cost of a
  * larger rounding error (the points 0, +-1, +-2, +-1/2: transform entries up to 8 and 1/24;
  * test_conv_winograd measures it against the fp64 reference). The heuristic selector takes it
  * on the AVX2 table from 64 channels at 14x14 outputs and up (select.c); the tuner times it against
- * F(2x2) and the other routes. Its weights are transformed when a tuner is on, the route is
- * asked for, or lc_winograd4_auto says AUTO may take it.
- *   U: [group][xi][panel][ic][nr]   (G g G^T, in double then rounded; zero-padded panels)
+ * F(2x2) and the other routes. fp32 weights are transformed at create when a tuner is on, the
+ * route is asked for, or lc_winograd4_auto says AUTO may take it; Q8/Q4 ones per task (QKC4 below).
+ *   U: [group][xi][panel][ic][nr]   (G g G^T, fp32: kernels/wino.h weights4; zero-padded panels)
  *   V: NHWC [xi][tile block][ic][mr] (packed A panels of mr tiles; the transform runs along
  *      channels), NCHW [xi][ic][Tp] (it runs along a row of tiles, read in place; the GEMM's A
  *      with rs_a = 1, cs_a = Tp, as F(2x2))
  *   M: [xi][T][nr]                  (one weight panel's products)
  * Work: chunks of T tiles per (image, group), split over weight panels when there are fewer
- * chunks than threads. Each output's sum over ic is one GEMM call per xi: the same bits for any
- * T, split or thread count. xi = 6 * row + column of the transformed tile. */
-#include <stdlib.h>
+ * chunks than threads. Each output's sum over ic is one GEMM call per xi and K block: the same bits
+ * for any T, split or thread count. xi = 6 * row + column of the transformed tile. */
 #include <string.h>
 
 #include "conv/route.h"
@@ -36,23 +35,6 @@ static int w4_shape_ok(const lc_conv *c) {
 }
 static size_t w4_panels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, c->ctx->k->nr); }
 
-/* Q8/Q4 convs hold no fp32 weights; where AUTO or the tuner may take F(4x4) they get its fp32
- * transform of their dequantized weights at prepare, if it is this small (36 x cin x cout floats
- * rounded to panels: PP-OCRv4 det's 96->24 3x3 layers at 160x160 hold 432 KiB). Without it they
- * ran F(2x2): 9.0 vs 5.1 ms each, 7.4 of the 8.5 ms q4 lost to f32 on det (Zen 5, 1 thread). */
-#define W4_Q_MAX_BYTES ((size_t)1 << 20)
-
-static int w4_bytes(const lc_conv *c, size_t *bytes) {
-  size_t n;
-  return lc_mul_sz((size_t)c->d.groups * 36, w4_panels(c), &n) && lc_mul_sz(n, (size_t)c->cin_g, &n) &&
-         lc_mul_sz(n, c->ctx->k->nr, &n) && lc_mul_sz(n, sizeof(float), bytes);
-}
-
-static int w4_q_small(const lc_conv *c) {
-  size_t b;
-  return !c->qw || (w4_bytes(c, &b) && b <= W4_Q_MAX_BYTES);
-}
-
 /* F(4x4) does 1.78x fewer multiplies than F(2x2) but 2.25x the transform work per channel: it won
  * from 64 channels (Zen 3: 1.1-1.5x on 64..512-channel 3x3 layers at 14..80 px; 32-channel ones kept
  * F(2x2)). On the AVX-512 table (Xeon, 2 MiB L2) it won from 16 channels on large planes (fastest
@@ -60,7 +42,7 @@ static int w4_q_small(const lc_conv *c) {
  * 28.9 / 14.8), so its weights are made from 16 there; the output size is select.c's. */
 int lc_winograd4_auto(const lc_conv *c) {
   int isa = c->ctx->k->isa, min_cin = isa == LC_ISA_AVX2 ? 64 : isa == LC_ISA_AVX512 ? 16 : 0;
-  return min_cin && w4_shape_ok(c) && w4_q_small(c) && c->cin_g >= min_cin;
+  return min_cin && w4_shape_ok(c) && c->cin_g >= min_cin;
 }
 
 /* The channel and table rule is lc_winograd4_auto's (known at create, so the F(4x4)
@@ -88,10 +70,12 @@ int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow) {
   return lc_winograd4_auto(c) && oh >= 14 && ow >= 14;
 }
 
-/* Transformed weights of OIHW fp32 w, or (w NULL) of the Q8/Q4 weights dequantized one output
- * channel at a time into row (K floats, (tap, ic) order), whatever the rules (callers check them). */
-static lc_status w4_pack(lc_conv *c, const float *w, float *row) {
+/* fp32 U, transformed by the kernel table's weights4 as the Q8/Q4 panels are in run (same bits). */
+lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
   const lc_conv_desc *d = &c->d;
+  if (!w4_shape_ok(c) || c->qw) return LC_OK;
+  if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && (c->ctx->tuner || lc_winograd4_auto(c)))))
+    return LC_OK;
   size_t nr = c->ctx->k->nr, np = w4_panels(c), cig = (size_t)c->cin_g, cog = (size_t)c->cout_g, n, bytes;
   if (!lc_mul_sz((size_t)d->groups * 36, np, &n) || !lc_mul_sz(n, cig, &n) || !lc_mul_sz(n, nr, &n) ||
       !lc_mul_sz(n, sizeof(float), &bytes))
@@ -100,97 +84,91 @@ static lc_status w4_pack(lc_conv *c, const float *w, float *row) {
     return lc_error(LC_ERR_NO_MEMORY, "winograd4: cannot allocate %zu bytes of weights", bytes);
   c->wwino4_bytes = bytes;
   c->weight_bytes += bytes;
-  static const double G[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                 {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  const lc_wino_kernels *wk = c->ctx->k->wino;
   for (size_t g = 0; g < (size_t)d->groups; g++)
-    for (size_t oc = 0; oc < cog; oc++) {
-      if (!w) lc_conv_qrow(c, (int64_t)(g * cog + oc), row);
-      for (size_t ic = 0; ic < cig; ic++) {
-        float kq[9];
-        for (size_t tap = 0; !w && tap < 9; tap++) kq[tap] = row[tap * cig + ic];
-        const float *k = w ? w + ((g * cog + oc) * cig + ic) * 9 : kq;
-        double t[6][3], u;
-        for (int i = 0; i < 6; i++)
-          for (int x = 0; x < 3; x++) t[i][x] = G[i][0] * k[x] + G[i][1] * k[3 + x] + G[i][2] * k[6 + x];
-        for (int i = 0; i < 6; i++)
-          for (int j = 0; j < 6; j++) {
-            u = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];
-            size_t xi = (size_t)(6 * i + j);
-            c->wwino4[(((g * 36 + xi) * np + oc / nr) * cig + ic) * nr + oc % nr] = (float)u;
-          }
-      }
-    }
+    for (size_t q = 0; q < np; q++)
+      for (size_t ic = 0; ic < cig; ic += CH) /* OIHW: (oc, ic, tap) at (oc * cig + ic) * 9 + tap */
+        wk->weights4(lc_min_sz(nr, cog - q * nr), nr, lc_min_sz(CH, cig - ic), w + ((g * cog + q * nr) * cig + ic) * 9,
+                     9 * cig, 1, 9, c->wwino4 + ((g * 36 * np + q) * cig + ic) * nr, np * cig * nr);
   return LC_OK;
 }
 
-lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
-  const lc_conv_desc *d = &c->d;
-  if (!w4_shape_ok(c) || c->qw) return LC_OK;
-  if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && (c->ctx->tuner || lc_winograd4_auto(c)))))
-    return LC_OK;
-  return w4_pack(c, w, NULL);
+/* Q8/Q4 keep no U: tasks transform it from the codes into their thread's slot, a weight panel x
+ * QKC4 input channels ([xi][kc][nr], planes 16 floats apart against L1 set conflicts, as F(2x2))
+ * at a time, summed block by block: up to QKC4 channels per group the fp32 conv's bits. Where U
+ * of all panels of a group fits W4_UCACHE_BYTES (and the budget) the slot keeps it for the run
+ * (plan variant 1): each thread transforms each panel once per group instead of once per chunk,
+ * which cost 0.6 of 7 ms on a 96->24 160x160 layer (Xeon model 167, 40 chunks). */
+#define QKC4 128
+#define QSEG 64 /* channels per dequantization call without the in-register transform */
+#define W4_UCACHE_BYTES ((size_t)1 << 20)
+static int w4_qfused(const lc_conv *c) {
+  const lc_kernels *kt = c->ctx->k;
+  return kt->wino_qweights && kt->nr % 16 == 0 && kt->wino_qweights_ok(c->qw);
+}
+static size_t w4_uxs(size_t kn, size_t nr) { return kn * nr + 16; }
+/* Floats of one panel x K block of U, and K blocks per group. */
+static size_t w4_ublk(const lc_conv *c) { return 36 * w4_uxs(lc_min_sz((size_t)c->cin_g, QKC4), c->ctx->k->nr); }
+static size_t w4_nkb(const lc_conv *c) { return lc_div_up((size_t)c->cin_g, QKC4); }
+/* Bytes of the stamps (panel q holds group stamp[q] - 1's U; 0: none) before a cached U. */
+static size_t w4_stamp_bytes(const lc_conv *c) { return lc_round_up(w4_panels(c) * sizeof(size_t), 64); }
+
+/* Q8/Q4 part of a slot: U of one block, or (cached) the stamps and U of all panels; then D. */
+static int w4_qbytes(const lc_conv *c, int cached, size_t *bytes) {
+  *bytes = 0;
+  if (!c->qw) return 1;
+  size_t u = w4_ublk(c), blocks;
+  if (cached && (!lc_mul_sz(w4_panels(c), w4_nkb(c), &blocks) || !lc_mul_sz(u, blocks, &u))) return 0;
+  if (!lc_mul_sz(u, sizeof(float), &u)) return 0;
+  *bytes = lc_round_up(u, 64) + (cached ? w4_stamp_bytes(c) : 0) +
+           (w4_qfused(c) ? 0 : lc_round_up(c->ctx->k->nr * 9 * QSEG * sizeof(float), 64));
+  return 1;
 }
 
-/* Q8/Q4 weights stay codes unless asked: the F(4x4) transform is an fp32 copy (up to 1.7x the Q4
- * bytes of PP-OCRv4 det), so AUTO and the tuner make it only with LOWCONV_Q_WINO4=1 (PP-OCRv4 det q4
- * 43.5 -> 37.0 ms on Zen 5, 1 thread); a conv created with route winograd4 asked for it. */
-static int w4_q_auto_allowed(void) {
-  const char *e = getenv("LOWCONV_Q_WINO4");
-  return e && !strcmp(e, "1");
+/* U of weight panel q, channels [k0, k0 + kn) of group g into U (D: the dequantized taps). */
+static void w4_build_u(const lc_conv *c, size_t g, size_t q, size_t noc, size_t k0, size_t kn, float *U, float *D) {
+  const lc_kernels *kt = c->ctx->k;
+  size_t nr = kt->nr, cig = (size_t)c->cin_g, oc0 = g * (size_t)c->cout_g + q * nr, xs = w4_uxs(kn, nr);
+  if (w4_qfused(c)) {
+    kt->wino_qweights(c->qw, oc0, noc, nr, k0, kn, U, xs, 1);
+    return;
+  }
+  for (size_t s0 = 0; s0 < kn; s0 += QSEG) {
+    size_t sn = lc_min_sz(QSEG, kn - s0);
+    for (size_t t = 0; t < 9; t++) /* in range by construction */
+      (void)lc_dequant_rows_with(kt, c->qw, oc0, noc, t * cig + k0 + s0, sn, D + t * QSEG, 9 * QSEG);
+    kt->wino->weights4(noc, nr, sn, D, 9 * QSEG, QSEG, 1, U + s0 * nr, xs);
+  }
 }
 
-lc_status lc_winograd4_q_prepare(lc_conv *c, int64_t oh, int64_t ow) {
-  const lc_conv_desc *d = &c->d;
-  if (!c->qw || c->wwino4 || !w4_shape_ok(c) || c->ctx->budget) return LC_OK;
-  if (!(d->route == LC_ROUTE_WINOGRAD4 ||
-        (d->route == LC_ROUTE_AUTO && w4_q_auto_allowed() && w4_q_small(c) &&
-         (c->ctx->tuner ? lc_winograd4_auto(c) : lc_wino4_size_first(c, oh, ow)))))
-    return LC_OK;
-  /* One output channel's row at a time: no fp32 copy of the weight tensor (docs/quantization.md). */
-  size_t n;
-  if (!lc_mul_sz(c->K, sizeof(float), &n)) return lc_error(LC_ERR_OVERFLOW, "winograd4: weight row size overflows");
-  float *row = lc_malloc(n);
-  if (!row) return lc_error(LC_ERR_NO_MEMORY, "winograd4: cannot allocate %zu bytes for a weight row", n);
-  lc_status st = w4_pack(c, NULL, row);
-  lc_free(row);
-  return st;
-}
-
-void lc_winograd4_q_drop(lc_conv *c, lc_route taken) {
-  if (!c->qw || !c->wwino4 || taken == LC_ROUTE_WINOGRAD4) return;
-  lc_free(c->wwino4);
-  c->wwino4 = NULL;
-  c->weight_bytes -= c->wwino4_bytes;
-  c->wwino4_bytes = 0;
-}
-
-/* Slot: [V: 36 x T x cig][M: 36 x T x nr][ZLEN zeros], 64-aligned parts (T is a multiple of mr). */
-static int w4_slot(const lc_conv *c, size_t T, size_t *bytes) {
-  size_t v, m, z = ZLEN * sizeof(float) + 64; /* + 64: run aligns the slot */
-  if (!lc_mul_sz(36 * sizeof(float) * (size_t)c->cin_g, T, &v) || !lc_mul_sz(36 * sizeof(float) * c->ctx->k->nr, T, &m))
+/* Slot: [V: 36 x T x cig][M: 36 x T x nr][ZLEN zeros][Q8/Q4: w4_qbytes], 64-aligned parts (T is a
+ * multiple of mr). */
+static int w4_slot(const lc_conv *c, size_t T, int cached, size_t *bytes) {
+  size_t v, m, q, z = lc_round_up(ZLEN * sizeof(float), 64) + 64; /* + 64: run aligns the slot */
+  if (!w4_qbytes(c, cached, &q) || !lc_mul_sz(36 * sizeof(float) * (size_t)c->cin_g, T, &v) ||
+      !lc_mul_sz(36 * sizeof(float) * c->ctx->k->nr, T, &m))
     return 0;
-  return lc_add_sz(lc_round_up(v, 64), lc_round_up(m, 64), bytes) && lc_add_sz(*bytes, z, bytes);
+  return lc_add_sz(lc_round_up(v, 64), lc_round_up(m, 64), bytes) && lc_add_sz(*bytes, z, bytes) &&
+         lc_add_sz(*bytes, q, bytes);
 }
 
-lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p) {
-  if (!w4_shape_ok(c)) return lc_error(LC_ERR_UNSUPPORTED, "winograd4: needs a 3x3 kernel, stride 1, dilation 1");
-  if (!c->wwino4)
-    return lc_error(LC_ERR_UNSUPPORTED, "winograd4: no transformed weights (fp32: made at create for route winograd4 or a tuner; Q8/Q4: at prepare, up to 1 MiB)");
-  size_t mr = c->ctx->k->mr, nt, one;
-  if (!lc_mul_sz(lc_div_up((size_t)p->oh, 4), lc_div_up((size_t)p->ow, 4), &nt) || !w4_slot(c, mr, &one))
+static lc_status w4_plan(const lc_conv *c, lc_conv_plan *p, int cached) {
+  size_t mr = c->ctx->k->mr, nt, one, q;
+  if (!lc_mul_sz(lc_div_up((size_t)p->oh, 4), lc_div_up((size_t)p->ow, 4), &nt) || !w4_slot(c, mr, cached, &one) ||
+      !w4_qbytes(c, cached, &q))
     return lc_error(LC_ERR_OVERFLOW, "winograd4: tile count or slot size overflows");
   int threads = lc_threads_for_budget(c, one);
   if (threads == 0)
     return lc_error(LC_ERR_BUDGET, "winograd4: one chunk of %zu tiles needs %zu bytes, budget is %zu", mr, one,
                     c->ctx->budget);
-  size_t target = c->ctx->budget ? c->ctx->budget / (size_t)threads : lc_max_sz(W4_CHUNK_BYTES, one);
+  size_t target = c->ctx->budget ? c->ctx->budget / (size_t)threads : lc_max_sz(W4_CHUNK_BYTES + q, one);
   size_t cap = lc_round_up(nt, mr), T = mr, b;
   if (p->hint_tile) {
     T = lc_min_sz(cap, lc_round_up(p->hint_tile, mr));
   } else {
-    while (T + mr <= cap && w4_slot(c, T + mr, &b) && b <= target) T += mr;
+    while (T + mr <= cap && w4_slot(c, T + mr, cached, &b) && b <= target) T += mr;
   }
-  if (!w4_slot(c, T, &b)) return lc_error(LC_ERR_OVERFLOW, "winograd4: slot size overflows");
+  if (!w4_slot(c, T, cached, &b)) return lc_error(LC_ERR_OVERFLOW, "winograd4: slot size overflows");
   if (c->ctx->budget && b > target)
     return lc_error(LC_ERR_BUDGET, "winograd4: a chunk of %zu tiles needs %zu bytes per thread, budget is %zu", T, b,
                     c->ctx->budget);
@@ -199,8 +177,35 @@ lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p) {
   p->tile = T;
   p->ntiles = lc_div_up(nt, T);
   p->ocsplit = lc_route_ocsplit((size_t)p->n * (size_t)c->d.groups * p->ntiles, threads, w4_panels(c));
-  w4_slot(c, T, &b);
+  p->variant = cached;
+  w4_slot(c, T, cached, &b);
   return lc_route_planned(p, LC_ROUTE_WINOGRAD4, b, threads);
+}
+
+lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p) {
+  if (!w4_shape_ok(c)) return lc_error(LC_ERR_UNSUPPORTED, "winograd4: needs a 3x3 kernel, stride 1, dilation 1");
+  if (!c->wwino4 && !c->qw)
+    return lc_error(LC_ERR_UNSUPPORTED,
+                    "winograd4: no transformed weights (made at create for route winograd4, a tuner or AUTO's rule)");
+  /* The cache changes where U comes from, never a sum: the same bits either way. It is taken
+   * unless the budget then leaves fewer threads. */
+  size_t u;
+  lc_conv_plan q = *p;
+  if (c->qw && w4_qbytes(c, 1, &u) && u <= W4_UCACHE_BYTES && w4_plan(c, &q, 1) == LC_OK) {
+    lc_conv_plan r = *p;
+    *p = w4_plan(c, &r, 0) == LC_OK && r.threads > q.threads ? r : q;
+    lc_clear_error();
+    return LC_OK;
+  }
+  lc_clear_error();
+  return w4_plan(c, p, 0);
+}
+
+/* The Q8/Q4 part of an aligned slot of the plan. */
+static unsigned char *w4_slot_q(const lc_conv *c, unsigned char *slot) {
+  size_t T = c->plan.tile, Tp = lc_round_up(T, c->ctx->k->mr);
+  return slot + lc_round_up(36 * (size_t)c->cin_g * Tp * sizeof(float), 64) +
+         lc_round_up(36 * c->ctx->k->nr * T * sizeof(float), 64) + lc_round_up(ZLEN * sizeof(float), 64);
 }
 
 typedef struct w4_job {
@@ -279,6 +284,10 @@ static void w4_task(void *arg, size_t task, int thread) {
   float *V = (float *)slot;
   float *M = (float *)(slot + lc_round_up(36 * cig * Tp * sizeof(float), 64));
   float *zero = (float *)((unsigned char *)M + lc_round_up(36 * nr * T * sizeof(float), 64));
+  unsigned char *qpart = w4_slot_q(c, slot); /* Q8/Q4 only */
+  size_t *stamp = (size_t *)qpart, ublk = c->qw ? w4_ublk(c) : 0, nkb = c->qw ? w4_nkb(c) : 0;
+  float *ubuf = (float *)(qpart + (p->variant ? w4_stamp_bytes(c) : 0));
+  float *dbuf = ubuf + lc_round_up(ublk * (p->variant ? np * nkb : 1), 16);
   memset(zero, 0, ZLEN * sizeof(float));
   w4_input(jb, img_g, t0, n, V, T, zero);
   lc_gemm_params g0, ep;
@@ -289,12 +298,28 @@ static void w4_task(void *arg, size_t task, int thread) {
   float y[16][CH];
   for (size_t q = tp.q0; q < tp.q1; q++) {
     size_t noc = lc_min_sz(nr, cog - q * nr), oc0 = tp.g * cog + q * nr;
-    for (size_t xi = 0; xi < 36; xi++) {
-      const float *U = c->wwino4 + ((tp.g * 36 + xi) * np + q) * cig * nr;
-      for (size_t j = 0; j < n; j += mr)
-        kt->f32_gemm(lc_min_sz(mr, n - j), noc, cig, V + xi * Tp * cig + j * (nchw ? 1 : cig), 1, nchw ? Tp : mr, U,
-                     nr, M + (xi * T + j) * nr, nr, &g0);
+    /* fp32: one K block of all cig channels; Q8/Q4: blocks of QKC4, U made here or cached. */
+    size_t kb = c->wwino4 ? cig : QKC4, cs_a = nchw ? Tp : mr;
+    float *uq = p->variant ? ubuf + q * nkb * ublk : ubuf;
+    int fresh = !c->wwino4 && (!p->variant || stamp[q] != tp.g + 1);
+    for (size_t k0 = 0; k0 < cig; k0 += kb) {
+      size_t kn = lc_min_sz(kb, cig - k0), uxs = np * cig * nr;
+      const float *U0 = c->wwino4 ? c->wwino4 + (tp.g * 36 * np + q) * cig * nr : NULL;
+      if (!c->wwino4) {
+        float *ub = p->variant ? uq + k0 / QKC4 * ublk : uq;
+        if (fresh) w4_build_u(c, tp.g, q, noc, k0, kn, ub, dbuf);
+        U0 = ub;
+        uxs = w4_uxs(kn, nr);
+      }
+      g0.accumulate = k0 > 0;
+      for (size_t xi = 0; xi < 36; xi++) {
+        const float *Vx = V + xi * Tp * cig + k0 * cs_a;
+        for (size_t j = 0; j < n; j += mr)
+          kt->f32_gemm(lc_min_sz(mr, n - j), noc, kn, Vx + j * (nchw ? 1 : cig), 1, cs_a, U0 + xi * uxs, nr,
+                       M + (xi * T + j) * nr, nr, &g0);
+      }
     }
+    if (fresh && p->variant) stamp[q] = tp.g + 1;
     for (size_t j = 0; j < n; j++) {
       size_t tt = t0 + j, ty = tt / jb->tw, tx = tt % jb->tw;
       size_t nx = lc_min_sz(4, ow - 4 * tx), ny = lc_min_sz(4, oh - 4 * ty);
@@ -318,6 +343,11 @@ lc_status lc_winograd4_run(const lc_conv *c, const float *in, float *out, unsign
   const lc_conv_plan *p = &c->plan;
   w4_job jb = {c, in, out, ws, lc_div_up((size_t)p->ow, 4), 0};
   jb.nt = jb.tw * lc_div_up((size_t)p->oh, 4);
+  for (int t = 0; p->variant && t < p->threads; t++) { /* no U cached yet in this run */
+    unsigned char *slot = ws + (size_t)t * p->ws_thread;
+    slot += (64 - (uintptr_t)slot % 64) % 64;
+    memset(w4_slot_q(c, slot), 0, w4_panels(c) * sizeof(size_t));
+  }
   size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit;
   lc_pool_run(c->ctx->pool, tasks, p->threads, w4_task, &jb);
   return LC_OK;

@@ -16,10 +16,10 @@ static int l2_small(const lc_conv *c) { return c->ctx->k->isa == LC_ISA_AVX2; }
  * or handed the last odd one leaves the others idle for a third of the run or more. */
 #define TASKS_PER_THREAD 4
 
-/* F(4x4)'s rule on the output size is lc_wino4_size_first (route_winograd4.c, which prepare also
- * asks for Q8/Q4 weights); F(4x4) needs its transformed weights here. */
+/* F(4x4)'s rule on the output size is lc_wino4_size_first (route_winograd4.c); fp32 convs need
+ * their transformed weights, Q8/Q4 ones transform theirs per task. */
 static int wino4_first(const lc_conv *c, const lc_conv_plan *p) {
-  return c->wwino4 && lc_wino4_size_first(c, p->oh, p->ow);
+  return (c->wwino4 || c->qw) && lc_wino4_size_first(c, p->oh, p->ow);
 }
 
 /* NCHW 1x1 in place reads each K row of a pixel panel a plane apart; past 64 KiB planes (128x128)

@@ -30,10 +30,10 @@ typedef struct lc_kernels {
   lc_f32_gather_s2_rows_fn f32_gather_s2_rows; /* NULL: f32_gather3_s2 / f32_gather per row */
   lc_f32_rowconv_fn f32_rowconv;
   const lc_wino_kernels *wino; /* Winograd F(2x2, 3x3) transforms */
-  /* Winograd transform of Q8/Q4 weights dequantized in registers, usable when wino_qweights_ok;
-   * NULL: dequantize with dequant[] and transform with wino->weights. */
+  /* Winograd transform of Q8/Q4 weights dequantized in registers (f4: F(4x4)'s), usable when
+   * wino_qweights_ok; NULL: dequantize with dequant[] and transform with wino->weights(4). */
   void (*wino_qweights)(const lc_qmatrix *m, size_t row0, size_t noc, size_t nr, size_t ic0, size_t n, float *u,
-                        size_t xs);
+                        size_t xs, int f4);
   int (*wino_qweights_ok)(const lc_qmatrix *m);
   const char *qname;                /* name of the GEMV kernel set ("avx512vnni", ...) */
   lc_qgemv_kernel qgemv[3][2];      /* [lc_weight_format][lc_qgemv_mode]; NULL: no such kernel */

@@ -44,6 +44,10 @@ typedef struct lc_wino_kernels {
   void (*in_channels4)(size_t n, const float *const src[36], float out[36][LC_WINO_SEG]);
   void (*out4)(size_t n, const float *m, size_t xs, const float *bv, const lc_gemm_params *p,
                float y[16][LC_WINO_SEG]);
+  /* weights4: F(4x4)'s U = G g G^T, arguments and layout as weights (36 xi planes); the fp32
+   * operations of LC_WINO4_QTILE, so fp32 and Q8/Q4 weights of the same values get the same bits. */
+  void (*weights4)(size_t noc, size_t nr, size_t n, const float *d, size_t ldr, size_t ldt, size_t ldj, float *u,
+                   size_t xs);
 } lc_wino_kernels;
 
 extern const lc_wino_kernels lc_wino_scalar;
@@ -51,12 +55,13 @@ extern const lc_wino_kernels lc_wino_avx2; /* needs AVX2 */
 struct lc_qmatrix;
 /* The same transform on Q8/Q4 weights, dequantized in registers (w = fma(q, scale, offset), as
  * lc_dequant_rows): rows row0.. row0 + noc of m (K ordered (tap, ic), 9 taps), channels
- * [ic0, ic0 + n) with ic0 % 16 == 0; nr % 16 == 0; lc_wino_qweights_ok(m). The AVX-512 version
- * needs AVX-512 F/BW/DQ/VL, the AVX2 one AVX2 + FMA. */
+ * [ic0, ic0 + n) with ic0 % 16 == 0; nr % 16 == 0; lc_wino_qweights_ok(m); f4: F(4x4)'s
+ * (weights4), else F(2x2)'s (weights). The AVX-512 version needs AVX-512 F/BW/DQ/VL, the AVX2 one
+ * AVX2 + FMA. */
 void lc_wino_qweights_avx512(const struct lc_qmatrix *m, size_t row0, size_t noc, size_t nr, size_t ic0, size_t n,
-                             float *u, size_t xs);
+                             float *u, size_t xs, int f4);
 void lc_wino_qweights_avx2(const struct lc_qmatrix *m, size_t row0, size_t noc, size_t nr, size_t ic0, size_t n,
-                           float *u, size_t xs);
+                           float *u, size_t xs, int f4);
 /* 1 when no 16-channel group of a tap crosses a block and Q4 groups start on a byte (registry.c:
  * plain C, shared by both). */
 int lc_wino_qweights_ok(const struct lc_qmatrix *m);
@@ -83,6 +88,33 @@ int lc_wino_qweights_ok(const struct lc_qmatrix *m);
       P##_storeu_ps(p + xs, P##_mul_ps(s1, P##_add_ps(b, t[r][1])));                                  \
       P##_storeu_ps(p + 2 * xs, P##_mul_ps(s1, P##_sub_ps(b, t[r][1])));                              \
       P##_storeu_ps(p + 3 * xs, P##_mul_ps(s0, t[r][2]));                                             \
+    }                                                                                                 \
+  }
+
+/* F(4x4): G = diag(LC_WINO4_F) E with E integer (rows 1 0 0, 1 1 1, 1 -1 1, 1 2 4, 1 -2 4, 0 0 1).
+ * U = E g E^T in fp32, columns then rows, each E as s = a + c, p = a + 4c, then s +- b, p +- 2b:
+ * the products by 2 and 4 are exact, so a fused multiply-add gives the same bits; then one multiply
+ * by (float)(F[r] * F[s]): up to 6 roundings (4 sums, the scale and its product; test_wino_qweights). */
+#define LC_WINO4_F {0.25, -1.0 / 6.0, -1.0 / 6.0, 1.0 / 24.0, 1.0 / 24.0, 1.0}
+
+#define LC_WINO4_QE(V, P, a, b, c, e)                                                                  \
+  do {                                                                                                \
+    V s_ = P##_add_ps(a, c), p_ = P##_add_ps(a, P##_mul_ps(P##_set1_ps(4.0f), c));                    \
+    V b2_ = P##_mul_ps(P##_set1_ps(2.0f), b);                                                         \
+    e[0] = a, e[1] = P##_add_ps(s_, b), e[2] = P##_sub_ps(s_, b);                                     \
+    e[3] = P##_add_ps(p_, b2_), e[4] = P##_sub_ps(p_, b2_), e[5] = c;                                 \
+  } while (0)
+
+/* F(4x4)'s U rows of one input channel from its 9 dequantized taps x (as LC_WINO_QTILE). */
+#define LC_WINO4_QTILE(name, V, P)                                                                    \
+  static inline void name(const V x[9], float *o, size_t xs) {                                        \
+    static const double f[6] = LC_WINO4_F;                                                            \
+    V t[3][6], e[6];                                                                                  \
+    for (int c = 0; c < 3; c++) LC_WINO4_QE(V, P, x[c], x[3 + c], x[6 + c], t[c]);                   \
+    for (int r = 0; r < 6; r++) {                                                                     \
+      LC_WINO4_QE(V, P, t[0][r], t[1][r], t[2][r], e);                                                \
+      for (int s = 0; s < 6; s++)                                                                     \
+        P##_storeu_ps(o + (size_t)(6 * r + s) * xs, P##_mul_ps(P##_set1_ps((float)(f[r] * f[s])), e[s])); \
     }                                                                                                 \
   }
 
@@ -296,7 +328,41 @@ static void wino4_out(size_t n, const float *m, size_t xs, const float *bv, cons
   for (int v = 0; v < 16; v++) wino_bias_act(y[v], n, bv, NULL, p);
 }
 
+/* One E pass (LC_WINO4_QE) over n values. */
+static void wino4_e(size_t n, const float *a, const float *b, const float *c, float e[6][LC_WINO_SEG]) {
+  for (size_t k = 0; k < n; k++) {
+    float s = a[k] + c[k], p = a[k] + 4.0f * c[k], b2 = 2.0f * b[k];
+    e[0][k] = a[k];
+    e[1][k] = s + b[k];
+    e[2][k] = s - b[k];
+    e[3][k] = p + b2;
+    e[4][k] = p - b2;
+    e[5][k] = c[k];
+  }
+}
+
+static void wino4_weights(size_t noc, size_t nr, size_t n, const float *d, size_t ldr, size_t ldt, size_t ldj,
+                          float *u, size_t xs) {
+  static const double f[6] = LC_WINO4_F;
+  for (size_t j = 0; j < n; j++) {
+    float g[9][LC_WINO_SEG], t[3][6][LC_WINO_SEG], e[6][LC_WINO_SEG];
+    for (int k = 0; k < 9; k++) {
+      const float *s = d + (size_t)k * ldt + j * ldj;
+      for (size_t i = 0; i < noc; i++) g[k][i] = s[i * ldr];
+      for (size_t i = noc; i < nr; i++) g[k][i] = 0.0f;
+    }
+    for (int c = 0; c < 3; c++) wino4_e(nr, g[c], g[3 + c], g[6 + c], t[c]);
+    for (int r = 0; r < 6; r++) {
+      wino4_e(nr, t[0][r], t[1][r], t[2][r], e);
+      for (int s = 0; s < 6; s++) {
+        float sc = (float)(f[r] * f[s]), *o = u + (size_t)(6 * r + s) * xs + j * nr;
+        for (size_t i = 0; i < nr; i++) o[i] = sc * e[s][i];
+      }
+    }
+  }
+}
+
 #define LC_WINO_TABLE                                                                                           \
   {wino_in_tiles, wino_in_channels, wino_out, wino_pad_row, wino_weights, wino4_in_tiles, wino4_in_channels, \
-   wino4_out}
+   wino4_out, wino4_weights}
 #endif

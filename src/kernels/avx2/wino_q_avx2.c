@@ -1,5 +1,5 @@
 /* Winograd weight transform U = G g G^T of Q8/Q4 weights with AVX2, the scheme of the AVX-512
- * version (kernels/wino.h; same fp32 operations as wino_weights, same bits): the codes of 16
+ * version (kernels/wino.h; same fp32 operations as wino_weights and wino4_weights, same bits): the codes of 16
  * output x 16 input channels of a tap are transposed as bytes, so two vectors dequantize 16
  * output channels of one input channel, which are then transformed in registers. Q8/Q4 convs
  * build U per weight panel on every chunk; through lc_dequant_rows and the strided gathers of
@@ -11,6 +11,7 @@
 #include "quant/qkernels.h"
 
 LC_WINO_QTILE(tile8, __m256, _mm256)
+LC_WINO4_QTILE(tile8_f4, __m256, _mm256)
 
 /* Codes of 16 rows x 16 channels, transposed: out[j][i] = code of row i (NULL: 0), channel j.
  * p[i] points at the row's first code byte (e / 2 for Q4); the matrix's slack covers the 16-byte
@@ -45,7 +46,7 @@ static inline __m256 deq8(const int8_t *q, __m256 s, __m256 o) { /* w = fma(q, s
 }
 
 void lc_wino_qweights_avx2(const lc_qmatrix *m, size_t row0, size_t noc, size_t nr, size_t ic0, size_t n, float *u,
-                           size_t xs) {
+                           size_t xs, int f4) {
   int q4 = m->format == LC_WEIGHTS_Q4;
   size_t cig = m->k / 9;
   for (size_t i0 = 0; i0 < nr; i0 += 16) {
@@ -71,7 +72,8 @@ void lc_wino_qweights_avx2(const lc_qmatrix *m, size_t row0, size_t noc, size_t 
         for (int h = 0; h < 2; h++) {
           __m256 x[9];
           for (int t = 0; t < 9; t++) x[t] = deq8(cb[t][j] + 8 * h, s[t][h], o[t][h]);
-          tile8(x, u + (j0 + j) * nr + i0 + 8 * (size_t)h, xs);
+          if (f4) tile8_f4(x, u + (j0 + j) * nr + i0 + 8 * (size_t)h, xs);
+          else tile8(x, u + (j0 + j) * nr + i0 + 8 * (size_t)h, xs);
         }
     }
   }

@@ -1,5 +1,5 @@
-/* Winograd weight transform U = G g G^T of Q8/Q4 weights with AVX-512 (lc_wino_kernels.weights in
- * kernels/wino.h, same fp32 operations, same bits): the codes of 16 output x 16 input channels of
+/* Winograd weight transform U = G g G^T of Q8/Q4 weights with AVX-512 (lc_wino_kernels.weights and
+ * weights4 in kernels/wino.h, same fp32 operations, same bits): the codes of 16 output x 16 input channels of
  * a tap are transposed as bytes, so a vector dequantizes 16 output channels, which are then
  * transformed. Q8/Q4 convs run it per weight panel on every chunk: 2.3 ns per (oc, ic) pair with
  * a float transpose after dequantizing, 1.5 ns this way (Zen 4, 512x512 Q4, blocks of 32); what is
@@ -11,6 +11,7 @@
 #include "quant/qkernels.h"
 
 LC_WINO_QTILE(tile16, __m512, _mm512)
+LC_WINO4_QTILE(tile16_f4, __m512, _mm512)
 
 /* The four 128-bit lanes a, b, c, d (immediates: -O0 builds need them literal). */
 static inline __m512i lanes4(__m128i a, __m128i b, __m128i c, __m128i d) {
@@ -54,7 +55,7 @@ static inline void codes_t16(const uint8_t *const p[16], size_t jn, int q4, int8
 }
 
 void lc_wino_qweights_avx512(const lc_qmatrix *m, size_t row0, size_t noc, size_t nr, size_t ic0, size_t n, float *u,
-                             size_t xs) {
+                             size_t xs, int f4) {
   int q4 = m->format == LC_WEIGHTS_Q4;
   size_t cig = m->k / 9;
   for (size_t i0 = 0; i0 < nr; i0 += 16) {
@@ -84,7 +85,8 @@ void lc_wino_qweights_avx512(const lc_qmatrix *m, size_t row0, size_t noc, size_
           __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128((const __m128i *)cb[t][j])));
           x[t] = _mm512_maskz_fmadd_ps(om, q, s[t], o[t]);
         }
-        tile16(x, u + (j0 + j) * nr + i0, xs);
+        if (f4) tile16_f4(x, u + (j0 + j) * nr + i0, xs);
+        else tile16(x, u + (j0 + j) * nr + i0, xs);
       }
     }
   }
