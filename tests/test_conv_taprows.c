@@ -117,6 +117,41 @@ static void test_auto(void) {
   }
 }
 
+/* AUTO with Q8/Q4 weights: taprows for 3x3 stride 2 with K <= 2304 on the AVX-512 table (the
+ * three-tap gather), im2col above and for the fp32-only rules (1x1 stride 2, 9x9). */
+static void test_auto_q(void) {
+  static const struct {
+    int cin, ih, k, s, threads, fmt; /* fmt: 1 q8, 2 q4 */
+    int fused;
+  } cases[] = {{64, 112, 3, 2, 1, 2, 1},  {64, 112, 3, 2, 2, 1, 1}, {128, 56, 3, 2, 1, 1, 1}, {256, 28, 3, 2, 2, 2, 1},
+               {257, 28, 3, 2, 1, 2, 0},  {512, 14, 3, 2, 1, 1, 0}, {64, 56, 1, 2, 1, 2, 0},  {24, 40, 9, 1, 1, 2, 0}};
+  int avx512 = ctx[2][0] != NULL;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cc_case c;
+    c.d = cc_desc(cases[i].cin, 16, cases[i].k, cases[i].k / 2);
+    c.d.stride_h = c.d.stride_w = cases[i].s;
+    c.d.weight_format = cases[i].fmt == 1 ? LC_WEIGHTS_Q8 : LC_WEIGHTS_Q4;
+    c.n = 1;
+    c.h = c.w = cases[i].ih;
+    cc_fill(&c, 1);
+    c.d.weights = c.wts;
+    c.d.bias = c.bias;
+    for (int isa = 1; isa < CC_NISA; isa++) {
+      lc_context *cx = ctx[isa][cases[i].threads - 1];
+      if (!cx) continue;
+      lc_route want = isa == 2 && avx512 && cases[i].fused ? LC_ROUTE_TAPROWS : LC_ROUTE_IM2COL;
+      lc_conv *conv = NULL;
+      lc_conv_shape shape;
+      TU_CHECK(lc_conv_create(cx, &c.d, &conv) == LC_OK && lc_conv_prepare(conv, c.n, c.h, c.w, &shape) == LC_OK,
+               "auto q case %zu: %s", i, lc_last_error());
+      TU_CHECK(shape.route == want, "auto q case %zu %s threads %d: %s, expected %s", i, cc_isa_names[isa],
+               cases[i].threads, lc_route_name(shape.route), lc_route_name(want));
+      lc_conv_destroy(conv);
+    }
+    cc_free(&c);
+  }
+}
+
 /* 9x9 stride 1, which AUTO runs through taprows at <= 40 px outputs at 1 thread: odd channel
  * counts and widths, pads 4 and 3 (the random shapes stop at 5x5 kernels). */
 static void test_nine(void) {
@@ -183,6 +218,7 @@ int main(void) {
   test_random();
   test_quant();
   test_auto();
+  test_auto_q();
   test_nine();
   test_budget();
   cc_contexts_close(ctx);

@@ -206,10 +206,13 @@ int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
    * gather pass"): 64/128/256 ch (K 576-2304) 0.89/0.93/0.94x at 1 thread, 0.87/0.88/0.81x at 2;
    * 512 ch 1.06x / 1.12x (im2col's panel-first order keeps B in L1). With the 8x49 tile (a Xeon
    * model 167, 1 / 2 threads): 512 ch at 7 px 0.74 / 0.78x, at 14 px 0.86 / 0.86x, 384 ch at 7 px
-   * 0.76 / 0.80x. Q8/Q4 not measured. */
+   * 0.76 / 0.80x. Q8/Q4 (the Xeon, stop 22, 1 / 2 threads against im2col): 64-256 ch 0.90-0.95 /
+   * 0.86-0.95x, 512 ch 0.97-1.04 / 0.97-1.04x, so they take it to K 2304; the rules below are
+   * fp32's only (not measured at q). */
   const lc_conv_desc *d = &c->d;
   const lc_kernels *kt = c->ctx->k;
-  if (c->qw || d->layout != LC_NCHW) return 0;
+  if (d->layout != LC_NCHW) return 0;
+  if (c->qw) return d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c) && c->K <= (size_t)2304;
   /* 9x9 stride 1 at <= 40 px outputs, 1 thread (the Xeon model 167, against im2col): 256 ch at
    * 20 / 40 px 0.86x / selector_fit's head to head 1.19, 1.14; 96->24 at 20 / 40 px 0.84 / 0.93x; 64 ch
    * at 40 px 0.94x. At 2 threads 0.92-1.49x (96->24 at 20 px the worst): im2col there. */
