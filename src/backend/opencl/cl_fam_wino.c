@@ -7,8 +7,8 @@
  * are made on the device from the packed weights before a candidate runs, and released if the
  * family is not chosen. With q8/q4 weights there is no U: the GEMM tiles are built with LCG_WQ and
  * make each staged row of U from the 3x3 codes (conv_gemm.cl), so the codes stay the only copy of
- * the weights on the device (at batch 1 on the H100 the q convs of resnet34-112's 3x3 stride-1
- * layers ran gemm or gemmq 1.04-1.24x the f32 Winograd's time). */
+ * the weights on the device; that costs more than it saves on the H100, so q is offered it from
+ * level normal only (wino_local_sizes). */
 #include "backend/opencl/cl_conv.h"
 #include "util/error.h"
 
