@@ -77,6 +77,34 @@ static void test_random(void) { cc_random_shapes(taprows_case, check_case); }
 /* Q8/Q4 weights: dequantized per weight panel; compared with the reference on those weights. */
 static void test_quant(void) { cc_quant_shapes(ctx[0][0], taprows_case, check_case); }
 
+/* One AUTO case: cin -> 16 channels, k x k, stride s, at ih px on every table's context with
+ * `threads`; taprows expected on the AVX-512 table where `fused`, im2col elsewhere. */
+static void auto_case(size_t i, int cin, int ih, int k, int s, int threads, lc_weight_format fmt, int fused) {
+  cc_case c;
+  c.d = cc_desc(cin, 16, k, k / 2);
+  c.d.stride_h = c.d.stride_w = s;
+  c.d.weight_format = fmt;
+  c.n = 1;
+  c.h = c.w = ih;
+  cc_fill(&c, 1);
+  c.d.weights = c.wts;
+  c.d.bias = c.bias;
+  int avx512 = ctx[2][0] != NULL;
+  for (int isa = 1; isa < CC_NISA; isa++) {
+    lc_context *cx = ctx[isa][threads - 1];
+    if (!cx) continue;
+    lc_route want = isa == 2 && avx512 && fused ? LC_ROUTE_TAPROWS : LC_ROUTE_IM2COL;
+    lc_conv *conv = NULL;
+    lc_conv_shape shape;
+    TU_CHECK(lc_conv_create(cx, &c.d, &conv) == LC_OK && lc_conv_prepare(conv, c.n, c.h, c.w, &shape) == LC_OK,
+             "auto case %zu (format %d): %s", i, (int)fmt, lc_last_error());
+    TU_CHECK(shape.route == want, "auto case %zu (format %d) %s threads %d: %s, expected %s", i, (int)fmt,
+             cc_isa_names[isa], threads, lc_route_name(shape.route), lc_route_name(want));
+    lc_conv_destroy(conv);
+  }
+  cc_free(&c);
+}
+
 /* AUTO: taprows for 3x3 stride 2 fp32 NCHW with K <= 2304 on a table with the three-tap gather
  * (AVX-512; K <= 4608 with the wide tile), for 1x1 stride 2 with K <= 512 at 7-32 px outputs
  * (7-20 px at 2+ threads) on a table with the wide tile and the row-block gather (AVX-512), and
@@ -91,30 +119,8 @@ static void test_auto(void) {
                {512, 28, 1, 2, 1, 1},  {513, 28, 1, 2, 1, 0}, {64, 64, 1, 2, 1, 1},  {64, 66, 1, 2, 1, 0},
                {64, 14, 1, 2, 1, 1},   {64, 14, 1, 2, 2, 1},  {64, 12, 1, 2, 1, 0},  {24, 40, 9, 1, 1, 1},
                {24, 17, 9, 1, 1, 1},   {24, 40, 9, 1, 2, 0},  {24, 42, 9, 1, 1, 0}};
-  int avx512 = ctx[2][0] != NULL;
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    cc_case c;
-    c.d = cc_desc(cases[i].cin, 16, cases[i].k, cases[i].k / 2);
-    c.d.stride_h = c.d.stride_w = cases[i].s;
-    c.n = 1;
-    c.h = c.w = cases[i].ih;
-    cc_fill(&c, 1);
-    c.d.weights = c.wts;
-    c.d.bias = c.bias;
-    for (int isa = 1; isa < CC_NISA; isa++) {
-      lc_context *cx = ctx[isa][cases[i].threads - 1];
-      if (!cx) continue;
-      lc_route want = isa == 2 && avx512 && cases[i].fused ? LC_ROUTE_TAPROWS : LC_ROUTE_IM2COL;
-      lc_conv *conv = NULL;
-      lc_conv_shape shape;
-      TU_CHECK(lc_conv_create(cx, &c.d, &conv) == LC_OK && lc_conv_prepare(conv, c.n, c.h, c.w, &shape) == LC_OK,
-               "auto case %zu: %s", i, lc_last_error());
-      TU_CHECK(shape.route == want, "auto case %zu %s threads %d: %s, expected %s", i, cc_isa_names[isa],
-               cases[i].threads, lc_route_name(shape.route), lc_route_name(want));
-      lc_conv_destroy(conv);
-    }
-    cc_free(&c);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    auto_case(i, cases[i].cin, cases[i].ih, cases[i].k, cases[i].s, cases[i].threads, LC_WEIGHTS_F32, cases[i].fused);
 }
 
 /* AUTO with Q8/Q4 weights: taprows for 3x3 stride 2 with K <= 2304 on the AVX-512 table (the
@@ -125,31 +131,9 @@ static void test_auto_q(void) {
     int fused;
   } cases[] = {{64, 112, 3, 2, 1, 2, 1},  {64, 112, 3, 2, 2, 1, 1}, {128, 56, 3, 2, 1, 1, 1}, {256, 28, 3, 2, 2, 2, 1},
                {257, 28, 3, 2, 1, 2, 0},  {512, 14, 3, 2, 1, 1, 0}, {64, 56, 1, 2, 1, 2, 0},  {24, 40, 9, 1, 1, 2, 0}};
-  int avx512 = ctx[2][0] != NULL;
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    cc_case c;
-    c.d = cc_desc(cases[i].cin, 16, cases[i].k, cases[i].k / 2);
-    c.d.stride_h = c.d.stride_w = cases[i].s;
-    c.d.weight_format = cases[i].fmt == 1 ? LC_WEIGHTS_Q8 : LC_WEIGHTS_Q4;
-    c.n = 1;
-    c.h = c.w = cases[i].ih;
-    cc_fill(&c, 1);
-    c.d.weights = c.wts;
-    c.d.bias = c.bias;
-    for (int isa = 1; isa < CC_NISA; isa++) {
-      lc_context *cx = ctx[isa][cases[i].threads - 1];
-      if (!cx) continue;
-      lc_route want = isa == 2 && avx512 && cases[i].fused ? LC_ROUTE_TAPROWS : LC_ROUTE_IM2COL;
-      lc_conv *conv = NULL;
-      lc_conv_shape shape;
-      TU_CHECK(lc_conv_create(cx, &c.d, &conv) == LC_OK && lc_conv_prepare(conv, c.n, c.h, c.w, &shape) == LC_OK,
-               "auto q case %zu: %s", i, lc_last_error());
-      TU_CHECK(shape.route == want, "auto q case %zu %s threads %d: %s, expected %s", i, cc_isa_names[isa],
-               cases[i].threads, lc_route_name(shape.route), lc_route_name(want));
-      lc_conv_destroy(conv);
-    }
-    cc_free(&c);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    auto_case(i, cases[i].cin, cases[i].ih, cases[i].k, cases[i].s, cases[i].threads,
+              cases[i].fmt == 1 ? LC_WEIGHTS_Q8 : LC_WEIGHTS_Q4, cases[i].fused);
 }
 
 /* 9x9 stride 1, which AUTO runs through taprows at <= 40 px outputs at 1 thread: odd channel

@@ -412,17 +412,22 @@ static void check_quant(int s) {
   cc_free(&c);
 }
 
+/* A 3x3 'same' conv of ch -> ch channels on one hw x hw image, data filled. */
+static void pad1_case(cc_case *c, int ch, int hw) {
+  memset(c, 0, sizeof *c);
+  lc_conv_desc_init(&c->d);
+  c->d.in_channels = c->d.out_channels = ch;
+  c->d.kernel_h = c->d.kernel_w = 3;
+  c->d.pad_top = c->d.pad_left = c->d.pad_bottom = c->d.pad_right = 1;
+  c->n = 1;
+  c->h = c->w = hw;
+  cc_fill(c, 1);
+}
+
 /* AUTO takes winograd for a quantized ResNet 3x3 layer; create keeps no fp32 copy of the weights. */
 static void check_quant_auto(void) {
   cc_case c;
-  memset(&c, 0, sizeof c);
-  lc_conv_desc_init(&c.d);
-  c.d.in_channels = c.d.out_channels = 64;
-  c.d.kernel_h = c.d.kernel_w = 3;
-  c.d.pad_top = c.d.pad_left = c.d.pad_bottom = c.d.pad_right = 1;
-  c.n = 1;
-  c.h = c.w = 8;
-  cc_fill(&c, 1);
+  pad1_case(&c, 64, 8);
   c.d.weight_format = LC_WEIGHTS_Q4;
   c.d.block_size = 32;
   lc_conv *conv = NULL;
@@ -579,14 +584,7 @@ static void check_quant_tuner(void) {
   TU_CHECK(lc_context_create(&cp, &tc) == LC_OK, "tuner context: %s", lc_last_error());
   if (!tc) return;
   cc_case c;
-  memset(&c, 0, sizeof c);
-  lc_conv_desc_init(&c.d);
-  c.d.in_channels = c.d.out_channels = 32;
-  c.d.kernel_h = c.d.kernel_w = 3;
-  c.d.pad_top = c.d.pad_left = c.d.pad_bottom = c.d.pad_right = 1;
-  c.n = 1;
-  c.h = c.w = 20;
-  cc_fill(&c, 1);
+  pad1_case(&c, 32, 20);
   static const lc_weight_format fmts[3] = {LC_WEIGHTS_F32, LC_WEIGHTS_Q8, LC_WEIGHTS_Q4};
   int cand[3] = {0, 0, 0};
   for (int f = 0; f < 3; f++) {
