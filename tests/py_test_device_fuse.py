@@ -231,19 +231,12 @@ def info_of(cli, path, shapes):
 def compare(cli, tmp, name, path, data, res):
     got = {}
     for where, dev in (("cpu", []), ("dev", DEVICE)):
-        out = os.path.join(tmp, name + "_" + where)
-        os.makedirs(out, exist_ok=True)
-        args = ["run", path, "--output-dir", out] + dev
-        for k, v in data.items():
-            f = os.path.join(tmp, "%s_%s.npy" % (name, k))
-            np.save(f, v)
-            args += ["--input", "%s=%s" % (k, f)]
-        p = run(cli, args)
-        if p.returncode:
+        r = outputs(cli, tmp, name + "_" + where, path, data, dev)
+        if not isinstance(r, dict):
             res["fail"] += 1
-            print("  %-34s FAIL (%s) exit %d: %s" % (name, where, p.returncode, p.stderr.strip()[-400:]))
+            print("  %-34s FAIL (%s) exit %d: %s" % (name, where, r.returncode, r.stderr.strip()[-400:]))
             return
-        got[where] = {f: np.load(os.path.join(out, f)) for f in sorted(os.listdir(out)) if f.endswith(".npy")}
+        got[where] = r
     worst, ok = 0.0, bool(got["cpu"]) and got["cpu"].keys() == got["dev"].keys()
     for f, ref in got["cpu"].items():
         dev = got["dev"].get(f)
