@@ -128,6 +128,14 @@ struct lc_wino_kernels;
 const float *lc_wino_plane_row(const lc_conv_plan *p, const struct lc_wino_kernels *wk, const float *plane, int64_t iy,
                                int64_t x0, int64_t w, float *buf, const float *zero);
 
+/* Q8/Q4 Winograd U (F(4x4) if f4, else F(2x2)) of output channels [oc0, oc0 + noc) in a panel of
+ * pw, input channels [k0, k0 + kn), xi planes xs floats apart ([xi][kn][pw]): dequantized in
+ * registers where lc_wino_qfused, else through D (the 9 taps of LC_WINO_QSEG channels at a time,
+ * pw * 9 * LC_WINO_QSEG floats). */
+#define LC_WINO_QSEG 64
+int lc_wino_qfused(const lc_conv *c, size_t pw);
+void lc_wino_q_u(const lc_conv *c, int f4, size_t oc0, size_t noc, size_t pw, size_t k0, size_t kn, float *U, size_t xs,
+                 float *D);
 lc_status lc_winograd4_plan(const lc_conv *c, lc_conv_plan *p);
 lc_status lc_winograd4_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
 /* F(4x4) weights, transformed at create for fp32 3x3 stride-1 convs when asked, tuned or when

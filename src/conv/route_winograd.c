@@ -89,7 +89,7 @@ lc_status lc_winograd_pack(lc_conv *c, const float *w) {
 static size_t zero_len(const lc_conv *c) { return lc_max_sz((size_t)c->cin_g, 2 * SEG + 2); }
 
 /* Q8/Q4: input channels per dequantization call (a multiple of every block length up to 64). */
-#define QSEG 64
+#define QSEG LC_WINO_QSEG
 
 /* Q8/Q4 part of a slot: U of one panel and K block [16][kc][nr], and that panel's dequantized
  * weights for QSEG channels [nr][9][QSEG]. Small: kc <= QKC. The xi planes of U lie kc * nr
@@ -267,21 +267,24 @@ static void output_chunk(const wino_job *jb, float *img_out, const float *M, siz
   }
 }
 
-/* Q8/Q4: U of weight panel q, channels [k0, k0 + kn) of group g into U ([xi][kn][nr]): with AVX-512
- * dequantized in registers, else through D (lc_dequant_rows, QSEG channels at a time). */
-static void build_u(const lc_conv *c, const lc_wino_kernels *wk, size_t g, size_t q, size_t noc, size_t k0,
-                    size_t kn, float *U, float *D) {
-  size_t pw = wpw(c), cig = (size_t)c->cin_g, oc0 = g * (size_t)c->cout_g + q * pw, xs = ubuf_xs(kn, pw);
+int lc_wino_qfused(const lc_conv *c, size_t pw) {
   const lc_kernels *kt = c->ctx->k;
-  if (kt->wino_qweights && pw % 16 == 0 && kt->wino_qweights_ok(c->qw)) {
-    kt->wino_qweights(c->qw, oc0, noc, pw, k0, kn, U, xs, 0);
+  return kt->wino_qweights && pw % 16 == 0 && kt->wino_qweights_ok(c->qw);
+}
+
+void lc_wino_q_u(const lc_conv *c, int f4, size_t oc0, size_t noc, size_t pw, size_t k0, size_t kn, float *U, size_t xs,
+                 float *D) {
+  const lc_kernels *kt = c->ctx->k;
+  size_t cig = (size_t)c->cin_g;
+  if (lc_wino_qfused(c, pw)) {
+    kt->wino_qweights(c->qw, oc0, noc, pw, k0, kn, U, xs, f4);
     return;
   }
   for (size_t s0 = 0; s0 < kn; s0 += QSEG) {
     size_t sn = lc_min_sz(QSEG, kn - s0);
     for (size_t t = 0; t < 9; t++) /* in range by construction */
-      (void)lc_dequant_rows_with(c->ctx->k, c->qw, oc0, noc, t * cig + k0 + s0, sn, D + t * QSEG, 9 * QSEG);
-    wk->weights(noc, pw, sn, D, 9 * QSEG, QSEG, 1, U + s0 * pw, xs);
+      (void)lc_dequant_rows_with(kt, c->qw, oc0, noc, t * cig + k0 + s0, sn, D + t * QSEG, 9 * QSEG);
+    (f4 ? kt->wino->weights4 : kt->wino->weights)(noc, pw, sn, D, 9 * QSEG, QSEG, 1, U + s0 * pw, xs);
   }
 }
 
@@ -316,7 +319,6 @@ static void wino_task(void *arg, size_t task, int thread) {
   /* A (tiles x ic) element (i, k): NCHW V[k * T + i], NHWC V[i * cig + k]. */
   size_t rs_a = nchw ? 1 : cig, cs_a = nchw ? T : 1;
   size_t q0 = tp.q0, q1 = tp.q1;
-  const lc_wino_kernels *wk = wino_kernels(c);
   for (size_t q = q0; q < q1; q++) {
     size_t noc = lc_min_sz(pw, coutg - q * pw);
     /* Each xi sums its K blocks in order whichever loop is outside: the same bits as xi outside. */
@@ -325,7 +327,7 @@ static void wino_task(void *arg, size_t task, int thread) {
       size_t kn = lc_min_sz(kb, cig - k0), uxs = np * cig * pw;
       const float *U0 = c->wwino ? c->wwino + ((g * 16 * np + q) * cig + k0) * pw : ubuf;
       if (!c->wwino) {
-        build_u(c, wk, g, q, noc, k0, kn, ubuf, dbuf);
+        lc_wino_q_u(c, 0, g * coutg + q * pw, noc, pw, k0, kn, ubuf, ubuf_xs(kn, pw), dbuf);
         uxs = ubuf_xs(kn, pw);
       }
       ep.accumulate = k0 > 0;

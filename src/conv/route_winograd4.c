@@ -100,12 +100,7 @@ lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
  * (plan variant 1): each thread transforms each panel once per group instead of once per chunk,
  * which cost 0.6 of 7 ms on a 96->24 160x160 layer (Xeon model 167, 40 chunks). */
 #define QKC4 128
-#define QSEG 64 /* channels per dequantization call without the in-register transform */
 #define W4_UCACHE_BYTES ((size_t)1 << 20)
-static int w4_qfused(const lc_conv *c) {
-  const lc_kernels *kt = c->ctx->k;
-  return kt->wino_qweights && kt->nr % 16 == 0 && kt->wino_qweights_ok(c->qw);
-}
 static size_t w4_uxs(size_t kn, size_t nr) { return kn * nr + 16; }
 /* Floats of one panel x K block of U, and K blocks per group. */
 static size_t w4_ublk(const lc_conv *c) { return 36 * w4_uxs(lc_min_sz((size_t)c->cin_g, QKC4), c->ctx->k->nr); }
@@ -121,24 +116,8 @@ static int w4_qbytes(const lc_conv *c, int cached, size_t *bytes) {
   if (cached && (!lc_mul_sz(w4_panels(c), w4_nkb(c), &blocks) || !lc_mul_sz(u, blocks, &u))) return 0;
   if (!lc_mul_sz(u, sizeof(float), &u)) return 0;
   *bytes = lc_round_up(u, 64) + (cached ? w4_stamp_bytes(c) : 0) +
-           (w4_qfused(c) ? 0 : lc_round_up(c->ctx->k->nr * 9 * QSEG * sizeof(float), 64));
+           (lc_wino_qfused(c, c->ctx->k->nr) ? 0 : lc_round_up(c->ctx->k->nr * 9 * LC_WINO_QSEG * sizeof(float), 64));
   return 1;
-}
-
-/* U of weight panel q, channels [k0, k0 + kn) of group g into U (D: the dequantized taps). */
-static void w4_build_u(const lc_conv *c, size_t g, size_t q, size_t noc, size_t k0, size_t kn, float *U, float *D) {
-  const lc_kernels *kt = c->ctx->k;
-  size_t nr = kt->nr, cig = (size_t)c->cin_g, oc0 = g * (size_t)c->cout_g + q * nr, xs = w4_uxs(kn, nr);
-  if (w4_qfused(c)) {
-    kt->wino_qweights(c->qw, oc0, noc, nr, k0, kn, U, xs, 1);
-    return;
-  }
-  for (size_t s0 = 0; s0 < kn; s0 += QSEG) {
-    size_t sn = lc_min_sz(QSEG, kn - s0);
-    for (size_t t = 0; t < 9; t++) /* in range by construction */
-      (void)lc_dequant_rows_with(kt, c->qw, oc0, noc, t * cig + k0 + s0, sn, D + t * QSEG, 9 * QSEG);
-    kt->wino->weights4(noc, nr, sn, D, 9 * QSEG, QSEG, 1, U + s0 * nr, xs);
-  }
 }
 
 /* Slot: [V: 36 x T x cig][M: 36 x T x nr][ZLEN zeros][Q8/Q4: w4_qbytes], 64-aligned parts (T is a
@@ -307,7 +286,7 @@ static void w4_task(void *arg, size_t task, int thread) {
       const float *U0 = c->wwino4 ? c->wwino4 + (tp.g * 36 * np + q) * cig * nr : NULL;
       if (!c->wwino4) {
         float *ub = p->variant ? uq + k0 / QKC4 * ublk : uq;
-        if (fresh) w4_build_u(c, tp.g, q, noc, k0, kn, ub, dbuf);
+        if (fresh) lc_wino_q_u(c, 1, oc0, noc, nr, k0, kn, ub, w4_uxs(kn, nr), dbuf);
         U0 = ub;
         uxs = w4_uxs(kn, nr);
       }
