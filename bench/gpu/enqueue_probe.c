@@ -17,6 +17,13 @@ static double now_us(void) {
 static const char *src = "__kernel void k(__global float *a, __global float *b, int n) {"
                          " int i = get_global_id(0); if (i < n) b[i] = a[i] * 2.0f + 1.0f; }";
 
+/* The nine arguments of kb/ks/kc: buffers rotated by r, argument 7 the struct (or its buffer). */
+static void set9(cl_kernel k, int r, const cl_mem *m, size_t xsize, const void *x) {
+  for (int a = 0; a < 9; a++)
+    if (a == 7) clSetKernelArg(k, 7, xsize, x);
+    else clSetKernelArg(k, (cl_uint)a, sizeof(cl_mem), &m[(a + r) % 9]);
+}
+
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 2000;
   cl_platform_id p;
@@ -143,29 +150,17 @@ int main(int argc, char **argv) {
         cl_kernel kk[16];
         for (int j = 0; j < 16; j++) {
           kk[j] = clCreateKernel(p4, kn[kind], &e);
-          for (int a = 0; a < 9; a++)
-            if (a == 7) {
-              if (kind == 0) clSetKernelArg(kk[j], 7, sizeof xb, &xb);
-              else if (kind == 1) clSetKernelArg(kk[j], 7, sizeof xs, &xs);
-              else clSetKernelArg(kk[j], 7, sizeof(cl_mem), &cb);
-            } else {
-              clSetKernelArg(kk[j], (cl_uint)a, sizeof(cl_mem), &m4[(a + j) % 9]);
-            }
+          set9(kk[j], j, m4, kind == 0 ? sizeof xb : kind == 1 ? sizeof xs : sizeof(cl_mem),
+               kind == 0 ? (const void *)&xb : kind == 1 ? (const void *)&xs : (const void *)&cb);
         }
         for (int rep = 0; rep < 2; rep++) {
           clFinish(q);
           double t0 = now_us();
           for (int i = 0; i < n; i++) {
             cl_kernel k = kk[i % 16];
-            for (int a = 0; !once && a < 9; a++) {
-              if (a == 7) {
-                if (kind == 0) clSetKernelArg(k, 7, sizeof xb, &xb);
-                else if (kind == 1) clSetKernelArg(k, 7, sizeof xs, &xs);
-                else clSetKernelArg(k, 7, sizeof(cl_mem), &cb);
-              } else {
-                clSetKernelArg(k, (cl_uint)a, sizeof(cl_mem), &m4[(a + i) % 9]);
-              }
-            }
+            if (!once)
+              set9(k, i, m4, kind == 0 ? sizeof xb : kind == 1 ? sizeof xs : sizeof(cl_mem),
+                   kind == 0 ? (const void *)&xb : kind == 1 ? (const void *)&xs : (const void *)&cb);
             if (clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL)) return 10;
           }
           double t1 = now_us();

@@ -207,20 +207,20 @@ int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
    * 512 ch 1.06x / 1.12x (im2col's panel-first order keeps B in L1). With the 8x49 tile (a Xeon
    * model 167, 1 / 2 threads): 512 ch at 7 px 0.74 / 0.78x, at 14 px 0.86 / 0.86x, 384 ch at 7 px
    * 0.76 / 0.80x. Q8/Q4 (the Xeon, stop 22, 1 / 2 threads against im2col): 64-256 ch 0.90-0.95 /
-   * 0.86-0.95x, 512 ch 0.97-1.04 / 0.97-1.04x, so they take it to K 2304; the rules below are
+   * 0.86-0.95x, 512 ch 0.97-1.04 / 0.97-1.04x, so they take it to K 2304; the other rules are
    * fp32's only (not measured at q). */
   const lc_conv_desc *d = &c->d;
   const lc_kernels *kt = c->ctx->k;
   if (d->layout != LC_NCHW) return 0;
-  if (c->qw) return d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c) && c->K <= (size_t)2304;
+  if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c))
+    return c->K <= (kt->f32_gemm_wide && !c->qw ? (size_t)4608 : (size_t)2304);
+  if (c->qw) return 0;
   /* 9x9 stride 1 at <= 40 px outputs, 1 thread (the Xeon model 167, against im2col): 256 ch at
    * 20 / 40 px 0.86x / selector_fit's head to head 1.19, 1.14; 96->24 at 20 / 40 px 0.84 / 0.93x; 64 ch
    * at 40 px 0.94x. At 2 threads 0.92-1.49x (96->24 at 20 px the worst): im2col there. */
   if (d->kernel_h == 9 && d->kernel_w == 9 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
       d->dilation_w == 1 && kt->f32_gemm_wide && c->ctx->threads == 1 && p->ow <= 40)
     return 1;
-  if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c))
-    return c->K <= (kt->f32_gemm_wide ? (size_t)4608 : (size_t)2304);
   /* 1x1 s2 with the row-block gather and the wide tile (the Xeon, 1 / 2 threads against im2col):
    * 7 px outputs 0.79 / 0.83x (256->512), 0.74 / 0.78x (512->1024), 14 px 0.89 / 0.78-0.87x
    * (128->256), 0.91x (512->1024), 20 px 0.97 / 0.98x (256->512), 28 px 0.95 / 1.09x (64->128: im2col

@@ -70,9 +70,8 @@ __constant float lcg_wq_g[6][3] = {{0.25f, 0.0f, 0.0f},
 #ifdef LCG_WQ
 /* Row c of oc4 block wb of U[xi] from the taps' code words raw (LCG_WQ above); zeros if !ok. The
  * scales are read here, not with the codes: 9 float4s per row would not stay in registers. */
-inline float4 lcg_wq_row(__global const wtype *restrict w, __global const float *restrict sc,
-                         __global const float *restrict of, const lc_cl_conv_args *p, const uint *raw, int wb, int c,
-                         int a, int b, int ok) {
+inline float4 lcg_wq_row(__global const float *restrict sc, __global const float *restrict of, const lc_cl_conv_args *p,
+                         const uint *raw, int wb, int c, int a, int b, int ok) {
   float4 u = (float4)(0.0f);
   if (!ok) return u;
   const int si = wb * p->nblk + c / p->bsz;
@@ -85,7 +84,6 @@ LC_UNROLL
       u = mad((float4)(cf), lcg_deq(lcg_word_codes(raw[t9]), s, o), u);
     }
   }
-  (void)w;
   return u;
 }
 #endif
@@ -211,7 +209,7 @@ LC_UNROLL
 #if WFMT == 0
           As[akk * LDA4 + ab0 + i * TPR] = av[i];
 #elif defined(LCG_WQ)
-          As[akk * LDA4 + ab0 + i * TPR] = lcg_wq_row(w, sc, of, p, wqraw[i], awb[i], ak - TK, wqa, wqb, aok >> i & 1);
+          As[akk * LDA4 + ab0 + i * TPR] = lcg_wq_row(sc, of, p, wqraw[i], awb[i], ak - TK, wqa, wqb, aok >> i & 1);
 #else
           As[akk * LDA4 + ab0 + i * TPR] = (aok >> i & 1) ? lcg_deq(lcg_word_codes(araw[i]), qs[i], qo[i]) : (float4)(0.0f);
 #endif
