@@ -288,6 +288,20 @@ void lc_wino_q_u(const lc_conv *c, int f4, size_t oc0, size_t noc, size_t pw, si
   }
 }
 
+/* fp32: the U block the GEMMs read after that of (panel q, K block k0, xi) and its cache lines, NULL
+ * after the task's last one. In a network the weights come from memory: the calls on one block
+ * prefetch the next (one line per step of k), so the first call on it reads L2, not DRAM. */
+static const unsigned char *next_block(const lc_conv *c, size_t g, size_t q, size_t q1, size_t k0, size_t xi,
+                                       size_t *lines) {
+  size_t np = wpanels(c), cig = (size_t)c->cin_g, pw = wpw(c);
+  if (xi < 15) xi++;
+  else if (k0 + LC_KC < cig) xi = 0, k0 += LC_KC;
+  else if (q + 1 < q1) xi = 0, k0 = 0, q++;
+  else return NULL;
+  *lines = lc_div_up(lc_min_sz(LC_KC, cig - k0) * pw, 16);
+  return (const unsigned char *)(c->wwino + ((g * 16 * np + q) * cig + k0) * pw + xi * np * cig * pw);
+}
+
 static void wino_task(void *arg, size_t task, int thread) {
   const wino_job *jb = arg;
   const lc_conv *c = jb->c;
@@ -334,10 +348,16 @@ static void wino_task(void *arg, size_t task, int thread) {
       for (size_t xi = 0; xi < 16; xi++) {
         const float *U = U0 + xi * uxs, *Vx = V + xi * cig * T;
         float *Mx = M + xi * pw * T;
-        for (size_t j = 0; j < nt; j += pp)
+        size_t lines = 0;
+        const unsigned char *next = c->wwino ? next_block(c, g, q, q1, k0, xi, &lines) : NULL;
+        for (size_t j = 0; j < nt; j += pp) {
+          size_t done = j / pp * kn; /* lines the earlier calls prefetched, one per step of k */
+          ep.pf = done < lines ? next + done * 64 : NULL;
           kt->f32_gemm(lc_min_sz(pp, nt - j), noc, kn, Vx + j * rs_a + k0 * cs_a, rs_a, cs_a, U, pw, Mx + j * pw,
                        pw, &ep);
+        }
       }
+      ep.pf = NULL;
     }
     output_chunk(jb, img_out, M, T, g * coutg + q * pw, noc, t0, nt);
   }

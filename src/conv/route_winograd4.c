@@ -293,10 +293,19 @@ static void w4_task(void *arg, size_t task, int thread) {
       g0.accumulate = k0 > 0;
       for (size_t xi = 0; xi < 36; xi++) {
         const float *Vx = V + xi * Tp * cig + k0 * cs_a;
-        for (size_t j = 0; j < n; j += mr)
+        /* fp32: the calls on one U block prefetch the next (one line per step of k; as F(2x2)) */
+        const float *next = !c->wwino4 ? NULL
+                            : xi < 35      ? U0 + (xi + 1) * uxs
+                            : q + 1 < tp.q1 ? c->wwino4 + (tp.g * 36 * np + q + 1) * cig * nr
+                                            : NULL;
+        size_t lines = cig * nr / 16;
+        for (size_t j = 0; j < n; j += mr) {
+          g0.pf = next && j / mr * kn < lines ? (const unsigned char *)next + j / mr * kn * 64 : NULL;
           kt->f32_gemm(lc_min_sz(mr, n - j), noc, kn, Vx + j * (nchw ? 1 : cig), 1, cs_a, U0 + xi * uxs, nr,
                        M + (xi * T + j) * nr, nr, &g0);
+        }
       }
+      g0.pf = NULL;
     }
     if (fresh && p->variant) stamp[q] = tp.g + 1;
     for (size_t j = 0; j < n; j++) {

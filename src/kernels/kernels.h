@@ -20,6 +20,9 @@ typedef struct lc_gemm_params {
   float act_min, act_max, act_alpha;
   int post;                /* 1: then y = y * post_mul + post_add (lc_conv_desc) */
   float post_mul, post_add;
+  /* Not NULL: at step kk of k the AVX-512 kernels prefetch the cache line at pf + 64 kk bytes into
+   * L2: the caller's next B block, fetched while this call computes from cache (others ignore it). */
+  const void *pf;
 } lc_gemm_params;
 
 /* C[m x n] (+)= A[m x k] * B[k x n], m <= mr, n <= nr of the table.
