@@ -63,9 +63,9 @@ static const lc_kernels tables[] = {
     {.name = "avx512vnni", .isa = LC_ISA_AVX512, .needs = LC_CPU_AVX512F | LC_CPU_AVX512VNNI, F32_AVX512,
      .qname = "avx512vnni",
      .qgemv = {[LC_WEIGHTS_F32] = {lc_qgemv_f32_accurate_avx2, NULL},
-               [LC_WEIGHTS_Q8] = {lc_qgemv_q8_accurate_avx2, lc_qgemv_q8_int8_avx512vnni},
+               [LC_WEIGHTS_Q8] = {lc_qgemv_q8_accurate_avx512, lc_qgemv_q8_int8_avx512vnni},
                [LC_WEIGHTS_Q4] = {lc_qgemv_q4_accurate_avx512, lc_qgemv_q4_int8_avx512vnni}},
-     .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2,
+     .dequant = {lc_dequant_f32, lc_dequant_q8_avx512, lc_dequant_q4_avx512}, .vmath = &vmath_avx2,
      .i8gemm = {NULL, lc_i8gemm_q8_4x16_avx512vnni, lc_i8gemm_q4_4x16_avx512vnni}, .i8prep = lc_i8prep_16_avx2},
 };
 #define NTABLES (sizeof tables / sizeof tables[0])

@@ -73,6 +73,7 @@ void lc_qgemv_f32_accurate_avx2(const lc_qmatrix *, const lc_qact *, size_t, siz
 void lc_qgemv_q4_int8_avx512vnni(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
 void lc_qgemv_q8_int8_avx512vnni(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
 void lc_qgemv_q4_accurate_avx512(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
+void lc_qgemv_q8_accurate_avx512(const lc_qmatrix *, const lc_qact *, size_t, size_t, float *, size_t);
 
 /* int8 activation preparation of one row (x: k floats) in the split128 layout (deinterleave 0:
  * natural order, for lc_qprep_bcast). */
@@ -95,6 +96,9 @@ void lc_dequant_q8_scalar(const uint8_t *c, size_t j0, size_t len, float s, floa
 void lc_dequant_q4_scalar(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
 void lc_dequant_q4_avx2(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
 void lc_dequant_q8_avx2(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
+/* AVX-512F (the avx512vnni table): the same values. */
+void lc_dequant_q4_avx512(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
+void lc_dequant_q8_avx512(const uint8_t *c, size_t j0, size_t len, float s, float o, float *dst);
 
 /* Walks a row's blocks in order: code bytes and padded activation elements of block i of a tap. */
 static inline size_t lc_qblock_len(const lc_qmatrix *m, size_t i) { return i == m->bpt - 1 ? m->tail : m->block; }

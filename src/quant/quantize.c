@@ -409,19 +409,21 @@ lc_status lc_dequant_rows_with(const lc_kernels *kt, const lc_qmatrix *m, size_t
                     row0, nrows, k0, klen, ld, m->n, m->k);
   lc_dequant_fn deq = kt->dequant[m->format];
   size_t tap_bytes = (m->bpt - 1) * m->block_bytes + m->tail_bytes;
+  /* Where k0 lies (tap, block, offset), found once: the divisions per block cost as much as
+   * dequantizing a block of 32 (perf, q4 3x3 512 ch at 7x7). */
+  size_t t0 = k0 / m->kc, i0 = k0 % m->kc / m->block, j00 = k0 % m->kc % m->block;
   for (size_t r = 0; r < nrows; r++) {
-    size_t row = row0 + r;
+    size_t row = row0 + r, t = t0, i = i0, j0 = j00;
     const uint8_t *codes = m->codes + row * m->row_bytes;
+    const float *sr = m->scales ? m->scales + row * m->nb : NULL, *orow = m->offsets ? m->offsets + row * m->nb : NULL;
     float *d = dst + r * ld;
     for (size_t kk = k0; kk < k0 + klen;) {
-      size_t t = kk / m->kc, c = kk % m->kc, i = c / m->block, j0 = c % m->block;
-      size_t len = (i == m->bpt - 1 ? m->tail : m->block) - j0;
-      len = lc_min_sz(len, k0 + klen - kk);
+      size_t len = lc_min_sz((i == m->bpt - 1 ? m->tail : m->block) - j0, k0 + klen - kk);
       size_t b = t * m->bpt + i;
-      float s = m->scales ? m->scales[row * m->nb + b] : 1.0f;
-      float o = m->offsets ? m->offsets[row * m->nb + b] : 0.0f;
-      deq(codes + t * tap_bytes + i * m->block_bytes, j0, len, s, o, d + (kk - k0));
+      deq(codes + t * tap_bytes + i * m->block_bytes, j0, len, sr ? sr[b] : 1.0f, orow ? orow[b] : 0.0f, d + (kk - k0));
       kk += len;
+      j0 = 0;
+      if (++i == m->bpt) i = 0, t++;
     }
   }
   return LC_OK;
