@@ -100,6 +100,16 @@ static inline lc_task_view lc_task_view_of(const lc_route_job *jb, size_t task, 
   return v;
 }
 
+/* A weight block's GEMM calls prefetch the next block (bytes long; NULL: none) for call j of
+ * ncalls, k steps each: its lines spread evenly over the calls, at most one line a step (two a
+ * step, or all in the first calls, ran slower: bench_conv_cold, 256@14 and 512@7). */
+static inline void lc_pf_spread(lc_gemm_params *ep, const void *next, size_t bytes, size_t ncalls, size_t k,
+                                size_t j) {
+  size_t step = k && ncalls ? lc_min_sz(64, lc_round_up(lc_div_up(bytes, ncalls * k), 4)) : 0;
+  ep->pf = next && step && j * step * k < bytes ? (const unsigned char *)next + j * step * k : NULL;
+  ep->pf_step = step;
+}
+
 /* Threads usable when each needs per_thread bytes under the budget; 0 if not even one fits. */
 int lc_threads_for_budget(const lc_conv *c, size_t per_thread);
 /* Epilogue parameters for a tile (bias offset by the caller). */

@@ -312,16 +312,19 @@ static void taprows_task(void *arg, size_t task, int thread) {
       size_t oc0 = (size_t)v.tp.g * coutg + q * pw, noc = lc_min_sz(pw, coutg - q * pw), wrs, wcs;
       const float *w = lc_conv_wpanel(c, (int64_t)v.tp.g, q, k0, kn, qbuf, &wrs, &wcs);
       ep.bias = c->bias ? c->bias + oc0 : NULL;
-      /* fp32: the first call on a panel prefetches the next one (deep layers stream their weights) */
-      size_t nrs, ncs;
+      /* fp32: the calls on a panel prefetch the next one (deep layers stream their weights) */
+      size_t nrs, ncs, calls = nwide + lc_div_up(npix - lc_min_sz(npix, nwide * ww), pp), call = 0;
       const void *next = !c->qw && q + 1 < v.tp.q1 ? lc_conv_wpanel(c, (int64_t)v.tp.g, q + 1, k0, kn, NULL, &nrs, &ncs) : NULL;
       size_t j = 0;
-      for (size_t a = 0; a < nwide; a++, j += ww, ep.pf = NULL) {
-        ep.pf = a == 0 ? next : NULL;
+      for (size_t a = 0; a < nwide; a++, j += ww) {
+        lc_pf_spread(&ep, next, kn * pw * sizeof(float), calls, kn, call++);
         kt->f32_gemm_wide(noc, lc_min_sz(ww, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
       }
-      for (ep.pf = j == 0 ? next : NULL; j < npix; j += pp, ep.pf = NULL)
+      for (; j < npix; j += pp) {
+        lc_pf_spread(&ep, next, kn * pw * sizeof(float), calls, kn, call++);
         gemm(noc, lc_min_sz(pp, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
+      }
+      ep.pf = NULL;
     }
   }
 }

@@ -351,8 +351,7 @@ static void wino_task(void *arg, size_t task, int thread) {
         size_t lines = 0;
         const unsigned char *next = c->wwino ? next_block(c, g, q, q1, k0, xi, &lines) : NULL;
         for (size_t j = 0; j < nt; j += pp) {
-          size_t done = j / pp * kn; /* lines the earlier calls prefetched, one per step of k */
-          ep.pf = done < lines ? next + done * 64 : NULL;
+          lc_pf_spread(&ep, next, lines * 64, lc_div_up(nt, pp), kn, j / pp);
           kt->f32_gemm(lc_min_sz(pp, nt - j), noc, kn, Vx + j * rs_a + k0 * cs_a, rs_a, cs_a, U, pw, Mx + j * pw,
                        pw, &ep);
         }

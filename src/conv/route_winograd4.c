@@ -298,9 +298,8 @@ static void w4_task(void *arg, size_t task, int thread) {
                             : xi < 35      ? U0 + (xi + 1) * uxs
                             : q + 1 < tp.q1 ? c->wwino4 + (tp.g * 36 * np + q + 1) * cig * nr
                                             : NULL;
-        size_t lines = cig * nr / 16;
         for (size_t j = 0; j < n; j += mr) {
-          g0.pf = next && j / mr * kn < lines ? (const unsigned char *)next + j / mr * kn * 64 : NULL;
+          lc_pf_spread(&g0, next, cig * nr * sizeof(float), lc_div_up(n, mr), kn, j / mr);
           kt->f32_gemm(lc_min_sz(mr, n - j), noc, kn, Vx + j * (nchw ? 1 : cig), 1, cs_a, U0 + xi * uxs, nr,
                        M + (xi * T + j) * nr, nr, &g0);
         }

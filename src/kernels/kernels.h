@@ -20,9 +20,12 @@ typedef struct lc_gemm_params {
   float act_min, act_max, act_alpha;
   int post;                /* 1: then y = y * post_mul + post_add (lc_conv_desc) */
   float post_mul, post_add;
-  /* Not NULL: at step kk of k the AVX-512 kernels prefetch the cache line at pf + 64 kk bytes into
-   * L2: the caller's next B block, fetched while this call computes from cache (others ignore it). */
+  /* Not NULL: at step kk of k the AVX-512 kernels prefetch the cache line at pf + pf_step kk bytes
+   * into L2: the caller's next B block, fetched while this call computes from cache (others ignore
+   * it). pf_step <= 64: every line from pf on, some more than once (the caller spreads a block's
+   * lines over its calls). */
   const void *pf;
+  size_t pf_step;
 } lc_gemm_params;
 
 /* C[m x n] (+)= A[m x k] * B[k x n], m <= mr, n <= nr of the table.

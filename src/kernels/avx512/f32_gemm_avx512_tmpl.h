@@ -35,7 +35,7 @@
 /* acc[i][v] += A(i, :) * B(:, 16v..16v+15). Rows >= m read row m-1 (ao), results dropped. */
 LC_AI void LC_CAT(LC_FN, _loop)(size_t k, const float *a, const size_t *ao, size_t cs_a, const float *b,
                                 size_t rs_b, __mmask16 mlo, __mmask16 mhi, __mmask16 m3, const int masked,
-                                const void *pf, __m512 acc[LC_MR][LC_NACC] LC_T1(, const int tail, __mmask8 tm,
+                                const void *pf, size_t pf_step, __m512 acc[LC_MR][LC_NACC] LC_T1(, const int tail, __mmask8 tm,
                                                                                  __m256 *tacc)) {
   (void)m3;
   LC_T1(__m256 ct = _mm256_setzero_ps();)
@@ -61,7 +61,7 @@ LC_AI void LC_CAT(LC_FN, _loop)(size_t k, const float *a, const size_t *ao, size
       LC_V3(b2 = _mm512_loadu_ps(bk + 32);)
     }
     /* an address, not an object: integer math keeps a line past the caller's block legal C */
-    if (pf) _mm_prefetch((const char *)((uintptr_t)pf + 64 * kk), _MM_HINT_T1);
+    if (pf) _mm_prefetch((const char *)((uintptr_t)pf + pf_step * kk), _MM_HINT_T1);
     /* the extra column: A's column of MR rows (rows >= m masked) times B(kk, LC_NR) */
     LC_T1(if (tail) ct = _mm256_fmadd_ps(_mm256_maskz_loadu_ps(tm, ak), _mm256_set1_ps(bk[LC_NR]), ct);)
 #define LC_ROW(i)                                                      \
@@ -180,8 +180,8 @@ void LC_FN(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_
     const __mmask8 tm = (__mmask8)((1u << m) - 1u);
     __m256 ct;
     for (size_t i = 0; i < LC_MR; i++) ao[i] = i < m ? i : m - 1;
-    if (m == LC_MR) LC_CAT(LC_FN, _loop)(k, a, packed_ao, cs_a, b, rs_b, 0, 0, 0, 0, p->pf, acc, 1, tm, &ct);
-    else LC_CAT(LC_FN, _loop)(k, a, ao, cs_a, b, rs_b, 0, 0, 0, 0, p->pf, acc, 1, tm, &ct);
+    if (m == LC_MR) LC_CAT(LC_FN, _loop)(k, a, packed_ao, cs_a, b, rs_b, 0, 0, 0, 0, p->pf, p->pf_step, acc, 1, tm, &ct);
+    else LC_CAT(LC_FN, _loop)(k, a, ao, cs_a, b, rs_b, 0, 0, 0, 0, p->pf, p->pf_step, acc, 1, tm, &ct);
     float tv[8];
     _mm256_storeu_ps(tv, ct);
     const lc_avx512_act tact = lc_avx512_act_init(p);
@@ -194,16 +194,16 @@ void LC_FN(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_
 #endif
   for (size_t i = 0; i < LC_MR; i++) ao[i] = (i < m ? i : m - 1) * rs_a;
   if (n == LC_NR) {
-    if (m == LC_MR && rs_a == 1) LC_CAT(LC_FN, _loop)(k, a, packed_ao, cs_a, b, rs_b, 0, 0, 0, 0, p->pf, acc LC_T1(, 0, 0, NULL));
-    else LC_CAT(LC_FN, _loop)(k, a, ao, cs_a, b, rs_b, 0, 0, 0, 0, p->pf, acc LC_T1(, 0, 0, NULL));
+    if (m == LC_MR && rs_a == 1) LC_CAT(LC_FN, _loop)(k, a, packed_ao, cs_a, b, rs_b, 0, 0, 0, 0, p->pf, p->pf_step, acc LC_T1(, 0, 0, NULL));
+    else LC_CAT(LC_FN, _loop)(k, a, ao, cs_a, b, rs_b, 0, 0, 0, 0, p->pf, p->pf_step, acc LC_T1(, 0, 0, NULL));
   } else {
 #if LC_NV == 3
     LC_CAT(LC_FN, _loop)(k, a, ao, cs_a, b, rs_b, lc_avx512_mask(n < 16 ? n : 16),
                          lc_avx512_mask(n > 32 ? 16 : n > 16 ? n - 16 : 0), lc_avx512_mask(n > 32 ? n - 32 : 0), 1,
-                         p->pf, acc LC_T1(, 0, 0, NULL));
+                         p->pf, p->pf_step, acc LC_T1(, 0, 0, NULL));
 #else
     LC_CAT(LC_FN, _loop)(k, a, ao, cs_a, b, rs_b, lc_avx512_mask(n < 16 ? n : 16),
-                         lc_avx512_mask(n > 16 ? n - 16 : 0), 0, 1, p->pf, acc LC_T1(, 0, 0, NULL));
+                         lc_avx512_mask(n > 16 ? n - 16 : 0), 0, 1, p->pf, p->pf_step, acc LC_T1(, 0, 0, NULL));
 #endif
   }
   LC_T1(store:;)
