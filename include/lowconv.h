@@ -158,7 +158,7 @@ typedef enum lc_route {
   LC_ROUTE_IGEMM = 4,
   LC_ROUTE_DEPTHWISE = 5,
   LC_ROUTE_WINOGRAD = 6, /* 3x3 stride 1 dilation 1: Winograd F(2x2, 3x3), 2.25x fewer multiplies */
-  LC_ROUTE_WINOGRAD4 = 7, /* the same with F(4x4, 3x3), 4x fewer; fp32 */
+  LC_ROUTE_WINOGRAD4 = 7, /* the same with F(4x4, 3x3), 4x fewer; fp32 kernels of 3a x 3b (6x6, 9x9) too */
   LC_ROUTE_STEM = 8,      /* NCHW, <= 4 input channels (the RGB stem): a direct kernel over input rows */
   LC_ROUTE_I8GEMM = 9,    /* Q8/Q4 NCHW with int8_activations: integer dot products over int8 patches */
   LC_ROUTE_TAPROWS = 10   /* NCHW: B rows (tap, channel) gathered by whole output rows, read in place */

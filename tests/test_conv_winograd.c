@@ -32,8 +32,11 @@
 #define NSHAPES 160
 
 static double wino_bound(const cc_case *c, double ref, double xw, double bmax, int f4) {
-  double u = ldexp(1.0, -24), ic = (double)(c->d.in_channels / c->d.groups), n = ic + (f4 ? 25.0 : 11.0);
-  double s = f4 ? 40000.0 / 9.0 : 64.0;
+  /* A 3a x 3b kernel runs as S = ab shifted 3x3 ones whose outputs add up: S times the terms, S - 1
+   * more roundings. */
+  double S = (double)((c->d.kernel_h / 3) * (c->d.kernel_w / 3));
+  double u = ldexp(1.0, -24), ic = (double)(c->d.in_channels / c->d.groups), n = ic + (f4 ? 24.0 + S : 11.0);
+  double s = (f4 ? 40000.0 / 9.0 : 64.0) * S;
   double lip = 1.0;
   if (c->d.activation == LC_ACT_LEAKY_RELU && fabs(c->d.act_alpha) > 1.0) lip = fabs(c->d.act_alpha);
   if (c->d.activation == LC_ACT_HARD_SWISH) lip = 1.5;
@@ -82,11 +85,42 @@ static void gen_shape(cc_case *c, int big, int wide) {
   cc_fill(c, tu_rand_int(0, 2) != 0);
 }
 
+/* A random kernel of 3a x 3b taps (6x6, 9x9, 3x9, ...; not 3x3) for winograd4's shifted 3x3 kernels,
+ * pads 0 .. kernel / 2 + 1. */
+static void gen_shape_k(cc_case *c) {
+  static const int64_t ks[3] = {3, 6, 9};
+  lc_conv_desc *d = &c->d;
+  lc_conv_desc_init(d);
+  int64_t g = tu_rand_int(0, 4) ? 1 : 2, cig = tu_rand_int(1, 19), cog = tu_rand_int(1, 40);
+  d->in_channels = g * cig;
+  d->out_channels = g * cog;
+  d->groups = g;
+  do {
+    d->kernel_h = ks[tu_rand_int(0, 2)];
+    d->kernel_w = ks[tu_rand_int(0, 2)];
+  } while (d->kernel_h * d->kernel_w == 9);
+  d->pad_top = tu_rand_int(0, (int)d->kernel_h / 2 + 1);
+  d->pad_bottom = tu_rand_int(0, (int)d->kernel_h / 2 + 1);
+  d->pad_left = tu_rand_int(0, (int)d->kernel_w / 2 + 1);
+  d->pad_right = tu_rand_int(0, (int)d->kernel_w / 2 + 1);
+  d->layout = (lc_layout)tu_rand_int(0, 1);
+  cc_random_act(d);
+  c->n = tu_rand_int(0, 3) ? 1 : 2;
+  for (;;) {
+    c->h = tu_rand_int(1, 26);
+    c->w = tu_rand_int(1, 26);
+    int64_t oh, ow;
+    cc_out_size(c, &oh, &ow);
+    if (oh >= 1 && ow >= 1) break;
+  }
+  cc_fill(c, tu_rand_int(0, 2) != 0);
+}
+
 static lc_context *ctxs[CC_NISA];
 static lc_context *ctx_thr[3]; /* default table: 2, 3 threads, and 2 threads with a small budget */
 static int top; /* best table the CPU has */
 static double worst_ratio[2], worst_c[2]; /* [F(2x2), F(4x4)] */
-static long ran[2], compared[2];
+static long ran[2], compared[2], shifted;
 
 static void check_shape(const cc_case *c, lc_route route) {
   int f4 = route == LC_ROUTE_WINOGRAD4;
@@ -702,6 +736,27 @@ int main(void) {
     gen_shape(&c, s % 20 == 19, s % 20 == 9);
     check_shape(&c, LC_ROUTE_WINOGRAD);
     if (c.d.weight_format == LC_WEIGHTS_F32) check_shape(&c, LC_ROUTE_WINOGRAD4);
+    cc_free(&c);
+  }
+  for (int s = 0; s < (cc_quick() ? 12 : 40); s++) { /* larger kernels as shifted 3x3 F(4x4) (fp32) */
+    cc_case c;
+    gen_shape_k(&c);
+    if (c.d.weight_format == LC_WEIGHTS_F32) check_shape(&c, LC_ROUTE_WINOGRAD4), shifted++;
+    cc_free(&c);
+  }
+  TU_CHECK(shifted > 0, "no shifted-kernel case ran");
+  { /* Q8/Q4 keep to 3x3: a 9x9 q conv forced onto winograd4 is UNSUPPORTED, AUTO runs it elsewhere */
+    cc_case c;
+    gen_shape_k(&c);
+    c.d.weight_format = LC_WEIGHTS_Q8;
+    float *in = calloc(cc_in_count(&c), sizeof(float)), *out = malloc(cc_out_count(&c) * sizeof(float));
+    lc_conv_shape sh;
+    lc_status st = cc_run(ctxs[top], &c, LC_ROUTE_WINOGRAD4, in, out, &sh);
+    TU_CHECK(st == LC_ERR_UNSUPPORTED, "q8 %lldx%lld on winograd4: %s", (long long)c.d.kernel_h,
+             (long long)c.d.kernel_w, lc_status_name(st));
+    st = cc_run(ctxs[top], &c, LC_ROUTE_AUTO, in, out, &sh);
+    TU_CHECK(st == LC_OK && sh.route != LC_ROUTE_WINOGRAD4, "q8 auto: %s route %d", lc_status_name(st), (int)sh.route);
+    free(in), free(out);
     cc_free(&c);
   }
   check_statuses(ctxs[0]);

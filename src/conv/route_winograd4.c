@@ -28,11 +28,18 @@
 /* Slot size per thread when the budget is unlimited (as F(2x2): V near L2). */
 #define W4_CHUNK_BYTES ((size_t)768 << 10)
 
+/* 3x3, or (fp32) kernels of 3a x 3b, a, b <= 3 (6x6, 9x9, ...) as a x b 3x3 kernels on shifted
+ * inputs: out = sum over shifts s = (i, j) of the 3x3 conv of taps [3i, 3i + 3) x [3j, 3j + 3) with
+ * the input origin moved by (3i, 3j); each shift runs F(4x4) on its own U and the outputs add up.
+ * 4x fewer multiplies than im2col on a 9x9 (PP-OCR det's large-kernel convs). */
 static int w4_shape_ok(const lc_conv *c) {
   const lc_conv_desc *d = &c->d;
-  return d->kernel_h == 3 && d->kernel_w == 3 && d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 &&
-         d->dilation_w == 1 && !c->depthwise;
+  int64_t kh = d->kernel_h, kw = d->kernel_w;
+  return kh % 3 == 0 && kw % 3 == 0 && kh <= 9 && kw <= 9 && (kh * kw == 9 || !c->qw) && d->stride_h == 1 &&
+         d->stride_w == 1 && d->dilation_h == 1 && d->dilation_w == 1 && !c->depthwise;
 }
+/* 3x3 kernels a conv is cut into (1 for a 3x3). */
+static size_t w4_shifts(const lc_conv *c) { return (size_t)(c->d.kernel_h / 3) * (size_t)(c->d.kernel_w / 3); }
 static size_t w4_panels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, c->ctx->k->nr); }
 
 /* F(4x4) does 1.78x fewer multiplies than F(2x2) but 2.25x the transform work per channel: it won
@@ -42,6 +49,7 @@ static size_t w4_panels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, 
  * 28.9 / 14.8), so its weights are made from 16 there; the output size is select.c's. */
 int lc_winograd4_auto(const lc_conv *c) {
   int isa = c->ctx->k->isa, min_cin = isa == LC_ISA_AVX2 ? 64 : isa == LC_ISA_AVX512 ? 16 : 0;
+  if (w4_shifts(c) > 1 && isa != LC_ISA_AVX512) return 0; /* measured on the AVX-512 table only */
   return min_cin && w4_shape_ok(c) && c->cin_g >= min_cin;
 }
 
@@ -64,6 +72,10 @@ int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow) {
    * 1.08x, 64->32@56 1.09x) and at 28-48 px with as many (64@28 1.17x, 128@28 1.10x, 64@48 1.10x). */
   if (c->ctx->k->isa == LC_ISA_AVX512) {
     int64_t hw = oh < ow ? oh : ow;
+    /* 9x9 as shifted 3x3s (Xeon model 167, 1 thread, ms, auto's taprows or im2col / winograd4):
+     * 256@160 1989 / 1511, 256@80 484 / 190, 256@40 110 / 53, 256@20 26.9 / 17.6, 256@10 9.4 / 11.4,
+     * 128@20 8.2 / 5.6, 64@40 8.7 / 5.8, 64@20 2.47 / 2.54. */
+    if (w4_shifts(c) > 1) return lc_winograd4_auto(c) && (hw >= 40 || (hw >= 20 && c->cin_g >= 128));
     return lc_winograd4_auto(c) && ((hw >= 80 && (c->cin_g <= 128 || hw >= 160)) ||
                                     (hw >= 56 && c->cout_g >= c->cin_g) || (hw >= 28 && c->cout_g >= 2 * c->cin_g));
   }
@@ -77,19 +89,36 @@ lc_status lc_winograd4_pack(lc_conv *c, const float *w) {
   if (!(d->route == LC_ROUTE_WINOGRAD4 || (d->route == LC_ROUTE_AUTO && (c->ctx->tuner || lc_winograd4_auto(c)))))
     return LC_OK;
   size_t nr = c->ctx->k->nr, np = w4_panels(c), cig = (size_t)c->cin_g, cog = (size_t)c->cout_g, n, bytes;
-  if (!lc_mul_sz((size_t)d->groups * 36, np, &n) || !lc_mul_sz(n, cig, &n) || !lc_mul_sz(n, nr, &n) ||
+  size_t S = w4_shifts(c), cout = (size_t)d->out_channels, kw = (size_t)d->kernel_w, taps = (size_t)c->taps;
+  if (!lc_mul_sz((size_t)d->groups * 36 * S, np, &n) || !lc_mul_sz(n, cig, &n) || !lc_mul_sz(n, nr, &n) ||
       !lc_mul_sz(n, sizeof(float), &bytes))
     return lc_error(LC_ERR_OVERFLOW, "winograd4: transformed weight size overflows");
-  if (!(c->wwino4 = lc_calloc(n, sizeof(float))))
+  float *sub = NULL; /* a shift's 3x3 taps, OIHW, when the kernel is larger */
+  if (S > 1 && !(sub = lc_malloc(cout * cig * 9 * sizeof(float)))) /* <= the OIHW weights: no overflow */
+    return lc_error(LC_ERR_NO_MEMORY, "winograd4: cannot allocate %zu bytes of weights", cout * cig * 36);
+  if (!(c->wwino4 = lc_calloc(n, sizeof(float)))) {
+    lc_free(sub);
     return lc_error(LC_ERR_NO_MEMORY, "winograd4: cannot allocate %zu bytes of weights", bytes);
+  }
   c->wwino4_bytes = bytes;
   c->weight_bytes += bytes;
   const lc_wino_kernels *wk = c->ctx->k->wino;
-  for (size_t g = 0; g < (size_t)d->groups; g++)
-    for (size_t q = 0; q < np; q++)
-      for (size_t ic = 0; ic < cig; ic += CH) /* OIHW: (oc, ic, tap) at (oc * cig + ic) * 9 + tap */
-        wk->weights4(lc_min_sz(nr, cog - q * nr), nr, lc_min_sz(CH, cig - ic), w + ((g * cog + q * nr) * cig + ic) * 9,
-                     9 * cig, 1, 9, c->wwino4 + ((g * 36 * np + q) * cig + ic) * nr, np * cig * nr);
+  for (size_t sh = 0; sh < S; sh++) {
+    const float *ws = w;
+    if (sub) {
+      size_t i = sh / (kw / 3), j = sh % (kw / 3);
+      for (size_t oi = 0; oi < cout * cig; oi++)
+        for (size_t t = 0; t < 9; t++) sub[oi * 9 + t] = w[oi * taps + (3 * i + t / 3) * kw + 3 * j + t % 3];
+      ws = sub;
+    }
+    float *u = c->wwino4 + sh * (size_t)d->groups * 36 * np * cig * nr;
+    for (size_t g = 0; g < (size_t)d->groups; g++)
+      for (size_t q = 0; q < np; q++)
+        for (size_t ic = 0; ic < cig; ic += CH) /* OIHW: (oc, ic, tap) at (oc * cig + ic) * 9 + tap */
+          wk->weights4(lc_min_sz(nr, cog - q * nr), nr, lc_min_sz(CH, cig - ic), ws + ((g * cog + q * nr) * cig + ic) * 9,
+                       9 * cig, 1, 9, u + ((g * 36 * np + q) * cig + ic) * nr, np * cig * nr);
+  }
+  lc_free(sub);
   return LC_OK;
 }
 
@@ -131,6 +160,11 @@ static int w4_slot(const lc_conv *c, size_t T, int cached, size_t *bytes) {
          lc_add_sz(*bytes, q, bytes);
 }
 
+/* Shifted kernels stream S times the U per chunk: larger chunks reuse it over more tiles (9x9
+ * 256@80, 1 thread: 256 ms at 768 KiB, 190 at 3 MiB, 194 at 8 MiB; 256@20 22.8 / 17.6). */
+#define W4_SHIFT_CHUNK_BYTES ((size_t)3 << 20)
+static size_t w4_chunk_bytes(const lc_conv *c) { return w4_shifts(c) > 1 ? W4_SHIFT_CHUNK_BYTES : W4_CHUNK_BYTES; }
+
 static lc_status w4_plan(const lc_conv *c, lc_conv_plan *p, int cached) {
   size_t mr = c->ctx->k->mr, nt, one, q;
   if (!lc_mul_sz(lc_div_up((size_t)p->oh, 4), lc_div_up((size_t)p->ow, 4), &nt) || !w4_slot(c, mr, cached, &one) ||
@@ -140,7 +174,7 @@ static lc_status w4_plan(const lc_conv *c, lc_conv_plan *p, int cached) {
   if (threads == 0)
     return lc_error(LC_ERR_BUDGET, "winograd4: one chunk of %zu tiles needs %zu bytes, budget is %zu", mr, one,
                     c->ctx->budget);
-  size_t target = c->ctx->budget ? c->ctx->budget / (size_t)threads : lc_max_sz(W4_CHUNK_BYTES + q, one);
+  size_t target = c->ctx->budget ? c->ctx->budget / (size_t)threads : lc_max_sz(w4_chunk_bytes(c) + q, one);
   size_t cap = lc_round_up(nt, mr), T = mr, b;
   if (p->hint_tile) {
     T = lc_min_sz(cap, lc_round_up(p->hint_tile, mr));
@@ -196,7 +230,8 @@ typedef struct w4_job {
 } w4_job;
 
 /* V of tiles [t0, t0 + n) of one image and group. */
-static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, float *V, size_t T, const float *zero) {
+static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, float *V, size_t T, const float *zero,
+                     int64_t pt, int64_t pl) {
   const lc_conv *c = jb->c;
   const lc_conv_plan *p = &c->plan;
   const lc_wino_kernels *wk = c->ctx->k->wino;
@@ -208,7 +243,7 @@ static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, 
       for (size_t j = 0; j < n;) {
         size_t tt = t0 + j, ty = tt / jb->tw, tx = tt % jb->tw;
         size_t nn = lc_min_sz(lc_min_sz(jb->tw - tx, CH), n - j); /* one tile row */
-        int64_t x0 = (int64_t)(4 * tx) - p->pl, y0 = (int64_t)(4 * ty) - p->pt;
+        int64_t x0 = (int64_t)(4 * tx) - pl, y0 = (int64_t)(4 * ty) - pt;
         /* Tiles that lie inside the row read it in place; the padded ones at its ends go alone
          * (copying whole rows was 13 % of a 96->24 160x160 run). */
         if (x0 < 0) nn = 1;
@@ -228,7 +263,7 @@ static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, 
     const float *src[36];
     for (int r = 0; r < 6; r++)
       for (int x = 0; x < 6; x++) {
-        int64_t iy = (int64_t)(4 * ty) - p->pt + r, ix = (int64_t)(4 * tx) - p->pl + x;
+        int64_t iy = (int64_t)(4 * ty) - pt + r, ix = (int64_t)(4 * tx) - pl + x;
         int inside = iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw;
         src[r * 6 + x] = inside ? img_g + ((size_t)iy * (size_t)p->iw + (size_t)ix) * pstep : NULL;
       }
@@ -244,6 +279,14 @@ static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, 
       }
     }
   }
+}
+
+/* Shift sh of S (w4_shifts > 1) into an output: the first stores, the others add, and the last
+ * adds the bias and applies the activation (ep) to the sum. */
+static float w4_combine(float v, const float *o, size_t sh, size_t S, const float *bias, const lc_gemm_params *ep) {
+  if (sh == 0) return v;
+  v += *o;
+  return sh + 1 < S ? v : lc_apply_act(bias ? v + *bias : v, ep);
 }
 
 static void w4_task(void *arg, size_t task, int thread) {
@@ -268,59 +311,79 @@ static void w4_task(void *arg, size_t task, int thread) {
   float *ubuf = (float *)(qpart + (p->variant ? w4_stamp_bytes(c) : 0));
   float *dbuf = ubuf + lc_round_up(ublk * (p->variant ? np * nkb : 1), 16);
   memset(zero, 0, ZLEN * sizeof(float));
-  w4_input(jb, img_g, t0, n, V, T, zero);
   lc_gemm_params g0, ep;
   memset(&g0, 0, sizeof g0); /* plain products: bias and activation follow the output transform */
   lc_conv_epilogue(c, &ep);
   int nchw = c->d.layout == LC_NCHW;
   size_t cout = (size_t)c->d.out_channels, oh = (size_t)p->oh, ow = (size_t)p->ow;
+  /* Shifted 3x3 kernels (w4_shifts > 1): each shift's V once per chunk, its outputs added into the
+   * output (w4_combine). Summing them in M instead means V of a shift again per weight panel, or
+   * S times the slot: the input transforms then cost more than the additions (9x9 256@80: 2.2x). */
+  size_t S = w4_shifts(c), sw = (size_t)c->d.kernel_w / 3, ustride = (size_t)c->d.groups * 36 * np * cig * nr;
   float y[16][CH];
-  for (size_t q = tp.q0; q < tp.q1; q++) {
-    size_t noc = lc_min_sz(nr, cog - q * nr), oc0 = tp.g * cog + q * nr;
-    /* fp32: one K block of all cig channels; Q8/Q4: blocks of QKC4, U made here or cached. */
-    size_t kb = c->wwino4 ? cig : QKC4, cs_a = nchw ? Tp : mr;
-    float *uq = p->variant ? ubuf + q * nkb * ublk : ubuf;
-    int fresh = !c->wwino4 && (!p->variant || stamp[q] != tp.g + 1);
-    for (size_t k0 = 0; k0 < cig; k0 += kb) {
-      size_t kn = lc_min_sz(kb, cig - k0), uxs = np * cig * nr;
-      const float *U0 = c->wwino4 ? c->wwino4 + (tp.g * 36 * np + q) * cig * nr : NULL;
-      if (!c->wwino4) {
-        float *ub = p->variant ? uq + k0 / QKC4 * ublk : uq;
-        if (fresh) lc_wino_q_u(c, 1, oc0, noc, nr, k0, kn, ub, w4_uxs(kn, nr), dbuf);
-        U0 = ub;
-        uxs = w4_uxs(kn, nr);
-      }
-      g0.accumulate = k0 > 0;
-      for (size_t xi = 0; xi < 36; xi++) {
-        const float *Vx = V + xi * Tp * cig + k0 * cs_a;
-        /* fp32: the calls on one U block prefetch the next (one line per step of k; as F(2x2)) */
-        const float *next = !c->wwino4 ? NULL
-                            : xi < 35      ? U0 + (xi + 1) * uxs
-                            : q + 1 < tp.q1 ? c->wwino4 + (tp.g * 36 * np + q + 1) * cig * nr
-                                            : NULL;
-        for (size_t j = 0; j < n; j += mr) {
-          lc_pf_spread(&g0, next, cig * nr * sizeof(float), lc_div_up(n, mr), kn, j / mr);
-          kt->f32_gemm(lc_min_sz(mr, n - j), noc, kn, Vx + j * (nchw ? 1 : cig), 1, cs_a, U0 + xi * uxs, nr,
-                       M + (xi * T + j) * nr, nr, &g0);
+  for (size_t sh = 0; sh < S; sh++) {
+    w4_input(jb, img_g, t0, n, V, T, zero, p->pt - 3 * (int64_t)(sh / sw), p->pl - 3 * (int64_t)(sh % sw));
+    const float *Us = c->wwino4 ? c->wwino4 + sh * ustride : NULL;
+    for (size_t q = tp.q0; q < tp.q1; q++) {
+      size_t noc = lc_min_sz(nr, cog - q * nr), oc0 = tp.g * cog + q * nr;
+      /* fp32: one K block of all cig channels; Q8/Q4: blocks of QKC4, U made here or cached. */
+      size_t kb = c->wwino4 ? cig : QKC4, cs_a = nchw ? Tp : mr;
+      float *uq = p->variant ? ubuf + q * nkb * ublk : ubuf;
+      int fresh = !c->wwino4 && (!p->variant || stamp[q] != tp.g + 1);
+      for (size_t k0 = 0; k0 < cig; k0 += kb) {
+        size_t kn = lc_min_sz(kb, cig - k0), uxs = np * cig * nr;
+        const float *U0 = Us ? Us + (tp.g * 36 * np + q) * cig * nr : NULL;
+        if (!Us) {
+          float *ub = p->variant ? uq + k0 / QKC4 * ublk : uq;
+          if (fresh) lc_wino_q_u(c, 1, oc0, noc, nr, k0, kn, ub, w4_uxs(kn, nr), dbuf);
+          U0 = ub;
+          uxs = w4_uxs(kn, nr);
         }
+        g0.accumulate = k0 > 0;
+        for (size_t xi = 0; xi < 36; xi++) {
+          const float *Vx = V + xi * Tp * cig + k0 * cs_a;
+          /* fp32: the calls on one U block prefetch the next (one line per step of k; as F(2x2)) */
+          const float *next = !Us          ? NULL
+                              : xi < 35      ? U0 + (xi + 1) * uxs
+                              : q + 1 < tp.q1 ? Us + (tp.g * 36 * np + q + 1) * cig * nr
+                              : sh + 1 < S    ? Us + ustride + (tp.g * 36 * np + tp.q0) * cig * nr
+                                              : NULL;
+          for (size_t j = 0; j < n; j += mr) {
+            lc_pf_spread(&g0, next, cig * nr * sizeof(float), lc_div_up(n, mr), kn, j / mr);
+            kt->f32_gemm(lc_min_sz(mr, n - j), noc, kn, Vx + j * (nchw ? 1 : cig), 1, cs_a, U0 + xi * uxs, nr,
+                         M + (xi * T + j) * nr, nr, &g0);
+          }
+        }
+        g0.pf = NULL;
       }
-      g0.pf = NULL;
-    }
-    if (fresh && p->variant) stamp[q] = tp.g + 1;
-    for (size_t j = 0; j < n; j++) {
-      size_t tt = t0 + j, ty = tt / jb->tw, tx = tt % jb->tw;
-      size_t nx = lc_min_sz(4, ow - 4 * tx), ny = lc_min_sz(4, oh - 4 * ty);
-      wk->out4(noc, M + j * nr, T * nr, c->bias ? c->bias + oc0 : NULL, &ep, y);
-      if (nchw) {
-        for (size_t k = 0; k < noc; k++) {
-          float *o = img_out + (oc0 + k) * p->ohw + 4 * ty * ow + 4 * tx;
+      if (fresh && p->variant) stamp[q] = tp.g + 1;
+      const float *bias = c->bias ? c->bias + oc0 : NULL;
+      for (size_t j = 0; j < n; j++) {
+        size_t tt = t0 + j, ty = tt / jb->tw, tx = tt % jb->tw;
+        size_t nx = lc_min_sz(4, ow - 4 * tx), ny = lc_min_sz(4, oh - 4 * ty);
+        wk->out4(noc, M + j * nr, T * nr, S == 1 ? bias : NULL, S == 1 ? &ep : &g0, y);
+        if (nchw) {
+          for (size_t k = 0; k < noc; k++) {
+            float *o = img_out + (oc0 + k) * p->ohw + 4 * ty * ow + 4 * tx;
+            const float *bk = bias ? bias + k : NULL;
+            for (size_t dy = 0; dy < ny; dy++)
+              for (size_t dx = 0; dx < nx; dx++) {
+                float *od = o + dy * ow + dx;
+                *od = S == 1 ? y[4 * dy + dx][k] : w4_combine(y[4 * dy + dx][k], od, sh, S, bk, &ep);
+              }
+          }
+        } else {
           for (size_t dy = 0; dy < ny; dy++)
-            for (size_t dx = 0; dx < nx; dx++) o[dy * ow + dx] = y[4 * dy + dx][k];
+            for (size_t dx = 0; dx < nx; dx++) {
+              float *od = img_out + ((4 * ty + dy) * ow + 4 * tx + dx) * cout + oc0;
+              if (S == 1) {
+                memcpy(od, y[4 * dy + dx], noc * sizeof(float));
+                continue;
+              }
+              for (size_t k = 0; k < noc; k++)
+                od[k] = w4_combine(y[4 * dy + dx][k], od + k, sh, S, bias ? bias + k : NULL, &ep);
+            }
         }
-      } else {
-        for (size_t dy = 0; dy < ny; dy++)
-          for (size_t dx = 0; dx < nx; dx++)
-            memcpy(img_out + ((4 * ty + dy) * ow + 4 * tx + dx) * cout + oc0, y[4 * dy + dx], noc * sizeof(float));
       }
     }
   }

@@ -26,8 +26,8 @@ static const lc_route_def routes[LC_ROUTE_COUNT] = {
     [LC_ROUTE_WINOGRAD] = {"winograd", "3x3 stride 1 dilation 1: Winograd F(2x2, 3x3), 2.25x fewer multiplies",
                            lc_winograd_plan, winograd_run, LC_WREP_WINO | LC_WREP_QUANT},
     [LC_ROUTE_WINOGRAD4] = {"winograd4",
-                            "3x3 stride 1 dilation 1: Winograd F(4x4, 3x3), 4x fewer multiplies (AUTO on AVX2 "
-                            "from 64 channels, AVX-512 from 16 on large planes, or tuned)",
+                            "3x3 (fp32 also 6x6, 9x9: shifted 3x3s) stride 1 dilation 1: Winograd F(4x4, 3x3), 4x "
+                            "fewer multiplies (AUTO on AVX2 from 64 channels, AVX-512 from 16 on large planes, or tuned)",
                             lc_winograd4_plan, lc_winograd4_run, LC_WREP_WINO4 | LC_WREP_QUANT},
     [LC_ROUTE_STEM] = {"stem", "NCHW, 1 group, <= 4 input channels, K <= 160, stride_w <= 4: from stride-phased rows",
                        lc_stem_plan, lc_stem_run, LC_WREP_PACKED | LC_WREP_QUANT},
