@@ -136,6 +136,39 @@ static void test_auto_q(void) {
               cases[i].fmt == 1 ? LC_WEIGHTS_Q8 : LC_WEIGHTS_Q4, cases[i].fused);
 }
 
+/* AUTO for 9x9 stride 1 fp32 with 32+ channels on both sides: the shifted F(4x4) (winograd4) on the
+ * AVX-512 table from 40 px outputs (20 from 128 input channels), else taprows / im2col. */
+static void test_auto_nine(void) {
+  static const struct {
+    int cin, cout, ih, threads;
+    lc_route want; /* on the AVX-512 table */
+  } cases[] = {{64, 64, 40, 1, LC_ROUTE_WINOGRAD4}, {64, 64, 40, 2, LC_ROUTE_WINOGRAD4}, {32, 33, 48, 1, LC_ROUTE_WINOGRAD4},
+               {128, 32, 20, 1, LC_ROUTE_WINOGRAD4}, {127, 32, 20, 1, LC_ROUTE_TAPROWS}, {64, 31, 40, 1, LC_ROUTE_TAPROWS},
+               {31, 64, 40, 1, LC_ROUTE_TAPROWS}, {64, 64, 39, 2, LC_ROUTE_IM2COL}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cc_case c;
+    c.d = cc_desc(cases[i].cin, cases[i].cout, 9, 4);
+    c.n = 1;
+    c.h = c.w = cases[i].ih;
+    cc_fill(&c, 1);
+    c.d.weights = c.wts;
+    c.d.bias = c.bias;
+    for (int isa = 1; isa < CC_NISA; isa++) {
+      lc_context *cx = ctx[isa][cases[i].threads - 1];
+      if (!cx) continue;
+      lc_route want = isa == 2 ? cases[i].want : LC_ROUTE_IM2COL;
+      lc_conv *conv = NULL;
+      lc_conv_shape shape;
+      TU_CHECK(lc_conv_create(cx, &c.d, &conv) == LC_OK && lc_conv_prepare(conv, c.n, c.h, c.w, &shape) == LC_OK,
+               "auto nine %zu: %s", i, lc_last_error());
+      TU_CHECK(shape.route == want, "auto nine %zu %s threads %d: %s, expected %s", i, cc_isa_names[isa],
+               cases[i].threads, lc_route_name(shape.route), lc_route_name(want));
+      lc_conv_destroy(conv);
+    }
+    cc_free(&c);
+  }
+}
+
 /* 9x9 stride 1, which AUTO runs through taprows at <= 40 px outputs at 1 thread: odd channel
  * counts and widths, pads 4 and 3 (the random shapes stop at 5x5 kernels). */
 static void test_nine(void) {
@@ -203,6 +236,7 @@ int main(void) {
   test_quant();
   test_auto();
   test_auto_q();
+  test_auto_nine();
   test_nine();
   test_budget();
   cc_contexts_close(ctx);

@@ -74,8 +74,11 @@ int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow) {
     int64_t hw = oh < ow ? oh : ow;
     /* 9x9 as shifted 3x3s (Xeon model 167, 1 thread, ms, auto's taprows or im2col / winograd4):
      * 256@160 1989 / 1511, 256@80 484 / 190, 256@40 110 / 53, 256@20 26.9 / 17.6, 256@10 9.4 / 11.4,
-     * 128@20 8.2 / 5.6, 64@40 8.7 / 5.8, 64@20 2.47 / 2.54. */
-    if (w4_shifts(c) > 1) return lc_winograd4_auto(c) && (hw >= 40 || (hw >= 20 && c->cin_g >= 128));
+     * 128@20 8.2 / 5.6, 64@40 8.7 / 5.8, 64@20 2.47 / 2.54, 48@80 18.8 / 13.4, 32@40 2.66 / 1.98;
+     * even or behind with fewer channels on either side (24->16@40 1.33 / 1.36, 64->16@40 3.77 /
+     * 3.86, 16->64@40 2.09 / 2.02). */
+    if (w4_shifts(c) > 1)
+      return lc_winograd4_auto(c) && c->cin_g >= 32 && c->cout_g >= 32 && (hw >= 40 || (hw >= 20 && c->cin_g >= 128));
     return lc_winograd4_auto(c) && ((hw >= 80 && (c->cin_g <= 128 || hw >= 160)) ||
                                     (hw >= 56 && c->cout_g >= c->cin_g) || (hw >= 28 && c->cout_g >= 2 * c->cin_g));
   }
