@@ -6,26 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "benchdnn.h"
+#include "bench_util.h"
 #include "lowconv.h"
 #include "util/timer.h"
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static float *rand_floats(size_t n, unsigned *seed) {
-  float *v = malloc(n * sizeof *v);
-  for (size_t i = 0; v && i < n; i++) {
-    *seed = *seed * 1664525u + 1013904223u;
-    v[i] = (float)(*seed >> 8) / (float)(1u << 24) - 0.5f;
-  }
-  return v;
-}
-
 static double median(double *t, int n) {
-  qsort(t, (size_t)n, sizeof *t, cmp);
+  qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
   return t[n / 2];
 }
 
@@ -56,7 +42,7 @@ int main(int argc, char **argv) {
   unsigned seed = 12345;
   size_t nw = (size_t)(c.oc * (c.ic / c.g) * c.kh * c.kw), ni = (size_t)(c.mb * c.ic * c.ih * c.iw);
   size_t no = (size_t)(c.mb * c.oc * c.oh * c.ow);
-  float *in = rand_floats(ni, &seed), *out = malloc(no * sizeof *out);
+  float *in = bench_rand_floats(ni, &seed), *out = malloc(no * sizeof *out);
   double *hot = malloc((size_t)rounds * sizeof *hot), *cold = malloc((size_t)rounds * sizeof *cold);
   if (!in || !out || !hot || !cold) return 1;
   for (char *save = NULL, *name = strtok_r(routes, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
@@ -69,12 +55,9 @@ int main(int argc, char **argv) {
     size_t wsb = 0, wbytes = 0;
     lc_route got = LC_ROUTE_AUTO;
     for (int k = 0; k < copies; k++) {
-      float *w = rand_floats(nw, &seed);
+      float *w = bench_rand_floats(nw, &seed);
       lc_conv_desc d;
-      lc_conv_desc_init(&d);
-      d.in_channels = c.ic, d.out_channels = c.oc, d.groups = c.g, d.kernel_h = c.kh, d.kernel_w = c.kw;
-      d.stride_h = c.sh, d.stride_w = c.sw, d.dilation_h = c.dh + 1, d.dilation_w = c.dw + 1;
-      d.pad_top = c.ph, d.pad_left = c.pw, d.pad_bottom = c.pb, d.pad_right = c.pr;
+      bench_desc(&c, &d);
       d.weights = w;
       d.route = (lc_route)r;
       lc_conv_shape sh;

@@ -7,24 +7,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "benchdnn.h"
+#include "bench_util.h"
 #include "conv/conv.h"
 #include "lowconv.h"
 #include "util/timer.h"
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static float *rand_floats(size_t n, unsigned *seed) {
-  float *v = malloc(n * sizeof *v);
-  for (size_t i = 0; v && i < n; i++) {
-    *seed = *seed * 1664525u + 1013904223u;
-    v[i] = (float)(*seed >> 8) / (float)(1u << 24) - 0.5f;
-  }
-  return v;
-}
 
 int main(int argc, char **argv) {
   if (argc < 2) {
@@ -52,13 +38,10 @@ int main(int argc, char **argv) {
   unsigned seed = 12345;
   size_t nw = (size_t)(c.oc * (c.ic / c.g) * c.kh * c.kw), ni = (size_t)(c.mb * c.ic * c.ih * c.iw);
   size_t no = (size_t)(c.mb * c.oc * c.oh * c.ow);
-  float *w = rand_floats(nw, &seed), *in = rand_floats(ni, &seed), *out = malloc(no * sizeof *out);
+  float *w = bench_rand_floats(nw, &seed), *in = bench_rand_floats(ni, &seed), *out = malloc(no * sizeof *out);
   double *t = malloc((size_t)runs * sizeof *t);
   lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = c.ic, d.out_channels = c.oc, d.groups = c.g, d.kernel_h = c.kh, d.kernel_w = c.kw;
-  d.stride_h = c.sh, d.stride_w = c.sw, d.dilation_h = c.dh + 1, d.dilation_w = c.dw + 1;
-  d.pad_top = c.ph, d.pad_left = c.pw, d.pad_bottom = c.pb, d.pad_right = c.pr;
+  bench_desc(&c, &d);
   d.weights = w;
   lc_conv *conv = NULL;
   lc_conv_shape sh;
@@ -81,7 +64,7 @@ int main(int argc, char **argv) {
       lc_conv_run(conv, in, out, ws, sh.workspace_bytes);
       t[i] = lc_now_ms() - t0;
     }
-    qsort(t, (size_t)runs, sizeof *t, cmp);
+    qsort(t, (size_t)runs, sizeof *t, bench_cmp_double);
     printf("block %d: %.4f %.4f %.4f %.4f %.4f\n", b, t[0], t[runs / 10], t[runs / 2], t[runs * 9 / 10], t[runs - 1]);
   }
   lc_conv_destroy(conv);

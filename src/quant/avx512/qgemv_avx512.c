@@ -290,13 +290,15 @@ INLINE void q4_split_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const
     }
 }
 
-/* ---------------------------------------------------------------- q4 accurate */
+/* ---------------------------------------------------------------- accurate (q4, q8) */
 
-/* table[u] = fmaf(u - 8, scale, offset) built once per block, so every weight is exactly what
- * lc_dequant_rows gives. vpermps reads only the low 4 bits of each index: the low nibble needs no
- * mask, the high one is the byte shifted right by 4. nr weight rows share each activation load. */
-INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t rs, size_t i0,
-                        const int mr, float *y, size_t ldy) {
+/* Accurate mode, any blocks: each weight decoded to exactly fmaf(q, scale, offset), as
+ * lc_dequant_rows gives. q4: through a per-block table (vpermps reads only the low 4 bits of each
+ * index: the low nibble needs no mask, the high one is the byte shifted right by 4); q8: 16 codes
+ * widened, converted and FMA'd a vector (the AVX2 kernel's 8 ran IResNet-34's 25088 x 512 q8
+ * classifier compute-bound: 2.9 ms, 1.0 this way). nr weight rows share each activation load. */
+INLINE void acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t rs, size_t i0,
+                     const int mr, float *y, size_t ldy, const int q4) {
   const size_t rb = w->row_bytes * rs, nb = w->nb, rnb = nb * rs;
   const uint8_t *c = w->codes + n * w->row_bytes;
   const float *s = w->scales + n * nb;
@@ -311,19 +313,29 @@ INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const i
   for (size_t t = 0; t < w->taps; t++)
     for (size_t bi = 0; bi < w->bpt; bi++, b++) {
       size_t len = lc_qblock_len(w, bi), nch = lc_qpad(len) / LC_QCHUNK;
-      __m512 T[4];
+      __m512 S[4], O[4], T[4]; /* q8: scale and offset; q4: the table */
 #pragma GCC unroll 4
-      for (int r = 0; r < nr; r++)
-        T[r] = _mm512_fmadd_ps(qv, _mm512_set1_ps(s[r * rnb + b]), _mm512_set1_ps(o ? o[r * rnb + b] : 0.0f));
+      for (int r = 0; r < nr; r++) {
+        S[r] = _mm512_set1_ps(s[r * rnb + b]);
+        O[r] = _mm512_set1_ps(o ? o[r * rnb + b] : 0.0f);
+        if (q4) T[r] = _mm512_fmadd_ps(qv, S[r], O[r]);
+      }
       for (size_t ch = 0; ch < nch; ch++) {
         __m512 w0[4], w1[4];
 #pragma GCC unroll 4
         for (int r = 0; r < nr; r++) {
-          const uint8_t *cp = c + r * rb + co + 16 * ch;
+          const uint8_t *cp = c + r * rb + co + (q4 ? 16 : 32) * ch;
           if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, LC_QPF_HINT);
-          __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)cp));
-          w0[r] = _mm512_permutexvar_ps(u, T[r]);
-          w1[r] = _mm512_permutexvar_ps(_mm512_srli_epi32(u, 4), T[r]);
+          if (q4) {
+            __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)cp));
+            w0[r] = _mm512_permutexvar_ps(u, T[r]);
+            w1[r] = _mm512_permutexvar_ps(_mm512_srli_epi32(u, 4), T[r]);
+          } else {
+            __m512 q0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)cp)));
+            __m512 q1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(cp + 16))));
+            w0[r] = _mm512_fmadd_ps(q0, S[r], O[r]);
+            w1[r] = _mm512_fmadd_ps(q1, S[r], O[r]);
+          }
         }
 #pragma GCC unroll 4
         for (int i = 0; i < mr; i++) {
@@ -344,6 +356,16 @@ INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const i
 #pragma GCC unroll 4
     for (int i = 0; i < mr; i++)
       y[(i0 + i) * ldy + n + r * rs] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][i][0], acc[r][i][1]));
+}
+
+INLINE void q4_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t rs, size_t i0,
+                        const int mr, float *y, size_t ldy) {
+  acc_tile(w, a, n, nr, rs, i0, mr, y, ldy, 1);
+}
+
+INLINE void q8_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t rs, size_t i0,
+                        const int mr, float *y, size_t ldy) {
+  acc_tile(w, a, n, nr, rs, i0, mr, y, ldy, 0);
 }
 
 /* Same, when every block is full and a multiple of 32 long: no padding, one flat loop; two blocks
@@ -402,64 +424,6 @@ INLINE void q4_accf_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const 
     for (int i = 0; i < mr; i++)
       y[(i0 + i) * ldy + n + r * rs] = _mm512_reduce_add_ps(
           _mm512_add_ps(_mm512_add_ps(acc[r][i][0], acc[r][i][1]), _mm512_add_ps(acc2[r][i][0], acc2[r][i][1])));
-}
-
-/* ---------------------------------------------------------------- q8 accurate */
-
-/* Each weight decoded to exactly fmaf(q, scale, offset), as lc_dequant_rows gives, 16 per vector
- * (the AVX2 kernel decodes 8: IResNet-34's 25088 x 512 classifier in q8 ran 2.9 ms there, compute-
- * bound, against 0.65 for q4's table kernel). nr weight rows share each activation load. */
-INLINE void q8_acc_tile(const lc_qmatrix *w, const lc_qact *a, size_t n, const int nr, size_t rs, size_t i0,
-                        const int mr, float *y, size_t ldy) {
-  const size_t rb = w->row_bytes * rs, nb = w->nb, rnb = nb * rs;
-  const uint8_t *c = w->codes + n * w->row_bytes;
-  const float *s = w->scales + n * nb;
-  const float *o = w->offsets ? w->offsets + n * nb : NULL;
-  __m512 acc[4][4][2];
-#pragma GCC unroll 4
-  for (int r = 0; r < nr; r++)
-#pragma GCC unroll 4
-    for (int i = 0; i < mr; i++) acc[r][i][0] = acc[r][i][1] = _mm512_setzero_ps();
-  size_t xo = 0, b = 0, co = 0;
-  for (size_t t = 0; t < w->taps; t++)
-    for (size_t bi = 0; bi < w->bpt; bi++, b++) {
-      size_t len = lc_qblock_len(w, bi), nch = lc_qpad(len) / LC_QCHUNK;
-      __m512 S[4], O[4];
-#pragma GCC unroll 4
-      for (int r = 0; r < nr; r++) {
-        S[r] = _mm512_set1_ps(s[r * rnb + b]);
-        O[r] = _mm512_set1_ps(o ? o[r * rnb + b] : 0.0f);
-      }
-      for (size_t ch = 0; ch < nch; ch++) {
-        __m512 w0[4], w1[4];
-#pragma GCC unroll 4
-        for (int r = 0; r < nr; r++) {
-          const uint8_t *cp = c + r * rb + co + 32 * ch;
-          if (LC_QPF) _mm_prefetch((const char *)cp + LC_QPF, LC_QPF_HINT);
-          __m512 q0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)cp)));
-          __m512 q1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(cp + 16))));
-          w0[r] = _mm512_fmadd_ps(q0, S[r], O[r]);
-          w1[r] = _mm512_fmadd_ps(q1, S[r], O[r]);
-        }
-#pragma GCC unroll 4
-        for (int i = 0; i < mr; i++) {
-          const float *x = a->xf + (i0 + i) * a->row_len + xo + 32 * ch;
-          __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
-#pragma GCC unroll 4
-          for (int r = 0; r < nr; r++) {
-            acc[r][i][0] = _mm512_fmadd_ps(w0[r], x0, acc[r][i][0]);
-            acc[r][i][1] = _mm512_fmadd_ps(w1[r], x1, acc[r][i][1]);
-          }
-        }
-      }
-      co += lc_qblock_nbytes(w, bi);
-      xo += nch * LC_QCHUNK;
-    }
-#pragma GCC unroll 4
-  for (int r = 0; r < nr; r++)
-#pragma GCC unroll 4
-    for (int i = 0; i < mr; i++)
-      y[(i0 + i) * ldy + n + r * rs] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][i][0], acc[r][i][1]));
 }
 
 /* Activation rows in tiles of 4 (remainder 1..3) times NR weight rows rs rows apart. */
