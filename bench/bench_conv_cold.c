@@ -26,22 +26,12 @@ int main(int argc, char **argv) {
   snprintf(routes, sizeof routes, "%s", argc > 5 ? argv[5] : "auto");
   if (copies < 1 || copies > 256 || rounds < 1) return 2;
   bd_conv c;
-  char err[256];
-  if (bd_parse(argv[1], &c, err, sizeof err)) {
-    fprintf(stderr, "bench_conv_cold: %s\n", err);
-    return 2;
-  }
-  lc_context_params cp;
-  lc_context_params_init(&cp);
-  cp.threads = threads;
-  lc_context *ctx = NULL;
-  if (lc_context_create(&cp, &ctx)) {
-    fprintf(stderr, "bench_conv_cold: context: %s\n", lc_last_error());
-    return 1;
-  }
+  lc_context *ctx;
+  int rc = bench_open("bench_conv_cold", argv[1], threads, &c, &ctx);
+  if (rc) return rc;
   unsigned seed = 12345;
-  size_t nw = (size_t)(c.oc * (c.ic / c.g) * c.kh * c.kw), ni = (size_t)(c.mb * c.ic * c.ih * c.iw);
-  size_t no = (size_t)(c.mb * c.oc * c.oh * c.ow);
+  size_t nw, ni, no;
+  bench_counts(&c, &nw, &ni, &no);
   float *in = bench_rand_floats(ni, &seed), *out = malloc(no * sizeof *out);
   double *hot = malloc((size_t)rounds * sizeof *hot), *cold = malloc((size_t)rounds * sizeof *cold);
   if (!in || !out || !hot || !cold) return 1;
