@@ -314,7 +314,8 @@ static void taprows_task(void *arg, size_t task, int thread) {
       ep.bias = c->bias ? c->bias + oc0 : NULL;
       /* fp32: the calls on a panel prefetch the next one (deep layers stream their weights) */
       size_t nrs, ncs, calls = nwide + lc_div_up(npix - lc_min_sz(npix, nwide * ww), pp), call = 0;
-      const void *next = !c->qw && q + 1 < v.tp.q1 ? lc_conv_wpanel(c, (int64_t)v.tp.g, q + 1, k0, kn, NULL, &nrs, &ncs) : NULL;
+      const void *next =
+          !c->qw && q + 1 < v.tp.q1 ? lc_conv_wpanel(c, (int64_t)v.tp.g, q + 1, k0, kn, NULL, &nrs, &ncs) : NULL;
       size_t j = 0;
       for (size_t a = 0; a < nwide; a++, j += ww) {
         lc_pf_spread(&ep, next, kn * pw * sizeof(float), calls, kn, call++);

@@ -290,7 +290,7 @@ void lc_wino_q_u(const lc_conv *c, int f4, size_t oc0, size_t noc, size_t pw, si
 
 /* fp32: the U block the GEMMs read after that of (panel q, K block k0, xi) and its cache lines, NULL
  * after the task's last one. In a network the weights come from memory: the calls on one block
- * prefetch the next (one line per step of k), so the first call on it reads L2, not DRAM. */
+ * prefetch the next (lc_pf_spread), so the first call on it reads L2, not DRAM. */
 static const unsigned char *next_block(const lc_conv *c, size_t g, size_t q, size_t q1, size_t k0, size_t xi,
                                        size_t *lines) {
   size_t np = wpanels(c), cig = (size_t)c->cin_g, pw = wpw(c);

@@ -345,7 +345,7 @@ static void w4_task(void *arg, size_t task, int thread) {
         g0.accumulate = k0 > 0;
         for (size_t xi = 0; xi < 36; xi++) {
           const float *Vx = V + xi * Tp * cig + k0 * cs_a;
-          /* fp32: the calls on one U block prefetch the next (one line per step of k; as F(2x2)) */
+          /* fp32: the calls on one U block prefetch the next (lc_pf_spread, as F(2x2)) */
           const float *next = !Us          ? NULL
                               : xi < 35      ? U0 + (xi + 1) * uxs
                               : q + 1 < tp.q1 ? Us + (tp.g * 36 * np + q + 1) * cig * nr
