@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared in stop 23 and not run (no device was lent that session): every issue 9/10 figure on this stop's tree (bench/gpu/run_h200.sh final, PyTorch +
+# Prepared in stop 23 and not run (the device tool refused every call of that session): every issue 9/10 figure on this stop's tree (bench/gpu/run_h200.sh final, PyTorch +
 # cuDNN in the same call), after: the weight prefetch (lc_gemm_params.pf) and the AVX-512 q8 GEMV on
 # the lent machine's host CPU (a second Intel CPU: lowconv_base = main before this stop, b1cc807),
 # and od96 f32/q4 in three interleaved rounds.
