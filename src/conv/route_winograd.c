@@ -288,18 +288,17 @@ void lc_wino_q_u(const lc_conv *c, int f4, size_t oc0, size_t noc, size_t pw, si
   }
 }
 
-/* fp32: the U block the GEMMs read after that of (panel q, K block k0, xi) and its cache lines, NULL
- * after the task's last one. In a network the weights come from memory: the calls on one block
- * prefetch the next (lc_pf_spread), so the first call on it reads L2, not DRAM. */
-static const unsigned char *next_block(const lc_conv *c, size_t g, size_t q, size_t q1, size_t k0, size_t xi,
-                                       size_t *lines) {
+/* fp32: the U block the GEMMs read after that of (panel q, K block k0, xi) and its bytes, NULL after
+ * the task's last one. In a network the weights come from memory: the calls on one block prefetch
+ * the next (lc_pf_spread), so the first call on it reads L2, not DRAM. */
+static const float *next_block(const lc_conv *c, size_t g, size_t q, size_t q1, size_t k0, size_t xi, size_t *bytes) {
   size_t np = wpanels(c), cig = (size_t)c->cin_g, pw = wpw(c);
   if (xi < 15) xi++;
   else if (k0 + LC_KC < cig) xi = 0, k0 += LC_KC;
   else if (q + 1 < q1) xi = 0, k0 = 0, q++;
   else return NULL;
-  *lines = lc_div_up(lc_min_sz(LC_KC, cig - k0) * pw, 16);
-  return (const unsigned char *)(c->wwino + ((g * 16 * np + q) * cig + k0) * pw + xi * np * cig * pw);
+  *bytes = lc_min_sz(LC_KC, cig - k0) * pw * sizeof(float);
+  return c->wwino + ((g * 16 * np + q) * cig + k0) * pw + xi * np * cig * pw;
 }
 
 static void wino_task(void *arg, size_t task, int thread) {
@@ -348,10 +347,10 @@ static void wino_task(void *arg, size_t task, int thread) {
       for (size_t xi = 0; xi < 16; xi++) {
         const float *U = U0 + xi * uxs, *Vx = V + xi * cig * T;
         float *Mx = M + xi * pw * T;
-        size_t lines = 0;
-        const unsigned char *next = c->wwino ? next_block(c, g, q, q1, k0, xi, &lines) : NULL;
+        size_t nbytes = 0;
+        const float *next = c->wwino ? next_block(c, g, q, q1, k0, xi, &nbytes) : NULL;
         for (size_t j = 0; j < nt; j += pp) {
-          lc_pf_spread(&ep, next, lines * 64, lc_div_up(nt, pp), kn, j / pp);
+          lc_pf_spread(&ep, next, nbytes, lc_div_up(nt, pp), kn, j / pp);
           kt->f32_gemm(lc_min_sz(pp, nt - j), noc, kn, Vx + j * rs_a + k0 * cs_a, rs_a, cs_a, U, pw, Mx + j * pw,
                        pw, &ep);
         }
