@@ -147,7 +147,8 @@ typedef enum lc_activation {
   LC_ACT_RELU = 1,
   LC_ACT_CLIP = 2,      /* min(max(x, act_min), act_max) */
   LC_ACT_LEAKY_RELU = 3,/* x < 0 ? act_alpha * x : x */
-  LC_ACT_HARD_SWISH = 4 /* x * clamp(x / 6 + 0.5, 0, 1) (ONNX HardSwish) */
+  LC_ACT_HARD_SWISH = 4,/* x * clamp(x / 6 + 0.5, 0, 1) (ONNX HardSwish) */
+  LC_ACT_PRELU = 5      /* x < 0 ? act_slopes[o] * x : x, a slope per output channel o (ONNX PRelu) */
 } lc_activation;
 
 typedef enum lc_route {
@@ -205,6 +206,10 @@ typedef struct lc_conv_desc {
    * fused in the output pass (Paddle's learnable affine after HardSwish). CPU only: a device
    * context's lc_conv_create returns LC_ERR_UNSUPPORTED for another value. Finite values. */
   float post_mul, post_add;
+  /* LC_ACT_PRELU: out_channels finite slopes, copied at create (NULL otherwise). CPU only, like
+   * post_mul; the Winograd routes and the stem apply it in their output pass, the others in a pass
+   * after the conv. */
+  const float *act_slopes;
 } lc_conv_desc;
 
 /* Quantization blocks per output channel for this descriptor's weight format and block size

@@ -99,6 +99,27 @@ static inline void cc_post_of(lc_conv_desc *d, int i) {
   d->post_add = 0.25f * (float)(i % 5) - 0.5f;
 }
 
+/* PRelu (LC_ACT_PRELU) on every fifth shape i (i % 5 == 1), slopes drawn from i in [-1.5, 1.5]
+ * (0, negative and > 1 included) into one static array (the conv copies them at create; the next
+ * call refills it): no draw from the generator, so the shapes stay those of the seed. */
+#define CC_SLOPES_MAX 4096
+static float cc_slopes[CC_SLOPES_MAX];
+static inline void cc_prelu_of(lc_conv_desc *d, int i) {
+  if (i % 5 != 1 || d->out_channels > CC_SLOPES_MAX) return;
+  for (int64_t o = 0; o < d->out_channels; o++) cc_slopes[o] = 0.3f * (float)((o * 7 + i) % 11 - 5);
+  d->activation = LC_ACT_PRELU;
+  d->act_slopes = cc_slopes;
+}
+
+/* The activation's Lipschitz constant (see cc_bound). */
+static inline double cc_act_lip(const lc_conv_desc *d) {
+  double lip = 1.0;
+  if (d->activation == LC_ACT_LEAKY_RELU && fabs(d->act_alpha) > 1.0) lip = fabs(d->act_alpha);
+  if (d->activation == LC_ACT_HARD_SWISH) lip = 1.5;
+  for (int64_t o = 0; d->activation == LC_ACT_PRELU && o < d->out_channels; o++) lip = fmax(lip, fabs(d->act_slopes[o]));
+  return lip;
+}
+
 static inline void cc_random_pads(lc_conv_desc *d) {
   d->auto_pad = tu_rand_int(0, 9) < 7 ? LC_PAD_NOTSET : (lc_auto_pad)tu_rand_int(1, 3);
   int64_t eh = cc_ext(d->kernel_h, d->dilation_h), ew = cc_ext(d->kernel_w, d->dilation_w);
@@ -220,7 +241,7 @@ static inline lc_status cc_run(lc_context *ctx, const cc_case *c, lc_route route
  * S <= (K+1) * max|x| * max|w| (values in [-1, 1]), so this is the "C * eps * K * max|w|*max|x|"
  * bound with C = K+2 worst case; using S per element (computed by the reference on |x|, |w|) keeps it
  * tight where the terms cancel. The activations are Lipschitz with L = 1 (relu, clip), max(1, alpha)
- * (leaky relu), 1.5 (hard swish: slope x/3 + 1/2 <= 1.5), and their own fp32 ops add a few ulps of
+ * (leaky relu), 1.5 (hard swish: slope x/3 + 1/2 <= 1.5), max(1, max |slope|) (PRelu), and their own fp32 ops add a few ulps of
  * the result: bound = L * gamma(K+2) * S + 8u * |ref|. A post affine y * m + a scales L by |m| and
  * the activation's ulps by |m| (|y m| <= |ref| + |a|), and adds two roundings: 8u (|ref| + |a|).
  * Winograd F(2x2, 3x3) sums other terms: V = B^T d B (<= 4 inputs, |V| <= 4 mx), U = G g G^T
@@ -262,10 +283,7 @@ static inline lc_status cc_bound_make(const cc_case *c, const float *in, cc_boun
   b->wino = nw2 * u / (1.0 - nw2 * u) * (81.0 * cin_g * mx * mw + mb);
   double nw4 = cin_g + 25.0;
   b->wino4 = nw4 * u / (1.0 - nw4 * u) * (40000.0 / 9.0 * cin_g * mx * mw + mb);
-  b->lip = 1.0;
-  if (c->d.activation == LC_ACT_LEAKY_RELU && fabs(c->d.act_alpha) > 1.0) b->lip = fabs(c->d.act_alpha);
-  if (c->d.activation == LC_ACT_HARD_SWISH) b->lip = 1.5;
-  b->lip *= fmax(1.0, fabs(c->d.post_mul));
+  b->lip = cc_act_lip(&c->d) * fmax(1.0, fabs(c->d.post_mul));
   b->post_add = fabs(c->d.post_add);
   return st;
 }

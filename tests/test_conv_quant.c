@@ -86,6 +86,7 @@ static void part_routes(void) {
       if (oh < 1 || ow < 1) c.d.auto_pad = LC_PAD_SAME_UPPER; /* kernel beyond the small image */
       cc_fill(&c, tu_rand_int(0, 1));
     }
+    cc_prelu_of(&c.d, s);
     route_shape(&c, s, per_shape);
   }
   printf("part 1: %d shapes x %d format/symmetry/block combos, %.1f s\n", nshapes, per_shape, lc_now_s() - t0);

@@ -8,6 +8,8 @@
 
 static lc_context *ctx[CC_NISA][2];
 
+static int gen_count; /* shapes drawn: every fifth gets PRelu (cc_prelu_of) */
+
 static void stem_case(cc_case *c, int big) {
   for (;;) {
     lc_conv_desc *d = &c->d;
@@ -22,6 +24,7 @@ static void stem_case(cc_case *c, int big) {
     d->dilation_w = tu_rand_int(0, 3) ? d->dilation_h : tu_rand_int(1, 2);
     cc_random_pads(d);
     cc_random_act(d);
+    cc_prelu_of(d, ++gen_count);
     c->n = tu_rand_int(0, 3) ? 1 : 2;
     c->h = tu_rand_int(1, big ? 40 : 19);
     c->w = tu_rand_int(1, big ? 150 : 31);

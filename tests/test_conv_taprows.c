@@ -9,6 +9,8 @@
 
 static lc_context *ctx[CC_NISA][2];
 
+static int gen_count; /* shapes drawn: every fifth gets PRelu (cc_prelu_of) */
+
 static void taprows_case(cc_case *c, int big) {
   for (;;) {
     lc_conv_desc *d = &c->d;
@@ -25,6 +27,7 @@ static void taprows_case(cc_case *c, int big) {
     d->layout = LC_NCHW;
     cc_random_pads(d);
     cc_random_act(d);
+    cc_prelu_of(d, ++gen_count);
     c->n = tu_rand_int(0, 3) ? 1 : tu_rand_int(2, 3);
     c->h = tu_rand_int(1, big ? 40 : 19);
     c->w = tu_rand_int(1, big ? 130 : 37);

@@ -31,16 +31,15 @@
 
 #define NSHAPES 160
 
+static int gen_count; /* shapes drawn: every fifth gets PRelu (cc_prelu_of) */
+
 static double wino_bound(const cc_case *c, double ref, double xw, double bmax, int f4) {
   /* A 3a x 3b kernel runs as S = ab shifted 3x3 ones whose outputs add up: S times the terms, S - 1
    * more roundings. */
   double S = (double)((c->d.kernel_h / 3) * (c->d.kernel_w / 3));
   double u = ldexp(1.0, -24), ic = (double)(c->d.in_channels / c->d.groups), n = ic + (f4 ? 24.0 + S : 11.0);
   double s = (f4 ? 40000.0 / 9.0 : 64.0) * S;
-  double lip = 1.0;
-  if (c->d.activation == LC_ACT_LEAKY_RELU && fabs(c->d.act_alpha) > 1.0) lip = fabs(c->d.act_alpha);
-  if (c->d.activation == LC_ACT_HARD_SWISH) lip = 1.5;
-  return lip * (n * u / (1.0 - n * u)) * (s * ic * xw + bmax) + 8.0 * u * fabs(ref) + 1e-30;
+  return cc_act_lip(&c->d) * (n * u / (1.0 - n * u)) * (s * ic * xw + bmax) + 8.0 * u * fabs(ref) + 1e-30;
 }
 
 /* Largest |got - ref| / wino_bound over the output (NaN counts as the largest), and where. */
@@ -72,6 +71,7 @@ static void gen_shape(cc_case *c, int big, int wide) {
   d->pad_right = tu_rand_int(0, 2);
   d->layout = (lc_layout)tu_rand_int(0, 1);
   cc_random_act(d);
+  cc_prelu_of(d, ++gen_count);
   c->n = tu_rand_int(0, 3) ? 1 : 2;
   for (;;) {
     c->h = big ? tu_rand_int(1, 9) : tu_rand_int(1, 19);
@@ -105,6 +105,7 @@ static void gen_shape_k(cc_case *c) {
   d->pad_right = tu_rand_int(0, (int)d->kernel_w / 2 + 1);
   d->layout = (lc_layout)tu_rand_int(0, 1);
   cc_random_act(d);
+  cc_prelu_of(d, ++gen_count);
   c->n = tu_rand_int(0, 3) ? 1 : 2;
   for (;;) {
     c->h = tu_rand_int(1, 26);

@@ -46,7 +46,7 @@ _DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: 
            11: np.float64}
 _WEIGHTS = {"f32": 0, "fp32": 0, "q8": 1, "q4": 2}
 _POLICY = {"mixed": 0, "all": 1, "plan": 2}
-_ACT = {None: 0, "none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "hard_swish": 4}
+_ACT = {None: 0, "none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "hard_swish": 4, "prelu": 5}
 
 
 def _bytes_arg(v, what):
@@ -390,10 +390,11 @@ def _f32_array(a, what, ndim):
 
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None, weights="f32",
-           block=0, threads=1, budget=0, route="auto", act_min=0.0, act_max=6.0, alpha=0.01):
+           block=0, threads=1, budget=0, route="auto", act_min=0.0, act_max=6.0, alpha=0.01, slopes=None):
     """One 2-D convolution, NCHW float32: x [N, C, H, W], weight [O, C/groups, kh, kw], bias [O].
     padding: int, (h, w) or (top, left, bottom, right); activation: None, "relu", "clip", "leaky_relu",
-    "hard_swish"; weights: "f32", "q8", "q4" (quantized from `weight`, block of input channels)."""
+    "hard_swish", "prelu" (slopes [O]); weights: "f32", "q8", "q4" (quantized from `weight`, block of
+    input channels)."""
     x = _f32_array(x, "x", 4)
     weight = _f32_array(weight, "weight", 4)
     n, c, h, w = x.shape
@@ -422,6 +423,13 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, acti
     d.bias = bias.ctypes.data if bias is not None else None
     d.activation = _choice(_ACT, activation, "activation")
     d.act_min, d.act_max, d.act_alpha = act_min, act_max, alpha
+    if d.activation == _ACT["prelu"]:
+        if slopes is None:
+            raise ValueError("lowconv: activation 'prelu' needs slopes [%d]" % o)
+        slopes = _f32_array(slopes, "slopes", 1)
+        if slopes.shape[0] != o:
+            raise ValueError("lowconv: slopes has %d values for %d output channels" % (slopes.shape[0], o))
+        d.act_slopes = slopes.ctypes.data
     r = 0 if route in (None, "auto") else lib.lc_route_from_name(str(route).encode())
     if r < 0:
         raise ValueError("lowconv: route %r unknown" % (route,))

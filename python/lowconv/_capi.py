@@ -114,6 +114,7 @@ class ConvDesc(C.Structure):
         ("q_offsets", C.c_void_p),
         ("post_mul", C.c_float),
         ("post_add", C.c_float),
+        ("act_slopes", C.c_void_p),
     ]
 
 

@@ -42,6 +42,7 @@ struct lc_conv {
   float *wpack;         /* [groups][npanels][K][pw], zero padded */
   float *wdw;           /* depthwise layout: NCHW [c][taps], NHWC [taps][c]; NULL unless depthwise */
   float *bias;          /* out_channels or NULL */
+  float *slopes;        /* LC_ACT_PRELU: out_channels slopes, else NULL */
   float *wwino;         /* Winograd-domain weights (route_winograd.c) or NULL */
   float *wwino4;        /* F(4x4) weights (route_winograd4.c) or NULL */
   size_t wwino4_bytes;

@@ -106,8 +106,15 @@ lc_status lc_conv_desc_check(const lc_conv_desc *d) {
                     (long long)wf[0], (long long)wf[1], (long long)wf[2], (long long)wf[3]);
   if ((unsigned)d->auto_pad > LC_PAD_SAME_LOWER) return lc_error(LC_ERR_INVALID_ARG, "conv: bad auto_pad %d", (int)d->auto_pad);
   if ((unsigned)d->layout > LC_NHWC) return lc_error(LC_ERR_INVALID_ARG, "conv: bad layout %d", (int)d->layout);
-  if ((unsigned)d->activation > LC_ACT_HARD_SWISH)
+  if ((unsigned)d->activation > LC_ACT_PRELU)
     return lc_error(LC_ERR_INVALID_ARG, "conv: bad activation %d", (int)d->activation);
+  if (d->activation == LC_ACT_PRELU) {
+    if (!d->act_slopes) return lc_error(LC_ERR_INVALID_ARG, "conv: LC_ACT_PRELU needs act_slopes");
+    for (int64_t o = 0; o < d->out_channels; o++)
+      if (!isfinite(d->act_slopes[o]))
+        return lc_error(LC_ERR_INVALID_ARG, "conv: act_slopes[%lld] = %g is not finite", (long long)o,
+                        (double)d->act_slopes[o]);
+  }
   if (d->activation == LC_ACT_CLIP && !(d->act_min <= d->act_max))
     return lc_error(LC_ERR_INVALID_ARG, "conv: clip min %g > max %g", (double)d->act_min, (double)d->act_max);
   if (!isfinite(d->post_mul) || !isfinite(d->post_add))

@@ -52,6 +52,8 @@ static lc_status create(lc_context *ctx, const lc_conv_desc *desc, const lc_qmat
     return lc_error(LC_ERR_UNSUPPORTED, "conv: a device context packs its own codes (lc_conv_takes_qmatrix)");
   if (ctx->be->conv_create && (desc->post_mul != 1.0f || desc->post_add != 0.0f))
     return lc_error(LC_ERR_UNSUPPORTED, "conv: post_mul / post_add run on the cpu only");
+  if (ctx->be->conv_create && desc->activation == LC_ACT_PRELU)
+    return lc_error(LC_ERR_UNSUPPORTED, "conv: LC_ACT_PRELU runs on the cpu only");
   lc_conv *c = lc_calloc(1, sizeof *c);
   if (!c) return lc_error(LC_ERR_NO_MEMORY, "conv: out of memory");
   c->ctx = ctx;
@@ -60,6 +62,7 @@ static lc_status create(lc_context *ctx, const lc_conv_desc *desc, const lc_qmat
   c->d.bias = NULL;
   c->d.q_codes = NULL;
   c->d.q_scales = c->d.q_offsets = NULL;
+  c->d.act_slopes = NULL;
   c->cin_g = desc->in_channels / desc->groups;
   c->cout_g = desc->out_channels / desc->groups;
   c->taps = desc->kernel_h * desc->kernel_w;
@@ -116,6 +119,11 @@ static lc_status create(lc_context *ctx, const lc_conv_desc *desc, const lc_qmat
       c->weight_bytes += (size_t)desc->out_channels * sizeof(float);
     }
   }
+  if (!st && desc->activation == LC_ACT_PRELU) {
+    c->slopes = lc_malloc((size_t)desc->out_channels * sizeof(float));
+    if (!c->slopes) st = lc_error(LC_ERR_NO_MEMORY, "conv: out of memory for the PRelu slopes");
+    else memcpy(c->slopes, desc->act_slopes, (size_t)desc->out_channels * sizeof(float));
+  }
   /* fp32 convs keep transformed weights; Q8/Q4 ones are transformed per panel in run. */
   if (!st && !c->qw) st = lc_winograd_pack(c, desc->weights);
   if (!st && !c->qw) st = lc_winograd4_pack(c, desc->weights);
@@ -151,6 +159,7 @@ void lc_conv_destroy(lc_conv *c) {
   lc_free(c->wpack);
   lc_free(c->wdw);
   lc_free(c->bias);
+  lc_free(c->slopes);
   lc_free(c->wwino);
   lc_free(c->wwino4);
   if (c->qw) lc_qmatrix_free(c->qw);
@@ -277,7 +286,7 @@ lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t 
       if (!ws) return lc_error(LC_ERR_NO_MEMORY, "conv: cannot allocate %zu bytes of workspace", p->ws_total);
     }
   }
-  lc_status st = lc_route_def_of(p->route)->run(c, in, out, ws);
+  lc_status st = lc_conv_run_route(c, in, out, ws);
   lc_free(own);
   return st;
 }

@@ -170,7 +170,7 @@ lc_status lc_run_qgemv(const lc_conv *c, const float *in, float *out) {
   if (st) return st;
   lc_gemm_params ep;
   lc_conv_epilogue(c, &ep);
-  if (c->d.activation != LC_ACT_NONE || ep.post) {
+  if (ep.act || ep.post) {
     for (size_t i = 0; i < rows * cout; i++) out[i] = lc_apply_act(out[i], &ep);
   }
   return LC_OK;

@@ -118,10 +118,12 @@ static void stem_task(void *arg, size_t task, int thread) {
   const float *img = jb->in + tp.n * cin * p->ihw;
   float *img_out = jb->out + tp.n * cout * p->ohw;
   const float *rows[LC_STEM_MAX_K];
-  lc_gemm_params ep;
+  lc_gemm_params ep, pr;
   lc_conv_epilogue(c, &ep);
   ep.final = 1;
   ep.bias_per_row = 1;
+  pr = ep;
+  if (ep.act == 5) ep.act = 0, ep.post = 0; /* PRelu on the block's rows while they are in L1 */
   size_t oy0 = tp.tile * p->tile, oy1 = lc_min_sz(oy0 + p->tile, (size_t)p->oh);
   for (size_t oy = oy0; oy < oy1; oy++) {
     for (size_t ky = 0; ky < (size_t)d->kernel_h; ky++) {
@@ -145,9 +147,11 @@ static void stem_task(void *arg, size_t task, int thread) {
       size_t oc0 = b * LC_ROWCONV_MR;
       const float *wb = w + (b - tp.q0) * K * LC_ROWCONV_MR;
       ep.bias = c->bias ? c->bias + oc0 : NULL;
-      for (size_t x0 = 0; x0 < ow; x0 += LC_ROWCONV_NR)
-        kt->f32_rowconv(lc_min_sz(LC_ROWCONV_MR, cout - oc0), lc_min_sz(LC_ROWCONV_NR, ow - x0), K, wb, rows, x0,
-                        orow + oc0 * p->ohw + x0, p->ohw, &ep);
+      for (size_t x0 = 0; x0 < ow; x0 += LC_ROWCONV_NR) {
+        size_t m = lc_min_sz(LC_ROWCONV_MR, cout - oc0), n = lc_min_sz(LC_ROWCONV_NR, ow - x0);
+        kt->f32_rowconv(m, n, K, wb, rows, x0, orow + oc0 * p->ohw + x0, p->ohw, &ep);
+        if (pr.act == 5) lc_prelu_rows(orow + oc0 * p->ohw + x0, m, n, p->ohw, pr.slope + oc0, &pr);
+      }
     }
   }
 }

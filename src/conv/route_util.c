@@ -27,4 +27,26 @@ void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p) {
   p->post = c->d.post_mul != 1.0f || c->d.post_add != 0.0f;
   p->post_mul = c->d.post_mul;
   p->post_add = c->d.post_add;
+  if (c->slopes && lc_route_prelu_inline(c->plan.route)) {
+    p->act = 5;
+    p->slope = c->slopes;
+  } else if (c->slopes) {
+    p->act = 0;
+    p->post = 0;
+  }
+}
+
+/* Winograd's output transforms and the stem's rows see a few channels of hot output at a time;
+ * a GEMM route's tile goes through kernels with one alpha, so those take the pass after. */
+int lc_route_prelu_inline(lc_route r) {
+  return r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 || r == LC_ROUTE_STEM;
+}
+
+void lc_prelu_rows(float *y, size_t rows, size_t n, size_t rs, const float *slope, const lc_gemm_params *p) {
+  for (size_t i = 0; i < rows; i++) {
+    float *r = y + i * rs, s = slope[i];
+    for (size_t j = 0; j < n; j++) r[j] = lc_prelu(r[j], s);
+    if (p->post)
+      for (size_t j = 0; j < n; j++) r[j] = r[j] * p->post_mul + p->post_add;
+  }
 }

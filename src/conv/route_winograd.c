@@ -247,6 +247,7 @@ static void output_chunk(const wino_job *jb, float *img_out, const float *M, siz
   size_t pw = wpw(c), xs = pw * T, tw = jb->tw, ow = (size_t)p->ow, oh = (size_t)p->oh;
   size_t cout = (size_t)c->d.out_channels;
   const float *bv = c->bias ? c->bias + oc0 : NULL;
+  if (ep.slope) ep.slope += oc0;
   int nchw = c->d.layout == LC_NCHW;
   float y[4][SEG];
   for (size_t j = 0; j < nt; j++) {

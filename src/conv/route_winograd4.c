@@ -284,12 +284,13 @@ static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, 
   }
 }
 
-/* Shift sh of S (w4_shifts > 1) into an output: the first stores, the others add, and the last
- * adds the bias and applies the activation (ep) to the sum. */
-static float w4_combine(float v, const float *o, size_t sh, size_t S, const float *bias, const lc_gemm_params *ep) {
+/* Shift sh of S (w4_shifts > 1) into an output of the panel's channel k: the first stores, the
+ * others add, and the last adds the bias and applies the activation (ep) to the sum. */
+static float w4_combine(float v, const float *o, size_t sh, size_t S, const float *bias, const lc_gemm_params *ep,
+                        size_t k) {
   if (sh == 0) return v;
   v += *o;
-  return sh + 1 < S ? v : lc_apply_act(bias ? v + *bias : v, ep);
+  return sh + 1 < S ? v : lc_apply_act_ch(bias ? v + *bias : v, ep, k);
 }
 
 static void w4_task(void *arg, size_t task, int thread) {
@@ -361,10 +362,12 @@ static void w4_task(void *arg, size_t task, int thread) {
       }
       if (fresh && p->variant) stamp[q] = tp.g + 1;
       const float *bias = c->bias ? c->bias + oc0 : NULL;
+      lc_gemm_params epq = ep;
+      if (ep.slope) epq.slope = ep.slope + oc0;
       for (size_t j = 0; j < n; j++) {
         size_t tt = t0 + j, ty = tt / jb->tw, tx = tt % jb->tw;
         size_t nx = lc_min_sz(4, ow - 4 * tx), ny = lc_min_sz(4, oh - 4 * ty);
-        wk->out4(noc, M + j * nr, T * nr, S == 1 ? bias : NULL, S == 1 ? &ep : &g0, y);
+        wk->out4(noc, M + j * nr, T * nr, S == 1 ? bias : NULL, S == 1 ? &epq : &g0, y);
         if (nchw) {
           for (size_t k = 0; k < noc; k++) {
             float *o = img_out + (oc0 + k) * p->ohw + 4 * ty * ow + 4 * tx;
@@ -372,7 +375,7 @@ static void w4_task(void *arg, size_t task, int thread) {
             for (size_t dy = 0; dy < ny; dy++)
               for (size_t dx = 0; dx < nx; dx++) {
                 float *od = o + dy * ow + dx;
-                *od = S == 1 ? y[4 * dy + dx][k] : w4_combine(y[4 * dy + dx][k], od, sh, S, bk, &ep);
+                *od = S == 1 ? y[4 * dy + dx][k] : w4_combine(y[4 * dy + dx][k], od, sh, S, bk, &epq, k);
               }
           }
         } else {
@@ -384,7 +387,7 @@ static void w4_task(void *arg, size_t task, int thread) {
                 continue;
               }
               for (size_t k = 0; k < noc; k++)
-                od[k] = w4_combine(y[4 * dy + dx][k], od + k, sh, S, bias ? bias + k : NULL, &ep);
+                od[k] = w4_combine(y[4 * dy + dx][k], od + k, sh, S, bias ? bias + k : NULL, &epq, k);
             }
         }
       }

@@ -4,6 +4,8 @@
 #define LC_KERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 /* Epilogue of a GEMM tile or depthwise row. Applied in this order:
  *   v = acc (+ C if accumulate) ; if (final) { v += bias ; v += residual ; v = act(v) }
@@ -16,10 +18,13 @@ typedef struct lc_gemm_params {
   int bias_per_row;        /* 1: bias[i], 0: bias[j] */
   const float *residual;
   size_t rs_res;
-  int act;                 /* lc_activation */
+  int act;                 /* lc_activation; 5 (PRelu) only where a route indexes slope itself */
   float act_min, act_max, act_alpha;
   int post;                /* 1: then y = y * post_mul + post_add (lc_conv_desc) */
   float post_mul, post_add;
+  /* act 5: the slopes of the call's channels, slope[k] for the k-th channel of the caller's vector
+   * (wino_bias_act) or lc_apply_act_ch's ch; the GEMM kernels never see act 5. */
+  const float *slope;
   /* Not NULL: at step kk of k the AVX-512 kernels prefetch the cache line at pf + pf_step kk bytes
    * into L2: the caller's next B block, fetched while this call computes from cache (others ignore
    * it). pf_step <= 64: every line from pf on, some more than once (the caller spreads a block's
@@ -106,6 +111,31 @@ static inline float lc_act_only(float v, const lc_gemm_params *p) {
 static inline float lc_apply_act(float v, const lc_gemm_params *p) {
   v = lc_act_only(v, p);
   return p->post ? v * p->post_mul + p->post_add : v;
+}
+
+/* PRelu: v < 0 ? s * v : v, the factor's bits picked by v's sign bit with integer masks: gcc 12
+ * kept a branch per value for any select here (under trapping math), 5-9x slower on random signs,
+ * and vectorizes this. -0.0 and NaN come out as the same values. */
+static inline float lc_prelu(float v, float s) {
+  uint32_t u, sb, fb, m;
+  const float one = 1.0f;
+  float f;
+  memcpy(&u, &v, sizeof u);
+  memcpy(&sb, &s, sizeof sb);
+  memcpy(&fb, &one, sizeof fb);
+  m = 0u - (u >> 31);
+  fb = (sb & m) | (fb & ~m);
+  memcpy(&f, &fb, sizeof f);
+  return v * f;
+}
+
+/* The same for channel ch of p->slope when the activation is PRelu (5). */
+static inline float lc_apply_act_ch(float v, const lc_gemm_params *p, size_t ch) {
+  if (p->act == 5) {
+    v = lc_prelu(v, p->slope[ch]);
+    return p->post ? v * p->post_mul + p->post_add : v;
+  }
+  return lc_apply_act(v, p);
 }
 
 #endif

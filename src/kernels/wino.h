@@ -186,6 +186,9 @@ static void wino_bias_act(float *y, size_t n, const float *bv, const float *b, c
       for (size_t k = 0; k < n; k++) y[k] = y[k] < lo ? lo : (y[k] > hi ? hi : y[k]);
       break;
     }
+    case 5: /* PRelu: y[k] is channel k of the caller's panel, as bv[k] */
+      for (size_t k = 0; k < n; k++) y[k] = lc_prelu(y[k], p->slope[k]);
+      break;
     default:
       for (size_t k = 0; k < n; k++) y[k] = lc_apply_act(y[k], p);
       return; /* post included */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/graph.h"
+#include "util/alloc.h"
 #include "model/ops/ops_plan.h"
 #include "util/error.h"
 
@@ -74,7 +75,47 @@ static lc_status make_chain(lc_model *m, int x, const int *nodes, int nn, const 
   return LC_OK;
 }
 
+/* A PRelu with a constant per-channel slope after a Conv with nothing else fused after it becomes
+ * the conv's _prelu (the CPU library's LC_ACT_PRELU, ops_conv.c): ArcFace-style nets put one after
+ * the first conv of every block. Device plans fuse it in fuse_device.c, in their epilogue order. */
+static lc_status fuse_prelu(lc_model *m) {
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_gnode *k = &m->nodes[p];
+    if (k->dead || strcmp(k->n.op_type, "Conv") || k->n.n_outputs != 1 || k->out[0] < 0 || lc_node_attr(&k->n, "_act") ||
+        lc_node_attr(&k->n, "_residual") || lc_node_attr(&k->n, "_post_mul") || lc_node_attr(&k->n, "_prelu") ||
+        lc_node_attr(&k->n, "_chan_mul"))
+      continue;
+    int y = k->out[0], c = lc_fold_sole_consumer(m, y);
+    const lc_tensor *yt = &m->values[y].t;
+    if (c < 0 || yt->ndim != 4 || yt->dims[1] < 1) continue;
+    const lc_gnode *a = &m->nodes[c];
+    if (a->dead || strcmp(a->n.op_type, "PRelu") || a->n.n_inputs != 2 || a->in[0] != y || a->n.n_outputs != 1 ||
+        a->out[0] < 0)
+      continue;
+    int64_t M = yt->dims[1];
+    double *f = lc_malloc((size_t)M * sizeof(double));
+    float *v = lc_arena_alloc(m->arena, (size_t)M * sizeof(float));
+    if (!f || !v) {
+      lc_free(f);
+      return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+    }
+    int ok = lc_fold_channel_const(m, a, 1, y, f);
+    for (int64_t o = 0; ok && o < M; o++) v[o] = (float)f[o];
+    lc_free(f);
+    if (!ok) continue;
+    lc_status s = lc_fold_add_attr(m, k, "_prelu", LC_ATTR_FLOATS, 0, 0);
+    if (s) return s;
+    lc_attr *at = &k->n.attrs[k->n.n_attrs - 1];
+    at->floats = v, at->n = (size_t)M;
+    lc_fold_absorb(m, p, c, "prelu");
+    m->st.fused_act++;
+  }
+  return LC_OK;
+}
+
 lc_status lc_fuse_chains(lc_model *m) {
+  lc_status s0 = fuse_prelu(m);
+  if (s0) return s0;
   lc_plan_count_uses(m);
   for (int p = 0; p < m->n_nodes; p++) { /* in graph order, so p is a chain's first node */
     const lc_gnode *g = &m->nodes[p];

@@ -23,8 +23,10 @@ static lc_status ref_check_desc(const lc_conv_desc *d) {
                     (long long)d->stride_w, (long long)d->dilation_h, (long long)d->dilation_w);
   if (d->layout != LC_NCHW && d->layout != LC_NHWC)
     return lc_error(LC_ERR_INVALID_ARG, "conv_reference: unknown layout %d", (int)d->layout);
-  if ((int)d->activation < LC_ACT_NONE || (int)d->activation > LC_ACT_HARD_SWISH)
+  if ((int)d->activation < LC_ACT_NONE || (int)d->activation > LC_ACT_PRELU)
     return lc_error(LC_ERR_INVALID_ARG, "conv_reference: unknown activation %d", (int)d->activation);
+  if (d->activation == LC_ACT_PRELU && !d->act_slopes)
+    return lc_error(LC_ERR_INVALID_ARG, "conv_reference: LC_ACT_PRELU needs act_slopes");
   return LC_OK;
 }
 
@@ -85,6 +87,7 @@ lc_status lc_conv_reference(const lc_conv_desc *desc, int64_t batch, int64_t in_
   act.post = desc->post_mul != 1.0f || desc->post_add != 0.0f;
   act.post_mul = desc->post_mul;
   act.post_add = desc->post_add;
+  act.slope = desc->act_slopes;
 
   for (int64_t b = 0; b < batch; b++)
     for (int64_t oc = 0; oc < co; oc++) {
@@ -108,7 +111,7 @@ lc_status lc_conv_reference(const lc_conv_desc *desc, int64_t batch, int64_t in_
             }
           }
           const int64_t odx = nhwc ? ((b * oh + oy) * ow + ox) * co + oc : ((b * co + oc) * oh + oy) * ow + ox;
-          output[odx] = lc_apply_act((float)acc, &act);
+          output[odx] = lc_apply_act_ch((float)acc, &act, (size_t)oc);
         }
     }
   return LC_OK;

@@ -200,6 +200,7 @@ void lcop_act_epilogue(float *y, const float *r, size_t n, const conv_act *a) {
       y[i] = y[i] * (v > 1.0f ? 1.0f : v);
     }
     break;
+  case LC_ACT_PRELU: break; /* per channel: never an _act (lcop_read_act) */
   }
   if (a->post)
     for (size_t i = 0; i < n; i++) y[i] = y[i] * a->post_mul + a->post_add;
@@ -240,6 +241,7 @@ typedef struct conv_state {
   const lc_attr *imul, *iadd;         /* fuse_device.c's input affine (a BatchNormalization before) */
   const lc_attr *hsig;                /* fuse_device.c's HardSigmoid after (alpha, beta) */
   int post_fused;                     /* the library applies the post affine too */
+  int prelu_lib;                      /* the library applies _prelu (prelu_in_lib) */
   float *gate;                        /* _se: the conv's [N, M, 1, 1] output, then out = x * gate */
   size_t gate_n;
 } conv_state;
@@ -355,6 +357,19 @@ static lc_status conv_create_weights(lc_exec_ctx *x, lc_conv_desc *d, const conv
   return lc_conv_create(x->lc, d, out);
 }
 
+/* fuse_device.c's _prelu alone (no residual, affine, activation or post affine around it) runs in
+ * the CPU library's output pass (LC_ACT_PRELU): the Winograd routes and the stem apply it while the
+ * tile is in cache, where a pass of its own read and wrote the output again (IResNet-34: 17 of them,
+ * 1.5 % of a run). */
+static const lc_attr *prelu_in_lib(const lc_node *n, const lc_exec_ctx *x) {
+  const lc_attr *pr = lc_node_attr(n, "_prelu");
+  if (!pr || !lc_conv_takes_qmatrix(x->lc) || lcop_conv_has_residual(n) || lc_node_attr(n, "_chan_mul") ||
+      lc_attr_int(n, "_act", LC_ACT_NONE) != LC_ACT_NONE || lc_attr_float(n, "_post_mul", 1.0f) != 1.0f ||
+      lc_attr_float(n, "_post_add", 0.0f) != 0.0f)
+    return NULL;
+  return pr;
+}
+
 /* Creates and prepares the node's lc_conv on x->lc; the activation goes into the library when
  * fuse_act (the CPU library cannot apply it after a residual add, a device can). */
 lc_status lcop_conv_make(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
@@ -392,6 +407,8 @@ lc_status lcop_conv_make_hooked(const lc_node *n, const lc_tensor *const *in, in
     /* The CPU library applies the post affine in its output pass (a pass of its own over the
      * output was 5 % of PP-OCRv4 det); device convs leave it to conv_run (takes_qmatrix: a CPU context). */
     if (act.post && lc_conv_takes_qmatrix(x->lc)) d.post_mul = act.post_mul, d.post_add = act.post_add;
+    const lc_attr *pr = prelu_in_lib(n, x);
+    if (pr && pr->n == (size_t)g.M) d.activation = LC_ACT_PRELU, d.act_slopes = pr->floats;
   }
   d.weight_format = (lc_weight_format)x->weight_format;
   d.block_size = x->weight_block;
@@ -432,7 +449,8 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
   if (!s && ((st->prelu && st->prelu->n != M) || (!st->cmul != !st->cadd) || (st->cmul && (st->cmul->n != M || st->cadd->n != M))))
     s = lcop_fail(n, LC_ERR_INVALID_ARG, "per-channel epilogue does not match the %zu output channels", M);
   /* with a residual the activation must follow the add, which the CPU library cannot do */
-  int later = st->residual || st->prelu || st->cmul;
+  st->prelu_lib = !s && st->prelu && st->prelu->n == M && prelu_in_lib(n, x);
+  int later = st->residual || (st->prelu && !st->prelu_lib) || st->cmul;
   if (!s) s = lcop_conv_make(n, in, n_in, x, !later, &st->conv, &st->shape);
   st->post_fused = !s && !later && lc_conv_takes_qmatrix(x->lc);
   if (!s && lcop_conv_has_se(n)) { /* the conv writes its N * M gates here, conv_run scales x by them */
@@ -513,7 +531,7 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
     if (!(ru = res_upsampled(rt, out, st->res_up))) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for the residual");
   }
   const float *r = ru ? ru : st->residual ? in[n_in - 1]->data : NULL;
-  if (st->prelu || st->cmul) {
+  if ((st->prelu && !st->prelu_lib) || st->cmul) {
     chan_epilogue(x, st, out->data, r, out);
   } else if (st->residual) {
     run_epilogue(x, out->data, r, out->nbytes / sizeof(float), &st->act);
