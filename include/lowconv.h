@@ -235,9 +235,14 @@ LC_API lc_status lc_conv_prepare(lc_conv *conv, int64_t batch, int64_t in_h, int
  * shape.workspace_bytes (within the budget) for this call; otherwise at least that many bytes,
  * 64-byte alignment recommended. */
 LC_API lc_status lc_conv_run(lc_conv *conv, const float *input, float *output, void *workspace, size_t workspace_size);
+/* The same with output = post(act(conv(input) + bias + residual)): residual has the output's shape
+ * and layout and may not overlap the output. The Winograd and taprows routes add it as they store
+ * the output; the others in a pass after the conv. CPU contexts only. */
+LC_API lc_status lc_conv_run_residual(lc_conv *conv, const float *input, const float *residual, float *output,
+                                      void *workspace, size_t workspace_size);
 LC_API void lc_conv_destroy(lc_conv *conv);
 /* Runs on buffers of the conv's context: output = act(conv(input) + bias + residual). residual
- * (NULL = none) has the output's shape. On the CPU a residual needs LC_ACT_NONE. No workspace
+ * (NULL = none) has the output's shape and is another buffer than the output. No workspace
  * argument: device workspace is allocated at prepare, within the budget. */
 LC_API lc_status lc_conv_run_buffers(lc_conv *conv, const lc_buffer *input, lc_buffer *output,
                                      const lc_buffer *residual);

@@ -218,6 +218,9 @@ static inline void cc_describe(const cc_case *c, char *buf, size_t len) {
 
 /* Creates, prepares and runs one conv (workspace from the library); the operator is destroyed.
  * Returns the first failing status; *shape gets what prepare reported. */
+/* Not NULL: cc_run adds this residual (lc_conv_run_residual); see cc_residual_ref. */
+static const float *cc_residual;
+
 static inline lc_status cc_run(lc_context *ctx, const cc_case *c, lc_route route, const float *in, float *out,
                                lc_conv_shape *shape) {
   lc_conv_desc d = c->d;
@@ -227,8 +230,45 @@ static inline lc_status cc_run(lc_context *ctx, const cc_case *c, lc_route route
   lc_status st = lc_conv_create(ctx, &d, &conv);
   if (st != LC_OK) return st;
   st = lc_conv_prepare(conv, c->n, c->h, c->w, shape);
-  if (st == LC_OK) st = lc_conv_run(conv, in, out, NULL, 0);
+  if (st == LC_OK)
+    st = cc_residual ? lc_conv_run_residual(conv, in, cc_residual, out, NULL, 0) : lc_conv_run(conv, in, out, NULL, 0);
   lc_conv_destroy(conv);
+  return st;
+}
+
+/* The descriptor's activation then post affine on v of output channel o, in fp32 as the library. */
+static inline float cc_act(const lc_conv_desc *d, float v, int64_t o) {
+  switch (d->activation) {
+    case LC_ACT_RELU: v = v > 0.0f ? v : 0.0f; break;
+    case LC_ACT_CLIP: v = v < d->act_min ? d->act_min : (v > d->act_max ? d->act_max : v); break;
+    case LC_ACT_LEAKY_RELU: v = v < 0.0f ? d->act_alpha * v : v; break;
+    case LC_ACT_HARD_SWISH: {
+      float t = v / 6.0f + 0.5f;
+      t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+      v = v * t;
+      break;
+    }
+    case LC_ACT_PRELU: v = v < 0.0f ? d->act_slopes[o] * v : v; break;
+    default: break;
+  }
+  return d->post_mul != 1.0f || d->post_add != 0.0f ? v * d->post_mul + d->post_add : v;
+}
+
+/* ref = post(act(conv + bias + r)) from the reference without activation (pre, overwritten), and
+ * radd = |pre| + |r| (the residual add's rounding, cc_err_ratio). */
+static inline lc_status cc_residual_ref(const cc_case *c, const float *in, const float *r, float *ref, float *radd) {
+  lc_conv_desc d = c->d;
+  d.activation = LC_ACT_NONE;
+  d.post_mul = 1.0f, d.post_add = 0.0f;
+  lc_status st = lc_conv_reference(&d, c->n, c->h, c->w, in, ref);
+  int64_t oh, ow, M = c->d.out_channels;
+  cc_out_size(c, &oh, &ow);
+  size_t n = cc_out_count(c), hw = (size_t)(oh * ow);
+  for (size_t i = 0; st == LC_OK && i < n; i++) {
+    int64_t o = c->d.layout == LC_NCHW ? (int64_t)(i / hw % (size_t)M) : (int64_t)(i % (size_t)M);
+    radd[i] = fabsf(ref[i]) + fabsf(r[i]);
+    ref[i] = cc_act(&c->d, ref[i] + r[i], o);
+  }
   return st;
 }
 
@@ -257,6 +297,7 @@ typedef struct cc_bound {
   double gamma;
   double wino, wino4; /* the Winograd bounds above, before L */
   double post_add;    /* |post_add| */
+  const float *radd;  /* with a residual: |pre| + |r| per element (cc_residual_ref), else NULL */
 } cc_bound;
 
 static inline lc_status cc_bound_make(const cc_case *c, const float *in, cc_bound *b) {
@@ -284,6 +325,7 @@ static inline lc_status cc_bound_make(const cc_case *c, const float *in, cc_boun
   double nw4 = cin_g + 25.0;
   b->wino4 = nw4 * u / (1.0 - nw4 * u) * (40000.0 / 9.0 * cin_g * mx * mw + mb);
   b->lip = cc_act_lip(&c->d) * fmax(1.0, fabs(c->d.post_mul));
+  b->radd = NULL;
   b->post_add = fabs(c->d.post_add);
   return st;
 }
@@ -299,6 +341,7 @@ static inline double cc_err_ratio(const cc_bound *b, lc_route route, const float
     double pre = route == LC_ROUTE_WINOGRAD    ? b->wino
                  : route == LC_ROUTE_WINOGRAD4 ? b->wino4
                                                : b->gamma * (double)b->s[i];
+    if (b->radd) pre += 2.0 * u * (double)b->radd[i]; /* the add's rounding (and the reference's) */
     double bound = b->lip * pre + 8.0 * u * (fabs((double)ref[i]) + b->post_add) + 1e-30;
     double r = e / bound;
     if (r != r) r = INFINITY;

@@ -86,18 +86,26 @@ static int check_one(lc_context *cx, const cc_case *c, lc_route r, int isa, int 
 }
 
 /* All routes, tables and thread counts on one shape; frees the shape. */
-static void test_shape(cc_case *c, const int *have_isa) {
+static void test_shape(cc_case *c, const int *have_isa, int with_residual) {
   size_t nin = cc_in_count(c), nout = cc_out_count(c);
   float *in = malloc(nin * sizeof(float)), *ref = malloc(nout * sizeof(float)), *out = malloc(nout * sizeof(float));
   tu_fill(in, nin, -1.0f, 1.0f);
   cc_bound b;
-  lc_status st = lc_conv_reference(&c->d, c->n, c->h, c->w, in, ref);
+  /* a residual (lc_conv_run_residual) in [-1, 1], not drawn from the generator: the shapes stay the seed's */
+  float *res = with_residual ? malloc(nout * sizeof(float)) : NULL, *radd = res ? malloc(nout * sizeof(float)) : NULL;
+  for (size_t i = 0; res && i < nout; i++) res[i] = (float)((int)((i * 2654435761u) >> 8 & 2047u) - 1024) / 1024.0f;
+  lc_status st = res ? cc_residual_ref(c, in, res, ref, radd) : lc_conv_reference(&c->d, c->n, c->h, c->w, in, ref);
   lc_status st2 = cc_bound_make(c, in, &b);
+  b.radd = radd;
+  cc_residual = res;
   TU_CHECK(st == LC_OK && st2 == LC_OK, "reference failed: %s", lc_last_error());
   for (int i = 0; st == LC_OK && i < CC_NISA; i++)
     for (int t = 0; have_isa[i] && t < NTHR; t++)
       for (int r = 0; r < LC_ROUTE_COUNT; r++)
         check_one(ctx[i][t], c, (lc_route)r, i, thread_counts[t], in, ref, &b, out);
+  cc_residual = NULL;
+  free(res);
+  free(radd);
   free(b.s);
   free(in);
   free(ref);
@@ -130,7 +138,7 @@ int main(void) {
     cc_generate(&c, kinds[sidx % 10]);
     cc_post_of(&c.d, sidx);
     cc_prelu_of(&c.d, sidx);
-    test_shape(&c, have_isa);
+    test_shape(&c, have_isa, sidx % 3 == 2);
   }
   /* Pixel counts around the 256-pixel tile and the mr/nr panel widths, where packing loops end. */
   static const int64_t edge_w[] = {8, 9, 10, 18, 19, 254, 255, 256, 257, 258, 259, 260, 514, 515};
@@ -149,7 +157,7 @@ int main(void) {
         c.h = rows;
         c.w = rows == 1 ? edge_w[i] : edge_w[i] / 2 + 1; /* 2 rows of half the pixels */
         cc_fill(&c, 1);
-        test_shape(&c, have_isa);
+        test_shape(&c, have_isa, 0);
       }
   nshapes += nedge;
   /* K >= 2048 (im2col's panel-first order, route_gemm.c): stride 1 and 2, odd sizes, pads, both layouts. */
@@ -171,7 +179,7 @@ int main(void) {
     c.w = bigk[i][5];
     cc_fill(&c, 1);
     cc_post_of(&c.d, (int)i * 4 + 3);
-    test_shape(&c, have_isa);
+    test_shape(&c, have_isa, (int)(i % 2));
   }
 
   printf("%d shapes; per route: shapes run / unsupported / failures (any table, any threads), worst err/bound, "

@@ -40,16 +40,8 @@ static lc_status cpu_download(const lc_buffer *t, size_t off, void *dst, size_t 
   return LC_OK;
 }
 
-/* A residual after the fused activation would be wrong, so the CPU adds it only without one. */
 static lc_status cpu_conv_run(lc_conv *c, const lc_buffer *in, lc_buffer *out, const lc_buffer *res) {
-  if (res && c->d.activation != LC_ACT_NONE)
-    return lc_error(LC_ERR_UNSUPPORTED, "conv: a residual on the CPU needs LC_ACT_NONE (activation would precede it)");
-  lc_status s = lc_conv_run(c, in->data, out->data, NULL, 0);
-  if (s || !res) return s;
-  float *y = out->data;
-  const float *r = res->data;
-  for (size_t i = 0, n = out->bytes / sizeof(float); i < n; i++) y[i] += r[i];
-  return LC_OK;
+  return res ? lc_conv_run_residual(c, in->data, res->data, out->data, NULL, 0) : lc_conv_run(c, in->data, out->data, NULL, 0);
 }
 
 const lc_backend_ops lc_backend_cpu = {

@@ -216,7 +216,7 @@ static void progress(lc_cpu_tuner *t, int done, int total, double t0, int *shown
 static double time_once(lc_conv *c, const lc_conv_plan *q, const float *in, float *out, unsigned char *ws) {
   c->plan = *q;
   double t0 = lc_now_ms();
-  if (lc_conv_run_route(c, in, out, ws) != LC_OK) return -1.0;
+  if (lc_conv_run_route(c, in, out, NULL, ws) != LC_OK) return -1.0;
   return lc_now_ms() - t0;
 }
 

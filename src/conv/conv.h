@@ -43,6 +43,7 @@ struct lc_conv {
   float *wdw;           /* depthwise layout: NCHW [c][taps], NHWC [taps][c]; NULL unless depthwise */
   float *bias;          /* out_channels or NULL */
   float *slopes;        /* LC_ACT_PRELU: out_channels slopes, else NULL */
+  const float *res;     /* the residual of one run (output's shape), set on that run's copy only */
   float *wwino;         /* Winograd-domain weights (route_winograd.c) or NULL */
   float *wwino4;        /* F(4x4) weights (route_winograd4.c) or NULL */
   size_t wwino4_bytes;

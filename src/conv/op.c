@@ -1,4 +1,5 @@
 /* Operator life cycle: create packs the weights, prepare plans, run computes. */
+#include <stdint.h>
 #include <string.h>
 
 #include "backend/backend.h"
@@ -270,12 +271,16 @@ lc_status lc_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w,
   return LC_OK;
 }
 
-lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t ws_size) {
+static lc_status run(lc_conv *c, const float *in, const float *res, float *out, void *ws, size_t ws_size) {
   if (!c) return lc_error(LC_ERR_INVALID_ARG, "conv: operator is NULL");
   if (!c->prepared) return lc_error(LC_ERR_STATE, "conv: run called before a successful prepare");
   if (!in || !out) return lc_error(LC_ERR_INVALID_ARG, "conv: input or output pointer is NULL");
+  if (c->dev && res) return lc_error(LC_ERR_UNSUPPORTED, "conv: a device conv takes its residual as a buffer (lc_conv_run_buffers)");
   if (c->dev) return lc_conv_run_host(c, in, out);
   const lc_conv_plan *p = &c->plan;
+  size_t ob = (size_t)(p->n * c->d.out_channels) * p->ohw * sizeof(float); /* checked at prepare */
+  if (res && (uintptr_t)res < (uintptr_t)out + ob && (uintptr_t)out < (uintptr_t)res + ob)
+    return lc_error(LC_ERR_INVALID_ARG, "conv: the residual overlaps the output");
   void *own = NULL;
   if (p->ws_total) {
     if (ws) {
@@ -286,7 +291,17 @@ lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t 
       if (!ws) return lc_error(LC_ERR_NO_MEMORY, "conv: cannot allocate %zu bytes of workspace", p->ws_total);
     }
   }
-  lc_status st = lc_conv_run_route(c, in, out, ws);
+  lc_status st = lc_conv_run_route(c, in, out, res, ws);
   lc_free(own);
   return st;
+}
+
+lc_status lc_conv_run(lc_conv *c, const float *in, float *out, void *ws, size_t ws_size) {
+  return run(c, in, NULL, out, ws, ws_size);
+}
+
+lc_status lc_conv_run_residual(lc_conv *c, const float *in, const float *residual, float *out, void *ws,
+                               size_t ws_size) {
+  if (!residual) return lc_error(LC_ERR_INVALID_ARG, "conv: residual pointer is NULL");
+  return run(c, in, residual, out, ws, ws_size);
 }

@@ -113,15 +113,17 @@ static inline void lc_pf_spread(lc_gemm_params *ep, const void *next, size_t byt
 /* Threads usable when each needs per_thread bytes under the budget; 0 if not even one fits. */
 int lc_threads_for_budget(const lc_conv *c, size_t per_thread);
 /* Epilogue parameters for a tile (bias offset by the caller). PRelu (c->slopes): act 5 with slope =
- * c->slopes for the routes of lc_route_prelu_inline (which offset slope as bias), otherwise no
- * activation and no post affine: lc_conv_run_route applies both after the route. */
+ * c->slopes, offset by the route as bias; only lc_route_prelu_inline routes see slopes. */
 void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p);
-/* The route applies PRelu in its own output pass (while the tile is in cache). */
+/* The route applies PRelu / adds the residual (c->res, before the activation) in its own output
+ * pass, while the tile is in cache; lc_conv_run_route does it after the others. */
 int lc_route_prelu_inline(lc_route r);
+int lc_route_res_inline(lc_route r);
 /* PRelu, then p's post affine, on rows of n values (row i: slope[i]), rows rs apart. */
 void lc_prelu_rows(float *y, size_t rows, size_t n, size_t rs, const float *slope, const lc_gemm_params *p);
-/* The route of c->plan on (in, out), then PRelu where the route left it (every run and the tuner). */
-lc_status lc_conv_run_route(const lc_conv *c, const float *in, float *out, unsigned char *ws);
+/* The route of c->plan on (in, out) with residual res (NULL: none), then the residual, activation
+ * and post affine where the route cannot apply them (every run and the tuner). */
+lc_status lc_conv_run_route(const lc_conv *c, const float *in, float *out, const float *res, unsigned char *ws);
 
 /* The routes (route_*.c). */
 lc_status lc_direct_plan(const lc_conv *c, lc_conv_plan *p);

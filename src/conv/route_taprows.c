@@ -300,6 +300,9 @@ static void taprows_task(void *arg, size_t task, int thread) {
   lc_gemm_params ep;
   lc_conv_epilogue(c, &ep);
   ep.bias_per_row = 1;
+  ep.rs_res = p->ohw;
+  /* the GEMM adds the residual before the activation */
+  const float *res = c->res ? c->res + (out - ((const lc_route_job *)arg)->out) : NULL;
   size_t nwide, ww;
   tile_cost(c, npix, &nwide, &ww);
   for (size_t k0 = 0; k0 < K; k0 += kc) {
@@ -319,10 +322,12 @@ static void taprows_task(void *arg, size_t task, int thread) {
       size_t j = 0;
       for (size_t a = 0; a < nwide; a++, j += ww) {
         lc_pf_spread(&ep, next, kn * pw * sizeof(float), calls, kn, call++);
+        ep.residual = res ? res + oc0 * p->ohw + j : NULL;
         kt->f32_gemm_wide(noc, lc_min_sz(ww, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
       }
       for (; j < npix; j += pp) {
         lc_pf_spread(&ep, next, kn * pw * sizeof(float), calls, kn, call++);
+        ep.residual = res ? res + oc0 * p->ohw + j : NULL;
         gemm(noc, lc_min_sz(pp, npix - j), kn, w, wrs, wcs, b + j, ps, out + oc0 * p->ohw + j, p->ohw, &ep);
       }
       ep.pf = NULL;

@@ -27,12 +27,9 @@ void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p) {
   p->post = c->d.post_mul != 1.0f || c->d.post_add != 0.0f;
   p->post_mul = c->d.post_mul;
   p->post_add = c->d.post_add;
-  if (c->slopes && lc_route_prelu_inline(c->plan.route)) {
+  if (c->slopes) {
     p->act = 5;
     p->slope = c->slopes;
-  } else if (c->slopes) {
-    p->act = 0;
-    p->post = 0;
   }
 }
 
@@ -41,6 +38,11 @@ void lc_conv_epilogue(const lc_conv *c, lc_gemm_params *p) {
 int lc_route_prelu_inline(lc_route r) {
   return r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 || r == LC_ROUTE_STEM;
 }
+
+/* taprows' GEMM kernels add it in their epilogue. Winograd's output stores in NCHW are strided
+ * across channels: reading the residual beside them ran no faster than the pass after (IResNet-34,
+ * 1 thread, per layer: F(2x2) +0-4 %, F(4x4) +4-5 %), so they leave it to that pass. */
+int lc_route_res_inline(lc_route r) { return r == LC_ROUTE_TAPROWS; }
 
 void lc_prelu_rows(float *y, size_t rows, size_t n, size_t rs, const float *slope, const lc_gemm_params *p) {
   for (size_t i = 0; i < rows; i++) {

@@ -368,14 +368,20 @@ static void w4_task(void *arg, size_t task, int thread) {
         size_t tt = t0 + j, ty = tt / jb->tw, tx = tt % jb->tw;
         size_t nx = lc_min_sz(4, ow - 4 * tx), ny = lc_min_sz(4, oh - 4 * ty);
         wk->out4(noc, M + j * nr, T * nr, S == 1 ? bias : NULL, S == 1 ? &epq : &g0, y);
-        if (nchw) {
+        if (nchw && S == 1) { /* its own loop: the store is most of w4_task's own time */
+          for (size_t k = 0; k < noc; k++) {
+            float *o = img_out + (oc0 + k) * p->ohw + 4 * ty * ow + 4 * tx;
+            for (size_t dy = 0; dy < ny; dy++)
+              for (size_t dx = 0; dx < nx; dx++) o[dy * ow + dx] = y[4 * dy + dx][k];
+          }
+        } else if (nchw) {
           for (size_t k = 0; k < noc; k++) {
             float *o = img_out + (oc0 + k) * p->ohw + 4 * ty * ow + 4 * tx;
             const float *bk = bias ? bias + k : NULL;
             for (size_t dy = 0; dy < ny; dy++)
               for (size_t dx = 0; dx < nx; dx++) {
                 float *od = o + dy * ow + dx;
-                *od = S == 1 ? y[4 * dy + dx][k] : w4_combine(y[4 * dy + dx][k], od, sh, S, bk, &epq, k);
+                *od = w4_combine(y[4 * dy + dx][k], od, sh, S, bk, &epq, k);
               }
           }
         } else {

@@ -69,44 +69,62 @@ void lc_route_print_help(FILE *f) {
   for (int i = 0; i < LC_ROUTE_COUNT; i++) fprintf(f, "  %-16s %s\n", routes[i].name, routes[i].help);
 }
 
-/* The pass after a route that left PRelu out: NCHW a row per (image, channel), NHWC a row of all
- * channels per pixel, in tasks of about 64 KiB on the conv's threads. */
-typedef struct prelu_job {
+/* The pass after a route that leaves the residual or PRelu to it: y = post(act(y + r)), NCHW a row
+ * per (image, channel), NHWC a row of all channels per pixel, in tasks of about 64 KiB on the
+ * conv's threads. */
+typedef struct epi_job {
   const lc_conv *c;
   float *out;
+  const float *res;
   size_t rows, n, per;
-  lc_gemm_params ep;
-} prelu_job;
+  lc_gemm_params ep; /* the conv's activation and post affine, slope = c->slopes */
+} epi_job;
 
-static void prelu_task(void *job, size_t t, int thread) {
+static void epi_task(void *job, size_t t, int thread) {
   (void)thread;
-  const prelu_job *j = job;
+  const epi_job *j = job;
   const lc_conv *c = j->c;
-  size_t r0 = t * j->per, r1 = lc_min_sz(r0 + j->per, j->rows), M = (size_t)c->d.out_channels;
-  if (c->d.layout == LC_NCHW) {
-    for (size_t r = r0; r < r1; r++) lc_prelu_rows(j->out + r * j->n, 1, j->n, j->n, c->slopes + r % M, &j->ep);
-    return;
-  }
+  size_t r0 = t * j->per, r1 = lc_min_sz(r0 + j->per, j->rows), M = (size_t)c->d.out_channels, n = j->n;
+  int nchw = c->d.layout == LC_NCHW;
   for (size_t r = r0; r < r1; r++) {
-    float *y = j->out + r * M;
-    for (size_t o = 0; o < M; o++) y[o] = lc_prelu(y[o], c->slopes[o]);
-    if (j->ep.post)
-      for (size_t o = 0; o < M; o++) y[o] = y[o] * j->ep.post_mul + j->ep.post_add;
+    float *y = j->out + r * n;
+    const float *x = j->res ? j->res + r * n : NULL;
+    if (x)
+      for (size_t i = 0; i < n; i++) y[i] += x[i];
+    if (nchw && j->ep.act == 5) {
+      lc_prelu_rows(y, 1, n, n, c->slopes + r % M, &j->ep);
+    } else if (j->ep.act == 5) {
+      for (size_t o = 0; o < n; o++) y[o] = lc_prelu(y[o], c->slopes[o]);
+      if (j->ep.post)
+        for (size_t o = 0; o < n; o++) y[o] = y[o] * j->ep.post_mul + j->ep.post_add;
+    } else if (j->ep.act || j->ep.post) {
+      for (size_t i = 0; i < n; i++) y[i] = lc_apply_act(y[i], &j->ep);
+    }
   }
 }
 
-lc_status lc_conv_run_route(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
+lc_status lc_conv_run_route(const lc_conv *c, const float *in, float *out, const float *res, unsigned char *ws) {
   const lc_conv_plan *p = &c->plan;
-  lc_status st = lc_route_def_of(p->route)->run(c, in, out, ws);
-  if (st || !c->slopes || lc_route_prelu_inline(p->route)) return st;
-  prelu_job j = {c, out, 0, 0, 0, {0}};
+  const lc_route_def *def = lc_route_def_of(p->route);
+  int res_in = !res || lc_route_res_inline(p->route), prelu_in = !c->slopes || lc_route_prelu_inline(p->route);
+  if (!res && prelu_in) return def->run(c, in, out, ws);
+  /* A copy of the operator carries the run's residual; where the route cannot finish the epilogue,
+   * the copy has none (bias only) and the pass below applies it. */
+  lc_conv cc = *c;
+  cc.res = res_in ? res : NULL;
+  if (res_in && prelu_in) return def->run(&cc, in, out, ws);
+  cc.res = NULL;
+  cc.slopes = NULL;
+  cc.d.activation = LC_ACT_NONE;
+  cc.d.post_mul = 1.0f, cc.d.post_add = 0.0f;
+  lc_status st = def->run(&cc, in, out, ws);
+  if (st) return st;
+  epi_job j = {c, out, res, 0, 0, 0, {0}};
   size_t M = (size_t)c->d.out_channels, N = (size_t)p->n;
   j.rows = c->d.layout == LC_NCHW ? N * M : N * p->ohw;
   j.n = c->d.layout == LC_NCHW ? p->ohw : M;
   j.per = lc_max_sz(1, (16384 + j.n - 1) / j.n);
-  j.ep.post = c->d.post_mul != 1.0f || c->d.post_add != 0.0f;
-  j.ep.post_mul = c->d.post_mul;
-  j.ep.post_add = c->d.post_add;
-  lc_pool_run(c->ctx->pool, lc_div_up(j.rows, j.per), p->threads, prelu_task, &j);
+  lc_conv_epilogue(c, &j.ep);
+  lc_pool_run(c->ctx->pool, lc_div_up(j.rows, j.per), p->threads, epi_task, &j);
   return LC_OK;
 }

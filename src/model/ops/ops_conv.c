@@ -242,6 +242,7 @@ typedef struct conv_state {
   const lc_attr *hsig;                /* fuse_device.c's HardSigmoid after (alpha, beta) */
   int post_fused;                     /* the library applies the post affine too */
   int prelu_lib;                      /* the library applies _prelu (prelu_in_lib) */
+  int res_lib;                        /* the library adds the residual (lc_conv_run_residual) */
   float *gate;                        /* _se: the conv's [N, M, 1, 1] output, then out = x * gate */
   size_t gate_n;
 } conv_state;
@@ -357,13 +358,14 @@ static lc_status conv_create_weights(lc_exec_ctx *x, lc_conv_desc *d, const conv
   return lc_conv_create(x->lc, d, out);
 }
 
-/* fuse_device.c's _prelu alone (no residual, affine, activation or post affine around it) runs in
+/* fuse_device.c's _prelu alone (no upsampled residual, affine, activation or post affine) runs in
  * the CPU library's output pass (LC_ACT_PRELU): the Winograd routes and the stem apply it while the
  * tile is in cache, where a pass of its own read and wrote the output again (IResNet-34: 17 of them,
  * 1.5 % of a run). */
 static const lc_attr *prelu_in_lib(const lc_node *n, const lc_exec_ctx *x) {
   const lc_attr *pr = lc_node_attr(n, "_prelu");
-  if (!pr || !lc_conv_takes_qmatrix(x->lc) || lcop_conv_has_residual(n) || lc_node_attr(n, "_chan_mul") ||
+  if (!pr || !lc_conv_takes_qmatrix(x->lc) || (lcop_conv_has_residual(n) && lcop_conv_res_up(n) != 1) ||
+      lc_node_attr(n, "_chan_mul") ||
       lc_attr_int(n, "_act", LC_ACT_NONE) != LC_ACT_NONE || lc_attr_float(n, "_post_mul", 1.0f) != 1.0f ||
       lc_attr_float(n, "_post_add", 0.0f) != 0.0f)
     return NULL;
@@ -448,9 +450,12 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
   size_t M = lcop_has(in, n_in, 1) && in[1]->ndim ? (size_t)in[1]->dims[0] : 0;
   if (!s && ((st->prelu && st->prelu->n != M) || (!st->cmul != !st->cadd) || (st->cmul && (st->cmul->n != M || st->cadd->n != M))))
     s = lcop_fail(n, LC_ERR_INVALID_ARG, "per-channel epilogue does not match the %zu output channels", M);
-  /* with a residual the activation must follow the add, which the CPU library cannot do */
+  /* an epilogue the library cannot run (an upsampled residual, a per-channel affine) follows the conv */
   st->prelu_lib = !s && st->prelu && st->prelu->n == M && prelu_in_lib(n, x);
-  int later = st->residual || (st->prelu && !st->prelu_lib) || st->cmul;
+  /* The CPU library adds a same-size residual before its activation (lc_conv_run_residual). */
+  st->res_lib = st->residual && st->res_up == 1 && !st->cmul && (!st->prelu || st->prelu_lib) &&
+                lc_conv_takes_qmatrix(x->lc);
+  int later = (st->residual && !st->res_lib) || (st->prelu && !st->prelu_lib) || st->cmul;
   if (!s) s = lcop_conv_make(n, in, n_in, x, !later, &st->conv, &st->shape);
   st->post_fused = !s && !later && lc_conv_takes_qmatrix(x->lc);
   if (!s && lcop_conv_has_se(n)) { /* the conv writes its N * M gates here, conv_run scales x by them */
@@ -517,11 +522,6 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
     gt.data = st->gate, gt.nbytes = st->gate_n * sizeof(float);
     se_out = out, out = &gt;
   }
-  float *xa = st->imul ? affine_input(st, in[0]) : NULL;
-  if (st->imul && !xa) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for the input affine");
-  lc_status s = lc_conv_run(st->conv, xa ? xa : in[0]->data, out->data, ws, wsz);
-  lc_free(xa);
-  if (s) return lcop_fail(n, s, "conv failed: %s", lc_last_error());
   float *ru = NULL;
   if (st->residual && st->res_up > 1) {
     const lc_tensor *rt = in[n_in - 1];
@@ -531,9 +531,26 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
     if (!(ru = res_upsampled(rt, out, st->res_up))) return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for the residual");
   }
   const float *r = ru ? ru : st->residual ? in[n_in - 1]->data : NULL;
+  if (r && in[n_in - 1]->nbytes < out->nbytes && !ru) {
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "residual of %zu bytes for an output of %zu", in[n_in - 1]->nbytes,
+                     out->nbytes);
+  }
+  float *xa = st->imul ? affine_input(st, in[0]) : NULL;
+  if (st->imul && !xa) {
+    lc_free(ru);
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for the input affine");
+  }
+  const float *xin = xa ? xa : in[0]->data;
+  lc_status s = st->res_lib ? lc_conv_run_residual(st->conv, xin, r, out->data, ws, wsz)
+                            : lc_conv_run(st->conv, xin, out->data, ws, wsz);
+  lc_free(xa);
+  if (s) {
+    lc_free(ru);
+    return lcop_fail(n, s, "conv failed: %s", lc_last_error());
+  }
   if ((st->prelu && !st->prelu_lib) || st->cmul) {
     chan_epilogue(x, st, out->data, r, out);
-  } else if (st->residual) {
+  } else if (st->residual && !st->res_lib) {
     run_epilogue(x, out->data, r, out->nbytes / sizeof(float), &st->act);
   } else if (st->act.post && !st->post_fused) { /* the library applied the activation */
     conv_act post = st->act;
