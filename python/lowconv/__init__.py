@@ -390,11 +390,12 @@ def _f32_array(a, what, ndim):
 
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None, weights="f32",
-           block=0, threads=1, budget=0, route="auto", act_min=0.0, act_max=6.0, alpha=0.01, slopes=None):
+           block=0, threads=1, budget=0, route="auto", act_min=0.0, act_max=6.0, alpha=0.01, slopes=None,
+           residual=None):
     """One 2-D convolution, NCHW float32: x [N, C, H, W], weight [O, C/groups, kh, kw], bias [O].
     padding: int, (h, w) or (top, left, bottom, right); activation: None, "relu", "clip", "leaky_relu",
-    "hard_swish", "prelu" (slopes [O]); weights: "f32", "q8", "q4" (quantized from `weight`, block of
-    input channels)."""
+    "hard_swish", "prelu" (slopes [O]); residual: the output's shape, added before the activation;
+    weights: "f32", "q8", "q4" (quantized from `weight`, block of input channels)."""
     x = _f32_array(x, "x", 4)
     weight = _f32_array(weight, "weight", 4)
     n, c, h, w = x.shape
@@ -443,7 +444,14 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, acti
         sh = ConvShape()
         _check(lib.lc_conv_prepare(conv, n, h, w, C.byref(sh)), "conv prepare")
         out = np.empty((n, o, sh.out_h, sh.out_w), np.float32)
-        _check(lib.lc_conv_run(conv, x.ctypes.data, out.ctypes.data, None, 0), "conv run")
+        if residual is None:
+            _check(lib.lc_conv_run(conv, x.ctypes.data, out.ctypes.data, None, 0), "conv run")
+        else:
+            residual = _f32_array(residual, "residual", 4)
+            if residual.shape != out.shape:
+                raise ValueError("lowconv: residual has shape %s for an output of %s" % (residual.shape, out.shape))
+            _check(lib.lc_conv_run_residual(conv, x.ctypes.data, residual.ctypes.data, out.ctypes.data, None, 0),
+                   "conv run")
     finally:
         lib.lc_conv_destroy(conv)
     return out

@@ -187,6 +187,7 @@ def _declare(lib):
         "lc_conv_create": (st, [vp, P(ConvDesc), P(vp)]),
         "lc_conv_prepare": (st, [vp, C.c_int64, C.c_int64, C.c_int64, P(ConvShape)]),
         "lc_conv_run": (st, [vp, vp, vp, vp, sz]),
+        "lc_conv_run_residual": (st, [vp, vp, vp, vp, vp, sz]),
         "lc_conv_destroy": (None, [vp]),
         "lc_conv_get_weights": (st, [vp, vp]),
         "lc_conv_weight_bytes": (sz, [vp]),

@@ -174,6 +174,16 @@ def test_conv2d_matches_numpy():
     np.testing.assert_allclose(y, np.maximum(ref, 0), rtol=1e-4, atol=1e-4)
     yq = lowconv.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2, activation="relu", weights="q8")
     np.testing.assert_allclose(yq, np.maximum(ref, 0), rtol=0.05, atol=0.05)
+    # PRelu per output channel after a residual add (ArcFace blocks), slopes < 0, 0 and > 1
+    s = np.array([-0.5, 0.0, 0.25, 1.5], np.float32)
+    res = r.standard_normal(ref.shape).astype(np.float32)
+    yp = lowconv.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2, activation="prelu", slopes=s, residual=res)
+    pre = ref + res
+    np.testing.assert_allclose(yp, np.where(pre < 0, pre * s[None, :, None, None], pre), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="slopes"):
+        lowconv.conv2d(x, w, b, groups=2, activation="prelu")
+    with pytest.raises(ValueError, match="residual"):
+        lowconv.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2, residual=res[:, :, :, :3].copy())
 
 
 def test_conv2d_bad_input():
