@@ -50,6 +50,13 @@ typedef void (*lc_f32_dw_row_fn)(size_t ow, size_t kh, size_t kw, size_t sw, siz
                                  const float *const *in_rows, const float *w, float *out,
                                  const lc_gemm_params *p);
 
+/* Depthwise NCHW, stride 1, dilation 1, k x k taps (k 3 or 5), one output row straight from the
+ * unpadded input: in_rows[ky] holds iw floats (a row of zeros for padding rows), read as the padded
+ * row V[j] = in_rows[ky][j - pl] (zero outside [0, iw)), pl < k; out[ox] = sum V[ox + kx] * w[ky*k + kx].
+ * Epilogue as lc_f32_dw_row_fn's. */
+typedef void (*lc_f32_dw_row_unpadded_fn)(size_t ow, size_t k, size_t pl, size_t iw, const float *const *in_rows,
+                                          const float *w, float *out, const lc_gemm_params *p);
+
 /* Depthwise NHWC, one output pixel, all channels of a group of c channels:
  *   out[ch] = sum_t in_ptrs[t][ch] * w[t * c + ch]     (in_ptrs[t] NULL = padding tap)
  * bias per channel (bias[ch]) or NULL. */

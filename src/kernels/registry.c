@@ -30,6 +30,7 @@
   .mr = 8, .nr = 32, .f32_gemm = lc_f32_gemm_8x32_avx512, .f32_dw_row = lc_f32_dw_row_avx512,            \
   .f32_dw_pixel = lc_f32_dw_pixel_avx512, .f32_gather = lc_f32_gather_avx512, .wino = &lc_wino_avx2,      \
   .f32_gather3_s2 = lc_f32_gather3_s2_avx512, .f32_gather_s2_rows = lc_f32_gather_s2_rows_avx512,      \
+  .f32_dw_row_unpadded = lc_f32_dw_row_unpadded_avx512,                                                   \
   .f32_gemm_final = lc_f32_gemm_8x32_final_avx512, .nr_wide = 49, .f32_gemm_wide = lc_f32_gemm_8x49_avx512, \
   .f32_rowconv = lc_f32_rowconv_avx512,                                                           \
   .wino_qweights = lc_wino_qweights_avx512, .wino_qweights_ok = lc_wino_qweights_ok

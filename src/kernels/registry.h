@@ -24,6 +24,7 @@ typedef struct lc_kernels {
   size_t nr_wide;
   lc_f32_gemm_fn f32_gemm_wide;
   lc_f32_dw_row_fn f32_dw_row;
+  lc_f32_dw_row_unpadded_fn f32_dw_row_unpadded; /* NULL: the depthwise route pads a copy */
   lc_f32_dw_pixel_fn f32_dw_pixel;
   lc_f32_gather_fn f32_gather;
   lc_f32_gather3_s2_fn f32_gather3_s2; /* NULL: three f32_gather calls */

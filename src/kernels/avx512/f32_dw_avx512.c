@@ -135,6 +135,46 @@ LC_AI void dw_row_window(size_t ow, const int K, const int S, const float *const
   }
 }
 
+/* 16 floats of the padded row V[j] = row[j - pl] (zero outside [0, iw)) from j = ox; ox is a
+ * multiple of 16 and pl < 16, so only the first block starts left of the row. */
+LC_AI __m512 vrow16(const float *row, size_t ox, size_t pl, size_t iw) {
+  if (ox >= pl) {
+    size_t s = ox - pl;
+    if (s >= iw) return _mm512_setzero_ps();
+    return s + 16 <= iw ? _mm512_loadu_ps(row + s) : _mm512_maskz_loadu_ps(lc_avx512_mask(iw - s), row + s);
+  }
+  const __m512i x = _mm512_castps_si512(iw >= 16 ? _mm512_loadu_ps(row) : _mm512_maskz_loadu_ps(lc_avx512_mask(iw), row));
+  const __m512i z = _mm512_setzero_si512();
+  switch (pl) { /* lanes up by pl, zeros below: alignr needs an immediate */
+    case 1: return _mm512_castsi512_ps(_mm512_alignr_epi32(x, z, 15));
+    case 2: return _mm512_castsi512_ps(_mm512_alignr_epi32(x, z, 14));
+    case 3: return _mm512_castsi512_ps(_mm512_alignr_epi32(x, z, 13));
+    default: return _mm512_castsi512_ps(_mm512_alignr_epi32(x, z, 12));
+  }
+}
+
+/* dw_row_window (stride 1) on unpadded rows: the padding is masked loads and a lane shift. */
+LC_AI void dw_row_unpadded(size_t ow, const int K, size_t pl, size_t iw, const float *const *in_rows, const float *w,
+                           float *out, const lc_gemm_params *p, const lc_avx512_act *act, __m512 bias) {
+  const float *res = p->final ? p->residual : NULL;
+  __m512 a[2 * 5];
+  LC_UNROLL for (int ky = 0; ky < K; ky++) a[2 * ky] = vrow16(in_rows[ky], 0, pl, iw);
+  for (size_t ox = 0; ox < ow; ox += 16) {
+    LC_UNROLL for (int ky = 0; ky < K; ky++) a[2 * ky + 1] = vrow16(in_rows[ky], ox + 16, pl, iw);
+    const __mmask16 m = ow - ox < 16 ? lc_avx512_mask(ow - ox) : 0xFFFF;
+    lc_avx512_epilogue(window_sum(K, 1, a, w), out + ox, NULL, bias, res ? res + ox : NULL, p, act, m);
+    LC_UNROLL for (int ky = 0; ky < K; ky++) a[2 * ky] = a[2 * ky + 1];
+  }
+}
+
+void lc_f32_dw_row_unpadded_avx512(size_t ow, size_t k, size_t pl, size_t iw, const float *const *in_rows,
+                                   const float *w, float *out, const lc_gemm_params *p) {
+  const lc_avx512_act act = lc_avx512_act_init(p);
+  const __m512 bias = _mm512_set1_ps(p->bias ? p->bias[0] : 0.0f);
+  if (k == 3) dw_row_unpadded(ow, 3, pl, iw, in_rows, w, out, p, &act, bias);
+  else dw_row_unpadded(ow, 5, pl, iw, in_rows, w, out, p, &act, bias);
+}
+
 void lc_f32_dw_row_avx512(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw,
                           const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p) {
   if (sw != 1 && sw != 2) {
