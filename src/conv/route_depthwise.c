@@ -9,8 +9,9 @@
  *  - ROWS (when the plane does not fit the budget): each output row gathers its kh padded rows.
  *  - DIRECT (3x3 and 5x5, stride 1, dilation 1, left pad < k, a table with f32_dw_row_unpadded,
  *    outputs from DW_DIRECT_MIN_OW wide): no copy; the kernel reads the input rows in place, masked
- *    loads and a lane shift standing in for the padding. Copying the plane in and FLAT's output
- *    out was half of a 256-channel 3x3 at 40x40 (0.27 ms against oneDNN's 0.12).
+ *    loads and a lane shift standing in for the padding, 4 output rows a call from k + 3 input rows
+ *    loaded once. Copying the plane in and FLAT's output out was half of a 256-channel 3x3 at
+ *    40x40 (0.26 ms against oneDNN's 0.12; DIRECT 0.16).
  * Every variant makes the same kernel do the same sums per output element, so the output is the same
  * for any variant, budget and thread count.
  * NHWC: per (image, output row); a pointer per tap into the channel vectors, NULL for padding. */
@@ -22,10 +23,10 @@
 
 enum { DW_ROWS = 0, DW_PLANE = 1, DW_FLAT = 2, DW_DIRECT = 3 };
 
-/* DIRECT from this output width: narrower rows cost more in kernel calls than FLAT's copies (256
- * channels, 3x3, 1 thread, ms FLAT / DIRECT: 24 px 0.082 / 0.107, 32 px 0.144 / 0.144, 40 px
- * 0.263 / 0.235, 56 px (PLANE) 0.186 / 0.155). */
-#define DW_DIRECT_MIN_OW 40
+/* DIRECT from this output width (256 channels, 3x3, 1 thread, ms FLAT / DIRECT with 4 rows a call:
+ * 7 px (512 ch) 0.026-0.029 / 0.030, 10 px 0.026 / 0.020, 20 px 0.060 / 0.059, 32 px 0.147 / 0.094,
+ * 40 px 0.260 / 0.157; 56 px (96 ch, PLANE) 0.187 / 0.107). */
+#define DW_DIRECT_MIN_OW 8
 
 /* Outputs narrower than this take FLAT: the per-row calls of PLANE cost more than FLAT's scratch
  * columns and output copy (ow 40 and 56: FLAT 5-10% faster; ow 80 about even). */
@@ -274,12 +275,14 @@ static void dw_direct_task(const lc_conv *c, const dw_geom *g, const float *in, 
     const float *plane = in + ch * p->ihw, *w = c->wdw + ch * (size_t)c->taps;
     float *oplane = out + ch * p->ohw;
     ep->bias = c->bias ? c->bias + ch : NULL;
-    for (int64_t oy = 0; oy < p->oh; oy++) {
-      for (size_t ky = 0; ky < k; ky++) {
-        int64_t iy = oy - p->pt + (int64_t)ky;
-        rp[ky] = iy >= 0 && iy < p->ih ? plane + (size_t)iy * iw : zero;
+    for (int64_t oy = 0; oy < p->oh;) { /* the output rows of a call share their input rows */
+      size_t nr = oy + 3 < p->oh ? 4 : oy + 1 < p->oh ? 2 : 1;
+      for (size_t i = 0; i < k + nr - 1; i++) {
+        int64_t iy = oy - p->pt + (int64_t)i;
+        rp[i] = iy >= 0 && iy < p->ih ? plane + (size_t)iy * iw : zero;
       }
-      row(ow, k, (size_t)p->pl, iw, rp, w, oplane + (size_t)oy * ow, ep);
+      row(ow, nr, ow, k, (size_t)p->pl, iw, rp, w, oplane + (size_t)oy * ow, ep);
+      oy += (int64_t)nr;
     }
   }
 }

@@ -50,12 +50,14 @@ typedef void (*lc_f32_dw_row_fn)(size_t ow, size_t kh, size_t kw, size_t sw, siz
                                  const float *const *in_rows, const float *w, float *out,
                                  const lc_gemm_params *p);
 
-/* Depthwise NCHW, stride 1, dilation 1, k x k taps (k 3 or 5), one output row straight from the
- * unpadded input: in_rows[ky] holds iw floats (a row of zeros for padding rows), read as the padded
- * row V[j] = in_rows[ky][j - pl] (zero outside [0, iw)), pl < k; out[ox] = sum V[ox + kx] * w[ky*k + kx].
- * Epilogue as lc_f32_dw_row_fn's. */
-typedef void (*lc_f32_dw_row_unpadded_fn)(size_t ow, size_t k, size_t pl, size_t iw, const float *const *in_rows,
-                                          const float *w, float *out, const lc_gemm_params *p);
+/* Depthwise NCHW, stride 1, dilation 1, k x k taps (k 3 or 5), rows (1, 2 or 4) output rows straight
+ * from the unpadded input: in_rows[0 .. k + rows - 1) hold iw floats each (a row of zeros for padding
+ * rows), read as padded rows V[j] = in_rows[i][j - pl] (zero outside [0, iw)), pl < k; output row r
+ * at out + r * ors: out[ox] = sum V_{r + ky}[ox + kx] * w[ky*k + kx]. Epilogue as lc_f32_dw_row_fn's
+ * (a residual at the output's offsets). */
+typedef void (*lc_f32_dw_row_unpadded_fn)(size_t ow, size_t rows, size_t ors, size_t k, size_t pl, size_t iw,
+                                          const float *const *in_rows, const float *w, float *out,
+                                          const lc_gemm_params *p);
 
 /* Depthwise NHWC, one output pixel, all channels of a group of c channels:
  *   out[ch] = sum_t in_ptrs[t][ch] * w[t * c + ch]     (in_ptrs[t] NULL = padding tap)

@@ -153,26 +153,34 @@ LC_AI __m512 vrow16(const float *row, size_t ox, size_t pl, size_t iw) {
   }
 }
 
-/* dw_row_window (stride 1) on unpadded rows: the padding is masked loads and a lane shift. */
-LC_AI void dw_row_unpadded(size_t ow, const int K, size_t pl, size_t iw, const float *const *in_rows, const float *w,
-                           float *out, const lc_gemm_params *p, const lc_avx512_act *act, __m512 bias) {
+/* dw_row_window (stride 1) on unpadded rows, R output rows (1 or 2) from K + R - 1 input rows, each
+ * loaded once for both: the padding is masked loads and a lane shift. */
+LC_AI void dw_row_unpadded(size_t ow, const int R, size_t ors, const int K, size_t pl, size_t iw,
+                           const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p,
+                           const lc_avx512_act *act, __m512 bias) {
   const float *res = p->final ? p->residual : NULL;
-  __m512 a[2 * 5];
-  LC_UNROLL for (int ky = 0; ky < K; ky++) a[2 * ky] = vrow16(in_rows[ky], 0, pl, iw);
+  __m512 a[2 * 8];
+  LC_UNROLL for (int i = 0; i < K + R - 1; i++) a[2 * i] = vrow16(in_rows[i], 0, pl, iw);
   for (size_t ox = 0; ox < ow; ox += 16) {
-    LC_UNROLL for (int ky = 0; ky < K; ky++) a[2 * ky + 1] = vrow16(in_rows[ky], ox + 16, pl, iw);
+    LC_UNROLL for (int i = 0; i < K + R - 1; i++) a[2 * i + 1] = vrow16(in_rows[i], ox + 16, pl, iw);
     const __mmask16 m = ow - ox < 16 ? lc_avx512_mask(ow - ox) : 0xFFFF;
-    lc_avx512_epilogue(window_sum(K, 1, a, w), out + ox, NULL, bias, res ? res + ox : NULL, p, act, m);
-    LC_UNROLL for (int ky = 0; ky < K; ky++) a[2 * ky] = a[2 * ky + 1];
+    LC_UNROLL for (int r = 0; r < R; r++)
+      lc_avx512_epilogue(window_sum(K, 1, a + 2 * r, w), out + r * ors + ox, NULL, bias,
+                         res ? res + r * ors + ox : NULL, p, act, m);
+    LC_UNROLL for (int i = 0; i < K + R - 1; i++) a[2 * i] = a[2 * i + 1];
   }
 }
 
-void lc_f32_dw_row_unpadded_avx512(size_t ow, size_t k, size_t pl, size_t iw, const float *const *in_rows,
-                                   const float *w, float *out, const lc_gemm_params *p) {
+void lc_f32_dw_row_unpadded_avx512(size_t ow, size_t rows, size_t ors, size_t k, size_t pl, size_t iw,
+                                   const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p) {
   const lc_avx512_act act = lc_avx512_act_init(p);
   const __m512 bias = _mm512_set1_ps(p->bias ? p->bias[0] : 0.0f);
-  if (k == 3) dw_row_unpadded(ow, 3, pl, iw, in_rows, w, out, p, &act, bias);
-  else dw_row_unpadded(ow, 5, pl, iw, in_rows, w, out, p, &act, bias);
+  if (k == 3 && rows == 4) dw_row_unpadded(ow, 4, ors, 3, pl, iw, in_rows, w, out, p, &act, bias);
+  else if (k == 3 && rows == 2) dw_row_unpadded(ow, 2, ors, 3, pl, iw, in_rows, w, out, p, &act, bias);
+  else if (k == 3) dw_row_unpadded(ow, 1, ors, 3, pl, iw, in_rows, w, out, p, &act, bias);
+  else if (rows == 4) dw_row_unpadded(ow, 4, ors, 5, pl, iw, in_rows, w, out, p, &act, bias);
+  else if (rows == 2) dw_row_unpadded(ow, 2, ors, 5, pl, iw, in_rows, w, out, p, &act, bias);
+  else dw_row_unpadded(ow, 1, ors, 5, pl, iw, in_rows, w, out, p, &act, bias);
 }
 
 void lc_f32_dw_row_avx512(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw,
