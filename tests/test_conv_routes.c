@@ -160,21 +160,26 @@ int main(void) {
         test_shape(&c, have_isa, 0);
       }
   nshapes += nedge;
-  /* Depthwise 3x3 / 5x5 stride 1 from 40 px wide (the DIRECT variant reads the rows in place):
-   * pads 0..k-1 on the left, asymmetric, odd widths, every fifth with PRelu, some with a residual. */
-  static const int64_t dwc[][6] = {{3, 17, 1, 1, 40, 9}, {3, 5, 0, 2, 41, 7}, {5, 9, 2, 2, 45, 6}, {5, 3, 4, 0, 52, 5},
-                                   {3, 33, 2, 1, 70, 4}, {5, 16, 1, 3, 64, 3}};
+  /* Depthwise 3x3 / 5x5 stride 1 and 3x3 stride 2, 8-70 px wide (the DIRECT variant reads the rows
+   * in place, 1, 2 or 4 rows a call): pads 0..k-1 on the left, asymmetric, odd sizes, every fifth
+   * with PRelu, some with a residual. {k, channels, left/top pad, right/bottom pad, out w, in h, stride} */
+  static const int64_t dwc[][7] = {{3, 17, 1, 1, 40, 9, 1}, {3, 5, 0, 2, 41, 7, 1}, {5, 9, 2, 2, 45, 6, 1},
+                                   {5, 3, 4, 0, 52, 5, 1},  {3, 33, 2, 1, 70, 4, 1}, {5, 16, 1, 3, 64, 3, 1},
+                                   {3, 7, 1, 1, 8, 11, 2},  {3, 19, 1, 0, 33, 9, 2}, {3, 4, 0, 2, 40, 6, 2},
+                                   {3, 9, 2, 1, 17, 2, 2}};
   for (size_t i = 0; i < sizeof dwc / sizeof dwc[0]; i++, nshapes++) {
     cc_case c;
     lc_conv_desc_init(&c.d);
     c.d.in_channels = c.d.out_channels = c.d.groups = dwc[i][1];
     c.d.kernel_h = c.d.kernel_w = dwc[i][0];
+    c.d.stride_h = c.d.stride_w = dwc[i][6];
     c.d.pad_left = c.d.pad_top = dwc[i][2];
     c.d.pad_right = c.d.pad_bottom = dwc[i][3];
     c.d.activation = (lc_activation)(i % 5);
     c.n = 1 + (int64_t)(i % 2);
     c.h = dwc[i][5];
-    c.w = dwc[i][4] - dwc[i][2] - dwc[i][3] + dwc[i][0] - 1; /* output width dwc[i][4] */
+    /* output width dwc[i][4]: (w + pads - k) / s + 1 */
+    c.w = (dwc[i][4] - 1) * dwc[i][6] + dwc[i][0] - dwc[i][2] - dwc[i][3] + (int64_t)(i % 2) * (dwc[i][6] - 1);
     cc_fill(&c, (int)(i % 2));
     cc_prelu_of(&c.d, (int)i);
     test_shape(&c, have_isa, i % 3 == 0);

@@ -7,11 +7,12 @@
  *    scratch, dropped when copying out): on 7..28-wide outputs a call per row costs more than its compute.
  *  - PLANE: one dw_row call per output row, straight into the output.
  *  - ROWS (when the plane does not fit the budget): each output row gathers its kh padded rows.
- *  - DIRECT (3x3 and 5x5, stride 1, dilation 1, left pad < k, a table with f32_dw_row_unpadded,
- *    outputs from DW_DIRECT_MIN_OW wide): no copy; the kernel reads the input rows in place, masked
- *    loads and a lane shift standing in for the padding, 4 output rows a call from k + 3 input rows
- *    loaded once. Copying the plane in and FLAT's output out was half of a 256-channel 3x3 at
- *    40x40 (0.26 ms against oneDNN's 0.12; DIRECT 0.16).
+ *  - DIRECT (3x3 and 5x5 stride 1, 3x3 stride 2, dilation 1, left pad < k, a table with
+ *    f32_dw_row_unpadded, outputs from DW_DIRECT_MIN_OW wide): no copy; the kernel reads the input
+ *    rows in place, masked loads and a lane shift standing in for the padding, 4 output rows a call
+ *    (2 at stride 2) from input rows loaded once. Copying the plane in and FLAT's output out was
+ *    half of a 256-channel 3x3 at 40x40 (0.26 ms against oneDNN's 0.12; DIRECT 0.16). 32 channels
+ *    3x3 s2 320 -> 160 px: 1.05 -> 0.63 ms; 5x5 stride 2 (one row a call) ran slower than PLANE.
  * Every variant makes the same kernel do the same sums per output element, so the output is the same
  * for any variant, budget and thread count.
  * NHWC: per (image, output row); a pointer per tap into the channel vectors, NULL for padding. */
@@ -97,7 +98,8 @@ lc_status lc_depthwise_plan(const lc_conv *c, lc_conv_plan *p) {
       variant = p->ow < DW_FLAT_MAX_OW ? DW_FLAT : DW_PLANE;
     const lc_conv_desc *d = &c->d;
     if (c->ctx->k->f32_dw_row_unpadded && d->kernel_h == d->kernel_w && (d->kernel_w == 3 || d->kernel_w == 5) &&
-        d->stride_h == 1 && d->stride_w == 1 && d->dilation_h == 1 && d->dilation_w == 1 && p->pl < d->kernel_w &&
+        d->stride_h == d->stride_w && (d->stride_w == 1 || d->kernel_w == 3) && d->dilation_h == 1 &&
+        d->dilation_w == 1 && p->pl < d->kernel_w &&
         p->ow >= DW_DIRECT_MIN_OW) {
       size_t db = dw_slot_bytes(c, &g, DW_DIRECT);
       if (db && lc_threads_for_budget(c, db) >= lc_threads_for_budget(c, rows)) variant = DW_DIRECT, plane = db;
@@ -266,7 +268,7 @@ static void dw_rows(const lc_conv *c, const dw_geom *g, const float *plane, floa
 static void dw_direct_task(const lc_conv *c, const dw_geom *g, const float *in, float *out, size_t ch0, size_t ch1,
                            unsigned char *slot, lc_gemm_params *ep) {
   const lc_conv_plan *p = &c->plan;
-  size_t k = (size_t)c->d.kernel_w, iw = g->iw, ow = (size_t)p->ow;
+  size_t k = (size_t)c->d.kernel_w, s = (size_t)c->d.stride_w, iw = g->iw, ow = (size_t)p->ow;
   float *zero = (float *)slot;
   const float **rp = dw_slot_ptrs(c, g, DW_DIRECT, slot);
   memset(zero, 0, iw * sizeof(float));
@@ -276,12 +278,12 @@ static void dw_direct_task(const lc_conv *c, const dw_geom *g, const float *in, 
     float *oplane = out + ch * p->ohw;
     ep->bias = c->bias ? c->bias + ch : NULL;
     for (int64_t oy = 0; oy < p->oh;) { /* the output rows of a call share their input rows */
-      size_t nr = oy + 3 < p->oh ? 4 : oy + 1 < p->oh ? 2 : 1;
-      for (size_t i = 0; i < k + nr - 1; i++) {
-        int64_t iy = oy - p->pt + (int64_t)i;
+      size_t nr = s == 1 && oy + 3 < p->oh ? 4 : (s == 1 || k == 3) && oy + 1 < p->oh ? 2 : 1;
+      for (size_t i = 0; i < s * (nr - 1) + k; i++) {
+        int64_t iy = oy * (int64_t)s - p->pt + (int64_t)i;
         rp[i] = iy >= 0 && iy < p->ih ? plane + (size_t)iy * iw : zero;
       }
-      row(ow, nr, ow, k, (size_t)p->pl, iw, rp, w, oplane + (size_t)oy * ow, ep);
+      row(ow, nr, ow, s, k, (size_t)p->pl, iw, rp, w, oplane + (size_t)oy * ow, ep);
       oy += (int64_t)nr;
     }
   }

@@ -153,34 +153,58 @@ LC_AI __m512 vrow16(const float *row, size_t ox, size_t pl, size_t iw) {
   }
 }
 
-/* dw_row_window (stride 1) on unpadded rows, R output rows (1 or 2) from K + R - 1 input rows, each
- * loaded once for both: the padding is masked loads and a lane shift. */
-LC_AI void dw_row_unpadded(size_t ow, const int R, size_t ors, const int K, size_t pl, size_t iw,
+/* dw_row_window on unpadded rows, R output rows from S (R - 1) + K input rows, each loaded once
+ * for all of them: the padding is masked loads and a lane shift. */
+LC_AI void dw_row_unpadded(size_t ow, const int S, const int R, size_t ors, const int K, size_t pl, size_t iw,
                            const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p,
                            const lc_avx512_act *act, __m512 bias) {
   const float *res = p->final ? p->residual : NULL;
-  __m512 a[2 * 8];
-  LC_UNROLL for (int i = 0; i < K + R - 1; i++) a[2 * i] = vrow16(in_rows[i], 0, pl, iw);
+  const int NI = S * (R - 1) + K;
+  __m512 a[2 * 2 * 8];
+  LC_UNROLL for (int i = 0; i < NI; i++) {
+    __m512 *v = a + i * 2 * S;
+    if (S == 1) v[0] = vrow16(in_rows[i], 0, pl, iw);
+    else deinterleave(vrow16(in_rows[i], 0, pl, iw), vrow16(in_rows[i], 16, pl, iw), &v[0], &v[2]);
+  }
   for (size_t ox = 0; ox < ow; ox += 16) {
-    LC_UNROLL for (int i = 0; i < K + R - 1; i++) a[2 * i + 1] = vrow16(in_rows[i], ox + 16, pl, iw);
+    const size_t nx = (ox + 16) * (size_t)S;
+    LC_UNROLL for (int i = 0; i < NI; i++) {
+      __m512 *v = a + i * 2 * S;
+      if (S == 1) v[1] = vrow16(in_rows[i], nx, pl, iw);
+      else deinterleave(vrow16(in_rows[i], nx, pl, iw), vrow16(in_rows[i], nx + 16, pl, iw), &v[1], &v[3]);
+    }
     const __mmask16 m = ow - ox < 16 ? lc_avx512_mask(ow - ox) : 0xFFFF;
     LC_UNROLL for (int r = 0; r < R; r++)
-      lc_avx512_epilogue(window_sum(K, 1, a + 2 * r, w), out + r * ors + ox, NULL, bias,
+      lc_avx512_epilogue(window_sum(K, S, a + S * r * 2 * S, w), out + r * ors + ox, NULL, bias,
                          res ? res + r * ors + ox : NULL, p, act, m);
-    LC_UNROLL for (int i = 0; i < K + R - 1; i++) a[2 * i] = a[2 * i + 1];
+    LC_UNROLL for (int i = 0; i < NI; i++) {
+      __m512 *v = a + i * 2 * S;
+      v[0] = v[1];
+      if (S == 2) v[2] = v[3];
+    }
   }
 }
 
-void lc_f32_dw_row_unpadded_avx512(size_t ow, size_t rows, size_t ors, size_t k, size_t pl, size_t iw,
+void lc_f32_dw_row_unpadded_avx512(size_t ow, size_t rows, size_t ors, size_t s, size_t k, size_t pl, size_t iw,
                                    const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p) {
   const lc_avx512_act act = lc_avx512_act_init(p);
   const __m512 bias = _mm512_set1_ps(p->bias ? p->bias[0] : 0.0f);
-  if (k == 3 && rows == 4) dw_row_unpadded(ow, 4, ors, 3, pl, iw, in_rows, w, out, p, &act, bias);
-  else if (k == 3 && rows == 2) dw_row_unpadded(ow, 2, ors, 3, pl, iw, in_rows, w, out, p, &act, bias);
-  else if (k == 3) dw_row_unpadded(ow, 1, ors, 3, pl, iw, in_rows, w, out, p, &act, bias);
-  else if (rows == 4) dw_row_unpadded(ow, 4, ors, 5, pl, iw, in_rows, w, out, p, &act, bias);
-  else if (rows == 2) dw_row_unpadded(ow, 2, ors, 5, pl, iw, in_rows, w, out, p, &act, bias);
-  else dw_row_unpadded(ow, 1, ors, 5, pl, iw, in_rows, w, out, p, &act, bias);
+#define LC_UNPAD(S, R, K) dw_row_unpadded(ow, S, R, ors, K, pl, iw, in_rows, w, out, p, &act, bias)
+  if (s == 1 && k == 3) {
+    if (rows == 4) LC_UNPAD(1, 4, 3);
+    else if (rows == 2) LC_UNPAD(1, 2, 3);
+    else LC_UNPAD(1, 1, 3);
+  } else if (s == 1) {
+    if (rows == 4) LC_UNPAD(1, 4, 5);
+    else if (rows == 2) LC_UNPAD(1, 2, 5);
+    else LC_UNPAD(1, 1, 5);
+  } else if (k == 3) {
+    if (rows == 2) LC_UNPAD(2, 2, 3);
+    else LC_UNPAD(2, 1, 3);
+  } else {
+    LC_UNPAD(2, 1, 5);
+  }
+#undef LC_UNPAD
 }
 
 void lc_f32_dw_row_avx512(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw,
