@@ -269,6 +269,40 @@ def expect_error(cli, tmp, name, model, args, needle, code=1):
     return "fail", "exit %d, stderr %r (wanted %r)" % (p.returncode, p.stderr.strip(), needle)
 
 
+def prelu_residual_case(cli, tmp, stride):
+    """Conv -> Add(R) -> PRelu as CPU plans fuse it (fuse_chain.c: _residual and _prelu run by the
+    library, LC_ACT_PRELU through lc_conv_run_residual): slopes < 0, 0 and > 1, against onnxruntime."""
+    c, hw = 32, 20
+    o = hw // stride
+    wt, bt = w("W", c, c, 3, 3), w("B", c)
+    slope = np.linspace(-0.8, 1.6, c).astype(np.float32).reshape(c, 1, 1)
+    io = [vi("X", [1, c, hw, hw]), vi("R", [1, c, o, o])], [vi("Y", [1, c, o, o])]
+    conv = dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[stride, stride])
+    m = make([helper.make_node("Conv", ["X", "W", "B"], ["c"], **conv), helper.make_node("Add", ["c", "R"], ["a"]),
+              helper.make_node("PRelu", ["a", "S"], ["Y"])],
+             [wt, bt, numpy_helper.from_array(slope, "S")], io[0], io[1], "prelu_res")
+    path = os.path.join(tmp, "prelu_res%d.onnx" % stride)
+    onnx.save(m, path)
+    feeds = {"X": RNG.standard_normal((1, c, hw, hw)).astype(np.float32),
+             "R": RNG.standard_normal((1, c, o, o)).astype(np.float32)}
+    out_dir = os.path.join(tmp, "prelu_res%d_out" % stride)
+    args = [cli, "run", path, "--output-dir", out_dir]
+    for k, v in feeds.items():
+        np.save(os.path.join(tmp, "pr%d_%s.npy" % (stride, k)), v)
+        args += ["--input", "%s=%s" % (k, os.path.join(tmp, "pr%d_%s.npy" % (stride, k)))]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        return "fail", "exit %d: %s" % (p.returncode, p.stderr.strip())
+    info = subprocess.run([cli, "info", path], capture_output=True, text=True, timeout=300).stdout
+    if "add+prelu" not in info:
+        return "fail", "the PRelu was not fused: %s" % info.strip()[-300:]
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    got = np.load(os.path.join(out_dir, "Y.npy"))
+    err = float(np.max(np.abs(got - want)))
+    ok = err <= 1e-4 * float(np.max(np.abs(want)))
+    return ("pass" if ok else "fail"), "max abs err %.3g (%s)" % (err, info.strip().splitlines()[-1].strip())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lowconv", required=True)
@@ -298,6 +332,8 @@ def main():
             ("shortcut_add_main_path", lambda: shortcut_case(a.lowconv, tmp, False)),
             ("shortcut_add_expanding", lambda: shortcut_case(a.lowconv, tmp, True)),
             ("conv_chan_epilogue_cpu", lambda: chan_epilogue_case(a.lowconv, tmp)),
+            ("conv_residual_prelu_s1", lambda: prelu_residual_case(a.lowconv, tmp, 1)),
+            ("conv_residual_prelu_s2", lambda: prelu_residual_case(a.lowconv, tmp, 2)),
             ("shape_chain", lambda: run_case(a.lowconv, tmp, "shape_chain", shape_chain(),
                                              {"X": RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)})),
             ("dynamic_dims", lambda: run_case(a.lowconv, tmp, "dyn", dyn,

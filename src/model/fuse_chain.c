@@ -2,7 +2,7 @@
  * constant scalar - where every intermediate has one reader and is no graph output become one
  * EwChain node (ops_elementwise.c): one pass over memory instead of one per node. Run after the
  * conv fusions (a Conv's own epilogue takes its activation first), on CPU plans only: the device
- * runs each node's float4 kernel. */
+ * runs each node's float4 kernel. A PRelu after a conv joins the conv instead (fuse_prelu). */
 #include <string.h>
 
 #include "model/graph.h"
@@ -75,14 +75,15 @@ static lc_status make_chain(lc_model *m, int x, const int *nodes, int nn, const 
   return LC_OK;
 }
 
-/* A PRelu with a constant per-channel slope after a Conv with nothing else fused after it becomes
- * the conv's _prelu (the CPU library's LC_ACT_PRELU, ops_conv.c): ArcFace-style nets put one after
- * the first conv of every block. Device plans fuse it in fuse_device.c, in their epilogue order. */
+/* A PRelu with a constant per-channel slope after a Conv with no activation fused (a residual Add
+ * may be) becomes the conv's _prelu (the CPU library's LC_ACT_PRELU, ops_conv.c): ArcFace-style
+ * nets put one after the first conv of every block. Device plans fuse it in fuse_device.c, in
+ * their own epilogue order. */
 static lc_status fuse_prelu(lc_model *m) {
   for (int p = 0; p < m->n_nodes; p++) {
     lc_gnode *k = &m->nodes[p];
     if (k->dead || strcmp(k->n.op_type, "Conv") || k->n.n_outputs != 1 || k->out[0] < 0 || lc_node_attr(&k->n, "_act") ||
-        lc_node_attr(&k->n, "_residual") || lc_node_attr(&k->n, "_post_mul") || lc_node_attr(&k->n, "_prelu") ||
+        lc_node_attr(&k->n, "_res_up") || lc_node_attr(&k->n, "_post_mul") || lc_node_attr(&k->n, "_prelu") ||
         lc_node_attr(&k->n, "_chan_mul"))
       continue;
     int y = k->out[0], c = lc_fold_sole_consumer(m, y);
