@@ -92,6 +92,11 @@ static void test_desc(lc_context *ctx) {
   BAD(d.post_mul = NAN, LC_ERR_INVALID_ARG, "post_mul NaN");
   BAD(d.post_add = INFINITY, LC_ERR_INVALID_ARG, "post_add inf");
   BAD(d.post_mul = 0.0f, LC_OK, "post_mul 0");
+  static const float slopes_ok[6] = {0.25f, -1.0f, 0.0f, 2.0f, 0.5f, 1.0f};
+  static const float slopes_nan[6] = {0.25f, -1.0f, NAN, 2.0f, 0.5f, 1.0f};
+  BAD(d.activation = LC_ACT_PRELU, LC_ERR_INVALID_ARG, "PRelu without slopes");
+  BAD((d.activation = LC_ACT_PRELU, d.act_slopes = slopes_nan), LC_ERR_INVALID_ARG, "PRelu slope NaN");
+  BAD((d.activation = LC_ACT_PRELU, d.act_slopes = slopes_ok), LC_OK, "PRelu");
   BAD(d.route = (lc_route)LC_ROUTE_COUNT, LC_ERR_INVALID_ARG, "route out of range");
   BAD(d.weight_format = (lc_weight_format)9, LC_ERR_INVALID_ARG, "weight_format 9");
   /* Products that overflow: weights count (2^80 floats), kernel area. The weights pointer is tiny:
@@ -169,6 +174,12 @@ static void test_run(lc_context *ctx) {
     expect(lc_conv_run(c, g_in, g_out, ws, s.workspace_bytes), LC_OK, "workspace exact");
     free(ws);
   }
+  /* The residual: NULL, or overlapping the output, is refused; beside it, it runs. */
+  static float res[2 * 6 * 16 * 16];
+  expect(lc_conv_run_residual(c, g_in, NULL, g_out, NULL, 0), LC_ERR_INVALID_ARG, "residual NULL");
+  expect(lc_conv_run_residual(c, g_in, g_out, g_out, NULL, 0), LC_ERR_INVALID_ARG, "residual = output");
+  expect(lc_conv_run_residual(c, g_in, g_out + 7, g_out, NULL, 0), LC_ERR_INVALID_ARG, "residual overlaps the output");
+  expect(lc_conv_run_residual(c, g_in, res, g_out, NULL, 0), LC_OK, "residual");
   lc_conv_destroy(c);
   lc_conv_destroy(NULL); /* allowed, like free */
 
