@@ -86,30 +86,16 @@ static lc_status fuse_prelu(lc_model *m) {
         lc_node_attr(&k->n, "_res_up") || lc_node_attr(&k->n, "_post_mul") || lc_node_attr(&k->n, "_prelu") ||
         lc_node_attr(&k->n, "_chan_mul"))
       continue;
-    int y = k->out[0], c = lc_fold_sole_consumer(m, y);
-    const lc_tensor *yt = &m->values[y].t;
-    if (c < 0 || yt->ndim != 4 || yt->dims[1] < 1) continue;
-    const lc_gnode *a = &m->nodes[c];
-    if (a->dead || strcmp(a->n.op_type, "PRelu") || a->n.n_inputs != 2 || a->in[0] != y || a->n.n_outputs != 1 ||
-        a->out[0] < 0)
+    int c = lc_fold_sole_consumer(m, k->out[0]);
+    const lc_tensor *yt = &m->values[k->out[0]].t;
+    if (c < 0 || m->nodes[c].dead || strcmp(m->nodes[c].n.op_type, "PRelu") || yt->ndim != 4 || yt->dims[1] < 1)
       continue;
-    int64_t M = yt->dims[1];
-    double *f = lc_malloc((size_t)M * sizeof(double));
-    float *v = lc_arena_alloc(m->arena, (size_t)M * sizeof(float));
-    if (!f || !v) {
-      lc_free(f);
-      return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-    }
-    int ok = lc_fold_channel_const(m, a, 1, y, f);
-    for (int64_t o = 0; ok && o < M; o++) v[o] = (float)f[o];
+    double *f = lc_malloc((size_t)yt->dims[1] * sizeof(double));
+    if (!f) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
+    int q = p;
+    lc_status s = lc_fold_prelu(m, &q, c, f);
     lc_free(f);
-    if (!ok) continue;
-    lc_status s = lc_fold_add_attr(m, k, "_prelu", LC_ATTR_FLOATS, 0, 0);
     if (s) return s;
-    lc_attr *at = &k->n.attrs[k->n.n_attrs - 1];
-    at->floats = v, at->n = (size_t)M;
-    lc_fold_absorb(m, p, c, "prelu");
-    m->st.fused_act++;
   }
   return LC_OK;
 }

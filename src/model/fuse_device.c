@@ -36,8 +36,7 @@ static lc_status add_floats(lc_model *m, lc_gnode *k, const char *name, const do
   return LC_OK;
 }
 
-/* PRelu(y, slope) with a constant per-channel (or scalar) slope. */
-static lc_status fuse_prelu(lc_model *m, int *pp, int c, double *f) {
+lc_status lc_fold_prelu(lc_model *m, int *pp, int c, double *f) {
   lc_gnode *k = &m->nodes[*pp], *a = &m->nodes[c];
   int y = k->out[0];
   if (a->n.n_inputs != 2 || a->in[0] != y || a->n.n_outputs != 1 || a->out[0] < 0 ||
@@ -180,7 +179,7 @@ lc_status lc_fuse_device(lc_model *m) {
       const char *op = m->nodes[c].n.op_type;
       int act = has(k, "_act") || has(k, "_prelu") || has(k, "_post_mul") || has(k, "_hsig");
       before = q;
-      if (!strcmp(op, "PRelu") && !act) s = fuse_prelu(m, &q, c, f);
+      if (!strcmp(op, "PRelu") && !act) s = lc_fold_prelu(m, &q, c, f);
       else if (!strcmp(op, "HardSigmoid") && !act && !has(k, "_chan_mul") && !has(k, "_residual"))
         s = fuse_hsig(m, &q, c, f);
       else if (!strcmp(op, "BatchNormalization") && !act && !has(k, "_chan_mul")) s = fuse_bn_after(m, &q, c, f);
