@@ -210,6 +210,11 @@ typedef struct lc_conv_desc {
    * post_mul; the Winograd routes and the stem apply it in their output pass, the others in a pass
    * after the conv. */
   const float *act_slopes;
+  /* The value of the padding pixels, one per input channel (NULL: 0), copied at create: a
+   * per-channel affine y = x * s + t before the conv (BatchNormalization) folds into its weights and
+   * bias exactly when the padding reads -t / s. CPU only; the routes winograd, winograd4 and direct
+   * take it (the others' plans return LC_ERR_UNSUPPORTED, AUTO skips them). Finite values. */
+  const float *pad_values;
 } lc_conv_desc;
 
 /* Quantization blocks per output channel for this descriptor's weight format and block size

@@ -303,6 +303,37 @@ def prelu_residual_case(cli, tmp, stride):
     return ("pass" if ok else "fail"), "max abs err %.3g (%s)" % (err, info.strip().splitlines()[-1].strip())
 
 
+def bn_conv_case(cli, tmp, kind):
+    """BatchNormalization -> Conv 3x3 (pads 1, 2 and 0 on the sides) as CPU plans fold it (fuse_chain.c
+    bn_in, ops_conv.c fold_input_affine: weights scaled per input channel, the padding read as
+    -shift / scale), against onnxruntime. kind "fold": shifts large against the inputs, so a zero
+    padding would show; "zero": one scale 0 (not foldable: the conv op applies the affine first);
+    "s2": stride 2 (left to the BN node: no padding-aware route)."""
+    c, hw, stride = 24, 17, 2 if kind == "s2" else 1
+    scale = np.linspace(-1.5, 2.0, c).astype(np.float32)
+    if kind == "zero":
+        scale[5] = 0.0
+    bias = np.linspace(3.0, -2.0, c).astype(np.float32)
+    mean = np.linspace(-0.5, 0.5, c).astype(np.float32)
+    var = np.linspace(0.2, 2.0, c).astype(np.float32)
+    oh, ow = (hw + 3 - 3) // stride + 1, (hw + 2 - 3) // stride + 1
+    wt, bt = w("W", c + 8, c, 3, 3), w("B", c + 8)
+    io = [vi("X", [1, c, hw, hw])], [vi("Y", [1, c + 8, oh, ow])]
+    conv = dict(kernel_shape=[3, 3], pads=[1, 2, 2, 0], strides=[stride, stride])
+    inits = [wt, bt] + [numpy_helper.from_array(v, n) for v, n in ((scale, "s"), (bias, "b"), (mean, "m"), (var, "v"))]
+    m = make([helper.make_node("BatchNormalization", ["X", "s", "b", "m", "v"], ["n"], epsilon=1e-3),
+              helper.make_node("Conv", ["n", "W", "B"], ["Y"], **conv)], inits, io[0], io[1], "bn_conv")
+    path = os.path.join(tmp, "bn_conv_%s.onnx" % kind)
+    onnx.save(m, path)
+    x = RNG.standard_normal((1, c, hw, hw)).astype(np.float32)
+    info = subprocess.run([cli, "info", path], capture_output=True, text=True, timeout=300).stdout
+    fused = "bn_in" in info
+    if fused != (kind != "s2"):
+        return "fail", "bn_in fused: %s, expected %s: %s" % (fused, kind != "s2", info.strip()[-300:])
+    p = run_case(cli, tmp, "bn_conv_" + kind, m, {"X": x})
+    return p[0], "%s (bn_in fused: %s)" % (p[1], fused)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lowconv", required=True)
@@ -334,6 +365,9 @@ def main():
             ("conv_chan_epilogue_cpu", lambda: chan_epilogue_case(a.lowconv, tmp)),
             ("conv_residual_prelu_s1", lambda: prelu_residual_case(a.lowconv, tmp, 1)),
             ("conv_residual_prelu_s2", lambda: prelu_residual_case(a.lowconv, tmp, 2)),
+            ("bn_before_conv_folded", lambda: bn_conv_case(a.lowconv, tmp, "fold")),
+            ("bn_before_conv_zero_scale", lambda: bn_conv_case(a.lowconv, tmp, "zero")),
+            ("bn_before_conv_s2", lambda: bn_conv_case(a.lowconv, tmp, "s2")),
             ("shape_chain", lambda: run_case(a.lowconv, tmp, "shape_chain", shape_chain(),
                                              {"X": RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)})),
             ("dynamic_dims", lambda: run_case(a.lowconv, tmp, "dyn", dyn,

@@ -97,6 +97,14 @@ static void test_desc(lc_context *ctx) {
   BAD(d.activation = LC_ACT_PRELU, LC_ERR_INVALID_ARG, "PRelu without slopes");
   BAD((d.activation = LC_ACT_PRELU, d.act_slopes = slopes_nan), LC_ERR_INVALID_ARG, "PRelu slope NaN");
   BAD((d.activation = LC_ACT_PRELU, d.act_slopes = slopes_ok), LC_OK, "PRelu");
+  static const float padv_inf[8] = {0.5f, -1.0f, INFINITY, 0.0f, 0.5f, 1.0f, 2.0f, -3.0f};
+  static const float padv_ok[8] = {0.5f, -1.0f, 0.0f, 0.0f, 0.5f, 1.0f, 2.0f, -3.0f};
+  BAD(d.pad_values = padv_inf, LC_ERR_INVALID_ARG, "pad value inf");
+  BAD(d.pad_values = padv_ok, LC_OK, "pad values");
+  d = base_desc(), d.pad_values = padv_ok, d.route = LC_ROUTE_IM2COL;
+  expect(try_prepare(ctx, &d, 1, 8, 8), LC_ERR_UNSUPPORTED, "pad values on im2col (zeros only)");
+  d.route = LC_ROUTE_AUTO;
+  expect(try_prepare(ctx, &d, 1, 8, 8), LC_OK, "pad values, AUTO skips im2col");
   BAD(d.route = (lc_route)LC_ROUTE_COUNT, LC_ERR_INVALID_ARG, "route out of range");
   BAD(d.weight_format = (lc_weight_format)9, LC_ERR_INVALID_ARG, "weight_format 9");
   /* Products that overflow: weights count (2^80 floats), kernel area. The weights pointer is tiny:

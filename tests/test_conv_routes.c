@@ -138,6 +138,7 @@ int main(void) {
     cc_generate(&c, kinds[sidx % 10]);
     cc_post_of(&c.d, sidx);
     cc_prelu_of(&c.d, sidx);
+    cc_padv_of(&c.d, sidx);
     test_shape(&c, have_isa, sidx % 3 == 2);
   }
   /* Pixel counts around the 256-pixel tile and the mr/nr panel widths, where packing loops end. */

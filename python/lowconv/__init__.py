@@ -391,10 +391,12 @@ def _f32_array(a, what, ndim):
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None, weights="f32",
            block=0, threads=1, budget=0, route="auto", act_min=0.0, act_max=6.0, alpha=0.01, slopes=None,
-           residual=None):
+           residual=None, pad_values=None):
     """One 2-D convolution, NCHW float32: x [N, C, H, W], weight [O, C/groups, kh, kw], bias [O].
     padding: int, (h, w) or (top, left, bottom, right); activation: None, "relu", "clip", "leaky_relu",
     "hard_swish", "prelu" (slopes [O]); residual: the output's shape, added before the activation;
+    pad_values: [C], what the padding reads per input channel (default 0; routes winograd,
+    winograd4 and direct);
     weights: "f32", "q8", "q4" (quantized from `weight`, block of input channels)."""
     x = _f32_array(x, "x", 4)
     weight = _f32_array(weight, "weight", 4)
@@ -431,6 +433,11 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, acti
         if slopes.shape[0] != o:
             raise ValueError("lowconv: slopes has %d values for %d output channels" % (slopes.shape[0], o))
         d.act_slopes = slopes.ctypes.data
+    if pad_values is not None:
+        pad_values = _f32_array(pad_values, "pad_values", 1)
+        if pad_values.shape[0] != c:
+            raise ValueError("lowconv: pad_values has %d values for %d input channels" % (pad_values.shape[0], c))
+        d.pad_values = pad_values.ctypes.data
     r = 0 if route in (None, "auto") else lib.lc_route_from_name(str(route).encode())
     if r < 0:
         raise ValueError("lowconv: route %r unknown" % (route,))

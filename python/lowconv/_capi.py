@@ -115,6 +115,7 @@ class ConvDesc(C.Structure):
         ("post_mul", C.c_float),
         ("post_add", C.c_float),
         ("act_slopes", C.c_void_p),
+        ("pad_values", C.c_void_p),
     ]
 
 

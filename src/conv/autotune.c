@@ -152,7 +152,7 @@ static lc_status plan_with(const lc_conv *c, const lc_conv_plan *geo, lc_route r
   *q = *geo;
   q->hint_tile = takes_tile(r) ? tile : 0;
   if (!lc_conv_has_weights_for(c, r)) return LC_ERR_UNSUPPORTED;
-  lc_status s = lc_route_def_of(r)->plan(c, q);
+  lc_status s = lc_route_plan(c, r, q);
   if (s) return s;
   if (threads > 0 && threads < q->threads) q->threads = threads;
   if (split && splits_panels(r)) q->ocsplit = lc_min_sz(split, panels_of(c, r));

@@ -44,6 +44,8 @@ struct lc_conv {
   float *bias;          /* out_channels or NULL */
   float *slopes;        /* LC_ACT_PRELU: out_channels slopes, else NULL */
   const float *res;     /* the residual of one run (output's shape), set on that run's copy only */
+  float *padv;          /* lc_conv_desc.pad_values (in_channels), NULL when none or all 0 */
+  float *wpadv;         /* with padv: [out_channel][tap] sum over ic of w * padv (route_direct.c) */
   float *wwino;         /* Winograd-domain weights (route_winograd.c) or NULL */
   float *wwino4;        /* F(4x4) weights (route_winograd4.c) or NULL */
   size_t wwino4_bytes;

@@ -115,6 +115,10 @@ lc_status lc_conv_desc_check(const lc_conv_desc *d) {
         return lc_error(LC_ERR_INVALID_ARG, "conv: act_slopes[%lld] = %g is not finite", (long long)o,
                         (double)d->act_slopes[o]);
   }
+  for (int64_t c = 0; d->pad_values && c < d->in_channels; c++)
+    if (!isfinite(d->pad_values[c]))
+      return lc_error(LC_ERR_INVALID_ARG, "conv: pad_values[%lld] = %g is not finite", (long long)c,
+                      (double)d->pad_values[c]);
   if (d->activation == LC_ACT_CLIP && !(d->act_min <= d->act_max))
     return lc_error(LC_ERR_INVALID_ARG, "conv: clip min %g > max %g", (double)d->act_min, (double)d->act_max);
   if (!isfinite(d->post_mul) || !isfinite(d->post_add))

@@ -42,6 +42,43 @@ static void pack_depthwise(lc_conv *c, const float *w) {
     }
 }
 
+/* c->padv (unless every value is 0 or the conv never pads) and c->wpadv: per (output channel, tap) the sum over the
+ * input channels of w * padv, what a padding pixel adds at that tap (the weights as the routes
+ * read them: Q8/Q4 dequantized). */
+static lc_status pad_values(lc_conv *c, const float *pv) {
+  size_t cin = (size_t)c->d.in_channels, cout = (size_t)c->d.out_channels, taps = (size_t)c->taps, n;
+  const lc_conv_desc *d = &c->d;
+  int any = 0, padded = d->pad_top || d->pad_left || d->pad_bottom || d->pad_right ||
+                        (d->auto_pad != LC_PAD_NOTSET && d->auto_pad != LC_PAD_VALID);
+  for (size_t i = 0; i < cin; i++) any |= pv[i] != 0.0f;
+  if (!any || !padded) return LC_OK; /* no padding pixel ever: every route serves */
+  if (!lc_mul_sz(cout, taps, &n)) return lc_error(LC_ERR_OVERFLOW, "conv: pad value sums overflow");
+  c->padv = lc_malloc(cin * sizeof(float)); /* <= the weights' size: no overflow */
+  c->wpadv = lc_malloc(n * sizeof(float));
+  float *row = lc_malloc(c->K * sizeof(float));
+  if (!c->padv || !c->wpadv || !row) {
+    lc_free(row);
+    return lc_error(LC_ERR_NO_MEMORY, "conv: out of memory for the pad values");
+  }
+  memcpy(c->padv, pv, cin * sizeof(float));
+  size_t cig = (size_t)c->cin_g;
+  for (size_t oc = 0; oc < cout; oc++) {
+    size_t g = oc / (size_t)c->cout_g;
+    if (c->qw) lc_conv_qrow(c, (int64_t)oc, row);
+    for (size_t t = 0; t < taps; t++) {
+      double s = 0.0;
+      for (size_t ic = 0; ic < cig; ic++) {
+        size_t k = t * cig + ic;
+        float w = c->qw ? row[k] : lc_conv_w(c, (int64_t)g, (int64_t)(oc % (size_t)c->cout_g), k);
+        s += (double)w * pv[g * cig + ic];
+      }
+      c->wpadv[oc * taps + t] = (float)s;
+    }
+  }
+  lc_free(row);
+  return LC_OK;
+}
+
 /* qm: weights already in lowconv's quantized layout, adopted as they are (lc_conv_create_qm). */
 static lc_status create(lc_context *ctx, const lc_conv_desc *desc, const lc_qmatrix *qm, lc_conv **out) {
   if (!out) return lc_error(LC_ERR_INVALID_ARG, "conv: out pointer is NULL");
@@ -55,6 +92,8 @@ static lc_status create(lc_context *ctx, const lc_conv_desc *desc, const lc_qmat
     return lc_error(LC_ERR_UNSUPPORTED, "conv: post_mul / post_add run on the cpu only");
   if (ctx->be->conv_create && desc->activation == LC_ACT_PRELU)
     return lc_error(LC_ERR_UNSUPPORTED, "conv: LC_ACT_PRELU runs on the cpu only");
+  if (ctx->be->conv_create && desc->pad_values)
+    return lc_error(LC_ERR_UNSUPPORTED, "conv: pad_values run on the cpu only");
   lc_conv *c = lc_calloc(1, sizeof *c);
   if (!c) return lc_error(LC_ERR_NO_MEMORY, "conv: out of memory");
   c->ctx = ctx;
@@ -64,6 +103,7 @@ static lc_status create(lc_context *ctx, const lc_conv_desc *desc, const lc_qmat
   c->d.q_codes = NULL;
   c->d.q_scales = c->d.q_offsets = NULL;
   c->d.act_slopes = NULL;
+  c->d.pad_values = NULL;
   c->cin_g = desc->in_channels / desc->groups;
   c->cout_g = desc->out_channels / desc->groups;
   c->taps = desc->kernel_h * desc->kernel_w;
@@ -125,6 +165,7 @@ static lc_status create(lc_context *ctx, const lc_conv_desc *desc, const lc_qmat
     if (!c->slopes) st = lc_error(LC_ERR_NO_MEMORY, "conv: out of memory for the PRelu slopes");
     else memcpy(c->slopes, desc->act_slopes, (size_t)desc->out_channels * sizeof(float));
   }
+  if (!st && desc->pad_values) st = pad_values(c, desc->pad_values);
   /* fp32 convs keep transformed weights; Q8/Q4 ones are transformed per panel in run. */
   if (!st && !c->qw) st = lc_winograd_pack(c, desc->weights);
   if (!st && !c->qw) st = lc_winograd4_pack(c, desc->weights);
@@ -161,6 +202,8 @@ void lc_conv_destroy(lc_conv *c) {
   lc_free(c->wdw);
   lc_free(c->bias);
   lc_free(c->slopes);
+  lc_free(c->padv);
+  lc_free(c->wpadv);
   lc_free(c->wwino);
   lc_free(c->wwino4);
   if (c->qw) lc_qmatrix_free(c->qw);
@@ -217,7 +260,7 @@ static lc_status plan_route(lc_conv *c, lc_route r, lc_conv_plan *p) {
   /* Without its weights a route can only run if they were released; else its plan says why not. */
   if (c->released && !lc_conv_has_weights_for(c, r))
     return lc_error(LC_ERR_UNSUPPORTED, "%s: its weights were released by lc_conv_release_unused", rd->name);
-  return rd->plan(c, p);
+  return lc_route_plan(c, r, p);
 }
 
 lc_status lc_conv_prepare(lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape) {

@@ -31,6 +31,8 @@ typedef struct lc_route_def {
 
 /* The entry of route r, NULL when r >= LC_ROUTE_COUNT. */
 const lc_route_def *lc_route_def_of(lc_route r);
+/* Route r's plan of c (r a real route), LC_ERR_UNSUPPORTED for one that can't pad with c->padv. */
+lc_status lc_route_plan(const lc_conv *c, lc_route r, lc_conv_plan *p);
 /* The route names separated by sep, cut to cap bytes (returns buf); a line per route for --help. */
 char *lc_route_names_join(char *buf, size_t cap, const char *sep);
 void lc_route_print_help(FILE *f);
@@ -142,11 +144,11 @@ lc_status lc_winograd_pack(lc_conv *c, const float *w);
 /* 1 when AUTO should try winograd for this conv (shape, layout and channel thresholds). */
 int lc_winograd_auto(const lc_conv *c);
 struct lc_wino_kernels;
-/* NCHW Winograd input: row `iy` of a plane, columns [x0, x0 + w), zero outside the image: a pointer
- * into the plane when the span is inside, zero (>= w floats) when the row is padding, else a copy
- * in buf. */
+/* NCHW Winograd input: row `iy` of a plane, columns [x0, x0 + w), pv outside the image: a pointer
+ * into the plane when the span is inside, zero (>= w floats) when the row is padding and pv 0,
+ * else a copy in buf. */
 const float *lc_wino_plane_row(const lc_conv_plan *p, const struct lc_wino_kernels *wk, const float *plane, int64_t iy,
-                               int64_t x0, int64_t w, float *buf, const float *zero);
+                               int64_t x0, int64_t w, float *buf, const float *zero, float pv);
 
 /* Q8/Q4 Winograd U (F(4x4) if f4, else F(2x2)) of output channels [oc0, oc0 + noc) in a panel of
  * pw, input channels [k0, k0 + kn), xi planes xs floats apart ([xi][kn][pw]): dequantized in

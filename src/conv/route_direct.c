@@ -99,6 +99,34 @@ static void tap_calls(dtask *t, size_t oc, size_t mi, const float *w, size_t wrs
   }
 }
 
+/* lc_conv_desc.pad_values: what the padding pixels the tap calls left out add (c->wpadv, per output
+ * channel and tap), for output channels [oc, oc + mi) of the task's rows. */
+static void pad_sums(dtask *t, size_t oc, size_t mi) {
+  const lc_conv *c = t->c;
+  const lc_conv_desc *d = &c->d;
+  const lc_conv_plan *p = &c->plan;
+  size_t ow = (size_t)p->ow, cout = (size_t)d->out_channels, taps = (size_t)c->taps;
+  int nchw = d->layout == LC_NCHW;
+  for (size_t tap = 0; tap < taps; tap++) {
+    int64_t ky = (int64_t)tap / d->kernel_w, kx = (int64_t)tap % d->kernel_w, sw = d->stride_w;
+    int64_t off = kx * d->dilation_w - p->pl;
+    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw, hi = off < p->iw ? (p->iw - 1 - off) / sw + 1 : 0;
+    if (hi > p->ow) hi = p->ow;
+    if (lo > hi) lo = hi;
+    for (size_t oy = t->oy0; oy < t->oy1; oy++) {
+      int64_t iy = (int64_t)oy * d->stride_h - p->pt + ky * d->dilation_h;
+      int row_out = iy < 0 || iy >= p->ih;
+      for (size_t ox = 0; ox < ow; ox++) {
+        if (!row_out && (int64_t)ox == lo) ox = (size_t)hi; /* the columns the calls covered */
+        if (ox >= ow) break;
+        size_t pix = oy * ow + ox;
+        for (size_t i = 0; i < mi; i++)
+          t->img_out[nchw ? (oc + i) * p->ohw + pix : pix * cout + oc + i] += c->wpadv[(oc + i) * taps + tap];
+      }
+    }
+  }
+}
+
 /* Output channels [oc, oc + mi) (absolute) of the task's rows: zero, every tap, then the epilogue. */
 static void panel_rows(dtask *t, int64_t g, size_t q, size_t i0, size_t mi) {
   const lc_conv *c = t->c;
@@ -132,6 +160,7 @@ static void panel_rows(dtask *t, int64_t g, size_t q, size_t i0, size_t mi) {
       tap_calls(t, oc, mi, w, wrs, wcs, ky, kx, c0, kn, (size_t)lo, (size_t)hi);
     }
   }
+  if (c->padv) pad_sums(t, oc, mi);
   /* Bias and activation: k = 0 reads neither operand. */
   t->ep.final = 1;
   t->ep.bias = c->bias ? c->bias + oc : NULL;

@@ -172,8 +172,12 @@ typedef struct wino_job {
 } wino_job;
 
 const float *lc_wino_plane_row(const lc_conv_plan *p, const lc_wino_kernels *wk, const float *plane, int64_t iy,
-                               int64_t x0, int64_t w, float *buf, const float *zero) {
-  if (iy < 0 || iy >= p->ih) return zero;
+                               int64_t x0, int64_t w, float *buf, const float *zero, float pv) {
+  if (iy < 0 || iy >= p->ih) {
+    if (pv == 0.0f) return zero;
+    for (int64_t k = 0; k < w; k++) buf[k] = pv;
+    return buf;
+  }
   if (x0 >= 0 && x0 + w <= p->iw) return plane + iy * p->iw + x0;
   int64_t lo = x0 < 0 ? -x0 : 0, hi = p->iw - x0 < w ? p->iw - x0 : w;
   if (lo > w) lo = w;
@@ -181,13 +185,14 @@ const float *lc_wino_plane_row(const lc_conv_plan *p, const lc_wino_kernels *wk,
   /* src is only read in [lo, hi): offset it there so no pointer leaves the plane. */
   const float *src = hi > lo ? plane + iy * p->iw + x0 + lo : NULL;
   wk->pad_row(buf + lo, src, 0, (size_t)(hi - lo), (size_t)(w - lo));
-  for (int64_t k = 0; k < lo; k++) buf[k] = 0.0f;
+  for (int64_t k = 0; k < lo; k++) buf[k] = pv;
+  for (int64_t k = hi; pv != 0.0f && k < w; k++) buf[k] = pv;
   return buf;
 }
 
 /* V for tiles [t0, t0 + nt) of one image and group. */
 static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_t nt, float *V, size_t T,
-                        const float *zero) {
+                        const float *zero, const float *pvg) {
   const lc_conv *c = jb->c;
   const lc_wino_kernels *wk = wino_kernels(c);
   const lc_conv_plan *p = &c->plan;
@@ -210,7 +215,7 @@ static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_
           r0 = 2;
         }
         for (int r = r0; r < 4; r++)
-          rows[r] = lc_wino_plane_row(p, wk, plane, y0 + r, x0, (int64_t)(2 * n + 2), b[r], zero);
+          rows[r] = lc_wino_plane_row(p, wk, plane, y0 + r, x0, (int64_t)(2 * n + 2), b[r], zero, pvg ? pvg[ic] : 0.0f);
         wk->in_tiles(n, rows, V + ic * T + j, xs);
         pty = ty, ptx = tx, pn = n;
         j += n;
@@ -226,7 +231,7 @@ static void input_chunk(const wino_job *jb, const float *img_g, size_t t0, size_
       for (int x = 0; x < 4; x++) {
         int64_t iy = (int64_t)(2 * ty) - p->pt + r, ix = (int64_t)(2 * tx) - p->pl + x;
         int in = iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw;
-        src[r * 4 + x] = in ? img_g + ((size_t)iy * (size_t)p->iw + (size_t)ix) * cin : zero;
+        src[r * 4 + x] = in ? img_g + ((size_t)iy * (size_t)p->iw + (size_t)ix) * cin : pvg ? pvg : zero;
       }
     for (size_t ic = 0; ic < cig; ic += SEG) {
       const float *s[16];
@@ -326,7 +331,7 @@ static void wino_task(void *arg, size_t task, int thread) {
     dbuf = (float *)((unsigned char *)ubuf + lc_round_up(ubuf_floats(c) * sizeof(float), 64));
   }
   memset(zero, 0, zero_len(c) * sizeof(float));
-  input_chunk(jb, img_g, t0, nt, V, T, zero);
+  input_chunk(jb, img_g, t0, nt, V, T, zero, c->padv ? c->padv + g * cig : NULL);
 
   lc_gemm_params ep;
   memset(&ep, 0, sizeof ep); /* final = 0: bias and activation follow the output transform */

@@ -234,7 +234,7 @@ typedef struct w4_job {
 
 /* V of tiles [t0, t0 + n) of one image and group. */
 static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, float *V, size_t T, const float *zero,
-                     int64_t pt, int64_t pl) {
+                     const float *pvg, int64_t pt, int64_t pl) {
   const lc_conv *c = jb->c;
   const lc_conv_plan *p = &c->plan;
   const lc_wino_kernels *wk = c->ctx->k->wino;
@@ -252,7 +252,7 @@ static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, 
         if (x0 < 0) nn = 1;
         else if (x0 + (int64_t)(4 * nn + 2) > p->iw && p->iw - x0 >= 6) nn = lc_min_sz(nn, (size_t)(p->iw - x0 - 2) / 4);
         for (int r = 0; r < 6; r++)
-          rows[r] = lc_wino_plane_row(p, wk, plane, y0 + r, x0, (int64_t)(4 * nn + 2), buf[r], zero);
+          rows[r] = lc_wino_plane_row(p, wk, plane, y0 + r, x0, (int64_t)(4 * nn + 2), buf[r], zero, pvg ? pvg[ic] : 0.0f);
         wk->in_tiles4(nn, rows, V + ic * Tp + j, cig * Tp);
         j += nn;
       }
@@ -274,7 +274,7 @@ static void w4_input(const w4_job *jb, const float *img_g, size_t t0, size_t n, 
     for (size_t ic = 0; ic < cig; ic += CH) {
       size_t nc = lc_min_sz(CH, cig - ic);
       const float *d[36];
-      for (int i = 0; i < 36; i++) d[i] = src[i] ? src[i] + ic : zero;
+      for (int i = 0; i < 36; i++) d[i] = src[i] ? src[i] + ic : pvg ? pvg + ic : zero;
       wk->in_channels4(nc, d, out);
       for (size_t xi = 0; xi < 36; xi++) {
         float *v = vt + xi * Tp * cig + ic * mr;
@@ -326,7 +326,8 @@ static void w4_task(void *arg, size_t task, int thread) {
   size_t S = w4_shifts(c), sw = (size_t)c->d.kernel_w / 3, ustride = (size_t)c->d.groups * 36 * np * cig * nr;
   float y[16][CH];
   for (size_t sh = 0; sh < S; sh++) {
-    w4_input(jb, img_g, t0, n, V, T, zero, p->pt - 3 * (int64_t)(sh / sw), p->pl - 3 * (int64_t)(sh % sw));
+    w4_input(jb, img_g, t0, n, V, T, zero, c->padv ? c->padv + tp.g * cig : NULL, p->pt - 3 * (int64_t)(sh / sw),
+             p->pl - 3 * (int64_t)(sh % sw));
     const float *Us = c->wwino4 ? c->wwino4 + sh * ustride : NULL;
     for (size_t q = tp.q0; q < tp.q1; q++) {
       size_t noc = lc_min_sz(nr, cog - q * nr), oc0 = tp.g * cog + q * nr;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "conv/route.h"
+#include "util/error.h"
 
 static lc_status winograd_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
   lc_run_winograd(c, in, out, ws);
@@ -38,6 +39,15 @@ static const lc_route_def routes[LC_ROUTE_COUNT] = {
 };
 
 const lc_route_def *lc_route_def_of(lc_route r) { return (unsigned)r < LC_ROUTE_COUNT ? &routes[r] : NULL; }
+
+/* Padding pixels of value c->padv: Winograd's input rows take it, direct adds what the pixels it
+ * leaves out would have (c->wpadv); the others pad with zeros in their kernels. */
+lc_status lc_route_plan(const lc_conv *c, lc_route r, lc_conv_plan *p) {
+  if (c->padv && r != LC_ROUTE_WINOGRAD && r != LC_ROUTE_WINOGRAD4 && r != LC_ROUTE_DIRECT)
+    return lc_error(LC_ERR_UNSUPPORTED, "%s: pads with zeros only (pad_values need winograd, winograd4 or direct)",
+                    routes[r].name);
+  return routes[r].plan(c, p);
+}
 
 const char *lc_route_name(lc_route r) { return (unsigned)r < LC_ROUTE_COUNT ? routes[r].name : "unknown"; }
 

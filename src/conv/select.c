@@ -107,13 +107,13 @@ static void refine(const lc_conv *c, const lc_conv_plan *geo, lc_conv_plan *p) {
   if (want) {
     lc_conv_plan q = *geo;
     q.hint_tile = want;
-    if (lc_route_def_of(p->route)->plan(c, &q) == LC_OK && q.threads == p->threads) *p = q;
+    if (lc_route_plan(c, p->route, &q) == LC_OK && q.threads == p->threads) *p = q;
   }
   size_t bal = balanced_chunk(c, p);
   if (bal) {
     lc_conv_plan q = *geo;
     q.hint_tile = bal;
-    if (lc_route_def_of(p->route)->plan(c, &q) == LC_OK && q.threads == p->threads && q.ocsplit == 1) *p = q;
+    if (lc_route_plan(c, p->route, &q) == LC_OK && q.threads == p->threads && q.ocsplit == 1) *p = q;
   }
   /* gemm1x1 reads the input in place, so splitting weight panels costs nothing: enough tasks to
    * balance (the tuner split 1x1 layers of <= 1600 px 4-way at 2 threads, 1.05-1.08x). */
@@ -164,7 +164,7 @@ lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
   for (int i = 0; i < n; i++) {
     lc_conv_plan q = *p;
     if (!lc_conv_has_weights_for(c, order[i])) continue;
-    lc_status st = lc_route_def_of(order[i])->plan(c, &q);
+    lc_status st = lc_route_plan(c, order[i], &q);
     if (st == LC_OK) {
       refine(c, p, &q);
       *p = q;

@@ -85,7 +85,7 @@ static lc_status fuse_bn_after(lc_model *m, int *pp, int c, double *f) {
 }
 
 /* BatchNormalization -> Conv (its data input, the BN's only reader) as the conv's input affine. */
-static lc_status fuse_bn_before(lc_model *m, int p) {
+lc_status lc_fold_bn_before(lc_model *m, int p) {
   lc_gnode *g = &m->nodes[p];
   int y = g->in[0];
   if (y < 0 || m->values[y].producer < 0 || m->values[y].is_output || lc_node_attr(&g->n, "_in_mul")) return LC_OK;
@@ -161,7 +161,7 @@ lc_status lc_fuse_device(lc_model *m) {
   lc_plan_count_uses(m);
   for (int p = 0; p < m->n_nodes; p++) {
     lc_status s = !m->nodes[p].dead && !strcmp(m->nodes[p].n.op_type, "Conv") && m->nodes[p].n.n_inputs >= 2
-                      ? fuse_bn_before(m, p) : LC_OK;
+                      ? lc_fold_bn_before(m, p) : LC_OK;
     if (s) return s;
   }
   lc_plan_count_uses(m);

@@ -113,6 +113,9 @@ int lc_fold_channel_const(lc_model *m, const lc_gnode *g, int k, int y, double *
 /* fuse_device.c: PRelu node c with a constant per-channel (or scalar) slope after conv *pp becomes
  * its _prelu (f: scratch of the conv's output channels); nothing changes if c does not qualify. */
 lc_status lc_fold_prelu(lc_model *m, int *pp, int c, double *f);
+/* fuse_device.c: a BatchNormalization whose only reader is Conv p's data input becomes the conv's
+ * _in_mul / _in_add (FLOATS per input channel); nothing happens when the pattern doesn't match. */
+lc_status lc_fold_bn_before(lc_model *m, int p);
 /* fuse_device.c: fusions only a device conv's epilogue can run (PRelu, a per-channel affine
  * after the residual add); for a plan on a device, after lc_fuse. */
 lc_status lc_fuse_device(lc_model *m);

@@ -98,12 +98,15 @@ lc_status lc_conv_reference(const lc_conv_desc *desc, int64_t batch, int64_t in_
           double acc = desc->bias ? (double)desc->bias[oc] : 0.0;
           for (int64_t c = 0; c < cig; c++) {
             const int64_t ic = grp * cig + c;
+            const double pv = desc->pad_values ? (double)desc->pad_values[ic] : 0.0;
             for (int64_t ky = 0; ky < kh; ky++) {
               const int64_t iy = oy * desc->stride_h - pads[0] + ky * desc->dilation_h;
-              if (iy < 0 || iy >= in_h) continue;
               for (int64_t kx = 0; kx < kw; kx++) {
                 const int64_t ix = ox * desc->stride_w - pads[1] + kx * desc->dilation_w;
-                if (ix < 0 || ix >= in_w) continue;
+                if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w) {
+                  acc += pv * (double)w[(c * kh + ky) * kw + kx]; /* a padding pixel */
+                  continue;
+                }
                 const int64_t idx = nhwc ? ((b * in_h + iy) * in_w + ix) * ci + ic
                                          : ((b * ci + ic) * in_h + iy) * in_w + ix;
                 acc += (double)input[idx] * (double)w[(c * kh + ky) * kw + kx];

@@ -180,6 +180,23 @@ def test_conv2d_matches_numpy():
     yp = lowconv.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2, activation="prelu", slopes=s, residual=res)
     pre = ref + res
     np.testing.assert_allclose(yp, np.where(pre < 0, pre * s[None, :, None, None], pre), rtol=1e-4, atol=1e-4)
+    # padding that reads a value per input channel (a BatchNormalization folded from before the conv)
+    pv = np.array([0.5, -1.0, 2.0, 0.0, 0.25, -0.75], np.float32)
+    xv = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))).astype(np.float64)
+    for ch in range(6):
+        xv[:, ch, 0, :], xv[:, ch, -1, :], xv[:, ch, :, 0], xv[:, ch, :, -1] = pv[ch], pv[ch], pv[ch], pv[ch]
+    refv = np.zeros((2, 4, 9, 6))
+    for o in range(4):
+        g = o // 2
+        for i in range(9):
+            for j in range(6):
+                refv[:, o, i, j] = (xv[:, g * 3:(g + 1) * 3, i:i + 3, 2 * j:2 * j + 3] * w[o]).sum(axis=(1, 2, 3)) + b[o]
+    yv = lowconv.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2, pad_values=pv)
+    np.testing.assert_allclose(yv, refv, rtol=1e-4, atol=1e-4)
+    with pytest.raises(lowconv.Error, match="pad_values|zeros"):
+        lowconv.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2, pad_values=pv, route="im2col")
+    with pytest.raises(ValueError, match="pad_values"):
+        lowconv.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2, pad_values=pv[:3])
     with pytest.raises(ValueError, match="slopes"):
         lowconv.conv2d(x, w, b, groups=2, activation="prelu")
     with pytest.raises(ValueError, match="residual"):

@@ -243,6 +243,7 @@ typedef struct conv_state {
   int post_fused;                     /* the library applies the post affine too */
   int prelu_lib;                      /* the library applies _prelu (prelu_in_lib) */
   int res_lib;                        /* the library adds the residual (lc_conv_run_residual) */
+  int in_lib;                         /* the library conv holds the input affine (fold_input_affine) */
   float *gate;                        /* _se: the conv's [N, M, 1, 1] output, then out = x * gate */
   size_t gate_n;
 } conv_state;
@@ -372,6 +373,51 @@ static const lc_attr *prelu_in_lib(const lc_node *n, const lc_exec_ctx *x) {
   return pr;
 }
 
+static lc_status lcop_conv_make_in(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
+                                   lc_status (*hook)(lc_conv *conv, void *arg), void *arg, lc_conv **conv,
+                                   lc_conv_shape *shape, int *in_folded);
+
+typedef struct in_fold {
+  float *w, *b, *pv;
+} in_fold;
+
+/* A BatchNormalization before the conv (_in_mul s, _in_add t per input channel, fuse_chain.c)
+ * folded into fp32 weights on the CPU: w' = w * s[ic], b' = b + sum w * t[ic], and the padding
+ * reads -t / s (lc_conv_desc.pad_values), exact where s != 0. d points at f's copies; f->w stays
+ * NULL (nothing folded) for Q8/Q4 weights, a device context, or an s of 0. */
+static lc_status fold_input_affine(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_exec_ctx *x,
+                                   const conv_geom *g, lc_conv_desc *d, in_fold *f) {
+  const lc_attr *mul = lc_node_attr(n, "_in_mul"), *add = lc_node_attr(n, "_in_add");
+  if (!mul || !add || in[1]->quant || d->weight_format != LC_WEIGHTS_F32 || !lc_conv_takes_qmatrix(x->lc) ||
+      mul->n != (size_t)g->C || add->n != mul->n)
+    return LC_OK;
+  size_t C = (size_t)g->C, M = (size_t)g->M, cig = (size_t)(g->C / g->group), taps = (size_t)(g->KH * g->KW), nw;
+  for (size_t c = 0; c < C; c++)
+    if (mul->floats[c] == 0.0f || !isfinite(-add->floats[c] / mul->floats[c])) return LC_OK;
+  if (!lc_mul_sz(M, cig * taps, &nw)) return lcop_fail(n, LC_ERR_OVERFLOW, "weight size overflows");
+  f->w = lc_malloc(nw * sizeof(float)), f->b = lc_malloc(M * sizeof(float)), f->pv = lc_malloc(C * sizeof(float));
+  if (!f->w || !f->b || !f->pv) {
+    lc_free(f->w), lc_free(f->b), lc_free(f->pv);
+    f->w = NULL;
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory folding the input affine");
+  }
+  const float *w = in[1]->data, *b = lcop_has(in, n_in, 2) ? in[2]->data : NULL;
+  for (size_t o = 0; o < M; o++) {
+    size_t c0 = o / (M / (size_t)g->group) * cig;
+    double sum = b ? b[o] : 0.0;
+    for (size_t i = 0; i < cig; i++)
+      for (size_t t = 0; t < taps; t++) {
+        size_t k = (o * cig + i) * taps + t;
+        sum += (double)w[k] * add->floats[c0 + i];
+        f->w[k] = w[k] * mul->floats[c0 + i];
+      }
+    f->b[o] = (float)sum;
+  }
+  for (size_t c = 0; c < C; c++) f->pv[c] = -add->floats[c] / mul->floats[c];
+  d->weights = f->w, d->bias = f->b, d->pad_values = f->pv;
+  return LC_OK;
+}
+
 /* Creates and prepares the node's lc_conv on x->lc; the activation goes into the library when
  * fuse_act (the CPU library cannot apply it after a residual add, a device can). */
 lc_status lcop_conv_make(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
@@ -382,6 +428,14 @@ lc_status lcop_conv_make(const lc_node *n, const lc_tensor *const *in, int n_in,
 lc_status lcop_conv_make_hooked(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
                                 lc_status (*hook)(lc_conv *conv, void *arg), void *arg, lc_conv **conv,
                                 lc_conv_shape *shape) {
+  return lcop_conv_make_in(n, in, n_in, x, fuse_act, hook, arg, conv, shape, NULL);
+}
+
+/* in_folded not NULL: the node's _in_mul / _in_add go into the library conv where they fold
+ * (fold_input_affine), *in_folded says whether they did. */
+static lc_status lcop_conv_make_in(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
+                                   lc_status (*hook)(lc_conv *conv, void *arg), void *arg, lc_conv **conv,
+                                   lc_conv_shape *shape, int *in_folded) {
   conv_geom g;
   conv_act act;
   lc_status s = lcop_conv_geometry(n, in, 0, &g);
@@ -415,9 +469,22 @@ lc_status lcop_conv_make_hooked(const lc_node *n, const lc_tensor *const *in, in
   d.weight_format = (lc_weight_format)x->weight_format;
   d.block_size = x->weight_block;
   *conv = NULL;
+  in_fold f = {NULL, NULL, NULL};
+  if (in_folded) *in_folded = 0;
+  if (in_folded && (s = fold_input_affine(n, in, n_in, x, &g, &d, &f))) return s;
   s = in[1]->quant ? lc_qweight_conv_create(x->lc, in[1]->quant, &d, conv) : conv_create_weights(x, &d, &g, conv);
   if (!s && hook) s = hook(*conv, arg);
   if (!s) s = lc_conv_prepare(*conv, g.N, g.H, g.W, shape);
+  if (f.w) { /* folded: the conv copied them; on a failure plan it again unfolded */
+    lc_free(f.w), lc_free(f.b), lc_free(f.pv);
+    if (!s) *in_folded = 1;
+    if (s == LC_ERR_UNSUPPORTED || s == LC_ERR_BUDGET) {
+      lc_conv_destroy(*conv);
+      *conv = NULL;
+      lc_clear_error();
+      return lcop_conv_make_in(n, in, n_in, x, fuse_act, hook, arg, conv, shape, NULL);
+    }
+  }
   if (!s && (shape->out_h != g.OH || shape->out_w != g.OW))
     s = lcop_fail(n, LC_ERR_INTERNAL, "library output %lldx%lld != inferred %lldx%lld", (long long)shape->out_h,
                   (long long)shape->out_w, (long long)g.OH, (long long)g.OW);
@@ -456,7 +523,7 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
   st->res_lib = st->residual && st->res_up == 1 && !st->cmul && (!st->prelu || st->prelu_lib) &&
                 lc_conv_takes_qmatrix(x->lc);
   int later = (st->residual && !st->res_lib) || (st->prelu && !st->prelu_lib) || st->cmul;
-  if (!s) s = lcop_conv_make(n, in, n_in, x, !later, &st->conv, &st->shape);
+  if (!s) s = lcop_conv_make_in(n, in, n_in, x, !later, NULL, NULL, &st->conv, &st->shape, &st->in_lib);
   st->post_fused = !s && !later && lc_conv_takes_qmatrix(x->lc);
   if (!s && lcop_conv_has_se(n)) { /* the conv writes its N * M gates here, conv_run scales x by them */
     size_t nm = 0;
@@ -535,8 +602,8 @@ static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const 
     return lcop_fail(n, LC_ERR_INVALID_ARG, "residual of %zu bytes for an output of %zu", in[n_in - 1]->nbytes,
                      out->nbytes);
   }
-  float *xa = st->imul ? affine_input(st, in[0]) : NULL;
-  if (st->imul && !xa) {
+  float *xa = st->imul && !st->in_lib ? affine_input(st, in[0]) : NULL;
+  if (st->imul && !st->in_lib && !xa) {
     lc_free(ru);
     return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for the input affine");
   }
