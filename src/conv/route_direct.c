@@ -99,6 +99,16 @@ static void tap_calls(dtask *t, size_t oc, size_t mi, const float *w, size_t wrs
   }
 }
 
+/* Output columns [*lo, *hi) whose input column under tap column kx lies inside the image (lo <= hi). */
+static void tap_cols(const lc_conv *c, int64_t kx, int64_t *lo, int64_t *hi) {
+  const lc_conv_plan *p = &c->plan;
+  int64_t sw = c->d.stride_w, off = kx * c->d.dilation_w - p->pl;
+  *lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+  *hi = off < p->iw ? (p->iw - 1 - off) / sw + 1 : 0;
+  if (*hi > p->ow) *hi = p->ow;
+  if (*lo > *hi) *lo = *hi;
+}
+
 /* lc_conv_desc.pad_values: what the padding pixels the tap calls left out add (c->wpadv, per output
  * channel and tap), for output channels [oc, oc + mi) of the task's rows. */
 static void pad_sums(dtask *t, size_t oc, size_t mi) {
@@ -108,11 +118,8 @@ static void pad_sums(dtask *t, size_t oc, size_t mi) {
   size_t ow = (size_t)p->ow, cout = (size_t)d->out_channels, taps = (size_t)c->taps;
   int nchw = d->layout == LC_NCHW;
   for (size_t tap = 0; tap < taps; tap++) {
-    int64_t ky = (int64_t)tap / d->kernel_w, kx = (int64_t)tap % d->kernel_w, sw = d->stride_w;
-    int64_t off = kx * d->dilation_w - p->pl;
-    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw, hi = off < p->iw ? (p->iw - 1 - off) / sw + 1 : 0;
-    if (hi > p->ow) hi = p->ow;
-    if (lo > hi) lo = hi;
+    int64_t ky = (int64_t)tap / d->kernel_w, lo, hi;
+    tap_cols(c, (int64_t)tap % d->kernel_w, &lo, &hi);
     for (size_t oy = t->oy0; oy < t->oy1; oy++) {
       int64_t iy = (int64_t)oy * d->stride_h - p->pt + ky * d->dilation_h;
       int row_out = iy < 0 || iy >= p->ih;
@@ -140,11 +147,8 @@ static void panel_rows(dtask *t, int64_t g, size_t q, size_t i0, size_t mi) {
   t->ep.accumulate = 1;
   t->ep.final = 0;
   for (int64_t tap = 0; tap < c->taps; tap++) {
-    int64_t ky = tap / d->kernel_w, kx = tap % d->kernel_w, sw = d->stride_w;
-    int64_t off = kx * d->dilation_w - p->pl;
-    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-    int64_t hi = off < p->iw ? (p->iw - 1 - off) / sw + 1 : 0;
-    if (hi > p->ow) hi = p->ow;
+    int64_t ky = tap / d->kernel_w, kx = tap % d->kernel_w, lo, hi;
+    tap_cols(c, kx, &lo, &hi);
     if (lo >= hi) continue; /* every column of this tap is padding */
     for (size_t c0 = 0; c0 < cin_g; c0 += LC_KC) {
       size_t kn = lc_min_sz(LC_KC, cin_g - c0), k0 = (size_t)tap * cin_g + c0, wrs, wcs;

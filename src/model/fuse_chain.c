@@ -115,7 +115,6 @@ static int bn_before_pays(const lc_model *m, const lc_gnode *k) {
   for (size_t i = 0; st && i < st->n; i++) unit &= st->ints[i] == 1;
   for (size_t i = 0; di && i < di->n; i++) unit &= di->ints[i] == 1;
   for (size_t i = 0; pa && i < pa->n; i++) nopad &= pa->ints[i] == 0;
-  if (ap && ap->s && strcmp(ap->s, "NOTSET") && strcmp(ap->s, "VALID")) nopad = 0;
   int64_t G = lc_attr_int(&k->n, "group", 1);
   int wino = unit && w->t.dims[2] == 3 && w->t.dims[3] == 3 && G == 1 && w->t.dims[1] >= 16;
   return wino || nopad;

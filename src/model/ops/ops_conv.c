@@ -398,7 +398,7 @@ static lc_status fold_input_affine(const lc_node *n, const lc_tensor *const *in,
   f->w = lc_malloc(nw * sizeof(float)), f->b = lc_malloc(M * sizeof(float)), f->pv = lc_malloc(C * sizeof(float));
   if (!f->w || !f->b || !f->pv) {
     lc_free(f->w), lc_free(f->b), lc_free(f->pv);
-    f->w = NULL;
+    *f = (in_fold){NULL, NULL, NULL};
     return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory folding the input affine");
   }
   const float *w = in[1]->data, *b = lcop_has(in, n_in, 2) ? in[2]->data : NULL;
