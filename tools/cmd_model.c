@@ -196,8 +196,8 @@ static void json_device(lc_model *m, double start_ms, const margs *a) {
   printf(", \"device\": ");
   json_string(stdout, d.device);
   printf(", \"fallbacks\": %d, \"kernels\": %d, \"device_weight_bytes\": %zu, \"device_activation_bytes\": %zu, "
-         "\"compile_ms\": %.3f, \"tune_ms\": %.3f", d.fallbacks, d.kernels, d.weight_bytes, d.activation_bytes,
-         d.compile_ms, d.tune_ms);
+         "\"pinned_io_bytes\": %zu, \"compile_ms\": %.3f, \"tune_ms\": %.3f", d.fallbacks, d.kernels, d.weight_bytes,
+         d.activation_bytes, d.pinned_bytes, d.compile_ms, d.tune_ms);
   if (start_ms >= 0)
     printf(", \"start_ms\": %.3f, \"device_ms\": %.4f, \"launch_us\": %.3f, \"launch_floor_ms\": %.4f", start_ms,
            d.last_run_ms, us, d.kernels * us * 1e-3);

@@ -40,6 +40,7 @@ typedef struct lc_model_dev {
   int inited;
   void **pin_ptr, **pin_handle; /* pinned host memory of inputs / outputs (host_alloc) */
   int n_pins;
+  size_t pin_bytes; /* their bytes */
 } lc_model_dev;
 
 lc_status lc_dev_open(lc_model *m) {
@@ -349,21 +350,32 @@ lc_status lc_dev_run(lc_model *m) {
   return s;
 }
 
-/* Value i can live in pinned host memory: a model input or output, not an alias and aliased by
- * nothing, read and written only by device ops (a CPU op may assume the arena's layout). */
+/* 1 if value j's alias chain passes through i (j != i). */
+static int aliases_through(const lc_model *m, int j, int i) {
+  for (int v = m->values[j].alias; v >= 0; v = m->values[v].alias)
+    if (v == i) return 1;
+  return 0;
+}
+
+/* Value i can live in pinned host memory: a model input or output that nothing aliases, whose
+ * alias family (its root and every view of it) only device ops read or write: a CPU op may assume
+ * the arena's layout. An output that is a view (Sigmoid in place on od96's last conv) qualifies
+ * too: on the device its host memory is only the download's target. NVIDIA copies pageable memory
+ * through its own staging: od96's 1.6 MB output down 233-256 us against 37 us pinned (H100). */
 static int pinnable(const lc_model *m, int i) {
   const lc_model_dev *d = m->dev;
   const lc_value *v = &m->values[i];
-  if (v->is_const || v->alias >= 0 || v->t.nbytes < ((size_t)64 << 10) || !v->t.data) return 0;
+  if (v->is_const || v->t.nbytes < ((size_t)64 << 10) || !v->t.data) return 0;
+  int r = root_of(m, i);
   for (int j = 0; j < m->n_values; j++)
-    if (j != i && m->values[j].alias >= 0 && root_of(m, j) == i) return 0;
+    if (j != i && aliases_through(m, j, i)) return 0;
   for (int p = 0; p < m->n_nodes; p++) {
     const lc_gnode *g = &m->nodes[p];
     if (g->dead || d->ops[p]) continue;
     for (int k = 0; k < g->n.n_inputs; k++)
-      if (g->in[k] == i) return 0;
+      if (g->in[k] >= 0 && root_of(m, g->in[k]) == r) return 0;
     for (int k = 0; k < g->n.n_outputs; k++)
-      if (g->out[k] == i) return 0;
+      if (g->out[k] >= 0 && root_of(m, g->out[k]) == r) return 0;
   }
   return 1;
 }
@@ -383,6 +395,7 @@ lc_status lc_dev_pin_io(lc_model *m) {
     /* Ordinary memory works too: a device without (enough) pinned memory only copies slower. */
     if (d->be->host_alloc(d->ctx, v->t.nbytes, &d->pin_ptr[d->n_pins], &d->pin_handle[d->n_pins])) return LC_OK;
     v->t.data = d->pin_ptr[d->n_pins++];
+    d->pin_bytes += v->t.nbytes;
   }
   return LC_OK;
 }
@@ -416,6 +429,7 @@ void lc_model_get_device_stats(const lc_model *m, lc_model_device_stats *s) {
   s->fallbacks = d->fallbacks, s->kernels = d->kernels;
   s->weight_bytes = d->weight_bytes, s->activation_bytes = d->activation_bytes;
   s->arena_buffers = d->n_chunks;
+  s->pinned_bytes = d->pin_bytes;
   s->compile_ms = d->be->compile_ms(d->ctx) - d->compile_ms0;
   s->tune_ms = d->tune_ms;
   s->last_run_ms = d->last_run_ms;

@@ -104,6 +104,7 @@ typedef struct lc_model_device_stats {
   size_t weight_bytes;          /* weights, constants and tables in device memory */
   size_t activation_bytes;      /* the device activation arena */
   int arena_buffers;            /* device buffers it is made of (> 1: split past the largest allocation) */
+  size_t pinned_bytes;          /* inputs and outputs in pinned host memory (copied at full speed) */
   double compile_ms, tune_ms;   /* program builds / loads and conv tuning at plan time */
   double last_run_ms;           /* device time of the last run, first kernel start to last end */
 } lc_model_device_stats;

@@ -175,6 +175,7 @@ lc_status lc_cl_rt_create(int platform, int device, const char *cache_dir, lc_cl
   if (s) goto fail;
   double t1 = lc_now_ms();
   read_info(cl, rt->platform, rt->device, &rt->info);
+  double t1b = lc_now_ms();
   cl_int e;
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)rt->platform, 0};
   rt->context = cl->CreateContext(props, 1, &rt->device, NULL, NULL, &e);
@@ -182,6 +183,7 @@ lc_status lc_cl_rt_create(int platform, int device, const char *cache_dir, lc_cl
     s = lc_cl_fail(rt, e, "creating a context");
     goto fail;
   }
+  double t1c = lc_now_ms();
   rt->queue = cl->CreateCommandQueue(rt->context, rt->device, CL_QUEUE_PROFILING_ENABLE, &e);
   if (!rt->queue) {
     s = lc_cl_fail(rt, e, "creating a command queue");
@@ -190,8 +192,8 @@ lc_status lc_cl_rt_create(int platform, int device, const char *cache_dir, lc_cl
   double t2 = lc_now_ms();
   if ((s = lc_cl_programs_init(rt, cache_dir))) goto fail;
   if (rt->timing) /* the driver's own start (NVIDIA: CUDA initialization) is in the first two */
-    fprintf(stderr, "lowconv: opencl context: platforms + devices %.1f ms, context + queue %.1f ms, caches %.1f ms\n",
-            t1 - t0, t2 - t1, lc_now_ms() - t2);
+    fprintf(stderr, "lowconv: opencl context: platforms + devices %.1f ms, context + queue %.1f ms (device info %.1f, "
+            "context %.1f, queue %.1f), caches %.1f ms\n", t1 - t0, t2 - t1, t1b - t1, t1c - t1b, t2 - t1c, lc_now_ms() - t2);
   *out = rt;
   return LC_OK;
 fail:
