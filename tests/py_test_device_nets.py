@@ -216,18 +216,23 @@ def have_device(cli):
 def check_pinned_views(cli, tmp, res):
     """Inputs and outputs of 64 KiB or more live in pinned host memory (NVIDIA copies pageable memory
     through its own staging at a fifth of the speed), outputs that are views of a device buffer too:
-    a Sigmoid in place on a ConvTranspose (OCR-det's head) and a Reshape of a conv. bench --json
-    reports the pinned bytes; the outputs match the CPU runner."""
+    a Sigmoid in place on a ConvTranspose (OCR-det's head) and a Reshape of a conv; views of a
+    constant (Reshape, Identity) are left alone. bench --json reports the pinned bytes; the outputs
+    match the CPU runner."""
     from onnx import helper as h, TensorProto as T, numpy_helper as nh
     rng = np.random.default_rng(11)
     wt = nh.from_array(rng.standard_normal((4, 2, 2, 2)).astype(np.float32), "wt")
     wc = nh.from_array(rng.standard_normal((8, 4, 3, 3)).astype(np.float32), "wc")
     shp = nh.from_array(np.array([1, 8, 96 * 96], np.int64), "shp")
+    k = nh.from_array(rng.standard_normal((1, 16, 64, 64)).astype(np.float32), "k")
+    kshp = nh.from_array(np.array([1, 16, 4096], np.int64), "kshp")
     g = h.make_graph([h.make_node("ConvTranspose", ["x", "wt"], ["t"], strides=[2, 2]), h.make_node("Sigmoid", ["t"], ["a"]),
-                      h.make_node("Conv", ["x", "wc"], ["c"], pads=[1, 1, 1, 1]), h.make_node("Reshape", ["c", "shp"], ["b"])],
+                      h.make_node("Conv", ["x", "wc"], ["c"], pads=[1, 1, 1, 1]), h.make_node("Reshape", ["c", "shp"], ["b"]),
+                      h.make_node("Reshape", ["k", "kshp"], ["kr"]), h.make_node("Identity", ["k"], ["ki"])],
                      "views", [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 96, 96])],
-                     [h.make_tensor_value_info("a", T.FLOAT, [1, 2, 192, 192]), h.make_tensor_value_info("b", T.FLOAT, [1, 8, 9216])],
-                     [wt, wc, shp])
+                     [h.make_tensor_value_info("a", T.FLOAT, [1, 2, 192, 192]), h.make_tensor_value_info("b", T.FLOAT, [1, 8, 9216]),
+                      h.make_tensor_value_info("kr", T.FLOAT, [1, 16, 4096]), h.make_tensor_value_info("ki", T.FLOAT, [1, 16, 64, 64])],
+                     [wt, wc, shp, k, kshp])
     path = os.path.join(tmp, "views.onnx")
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
     x = rng.standard_normal((1, 4, 96, 96)).astype(np.float32)

@@ -365,7 +365,8 @@ static int aliases_through(const lc_model *m, int j, int i) {
 static int pinnable(const lc_model *m, int i) {
   const lc_model_dev *d = m->dev;
   const lc_value *v = &m->values[i];
-  if (v->is_const || v->t.nbytes < ((size_t)64 << 10) || !v->t.data) return 0;
+  /* no vref: nothing is copied for it (a view of a constant) */
+  if (v->is_const || v->t.nbytes < ((size_t)64 << 10) || !v->t.data || !d->vref[i]) return 0;
   int r = root_of(m, i);
   for (int j = 0; j < m->n_values; j++)
     if (j != i && aliases_through(m, j, i)) return 0;
