@@ -217,7 +217,7 @@ def check_pinned_views(cli, tmp, res):
     """Inputs and outputs of 64 KiB or more live in pinned host memory (NVIDIA copies pageable memory
     through its own staging at a fifth of the speed), outputs that are views of a device buffer too:
     a Sigmoid in place on a ConvTranspose (OCR-det's head) and a Reshape of a conv; views of a
-    constant (Reshape, Identity) are left alone. bench --json reports the pinned bytes; the outputs
+    constant (Reshape, Identity) are left alone. bench --json and info report the pinned bytes; the outputs
     match the CPU runner."""
     from onnx import helper as h, TensorProto as T, numpy_helper as nh
     rng = np.random.default_rng(11)
@@ -239,7 +239,8 @@ def check_pinned_views(cli, tmp, res):
     check_model(cli, tmp, "views", path, x, 1e-4, RUNS[:1], res)
     j, p = bench_json(cli, path)
     want = 4 * (4 * 96 * 96 + 2 * 192 * 192 + 8 * 9216)
-    ok = bool(j) and j.get("pinned_io_bytes") == want
+    info = run(cli, ["info", path] + DEVICE)
+    ok = bool(j) and j.get("pinned_io_bytes") == want and "pinned host memory %.3f MB" % (want / 1e6) in info.stdout
     res["pass" if ok else "fail"] += 1
     print("  %-40s %s %s B pinned (want %d)%s" % ("views/pinned io", "PASS" if ok else "FAIL", (j or {}).get("pinned_io_bytes"),
                                                   want, "" if j else ": " + p.stderr.strip()[-300:]))

@@ -149,8 +149,8 @@ static void print_device(lc_model *m, const double *start_ms, double median_ms) 
   lc_model_get_device_stats(m, &d);
   if (!d.device) return;
   printf("device %s: %d kernels per run, %d nodes on the CPU; device weights %.3f MB, activations %.3f MB; "
-         "compile %.0f ms, tune %.0f ms\n", d.device, d.kernels, d.fallbacks, d.weight_bytes / 1e6,
-         d.activation_bytes / 1e6, d.compile_ms, d.tune_ms);
+         "inputs and outputs in pinned host memory %.3f MB; compile %.0f ms, tune %.0f ms\n", d.device, d.kernels,
+         d.fallbacks, d.weight_bytes / 1e6, d.activation_bytes / 1e6, d.pinned_bytes / 1e6, d.compile_ms, d.tune_ms);
   for (int i = 0, n = lc_model_n_layers(m); i < n; i++) {
     lc_layer_info li;
     lc_model_layer(m, i, &li);
