@@ -11,16 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "probe_util.h"
 
 static const char *src = "__kernel void k(__global float *a, __global float *b, int n) {"
                          " int i = get_global_id(0); if (i < n) b[i] = a[i] * 0.5f + 1.0f; }";
