@@ -9,7 +9,9 @@
  * fp32 FMAs (docs/opencl.md).
  * Eligible: q8/q4 weights whose blocks are multiples of 32 channels (or span the tap or row), so
  * a unit lies in one weight block, on devices where dp4a runs (same rule as gemvq). At tuning level
- * none the float GEMM runs (it comes first); above it timing decides. */
+ * none the float GEMM runs (it comes first); above it timing decides.
+ * Fused tiles (f64x64, f32x32 and their split-K forms) code the input while staging it (the same
+ * codes) and need no quantizing pass: one launch less, which wins at batch 1. */
 #include "backend/opencl/cl_conv.h"
 #include "util/error.h"
 
@@ -23,15 +25,18 @@
 
 typedef struct gqm_tile {
   int tm, tn, t, split; /* split: K split in chunks, partial sums added by conv_gemm's gemm_reduce */
+  int fused;            /* the tile codes its input itself: no gemmq_quant pass, no records */
   double eff; /* share of the dp4a rate the tile can reach (local reads per dp4a, scaling) */
   int slots;  /* work-groups resident per compute unit */
 } gqm_tile;
 
-static const char *const gqm_names[] = {"128x128", "128x64", "64x128", "64x64", "32x32", "64x64s", "32x32s"};
+static const char *const gqm_names[] = {"128x128", "128x64", "64x128", "64x64",   "32x32",  "64x64s",
+                                        "32x32s",  "f64x64", "f32x32", "f64x64s", "f32x32s"};
 static const gqm_tile gqm_tiles[] = {
-    {128, 128, 256, 0, 0.80, 1}, {128, 64, 256, 0, 0.70, 2}, {64, 128, 256, 0, 0.70, 2},
-    {64, 64, 256, 0, 0.55, 3},   {32, 32, 64, 0, 0.40, 8},   {64, 64, 256, 1, 0.55, 3},
-    {32, 32, 64, 1, 0.40, 8},
+    {128, 128, 256, 0, 0, 0.80, 1}, {128, 64, 256, 0, 0, 0.70, 2}, {64, 128, 256, 0, 0, 0.70, 2},
+    {64, 64, 256, 0, 0, 0.55, 3},   {32, 32, 64, 0, 0, 0.40, 8},   {64, 64, 256, 1, 0, 0.55, 3},
+    {32, 32, 64, 1, 0, 0.40, 8},    {64, 64, 256, 0, 1, 0.55, 3},  {32, 32, 64, 0, 1, 0.40, 8},
+    {64, 64, 256, 1, 1, 0.55, 3},   {32, 32, 64, 1, 1, 0.40, 8},
 };
 #define GQM_NV ((int)(sizeof gqm_names / sizeof gqm_names[0]))
 
@@ -76,7 +81,7 @@ static size_t gqm_partials(const lc_cl_conv *c, int v) {
 }
 
 static size_t gqm_ws_need(const lc_cl_conv *c, int v) {
-  return gqm_partials(c, v) + gqm_records(c) * (GQM_U + 4 + (c->asym ? 4 : 0));
+  return gqm_partials(c, v) + (gqm_tiles[v].fused ? 0 : gqm_records(c) * (GQM_U + 4 + (c->asym ? 4 : 0)));
 }
 
 /* LOWCONV_CL_DP4A=0 keeps the activations in float; LOWCONV_CL_DP4A_EMU=1 offers the family
@@ -129,6 +134,8 @@ static double gqm_model_us(const lc_cl_conv *c, int v) {
   double wgs = (double)gqm_wgs(c, t) * ks, slots = cu * t->slots, waves = (double)(size_t)((wgs + slots - 1) / slots);
   double wave_us = (double)t->tm * t->tn * units * 20.0 * t->slots / (0.5e6 * t->eff);
   double extra = t->split ? 4.0 + (double)gqm_partials(c, v) * 2 / 4.0e6 : 0.0;
+  if (t->fused) /* no quantizing pass; each K tile's staging loads 32 floats per item */
+    return waves * wave_us * 1.3 / 2.0 + extra;
   return waves * wave_us / 2.0 + 4.0 + (double)gqm_ws_need(c, v) * 3 / 4.0e6 + extra;
 }
 
@@ -136,9 +143,18 @@ static int gqm_offered(const lc_cl_conv *c, int v) { return gqm_eligible(c, v) &
 
 static int gqm_pick(const lc_cl_conv *c) { return lc_cl_model_pick(c, GQM_NV, gqm_offered, gqm_model_us); }
 
-/* Level fast times the GQM_FAST variants the model ranks best (each a kernel to compile). */
+/* Level fast times the GQM_FAST variants the model ranks best (each a kernel to compile) among the
+ * plain tiles and as many among the fused ones: timing, not the model, tells whether the saved
+ * launch pays (batch 1, H200: fused won at 56 and 28 px, 28.6-30.9 us against the float GEMM's
+ * 31-32; it lost at 112 px, f32x32 54 us against plain 32x32's 46). */
 #define GQM_FAST 2
-static int gqm_rank(const lc_cl_conv *c, int v) { return lc_cl_model_rank(c, v, GQM_NV, gqm_offered, gqm_model_us); }
+static int gqm_rank(const lc_cl_conv *c, int v) {
+  double us = gqm_model_us(c, v);
+  int r = 0;
+  for (int u = 0; u < GQM_NV; u++)
+    if (u != v && gqm_tiles[u].fused == gqm_tiles[v].fused && gqm_offered(c, u) && gqm_model_us(c, u) < us) r++;
+  return r;
+}
 
 /* The work-group size is the tile's; at level none only the modelled best is offered, above it
  * the best ranked that fit the problem; a variant forced by LOWCONV_CL_VARIANT always (the tests
@@ -173,7 +189,8 @@ static lc_status gqm_launch(const lc_cl_conv *c, const lc_cl_conv_args *sa, cons
   cl_mem r = res ? res : c->bias; /* never read when has_res is 0 */
   const size_t sz[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
                         sizeof(cl_mem), sizeof(cl_mem), sizeof *sa,     sizeof(cl_mem)};
-  const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, sa, &c->ws};
+  cl_mem ws = c->ws ? c->ws : out; /* fused tiles without split-K read no workspace */
+  const void *val[9] = {&in, &c->w, &c->sc, &c->of, &c->bias, &r, &out, sa, &ws};
   if (!s) s = lc_cl_set_args(c->rt, k, name, 9, sz, val);
   if (!s) s = lc_cl_enqueue(c->rt, k, name, 3, gws, lws, ev);
   return s;
@@ -184,7 +201,7 @@ static lc_status gqm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem
                              cl_event *first, cl_event *last) {
   const gqm_tile *t = &gqm_tiles[cand->variant];
   size_t need = gqm_ws_need(c, cand->variant);
-  if (!c->ws || c->ws_bytes < need)
+  if (need && (!c->ws || c->ws_bytes < need))
     return lc_error(LC_ERR_INTERNAL, "conv (opencl): gemmq %s needs %zu bytes of workspace, has %zu",
                     gqm_names[cand->variant], need, c->ws_bytes);
   lc_cl_conv_args sa = c->a;
@@ -199,8 +216,22 @@ static lc_status gqm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem
   size_t lws[3] = {(size_t)t->t, 1, 1};
   size_t total = (size_t)sa.groups * (size_t)sa.cout_g * gqm_cols(c), rg[3] = {gqm_div_up(total, lws[0]) * lws[0], 1, 1};
   cl_event e0 = NULL, e1 = NULL;
-  lc_status s = gqm_launch(c, &sa, name, "gemmq_quant", in, out, res, qg, qlws, first ? &e0 : NULL);
-  if (!s) s = gqm_launch(c, &sa, name, name, in, out, res, gws, lws, last && !t->split ? &e1 : NULL);
+  lc_status s = t->fused ? LC_OK : gqm_launch(c, &sa, name, "gemmq_quant", in, out, res, qg, qlws, first ? &e0 : NULL);
+  cl_event eg = NULL; /* the GEMM's event: the first when fused, the last when not split */
+  int gfirst = t->fused && first, glast = last && !t->split;
+  if (!s) s = gqm_launch(c, &sa, name, name, in, out, res, gws, lws, gfirst || glast ? &eg : NULL);
+  if (!s && eg && gfirst && glast) { /* one event is both: a reference for each */
+    cl_int err = c->rt->cl->RetainEvent(eg);
+    if (err != CL_SUCCESS) {
+      c->rt->cl->ReleaseEvent(eg);
+      eg = NULL;
+      s = lc_cl_fail(c->rt, err, "clRetainEvent (%s)", name);
+    }
+  }
+  if (!s && eg) {
+    if (gfirst) e0 = eg;
+    if (glast) e1 = eg;
+  }
   if (!s && t->split) s = gqm_launch(c, &sa, "gemm_reduce", "gemm_reduce", in, out, res, rg, lws, last ? &e1 : NULL);
   return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }

@@ -73,6 +73,7 @@ typedef struct lc_cl_rt {
   double scratch_ms, wait_ms;         /* of it: the pinned scratch allocated; waits for background builds */
   double args_ms, enq_ms, xfer_ms;    /* host time in clSetKernelArg, kernel enqueues, transfers */
   long n_enq;
+  double tune_launch_ms;  /* the tuner's least host time per launch so far (under lock; 0: none yet) */
   int timing;             /* LOWCONV_CL_TIMING's level (0: off) */
   unsigned char *scratch; /* weight repacking at conv create, reused (under lock) */
   size_t scratch_bytes;

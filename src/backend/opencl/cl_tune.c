@@ -137,7 +137,18 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Median device time of `reps` runs after one warm-up, or the host's time to enqueue them where
+/* The host's floor for a run of `launches` kernels: that many times the least host time per
+ * launch this process has seen (rt->lock held, as for all tuning). A run's own enqueue time is
+ * inflated while background builds hold the driver: three launches once timed at 49.5 us against
+ * a 41.7 us device median, so the multi-launch tiles lost by chance (stop 27, H100). */
+static double host_floor(lc_cl_rt *rt, long launches, double host) {
+  if (launches < 1) return host;
+  double per = host / (double)launches;
+  if (rt->tune_launch_ms <= 0.0 || per < rt->tune_launch_ms) rt->tune_launch_ms = per;
+  return (double)launches * rt->tune_launch_ms;
+}
+
+/* Median device time of `reps` runs after one warm-up, or the host's floor for its launches where
  * that is longer; a candidate whose first run's device time is over 3x the best so far stops
  * there (it can't win, and slow ones would dominate the tuning time). */
 static lc_status time_cand(lc_cl_conv *cc, const lc_cl_cand *x, cl_mem in, cl_mem out, int reps, double best,
@@ -149,9 +160,10 @@ static lc_status time_cand(lc_cl_conv *cc, const lc_cl_cand *x, cl_mem in, cl_me
   lc_status s = f->enqueue(cc, x, in, out, NULL, NULL, NULL);
   for (int r = 0; !s && r < reps; r++) {
     cl_event e0 = NULL, e1 = NULL;
+    long n0 = cc->rt->n_enq;
     double h0 = lc_now_ms();
     s = f->enqueue(cc, x, in, out, NULL, &e0, &e1);
-    double host = lc_now_ms() - h0;
+    double host = host_floor(cc->rt, cc->rt->n_enq - n0, lc_now_ms() - h0);
     if (!s) s = lc_cl_event_ms(cc->rt, e0, e1, &t[r]);
     /* In a network the device runs while the host enqueues the next convs: a conv costs the
      * longer of its device time and its launches' host time (NVIDIA: 5-7 us per launch, the
@@ -163,6 +175,11 @@ static lc_status time_cand(lc_cl_conv *cc, const lc_cl_cand *x, cl_mem in, cl_me
     if (!s && best > 0 && t[r] > 3 * best) break;
   }
   if (s) return s;
+  if (getenv("LOWCONV_CL_DEBUG")) {
+    fprintf(stderr, "lowconv: tune: runs");
+    for (int r = 0; r < done; r++) fprintf(stderr, " %.4f", t[r]);
+    fprintf(stderr, ", host floor %.4f\n", host_min);
+  }
   qsort(t, (size_t)done, sizeof t[0], cmp_double);
   *ms = t[done / 2] > host_min ? t[done / 2] : host_min;
   return LC_OK;
@@ -450,6 +467,7 @@ lc_status lc_cl_tune(lc_conv *c, lc_cl_conv *cc, lc_cl_cand *out, lc_conv_device
     s = fit_to(c, cc, out);
   } else if (!s) {
     double t0 = lc_now_ms();
+    if (getenv("LOWCONV_CL_DEBUG")) fprintf(stderr, "lowconv: tune: %s, %d candidates\n", key, n);
     s = lc_cl_conv_prebuild(cc, cands, n);
     if (!s) s = measure(c, cc, cands, n, level, out, info);
     info->tune_ms = lc_now_ms() - t0;

@@ -9,7 +9,11 @@
  * requires bsz % LCM_U == 0), so one int32 sum per output and tile is scaled once:
  * acc += float(isum) * x_scale * w_scale (+ w_offset * x_scale * sum q when asym). Weights are
  * staged as signed bytes transposed to 4 rows per word (q4 nibbles unpacked, +8 removed), the
- * input codes as they are; each work item then runs RM x RN dot products of 4 bytes (dp4a). */
+ * input codes as they are; each work item then runs RM x RN dot products of 4 bytes (dp4a).
+ * Fused tiles (gemmq_f*) skip gemmq_quant: a K tile's two staging items per column each load the
+ * unit's 32 floats of the column's pixel and code their half with the same operations, so the codes
+ * are gemmq_quant's. At batch 1 that saves a launch (~6 us between events on NVIDIA, more than the
+ * staging's extra loads); at large batches the records, read by every tap and row tile, win. */
 
 /* One weight word against 4 columns' words, accumulated into c. */
 inline int4 lcm_dot4x4(uint a, uint4 b, int4 c) {
@@ -114,6 +118,52 @@ inline uint4 lcm_wload(__global const wtype *w, int K, int wb, int k, int nr) {
   return r;
 }
 
+/* Fused tiles: the LCM_U floats of one unit at one pixel (element offset off; channels from ch,
+ * nc of them valid), with the input affine applied as gemmq_quant does. */
+inline void lcm_unit_load(__global const float *restrict in, __global const float *restrict bias,
+                          const lc_cl_conv_args *p, int off, int ch, int nc, float *v) {
+  const int M4 = 4 * p->groups * p->cout_g, C = p->groups * p->cin_g;
+LCM_UNROLL
+  for (int j = 0; j < LCM_U; j++) {
+    v[j] = j < nc ? in[off + j * p->in_sc] : 0.0f;
+    if (p->in_aff && j < nc) v[j] = fma(v[j], bias[M4 + ch + j], bias[M4 + C + ch + j]);
+  }
+}
+
+/* gemmq_quant's coding of one unit (same operations, so the same codes and scale), for the half
+ * h of the 32 channels this staging item stores: 4 words, the scale and (asym) scale * sum q;
+ * a column outside the image codes zeros with scale 0. */
+inline void lcm_code(const float *v, bool ok, int h, uint4 *bv, float *bs, float *bx) {
+  float amax = 0.0f;
+  int bad = 0;
+LCM_UNROLL
+  for (int j = 0; j < LCM_U; j++) {
+    bad |= !isfinite(v[j]);
+    amax = fmax(amax, fabs(v[j]));
+  }
+  const float s = bad ? NAN : amax / 127.0f, inv = amax > 0.0f && !bad ? 127.0f / amax : 0.0f;
+  uint q[4];
+  int nq = 0;
+LCM_UNROLL
+  for (int j = 0; j < 4; j++) {
+    uint word = 0;
+LCM_UNROLL
+    for (int b = 0; b < 4; b++) {
+      const float x = h ? v[16 + 4 * j + b] : v[4 * j + b];
+      const int c = bad ? 0 : (int)rint(x * inv);
+      word |= (uint)(c & 255) << (8 * b);
+    }
+    q[j] = word;
+  }
+#if ASYM
+LCM_UNROLL
+  for (int j = 0; j < LCM_U; j++) nq += bad ? 0 : (int)rint(v[j] * inv);
+#endif
+  *bv = ok ? (uint4)(q[0], q[1], q[2], q[3]) : (uint4)(0);
+  *bs = ok ? s : 0.0f;
+  *bx = ok ? s * (float)nq : 0.0f;
+}
+
 /* Local strides: weight rows padded by 4 words, so that the 8 items storing the 8 row groups of
  * one oc4 block hit distinct banks. */
 #define LCM_LDA(TM) ((TM) + 4)
@@ -123,7 +173,7 @@ lcm_gemm(__global const float *restrict in, __global const wtype *restrict w, __
          __global const float *restrict of, __global const float *restrict bias, __global const float *restrict res,
          __global float *restrict out, __global uchar *restrict wsb, const lc_cl_conv_args *p,
          __local uint4 *As, __local uint *Bs, __local float4 *Ss, const int TM, const int TN, const int RM,
-         const int RN) {
+         const int RN, const int FUSED) {
   const int T = (TM / RM) * (TN / RN), LDA4 = LCM_LDA(TM) / 4;
   const int lid = get_local_id(0);
   const int P = p->oh * p->ow, N = p->n * P, M = p->cout_g, HW = p->ih * p->iw;
@@ -144,12 +194,17 @@ lcm_gemm(__global const float *restrict in, __global const wtype *restrict w, __
    * successive 16 bytes (the first half's item also loads the column's scales). */
   const int akg = lid % 8, ab = lid / 8, awb = (lid < TM * 2 && m0 / 4 + ab < p->ob) ? g * p->ob + m0 / 4 + ab : -1;
   const int bc = lid / 2, bh = lid % 2, bon = lid < TN * 2;
-  int cy = -(1 << 29), cx = 0, cbase = 0;
+  int cy = -(1 << 29), cx = 0, cbase = 0, cin0 = 0;
   if (bon && n0 + bc < N) {
     int n = n0 + bc, img = n / P, q = n - img * P, oy = q / p->ow, ox = q - oy * p->ow;
     cy = oy * p->sh - p->pt, cx = ox * p->sw - p->pl;
     cbase = (img * p->groups + g) * NU * HW;
+    cin0 = img * p->in_sn + g * p->cin_g * p->in_sc;
   }
+  float bf[LCM_U]; /* fused: the column's unit, coded at the next store */
+  bool bok = false;
+LCM_UNROLL
+  for (int j = 0; j < LCM_U; j++) bf[j] = 0.0f;
   /* A's scale tasks: row lid (its oc4 block's lane). */
   const int sm = m0 + lid, swb = (lid < TM && sm < M) ? g * p->ob + sm / 4 : -1;
 
@@ -166,6 +221,7 @@ LCM_UNROLL
   int tap = tbeg / NU, u = tbeg - (tbeg / NU) * NU;
   for (int t = 0; t <= ntiles; t++) {
     if (t > 0) {
+      if (FUSED && bon) lcm_code(bf, bok, bh, &bv, &bsv, &bxv);
       barrier(CLK_LOCAL_MEM_FENCE);
       if (lid < TM * 2) As[akg * LDA4 + ab] = awb >= 0 ? lcm_lanes(av) : (uint4)(0);
       if (bon) {
@@ -185,8 +241,14 @@ LCM_UNROLL
       const bool ok = (uint)iy < (uint)p->ih && (uint)ix < (uint)p->iw;
       const int rec = cbase + u * HW + iy * p->iw + ix;
       bv = (uint4)(0);
-      if (bon && ok) bv = xq[2 * rec + bh];
-      if (bon && bh == 0) {
+      if (FUSED) {
+        bok = bon && ok;
+        if (bok) lcm_unit_load(in, bias, p, cin0 + c0 * p->in_sc + iy * p->in_sh + ix * p->in_sw, g * p->cin_g + c0,
+                               p->cin_g - c0, bf);
+      } else if (bon && ok) {
+        bv = xq[2 * rec + bh];
+      }
+      if (!FUSED && bon && bh == 0) {
         bsv = ok ? xs[rec] : 0.0f;
 #if ASYM
         bxv = ok ? xs[R + rec] : 0.0f;
@@ -284,34 +346,39 @@ LCM_UNROLL
             lc_store(out, bias, res, p, img, g * M + m, y, x, r);
         }
     }
-  (void)in;
   (void)T;
 }
 
-#define LCM_KERNEL(NAME, TM, TN, RM, RN)                                                           \
+#define LCM_KERNEL(NAME, TM, TN, RM, RN, FUSED)                                                    \
   __kernel __attribute__((reqd_work_group_size((TM / RM) * (TN / RN), 1, 1))) void NAME(                   \
       LC_KERNEL_ARGS, __global uchar *restrict ws) {                                                       \
     __local uint4 As[(LCM_U / 4) * LCM_LDA(TM) / 4];                                                       \
     __local uint4 Bs[(LCM_U / 4) * TN / 4];                                                                \
     __local float4 Ss[(2 * TM + 2 * TN) / 4];                                                              \
-    lcm_gemm(in, w, sc, of, bias, res, out, ws, &p, As, (__local uint *)Bs, Ss, TM, TN, RM, RN);           \
+    lcm_gemm(in, w, sc, of, bias, res, out, ws, &p, As, (__local uint *)Bs, Ss, TM, TN, RM, RN, FUSED);    \
   }
 
 /* Tiles (cl_fam_gemmq.c holds the same table): name, TM, TN, RM, RN; 2 * TM and 2 * TN staging
  * tasks must not exceed the work items. Split-K runs write partial sums (gemm_reduce of
  * conv_gemm.cl adds them and applies the epilogue). */
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_128x128)
-LCM_KERNEL(gemmq_128x128, 128, 128, 8, 8)
+LCM_KERNEL(gemmq_128x128, 128, 128, 8, 8, 0)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_128x64)
-LCM_KERNEL(gemmq_128x64, 128, 64, 8, 4)
+LCM_KERNEL(gemmq_128x64, 128, 64, 8, 4, 0)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_64x128)
-LCM_KERNEL(gemmq_64x128, 64, 128, 4, 8)
+LCM_KERNEL(gemmq_64x128, 64, 128, 4, 8, 0)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_64x64)
-LCM_KERNEL(gemmq_64x64, 64, 64, 4, 4)
+LCM_KERNEL(gemmq_64x64, 64, 64, 4, 4, 0)
 #endif
 #if LC_ALL_KERNELS || defined(LC_WANT_gemmq_32x32)
-LCM_KERNEL(gemmq_32x32, 32, 32, 4, 4)
+LCM_KERNEL(gemmq_32x32, 32, 32, 4, 4, 0)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemmq_f64x64)
+LCM_KERNEL(gemmq_f64x64, 64, 64, 4, 4, 1)
+#endif
+#if LC_ALL_KERNELS || defined(LC_WANT_gemmq_f32x32)
+LCM_KERNEL(gemmq_f32x32, 32, 32, 4, 4, 1)
 #endif
