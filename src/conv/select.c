@@ -83,15 +83,20 @@ static size_t busiest(size_t imgs, size_t nt, size_t T, int threads, size_t over
 
 /* The Winograd chunk (tiles, as the route equalizes it) whose busiest thread has the least work,
  * from the F(4x4) floor (2 mr) or mr up to twice planned p's chunk, at least one chunk per thread;
- * 0 unless it beats p's by 3 % (a one-chunk-per-thread split stays: select's rules keep it). */
+ * 0 unless it beats p's by 3 % (a one-chunk-per-thread split stays: select's rules keep it). One
+ * image's tiles in one chunk per thread is also tried up to 4x p's chunk: 256 ch 9x9 at 40 px, 2
+ * threads, kept 5 chunks of 20 tiles (3 on one thread) where 2 of 56 and 44 ran 1.28-1.32x faster
+ * (Xeon model 167, stop 27); 128@28 F(2x2) likewise took 2 chunks of 104 (stop 21's tuner). */
 static size_t balanced_chunk(const lc_conv *c, const lc_conv_plan *p) {
   int w4 = p->route == LC_ROUTE_WINOGRAD4, T = p->threads;
   if ((!w4 && p->route != LC_ROUTE_WINOGRAD) || T < 2 || T > BALANCE_MAX_THREADS || p->ocsplit != 1) return 0;
   size_t pp = c->ctx->k->mr, f = w4 ? 4 : 2, imgs = (size_t)p->n * (size_t)c->d.groups;
   size_t nt = lc_div_up((size_t)p->oh, f) * lc_div_up((size_t)p->ow, f);
   if (imgs * p->ntiles < (size_t)T || imgs * p->ntiles > BALANCE_MAX_TASKS) return 0;
-  size_t cur = busiest(imgs, nt, p->tile, T, pp), best = 0, cost = cur;
-  for (size_t x = w4 ? 2 * pp : pp; x <= lc_min_sz(2 * p->tile, lc_round_up(nt, pp)); x += pp) {
+  size_t cur = busiest(imgs, nt, p->tile, T, pp), best = 0, cost = cur, hi = 2 * p->tile;
+  size_t each = lc_round_up(lc_div_up(nt, (size_t)T), pp); /* one chunk per thread (one image) */
+  if (imgs == 1 && each > hi && each <= 4 * p->tile) hi = each;
+  for (size_t x = w4 ? 2 * pp : pp; x <= lc_min_sz(hi, lc_round_up(nt, pp)); x += pp) {
     size_t nch = lc_div_up(nt, x), t = lc_round_up(lc_div_up(nt, nch), pp); /* the route's equal chunks */
     if (imgs * nch > BALANCE_MAX_TASKS || imgs * lc_div_up(nt, t) < (size_t)T) continue;
     size_t b = busiest(imgs, nt, t, T, pp);
