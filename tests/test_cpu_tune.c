@@ -340,6 +340,7 @@ static void test_heuristic_record(void) {
   lc_tune_cache *tc = NULL;
   TU_CHECK(lc_tune_cache_open(hdir, lc_cpu_tuner_fingerprint(ctx), &tc) == LC_OK, "cache: %s", lc_last_error());
   lc_conv_plan want[sizeof hs / sizeof hs[0]];
+  memset(want, 0, sizeof want);
   int refined = 0;
   for (size_t i = 0; tc && i < sizeof hs / sizeof hs[0]; i++) {
     lc_conv_desc d;
@@ -406,16 +407,14 @@ static void test_balanced_chunks(void) {
   if (!w) return;
   tu_fill(w, wn, -0.05f, 0.05f);
   lc_context *ctx = context("", 2, 0, LC_TUNE_NONE);
+  static const shape s9 = {256, 256, 40, 9, 1, 4};
   lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = d.out_channels = 256;
-  d.kernel_h = d.kernel_w = 9;
-  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 4;
+  desc_of(&s9, LC_ROUTE_AUTO, &d);
   d.weights = w;
   lc_conv *c = NULL;
   lc_conv_shape sh;
   lc_status st = lc_conv_create(ctx, &d, &c);
-  if (!st) st = lc_conv_prepare(c, 1, 40, 40, &sh);
+  if (!st) st = lc_conv_prepare(c, 1, s9.hw, s9.hw, &sh);
   TU_CHECK(st == LC_OK, "9x9: %s", lc_last_error());
   if (!st && c->plan.route == LC_ROUTE_WINOGRAD4 && c->plan.threads == 2)
     TU_CHECK(c->plan.ntiles <= 2 && c->plan.ocsplit == 1, "9x9 256@40 at 2 threads: %zu chunks of %zu tiles, split %zu",
