@@ -86,7 +86,7 @@ static size_t busiest(size_t imgs, size_t nt, size_t T, int threads, size_t over
  * 0 unless it beats p's by 3 % (a one-chunk-per-thread split stays: select's rules keep it). One
  * image's tiles in one chunk per thread is also tried up to 4x p's chunk: 256 ch 9x9 at 40 px, 2
  * threads, kept 5 chunks of 20 tiles (3 on one thread) where 2 of 56 and 44 ran 1.28-1.32x faster
- * (Xeon model 167, stop 27); 128@28 F(2x2) likewise took 2 chunks of 104 (stop 21's tuner). */
+ * (Xeon model 167, stop 27). */
 static size_t balanced_chunk(const lc_conv *c, const lc_conv_plan *p) {
   int w4 = p->route == LC_ROUTE_WINOGRAD4, T = p->threads;
   if ((!w4 && p->route != LC_ROUTE_WINOGRAD) || T < 2 || T > BALANCE_MAX_THREADS || p->ocsplit != 1) return 0;
