@@ -215,23 +215,15 @@ static lc_status gqm_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_mem
                    gqm_div_up((size_t)c->a.cout_g, (size_t)t->tm), (size_t)c->a.groups * (size_t)sa.ksplit};
   size_t lws[3] = {(size_t)t->t, 1, 1};
   size_t total = (size_t)sa.groups * (size_t)sa.cout_g * gqm_cols(c), rg[3] = {gqm_div_up(total, lws[0]) * lws[0], 1, 1};
+  if (t->fused && !t->split) { /* one kernel */
+    cl_event ev = NULL;
+    lc_status s = gqm_launch(c, &sa, name, name, in, out, res, gws, lws, first || last ? &ev : NULL);
+    return s ? s : lc_cl_conv_hand_events(c, ev, name, first, last);
+  }
   cl_event e0 = NULL, e1 = NULL;
   lc_status s = t->fused ? LC_OK : gqm_launch(c, &sa, name, "gemmq_quant", in, out, res, qg, qlws, first ? &e0 : NULL);
-  cl_event eg = NULL; /* the GEMM's event: the first when fused, the last when not split */
-  int gfirst = t->fused && first, glast = last && !t->split;
-  if (!s) s = gqm_launch(c, &sa, name, name, in, out, res, gws, lws, gfirst || glast ? &eg : NULL);
-  if (!s && eg && gfirst && glast) { /* one event is both: a reference for each */
-    cl_int err = c->rt->cl->RetainEvent(eg);
-    if (err != CL_SUCCESS) {
-      c->rt->cl->ReleaseEvent(eg);
-      eg = NULL;
-      s = lc_cl_fail(c->rt, err, "clRetainEvent (%s)", name);
-    }
-  }
-  if (!s && eg) {
-    if (gfirst) e0 = eg;
-    if (glast) e1 = eg;
-  }
+  cl_event *ge = t->fused && first ? &e0 : last && !t->split ? &e1 : NULL; /* first when fused, last unless split */
+  if (!s) s = gqm_launch(c, &sa, name, name, in, out, res, gws, lws, ge);
   if (!s && t->split) s = gqm_launch(c, &sa, "gemm_reduce", "gemm_reduce", in, out, res, rg, lws, last ? &e1 : NULL);
   return lc_cl_conv_end_events(c, s, e0, e1, first, last);
 }
