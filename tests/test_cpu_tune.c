@@ -323,6 +323,17 @@ static void test_interrupted(const char *fp) {
   TU_CHECK(cache_records(cache, fp) == NSHAPES, "after finishing: %zu", cache_records(cache, fp));
 }
 
+/* Creates and prepares shape s (AUTO) on ctx with weights w, without running it. */
+static lc_status plan_conv(lc_context *ctx, const shape *s, float *w, lc_conv **c) {
+  lc_conv_desc d;
+  desc_of(s, LC_ROUTE_AUTO, &d);
+  d.weights = w;
+  lc_conv_shape sh;
+  *c = NULL;
+  lc_status st = lc_conv_create(ctx, &d, c);
+  return st ? st : lc_conv_prepare(*c, 1, s->hw, s->hw, &sh);
+}
+
 /* A cached "route 0 0 0" is the heuristic's candidate winning: the tuned context must then run the
  * heuristic's plan as it is, tile, chunk and split rules included, not the route's defaults (which
  * ran IResNet-34 3.5 % slower at 2 threads). Shapes of IResNet-34 at 2 threads where select.c
@@ -343,13 +354,8 @@ static void test_heuristic_record(void) {
   memset(want, 0, sizeof want);
   int refined = 0;
   for (size_t i = 0; tc && i < sizeof hs / sizeof hs[0]; i++) {
-    lc_conv_desc d;
-    desc_of(&hs[i], LC_ROUTE_AUTO, &d);
-    d.weights = w;
-    lc_conv *c = NULL;
-    lc_conv_shape sh;
-    lc_status st = lc_conv_create(plain, &d, &c);
-    if (!st) st = lc_conv_prepare(c, 1, hs[i].hw, hs[i].hw, &sh);
+    lc_conv *c;
+    lc_status st = plan_conv(plain, &hs[i], w, &c);
     TU_CHECK(st == LC_OK, "plain %zu: %s", i, lc_last_error());
     if (!st) {
       char key[320], val[96];
@@ -371,14 +377,9 @@ static void test_heuristic_record(void) {
   lc_context_destroy(ctx);
   ctx = context(hdir, 2, 0, LC_TUNE_FAST); /* reads the records just written */
   for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) {
-    lc_conv_desc d;
-    desc_of(&hs[i], LC_ROUTE_AUTO, &d);
-    d.weights = w;
-    lc_conv *c = NULL;
-    lc_conv_shape sh;
+    lc_conv *c;
     lc_conv_device_info di;
-    lc_status st = lc_conv_create(ctx, &d, &c);
-    if (!st) st = lc_conv_prepare(c, 1, hs[i].hw, hs[i].hw, &sh);
+    lc_status st = plan_conv(ctx, &hs[i], w, &c);
     if (!st) st = lc_conv_device_info_get(c, &di);
     TU_CHECK(st == LC_OK && di.from_cache && di.candidates == 0, "tuned %zu: %s", i, st ? lc_last_error() : di.kernel);
     if (!st)
@@ -408,13 +409,8 @@ static void test_balanced_chunks(void) {
   tu_fill(w, wn, -0.05f, 0.05f);
   lc_context *ctx = context("", 2, 0, LC_TUNE_NONE);
   static const shape s9 = {256, 256, 40, 9, 1, 4};
-  lc_conv_desc d;
-  desc_of(&s9, LC_ROUTE_AUTO, &d);
-  d.weights = w;
-  lc_conv *c = NULL;
-  lc_conv_shape sh;
-  lc_status st = lc_conv_create(ctx, &d, &c);
-  if (!st) st = lc_conv_prepare(c, 1, s9.hw, s9.hw, &sh);
+  lc_conv *c;
+  lc_status st = plan_conv(ctx, &s9, w, &c);
   TU_CHECK(st == LC_OK, "9x9: %s", lc_last_error());
   if (!st && c->plan.route == LC_ROUTE_WINOGRAD4 && c->plan.threads == 2)
     TU_CHECK(c->plan.ntiles <= 2 && c->plan.ocsplit == 1, "9x9 256@40 at 2 threads: %zu chunks of %zu tiles, split %zu",
