@@ -24,12 +24,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", default="1")
     ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--warmup-ms", type=float, default=50.0, help="run_peers.py's (0: one warm-up run, as before)")
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--lowconv")
     ap.add_argument("--onednn")
     a = ap.parse_args()
     variants = [v.split("=", 1) for v in a.variant] or [["auto", ""]]
-    base = [sys.executable, os.path.join(HERE, "run_peers.py"), "--json", "--repeat", str(a.repeat)]
+    base = [sys.executable, os.path.join(HERE, "run_peers.py"), "--json", "--repeat", str(a.repeat),
+            "--warmup-ms", str(a.warmup_ms)]
     base += (["--suite", a.suite] if a.suite else []) + (["--lowconv", a.lowconv] if a.lowconv else [])
     base += (["--onednn", a.onednn] if a.onednn else []) + a.descs
     probe = os.path.join(os.path.dirname(os.path.abspath(a.lowconv or "build/lowconv")), "bench", "bench_pool")

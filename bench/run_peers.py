@@ -4,7 +4,8 @@
 usage: run_peers.py --suite NAME [--threads 1,2] [--lowconv PATH] [--onednn PATH] [--json]
        run_peers.py DESC... [same options]
 
-The three run back to back for each shape (interleaved), so machine noise hits them alike.
+The three run back to back for each shape (interleaved), so machine noise hits them alike, and
+each first runs untimed for --warmup-ms (50 ms): a process's threads start on vCPUs that were idle.
 Prints per shape: lowconv ms, ORT ms, oneDNN ms, lowconv/ORT, lowconv/oneDNN and
 lowconv/faster peer (< 1: lowconv is faster); then the geometric mean and the max of
 lowconv/faster peer, and each engine's suite total (sum of median x count).
@@ -63,7 +64,7 @@ def ratio(a, b):
 def run_threads(a, lowconv, items, threads):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     rows = []
-    rep = ["--repeat", str(a.repeat)] if a.repeat else []
+    rep = (["--repeat", str(a.repeat)] if a.repeat else []) + ["--warmup-ms", str(a.warmup_ms)]
     for it in items:
         d = it["desc"]
         lc, lc_err = run_json([lowconv, "conv", d, "--json", "--threads", str(threads)] + rep + a.lowconv_arg)
@@ -108,6 +109,9 @@ def main():
     ap.add_argument("--onednn", help="onednn_conv (default: bench/onednn_conv next to the CLI)")
     ap.add_argument("--python", default=sys.executable, help="Python with onnx + onnxruntime for the ORT peer")
     ap.add_argument("--repeat", type=int, default=0, help="timed runs per engine (default: each picks ~0.3 s)")
+    ap.add_argument("--warmup-ms", type=float, default=50.0,
+                    help="untimed runs per engine until this many ms have passed (default 50): on a VM a "
+                         "vCPU woken from idle can be off-core 4 ms in 8 for its first ~20 ms (bench/vcpu_probe.c)")
     ap.add_argument("--lowconv-arg", action="append", default=[], help="extra lowconv conv option (repeatable)")
     ap.add_argument("--no-ort", action="store_true", help="skip onnxruntime")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")

@@ -56,7 +56,7 @@ typedef struct opts {
   int route, threads, repeat, warmup, check, json, json_array, bias, lib_ws, dry_run, asym, int8_act, block, rotate;
   int weights, mb, layout, isa, act, tune;       /* tune: lc_tune_level */
   size_t budget;
-  double tol, peak;
+  double tol, peak, warmup_ms;
   const char *suite, *device;
 } opts;
 
@@ -87,6 +87,9 @@ static const opt_def conv_opts[] = {
     {"--repeat", "N", OPT_INT, O(repeat), 1, 1000000, NULL,
      "timed runs (default: enough for ~0.3 s, at least 3\nwhen a run is < 1 s)"},
     {"--warmup", "N", OPT_INT, O(warmup), 0, 1000000, NULL, "untimed runs first"},
+    {"--warmup-ms", "MS", OPT_DOUBLE, O(warmup_ms), 0, 0, NULL,
+     "after --warmup, untimed runs until MS ms have passed (default 0): on a VM a\n"
+     "second vCPU woken from idle may be off-core for ms at a time, for ~20 ms"},
     {"--rotate", "N", OPT_INT, O(rotate), 1, 64, NULL,
      "device: the wall time of back-to-back runs cycles over N copies of\nthe conv and its weights (weights larger than the cache come\nfrom memory, as in a network; default 1)"},
     {"--lib-workspace", NULL, OPT_FLAG, O(lib_ws), 0, 0, NULL,
@@ -197,7 +200,8 @@ static double rel_err(const float *out, const float *ref, size_t n) {
 
 static void time_runs(lc_conv *conv, const float *in, float *out, void *ws, size_t wsz, const opts *o,
                       result *r, double flops) {
-  for (int i = 0; i < o->warmup; i++) {
+  double tw = lc_now_s();
+  for (int i = 0; i < o->warmup || (lc_now_s() - tw) * 1e3 < o->warmup_ms; i++) {
     lc_status s = lc_conv_run(conv, in, out, ws, wsz);
     if (s) { set_error(r, s, "run"); return; }
   }

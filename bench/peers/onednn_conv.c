@@ -1,7 +1,7 @@
 /* Peer yardstick: one f32 forward-inference convolution through oneDNN's C API (Debian's
  * libdnnl, OpenMP runtime). oneDNN picks its formats (format_tag any); reorders from plain
  * layouts happen once, outside the timed loop, as in benchdnn's performance mode.
- * usage: onednn_conv DESC [--threads T] [--repeat N] [--warmup N]   -> one JSON line */
+ * usage: onednn_conv DESC [--threads T] [--repeat N] [--warmup N] [--warmup-ms MS]   -> one JSON line */
 #include <dnnl.h>
 #include <math.h>
 #include <stdio.h>
@@ -70,18 +70,20 @@ static dnnl_memory_t make_input(dnnl_engine_t eng, dnnl_stream_t s, int nd, cons
 int main(int argc, char **argv) {
   const char *desc = NULL;
   int threads = 1, repeat = 0, warmup = 1;
+  double warmup_ms = 0.0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--warmup-ms") && i + 1 < argc) warmup_ms = atof(argv[++i]);
     else if (argv[i][0] != '-' && !desc) desc = argv[i];
     else {
-      fprintf(stderr, "usage: onednn_conv DESC [--threads T] [--repeat N] [--warmup N]\n");
+      fprintf(stderr, "usage: onednn_conv DESC [--threads T] [--repeat N] [--warmup N] [--warmup-ms MS]\n");
       return 2;
     }
   }
   if (!desc || threads < 1 || repeat < 0 || warmup < 0) {
-    fprintf(stderr, "usage: onednn_conv DESC [--threads T] [--repeat N] [--warmup N]\n");
+    fprintf(stderr, "usage: onednn_conv DESC [--threads T] [--repeat N] [--warmup N] [--warmup-ms MS]\n");
     return 2;
   }
   bd_conv c;
@@ -129,7 +131,11 @@ int main(int argc, char **argv) {
                            DNNL_MEMORY_ALLOCATE));
   dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
 
-  for (int i = 0; i < warmup; i++) CHECK(dnnl_primitive_execute(conv, strm, 3, args));
+  double tw = lc_now_s(); /* --warmup-ms: as lowconv conv's, runs until MS ms have passed */
+  for (int i = 0; i < warmup || (lc_now_s() - tw) * 1e3 < warmup_ms; i++) {
+    CHECK(dnnl_primitive_execute(conv, strm, 3, args));
+    CHECK(dnnl_stream_wait(strm));
+  }
   CHECK(dnnl_stream_wait(strm));
   double t0 = lc_now_s();
   CHECK(dnnl_primitive_execute(conv, strm, 3, args));

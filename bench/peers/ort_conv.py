@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Peer yardstick: one Conv node in onnxruntime (CPU, NCHW f32).
 
-usage: ort_conv.py DESC [--threads T] [--repeat N] [--warmup N]   -> one JSON line
+usage: ort_conv.py DESC [--threads T] [--repeat N] [--warmup N] [--warmup-ms MS]   -> one JSON line
 DESC is a benchdnn conv descriptor with the meanings of `lowconv conv --help`
 (parse_desc below mirrors tools/benchdnn.c; tests/py_test_cli.py checks they agree).
 The session runs with intra_op_num_threads=T, inter_op_num_threads=1, sequential execution
@@ -133,6 +133,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=0, help="timed runs (default: ~0.3 s, at least 3)")
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--warmup-ms", type=float, default=0.0, help="then untimed runs until MS ms have passed")
     a = ap.parse_args()
     try:
         p = parse_desc(a.desc)
@@ -150,7 +151,10 @@ def main():
     sess = ort.InferenceSession(build_model(p), so, providers=["CPUExecutionProvider"])
     x = np.random.default_rng(1).uniform(-1, 1, (p["mb"], p["ic"], p["ih"], p["iw"])).astype(np.float32)
     feed = {"X": x}
+    tw = time.perf_counter()
     for _ in range(a.warmup):
+        sess.run(None, feed)
+    while (time.perf_counter() - tw) * 1e3 < a.warmup_ms:
         sess.run(None, feed)
     t0 = time.perf_counter()
     sess.run(None, feed)
