@@ -24,6 +24,14 @@
 #define TR_BALANCE_WEIGHT_BYTES ((size_t)4 << 20)
 /* One thread: a tile's K-block of B at most this big, the rest of L2 for the weights streaming by. */
 #define TR_B_BYTES ((size_t)768 << 10)
+/* A task's gather of its tile's B, in tenths of tile_cost's units per pixel (a fifth of an
+ * nr-wide call per weight panel): perf at 1 thread on a Xeon model 167, 3x3 s2, the gather's
+ * share against the kernel calls' of the same tile: 64 ch at 56 px 20 / 76 % (0.34 units a pixel),
+ * 256 ch at 14 px 10 / 87 % (0.6). Splitting a 14 px tile's weight panels over 2 threads made
+ * each gather all of it: 256 ch ran 0.749 ms against 0.708 with 7-row tiles (no split). The 1x1
+ * s2 gathers are cheaper than their weights streamed again: without the split 128 -> 256 at
+ * 14 px ran 1.10x, 256 -> 512 at 20 px 1.04x, so only 3-wide kernels count it. */
+#define TR_GATHER_COST 5
 /* Channels ahead whose input rows are prefetched while a row is gathered. */
 #define TR_PF_AHEAD 2
 
@@ -87,14 +95,16 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
   size_t rows = lc_min_sz(oh, p->hint_tile ? p->hint_tile : lc_max_sz(1, TR_TILE_PIX / ow));
   if (!p->hint_tile && T > 1 && lc_mul_sz(c->K, sizeof(float), &wbytes) &&
       lc_mul_sz((size_t)c->cout_g, wbytes, &wbytes) && wbytes <= TR_BALANCE_WEIGHT_BYTES) {
-    /* the least kernel work (tile_cost) on the busiest thread, a tile's weight-panel split sharing
-     * it; ties: the larger tile. Whole rows of 14-28 px leave a part-empty panel per tile: 4-row
-     * tiles of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
-    size_t best = rows, cost = SIZE_MAX;
+    /* the least work on the busiest thread: each task's kernel calls (tile_cost per weight panel, a
+     * tile's weight-panel split sharing them) and its gather of the tile's B, which every task of a
+     * split repeats (TR_GATHER_COST); ties: the larger tile. Whole rows of 14-28 px leave a
+     * part-empty panel per tile: 4-row tiles of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
+    size_t best = rows, cost = SIZE_MAX, gather = fuses_kx(c) ? TR_GATHER_COST : 0;
     if (kt->f32_gemm_wide) rows = lc_min_sz(oh, lc_max_sz(1, 2 * TR_TILE_PIX / ow)); /* room for 8 x 49 px */
     for (size_t r = rows; r >= 1; r--) {
       size_t tiles = imgs * lc_div_up(oh, r), s = lc_route_ocsplit(tiles, (int)T, c->npanels);
-      size_t w = lc_div_up(tiles * s, T) * tile_cost(c, r * ow, NULL, NULL) / s;
+      size_t task = lc_div_up(c->npanels, s) * tile_cost(c, r * ow, NULL, NULL) + gather * r * ow / 10;
+      size_t w = lc_div_up(tiles * s, T) * task;
       if (w < cost) cost = w, best = r;
     }
     rows = best;
