@@ -18,8 +18,11 @@
 #define LC_STEM_MAX_CIN 4
 /* A row is copied once per stride phase: wider strides would copy phases no tap reads. */
 #define LC_STEM_MAX_STRIDE 4
-/* Tasks per thread when splitting rows into bands (see select.c's TASKS_PER_THREAD). */
-#define STEM_TASKS_PER_THREAD 4
+/* Tasks per thread when splitting rows into bands. Every task repacks its weight blocks: at 2
+ * threads (a Xeon model 167, 4 interleaved rounds) 3->64 at 112 px ran 0.167-0.182 ms in bands of
+ * 28 rows against 0.192-0.203 in bands of 14 (4 a thread), 3->32 s2 at 320 px 0.734-0.762 against
+ * 0.741-0.773. */
+#define STEM_TASKS_PER_THREAD 2
 
 typedef struct stem_geo {
   size_t nblk, s, off, plen, rows; /* oc blocks, stride_w, largest phase offset, phase length, input rows */
