@@ -434,6 +434,27 @@ static void test_balanced_chunks(void) {
   free(w);
 }
 
+/* NCHW fp32 1x1 on AVX-512: planes of a multiple of 1 KiB with 64+ rows and outputs are packed
+ * (im2col), the others read in place (select.c big_plane_1x1). */
+static void test_big_plane_1x1(void) {
+  static const shape sh[] = {{128, 256, 80, 1, 1, 0}, {256, 256, 40, 1, 1, 0}, {16, 96, 112, 1, 1, 0}};
+  float *w = malloc((size_t)256 * 256 * sizeof(float));
+  if (!w) return;
+  tu_fill(w, (size_t)256 * 256, -0.5f, 0.5f);
+  lc_context *ctx = context("", 1, 0, LC_TUNE_NONE);
+  for (int i = 0; i < 3; i++) {
+    lc_conv *c;
+    lc_status st = plan_conv(ctx, &sh[i], w, &c);
+    TU_CHECK(st == LC_OK, "1x1 %d: %s", i, lc_last_error());
+    if (!st && c->ctx->k->isa == LC_ISA_AVX512)
+      TU_CHECK(c->plan.route == (i ? LC_ROUTE_GEMM1X1 : LC_ROUTE_IM2COL), "1x1 %lldx%lld at %lld px: %s",
+               (long long)sh[i].ic, (long long)sh[i].oc, (long long)sh[i].hw, lc_route_name(c->plan.route));
+    lc_conv_destroy(c);
+  }
+  lc_context_destroy(ctx);
+  free(w);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   tu_seed_from_env(0x7e57u);
@@ -457,6 +478,7 @@ int main(void) {
   test_interrupted(fp);
   test_heuristic_record();
   test_balanced_chunks();
+  test_big_plane_1x1();
   free(weights), free(input), free(out), free(out2), free(ref);
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, dir2);

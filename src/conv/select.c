@@ -25,7 +25,16 @@ static int wino4_first(const lc_conv *c, const lc_conv_plan *p) {
 /* NCHW 1x1 in place reads each K row of a pixel panel a plane apart; past 64 KiB planes (128x128)
  * every row is another page, and packing (im2col) ran 1.4x faster (64->256 at 160x160). */
 static int big_plane_1x1(const lc_conv *c, const lc_conv_plan *p, int is_1x1) {
-  return is_1x1 && l2_small(c) && c->d.layout == LC_NCHW && p->ohw >= 16384;
+  if (!is_1x1 || c->d.layout != LC_NCHW) return 0;
+  if (l2_small(c)) return p->ohw >= 16384;
+  /* AVX-512 (2 MiB L2): in place, a plane of a multiple of 1 KiB puts the K rows of a pixel panel
+   * in a sixteenth or less of the cache's sets (L1 and L2 index by the low address bits alike),
+   * so with 64+ rows, which every weight panel reads again, they evict each other. fp32, a Xeon
+   * model 167, 3 interleaved rounds, gemm1x1 / im2col: 64->256 at 160 px 1.04-1.06 (1 thread),
+   * 1.00-1.02 (2); 128->256 at 80 px 1.08-1.13 / 1.07-1.09. With K or cout under 64 (MobileNetV2's
+   * 1x1 at 112 px) the rows are few or little reused: not measured faster, left in place. Q8/Q4
+   * dequantize a weight panel per tile, which im2col's tiles would change: not measured. */
+  return !c->qw && p->ohw >= 4096 && p->ohw % 256 == 0 && c->K >= 64 && c->cout_g >= 64;
 }
 
 static size_t tasks_of(const lc_conv *c, const lc_conv_plan *p) {
