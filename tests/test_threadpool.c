@@ -1,7 +1,9 @@
 /* The thread pool (src/util/threadpool.c): every task runs exactly once with a thread index below
- * the job's thread count, jobs back to back and of every size; a task calling the pool again runs
- * inline; an idle pool sleeps (no CPU burnt once the spin window is over); asking for more threads
- * than online cores warns once per process. */
+ * the job's thread count, jobs back to back and of every size; at 2 threads the caller's tasks are
+ * a prefix of the job and the worker's the rest (front and back: each keeps to its part of the
+ * image across layers); a task calling the pool again runs inline; an idle pool sleeps (no CPU
+ * burnt once the spin window is over); asking for more threads than online cores warns once per
+ * process. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 typedef struct job {
   atomic_int *hits;
+  atomic_int *who; /* the thread that ran each task, when set */
   atomic_int bad_thread;
   int use;
   lc_pool *p;
@@ -23,6 +26,7 @@ typedef struct job {
 static void count_task(void *arg, size_t t, int thread) {
   job *j = arg;
   atomic_fetch_add(&j->hits[t], 1);
+  if (j->who) atomic_store(&j->who[t], thread);
   if (thread < 0 || thread >= j->use) atomic_store(&j->bad_thread, 1);
 }
 
@@ -77,6 +81,24 @@ int main(void) {
         jobs++;
       }
   printf("  %d jobs back to back, every task once\n", jobs);
+  /* Front and back at 2 threads: thread 0's tasks [0, k), thread 1's [k, n). */
+  atomic_int *who = calloc(1000, sizeof *who);
+  int split_bad = 0, both = 0;
+  for (int round = 0; who && round < 100; round++) {
+    size_t n = round % 2 ? 1000 : 64;
+    for (size_t i = 0; i < n; i++) atomic_store(&hits[i], 0);
+    job jw;
+    memset(&jw, 0, sizeof jw);
+    jw.hits = hits, jw.who = who, jw.use = 2;
+    lc_pool_run(p, n, 2, count_task, &jw);
+    size_t k = 0;
+    while (k < n && atomic_load(&who[k]) == 0) k++;
+    for (size_t i = k; i < n; i++) split_bad |= atomic_load(&who[i]) != 1;
+    both += k > 0 && k < n;
+  }
+  TU_CHECK(who && !split_bad, "2 threads: the caller's tasks are not a prefix and the worker's the rest");
+  printf("  2 threads: the caller took a prefix, the worker the rest (both ran tasks in %d of 100 jobs)\n", both);
+  free(who);
   job j;
   memset(&j, 0, sizeof j);
   j.p = p;

@@ -34,15 +34,20 @@ typedef struct worker_arg {
   int index;
 } worker_arg;
 
-/* The job word: bits 32..47 the threads taking part, bits 0..31 the tasks not yet claimed. A
- * thread claims task (n - remaining) with one compare-and-swap on the whole word, so it never takes
- * part in a job it may not (index >= active) or claims a task of a job that is over. The job's
- * fields are read only after a successful claim: the caller can't rewrite them before every
- * claimed task is done, so a stale view of the word (a later job with the same word) still reads
- * the job it claimed from. */
-#define ACTIVE_SHIFT 32
-#define REMAIN_MASK 0xffffffffull
-#define JOB_MAX_TASKS ((size_t)0xffffffffu)
+/* The job word: bits 48..63 the threads taking part, bits 24..47 the tasks claimed from the front,
+ * bits 0..23 the tasks not yet claimed. The caller (thread 0) claims from the front (task f), the
+ * workers from the back (task f + remaining - 1), each with one compare-and-swap on the whole
+ * word, so a thread never takes part in a job it may not (index >= active) or claims a task of a
+ * job that is over. Front and back: routes number their tasks in image order (row bands, pixel
+ * tiles, Winograd chunks), so at 2 threads each thread keeps to about the same half of the image
+ * from one layer to the next, and reads what it wrote into its own core's cache. The job's fields
+ * are read only after a successful claim: the caller can't rewrite them before every claimed task
+ * is done, so a stale view of the word (a later job with the same word) still reads the job it
+ * claimed from. */
+#define ACTIVE_SHIFT 48
+#define FRONT_SHIFT 24
+#define REMAIN_MASK 0xffffffull
+#define JOB_MAX_TASKS ((size_t)0xffffffu)
 
 struct lc_pool {
   int threads;
@@ -75,9 +80,12 @@ static int claimable(uint_fast64_t w, int index) {
 static void run_tasks(lc_pool *p, int index) {
   uint_fast64_t w = atomic_load_explicit(&p->job, memory_order_acquire);
   while (claimable(w, index)) {
-    if (!atomic_compare_exchange_weak_explicit(&p->job, &w, w - 1, memory_order_acq_rel, memory_order_acquire))
+    size_t front = (size_t)(w >> FRONT_SHIFT & REMAIN_MASK), rem = (size_t)(w & REMAIN_MASK);
+    int back = index > 0;
+    uint_fast64_t next = back ? w - 1 : w - 1 + ((uint_fast64_t)1 << FRONT_SHIFT);
+    if (!atomic_compare_exchange_weak_explicit(&p->job, &w, next, memory_order_acq_rel, memory_order_acquire))
       continue;
-    size_t t = p->n - (size_t)(w & REMAIN_MASK);
+    size_t t = back ? front + rem - 1 : front;
     p->fn(p->arg, p->base + t, index);
     size_t n = p->n; /* read before done is bumped: then the caller may start the next job */
     if (atomic_fetch_add(&p->done, 1) + 1 == n && /* seq_cst: against caller_sleeping */

@@ -1,5 +1,7 @@
 /* A small pthread pool owned by a context: run fn(arg, task, thread) for task in [0, n).
- * Tasks are handed out by an atomic counter; results must not depend on which thread ran a task. */
+ * Tasks are handed out one at a time, the caller's from the front and the workers' from the back
+ * (at 2 threads each keeps to about the same part of the image from one layer to the next);
+ * results must not depend on which thread ran a task. */
 #ifndef LC_THREADPOOL_H
 #define LC_THREADPOOL_H
 
