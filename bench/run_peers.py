@@ -111,7 +111,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=0, help="timed runs per engine (default: each picks ~0.3 s)")
     ap.add_argument("--warmup-ms", type=float, default=50.0,
                     help="untimed runs per engine until this many ms have passed (default 50): on a VM a "
-                         "vCPU woken from idle can be off-core 4 ms in 8 for its first ~20 ms (bench/vcpu_probe.c)")
+                         "vCPU woken from idle can be off-core 4 ms in 8 for its first ~20 ms (bench/bench_vcpu_wake.c)")
     ap.add_argument("--lowconv-arg", action="append", default=[], help="extra lowconv conv option (repeatable)")
     ap.add_argument("--no-ort", action="store_true", help="skip onnxruntime")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
