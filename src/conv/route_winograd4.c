@@ -166,7 +166,17 @@ static int w4_slot(const lc_conv *c, size_t T, int cached, size_t *bytes) {
 /* Shifted kernels stream S times the U per chunk: larger chunks reuse it over more tiles (9x9
  * 256@80, 1 thread: 256 ms at 768 KiB, 190 at 3 MiB, 194 at 8 MiB; 256@20 22.8 / 17.6). */
 #define W4_SHIFT_CHUNK_BYTES ((size_t)3 << 20)
-static size_t w4_chunk_bytes(const lc_conv *c) { return w4_shifts(c) > 1 ? W4_SHIFT_CHUNK_BYTES : W4_CHUNK_BYTES; }
+/* With 32 input channels or fewer a tile's products are few and U small (36 x 32 x cout floats):
+ * a chunk needs fewer tiles to pay for streaming U, and half the slot leaves L2 to the planes the
+ * transforms read and write. 32 -> 32 at 320 px (a Xeon model 167, interleaved): 1 thread
+ * 8.95-9.00 against 9.40-9.92 ms, 2 threads 4.89-5.28 against 5.30-5.79; 32 -> 64 at 2 threads
+ * 8.30-8.68 against 9.75-10.03 (1 thread: 17.7-20.3 against 19.7-20.3). A quarter of the slot lost
+ * at 1 thread (10.5 ms). */
+#define W4_SMALL_K_CIN 32
+static size_t w4_chunk_bytes(const lc_conv *c) {
+  if (w4_shifts(c) > 1) return W4_SHIFT_CHUNK_BYTES;
+  return c->cin_g <= W4_SMALL_K_CIN ? W4_CHUNK_BYTES / 2 : W4_CHUNK_BYTES;
+}
 
 static lc_status w4_plan(const lc_conv *c, lc_conv_plan *p, int cached) {
   size_t mr = c->ctx->k->mr, nt, one, q;
