@@ -136,7 +136,6 @@ int main(int argc, char **argv) {
     CHECK(dnnl_primitive_execute(conv, strm, 3, args));
     CHECK(dnnl_stream_wait(strm));
   }
-  CHECK(dnnl_stream_wait(strm));
   double t0 = lc_now_s();
   CHECK(dnnl_primitive_execute(conv, strm, 3, args));
   CHECK(dnnl_stream_wait(strm));

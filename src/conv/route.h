@@ -165,6 +165,9 @@ lc_status lc_winograd4_run(const lc_conv *c, const float *in, float *out, unsign
 lc_status lc_winograd4_pack(lc_conv *c, const float *w);
 /* AUTO's F(4x4) rule on the output size (select.c), F(4x4) weights aside. */
 int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow);
+/* Input channels up to which Winograd chunks stay small: F(4x4) plans them in half its slot
+ * (route_winograd4.c w4_chunk_bytes) and select.c's balance does not grow them. */
+#define LC_WINO_SMALL_K_CIN 32
 /* 1 when AUTO may pick winograd4 for this conv (create-time features: shape, channels, table). */
 int lc_winograd4_auto(const lc_conv *c);
 

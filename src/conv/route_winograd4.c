@@ -172,10 +172,9 @@ static int w4_slot(const lc_conv *c, size_t T, int cached, size_t *bytes) {
  * 8.95-9.00 against 9.40-9.92 ms, 2 threads 4.89-5.28 against 5.30-5.79; 32 -> 64 at 2 threads
  * 8.30-8.68 against 9.75-10.03 (1 thread: 17.7-20.3 against 19.7-20.3). A quarter of the slot lost
  * at 1 thread (10.5 ms). */
-#define W4_SMALL_K_CIN 32
 static size_t w4_chunk_bytes(const lc_conv *c) {
   if (w4_shifts(c) > 1) return W4_SHIFT_CHUNK_BYTES;
-  return c->cin_g <= W4_SMALL_K_CIN ? W4_CHUNK_BYTES / 2 : W4_CHUNK_BYTES;
+  return c->cin_g <= LC_WINO_SMALL_K_CIN ? W4_CHUNK_BYTES / 2 : W4_CHUNK_BYTES;
 }
 
 static lc_status w4_plan(const lc_conv *c, lc_conv_plan *p, int cached) {

@@ -91,9 +91,9 @@ static size_t busiest(size_t imgs, size_t nt, size_t T, int threads, size_t over
 }
 
 /* The Winograd chunk (tiles, as the route equalizes it) whose busiest thread has the least work,
- * from the F(4x4) floor (2 mr) or mr up to twice planned p's chunk (32 channels or fewer: up to
- * p's chunk), at least one chunk per thread;
- * 0 unless it beats p's by 3 % (a one-chunk-per-thread split stays: select's rules keep it). One
+ * from the F(4x4) floor (2 mr) or mr up to twice planned p's chunk (up to p's own with at most
+ * LC_WINO_SMALL_K_CIN input channels), at least one chunk per thread; 0 unless it beats p's by
+ * 3 % (a one-chunk-per-thread split stays: select's rules keep it). One
  * image's tiles in one chunk per thread is also tried up to 4x p's chunk: 256 ch 9x9 at 40 px, 2
  * threads, kept 5 chunks of 20 tiles (3 on one thread) where 2 of 56 and 44 ran 1.28-1.32x faster
  * (Xeon model 167, stop 27). */
@@ -103,10 +103,11 @@ static size_t balanced_chunk(const lc_conv *c, const lc_conv_plan *p) {
   size_t pp = c->ctx->k->mr, f = w4 ? 4 : 2, imgs = (size_t)p->n * (size_t)c->d.groups;
   size_t nt = lc_div_up((size_t)p->oh, f) * lc_div_up((size_t)p->ow, f);
   if (imgs * p->ntiles < (size_t)T || imgs * p->ntiles > BALANCE_MAX_TASKS) return 0;
-  /* 32 input channels or fewer: the chunk stays at most the route's (route_winograd4.c halves
-   * their slot); growing it back for balance ran 32 -> 32 at 320 px, 2 threads, 4.91-5.09 ms in
-   * chunks of 80 against 4.19-4.85 in 40, 32 -> 64 7.83-8.74 against 7.43-8.25 */
-  size_t cur = busiest(imgs, nt, p->tile, T, pp), best = 0, cost = cur, hi = c->cin_g <= 32 ? p->tile : 2 * p->tile;
+  /* Few input channels: the chunk stays at most the route's; growing it back for balance ran
+   * 32 -> 32 at 320 px, 2 threads, 4.91-5.09 ms in chunks of 80 against 4.19-4.85 in 40, 32 -> 64
+   * 7.83-8.74 against 7.43-8.25 */
+  size_t cur = busiest(imgs, nt, p->tile, T, pp), best = 0, cost = cur;
+  size_t hi = c->cin_g <= LC_WINO_SMALL_K_CIN ? p->tile : 2 * p->tile;
   size_t each = lc_round_up(lc_div_up(nt, (size_t)T), pp); /* one chunk per thread (one image) */
   if (imgs == 1 && each > hi && each <= 4 * p->tile) hi = each;
   for (size_t x = w4 ? 2 * pp : pp; x <= lc_min_sz(hi, lc_round_up(nt, pp)); x += pp) {
