@@ -80,8 +80,17 @@ static void test_random(void) { cc_random_shapes(taprows_case, check_case); }
 /* Q8/Q4 weights: dequantized per weight panel; compared with the reference on those weights. */
 static void test_quant(void) { cc_quant_shapes(ctx[0][0], taprows_case, check_case); }
 
+/* The AVX2 table's choice: taprows for 3x3 stride 2 with K <= 2304 (the three-tap gather, no wide
+ * tile), fp32 9x9 from 20 px outputs as shifted F(4x4) (route_winograd4.c), im2col otherwise. */
+static lc_route avx2_want(int cin, int ih, int k, int s, lc_weight_format fmt) {
+  if (k == 3 && s == 2 && cin * 9 <= 2304) return LC_ROUTE_TAPROWS;
+  if (k == 9 && s == 1 && ih >= 20 && cin >= 16 && fmt == LC_WEIGHTS_F32) return LC_ROUTE_WINOGRAD4;
+  return LC_ROUTE_IM2COL;
+}
+
 /* One AUTO case: cin -> 16 channels, k x k, stride s, at ih px on every table's context with
- * `threads`; taprows expected on the AVX-512 table where `fused`, im2col elsewhere. */
+ * `threads`; taprows expected on the AVX-512 table where `fused`, avx2_want's on the AVX2 table,
+ * im2col on the scalar one. */
 static void auto_case(size_t i, int cin, int ih, int k, int s, int threads, lc_weight_format fmt, int fused) {
   cc_case c;
   c.d = cc_desc(cin, 16, k, k / 2);
@@ -97,6 +106,7 @@ static void auto_case(size_t i, int cin, int ih, int k, int s, int threads, lc_w
     lc_context *cx = ctx[isa][threads - 1];
     if (!cx) continue;
     lc_route want = isa == 2 && avx512 && fused ? LC_ROUTE_TAPROWS : LC_ROUTE_IM2COL;
+    if (isa == 1) want = avx2_want(cin, ih, k, s, fmt);
     lc_conv *conv = NULL;
     lc_conv_shape shape;
     TU_CHECK(lc_conv_create(cx, &c.d, &conv) == LC_OK && lc_conv_prepare(conv, c.n, c.h, c.w, &shape) == LC_OK,
@@ -109,7 +119,7 @@ static void auto_case(size_t i, int cin, int ih, int k, int s, int threads, lc_w
 }
 
 /* AUTO: taprows for 3x3 stride 2 fp32 NCHW with K <= 2304 on a table with the three-tap gather
- * (AVX-512; K <= 4608 with the wide tile), for 1x1 stride 2 with K <= 512 at 7-32 px outputs
+ * (AVX2, AVX-512; K <= 4608 with the wide tile), for 1x1 stride 2 with K <= 512 at 7-32 px outputs
  * (7-20 px at 2+ threads) on a table with the wide tile and the row-block gather (AVX-512), and
  * for 9x9 stride 1 at <= 40 px outputs at 1 thread with the wide tile; im2col otherwise. */
 static void test_auto(void) {
@@ -126,8 +136,8 @@ static void test_auto(void) {
     auto_case(i, cases[i].cin, cases[i].ih, cases[i].k, cases[i].s, cases[i].threads, LC_WEIGHTS_F32, cases[i].fused);
 }
 
-/* AUTO with Q8/Q4 weights: taprows for 3x3 stride 2 with K <= 2304 on the AVX-512 table (the
- * three-tap gather), im2col above and for the fp32-only rules (1x1 stride 2, 9x9). */
+/* AUTO with Q8/Q4 weights: taprows for 3x3 stride 2 with K <= 2304 on the AVX2 and AVX-512 tables
+ * (the three-tap gather), im2col above and for the fp32-only rules (1x1 stride 2, 9x9). */
 static void test_auto_q(void) {
   static const struct {
     int cin, ih, k, s, threads, fmt; /* fmt: 1 q8, 2 q4 */
@@ -140,7 +150,8 @@ static void test_auto_q(void) {
 }
 
 /* AUTO for 9x9 stride 1 fp32 with 32+ channels on both sides: the shifted F(4x4) (winograd4) on the
- * AVX-512 table from 40 px outputs (20 from 128 input channels), else taprows / im2col. */
+ * AVX-512 table from 40 px outputs (20 from 128 input channels), else taprows / im2col; on the AVX2
+ * table from 20 px (avx2_want). */
 static void test_auto_nine(void) {
   static const struct {
     int cin, cout, ih, threads;
@@ -159,7 +170,9 @@ static void test_auto_nine(void) {
     for (int isa = 1; isa < CC_NISA; isa++) {
       lc_context *cx = ctx[isa][cases[i].threads - 1];
       if (!cx) continue;
-      lc_route want = isa == 2 ? cases[i].want : LC_ROUTE_IM2COL;
+      lc_route want = isa == 2 ? cases[i].want
+                      : isa == 1 ? avx2_want(cases[i].cin, cases[i].ih, 9, 1, LC_WEIGHTS_F32)
+                                 : LC_ROUTE_IM2COL;
       lc_conv *conv = NULL;
       lc_conv_shape shape;
       TU_CHECK(lc_conv_create(cx, &c.d, &conv) == LC_OK && lc_conv_prepare(conv, c.n, c.h, c.w, &shape) == LC_OK,

@@ -647,14 +647,14 @@ static void check_quant_tuner(void) {
 }
 
 /* AUTO's F(4x4) rule (src/conv/select.c): the AVX2 table takes winograd4 from 64 input channels
- * from 14x14 outputs, the AVX-512 table from 16 input channels from 80x80, from 56x56 with at least
+ * from 14x14 outputs and from 16 from 56x56, the AVX-512 table from 16 input channels from 80x80, from 56x56 with at least
  * as many output channels and from 28x28 with twice as many, F(2x2) otherwise; the
- * scalar table keeps F(2x2). F(4x4) weights are transformed only where the rule may pick it (AVX2:
- * not for 32 channels; AVX-512: not for 8), release_unused frees the unused transform, and AUTO's
+ * scalar table keeps F(2x2). F(4x4) weights are transformed only where the rule may pick it (not
+ * for 8 channels), release_unused frees the unused transform, and AUTO's
  * output is the forced route's bits (its tiles never change a sum; check_shape holds winograd4 to
  * its error bound). */
 static int f4_weights(lc_isa isa, int64_t ic) {
-  return (isa == LC_ISA_AVX2 && ic >= 64) || (isa == LC_ISA_AVX512 && ic >= 16);
+  return (isa == LC_ISA_AVX2 || isa == LC_ISA_AVX512) && ic >= 16;
 }
 
 static void check_auto_f4(void) {
@@ -664,9 +664,9 @@ static void check_auto_f4(void) {
     int64_t oc; /* 0: 8 */
   } cases[] = {{64, 16, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 0}, {128, 7, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},
                {32, 16, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},  {64, 88, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 0},
-               {32, 88, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4, 0}, {16, 81, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4, 0},
+               {32, 88, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 0}, {16, 81, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 0},
                {64, 79, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 0},
-               {32, 57, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4, 32},  {32, 57, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 31},
+               {32, 57, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 32}, {32, 57, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 31},
                {32, 55, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 40},   {16, 29, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD4, 32},
                {16, 29, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 31},   {16, 27, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 64},
                {64, 28, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 128}};

@@ -436,7 +436,7 @@ static void test_balanced_chunks(void) {
 
 /* F(4x4) chunks of 32-channel convs take half the slot (route_winograd4.c w4_chunk_bytes) and the
  * 2-thread balance does not grow them back (select.c balanced_chunk): 32 -> 32 at 160 px about 40
- * tiles at 1 and 2 threads, not 80 / 160; 64 channels keep the whole slot. */
+ * tiles at 1 and 2 threads on the AVX-512 table (fewer than 64 channels' on any), not 80 / 160. */
 static void test_small_k_chunks(void) {
   static const shape sh[] = {{32, 32, 160, 3, 1, 1}, {64, 64, 160, 3, 1, 1}};
   float *w = malloc((size_t)64 * 64 * 9 * sizeof(float));
@@ -445,18 +445,20 @@ static void test_small_k_chunks(void) {
   for (int threads = 1; threads <= 2; threads++) {
     lc_context *ctx = context("", threads, 0, LC_TUNE_NONE);
     size_t tiles[2] = {0, 0};
+    int avx512 = 0;
     for (int i = 0; i < 2; i++) {
       lc_conv *c;
       lc_status st = plan_conv(ctx, &sh[i], w, &c);
       TU_CHECK(st == LC_OK, "3x3 %d: %s", i, lc_last_error());
       if (!st && c->plan.route == LC_ROUTE_WINOGRAD4) tiles[i] = c->plan.tile;
+      if (!st) avx512 = c->ctx->k->isa == LC_ISA_AVX512;
       lc_conv_destroy(c);
     }
     printf("small-K chunks, %d thread(s): 32 ch %zu tiles, 64 ch %zu (0: F(4x4) not taken, not checked)\n", threads,
            tiles[0], tiles[1]);
     if (tiles[0] && tiles[1])
-      TU_CHECK(tiles[0] <= 48 && tiles[0] < tiles[1], "F(4x4) chunks, %d thread(s): 32 ch %zu tiles, 64 ch %zu",
-               threads, tiles[0], tiles[1]);
+      TU_CHECK((tiles[0] <= 48 || !avx512) && tiles[0] < tiles[1],
+               "F(4x4) chunks, %d thread(s): 32 ch %zu tiles, 64 ch %zu", threads, tiles[0], tiles[1]);
     lc_context_destroy(ctx);
   }
   free(w);

@@ -355,6 +355,109 @@ static void test_dw_row(const lc_kernels *kt) {
           for (int front = 0; front < 2; front++) check_dw_row(kt, ow, ks[ki][0], ks[ki][1], sw, dw, cfg++ * 7, front);
 }
 
+/* ---- depthwise, NCHW rows read in place (f32_dw_row_unpadded) ---- */
+
+/* rows output rows at once from unpadded input rows of iw floats (left pad pl): bitwise equal to the
+ * table's f32_dw_row on padded copies (the route's variants must give the same output), and within
+ * the fp64 sum's tolerance. */
+static void check_dw_unpadded(const lc_kernels *kt, size_t ow, size_t R, size_t s, size_t k, size_t pl, size_t iw,
+                              unsigned cfg_idx, int front) {
+  const size_t ni = s * (R - 1) + k, ors = ow + 3, width = (ow - 1) * s + k;
+  gbuf grow[8] = {{0}}, gw = {0}, gout = {0}, gbias = {0}, gres = {0};
+  const float *rows[8];
+  for (size_t i = 0; i < ni; i++) {
+    float *r = galloc(&grow[i], iw, (int)((i + (size_t)front) % 2));
+    tu_fill(r, iw, -1.0f, 1.0f);
+    rows[i] = r;
+  }
+  float *w = galloc(&gw, k * k, !front);
+  tu_fill(w, k * k, -1.0f, 1.0f);
+  const size_t olen = R * ors;
+  float *out = galloc(&gout, olen, front), *old = malloc(olen * sizeof(float)), *want = malloc(olen * sizeof(float));
+  float *pad = malloc(k * width * sizeof(float));
+  tu_fill(out, olen, -1.0f, 1.0f);
+  for (size_t r = 0; r < R; r++)
+    for (size_t x = ow; x < ors; x++) out[r * ors + x] = SENTINEL;
+  memcpy(old, out, olen * sizeof(float));
+  memcpy(want, out, olen * sizeof(float));
+  epi_cfg e = epi_from(cfg_idx);
+  e.final = 1;
+  lc_gemm_params p;
+  params_from(&p, &e);
+  if (e.bias_mode) {
+    float *bias = galloc(&gbias, 1, front);
+    bias[0] = tu_rand_float(-1.0f, 1.0f);
+    p.bias = bias;
+  }
+  float *res = NULL;
+  if (e.residual) {
+    res = galloc(&gres, olen, !front);
+    tu_fill(res, olen, -1.0f, 1.0f);
+    p.residual = res;
+  }
+  snprintf(g_case, sizeof(g_case), "%s dw_unpadded ow=%zu rows=%zu s=%zu k=%zu pl=%zu iw=%zu front=%d", kt->name, ow,
+           R, s, k, pl, iw, front);
+  kt->f32_dw_row_unpadded(ow, R, ors, s, k, pl, iw, rows, w, out, &p);
+  int bad = 0;
+  for (size_t r = 0; r < R && !bad; r++) {
+    const float *prow[5];
+    for (size_t ky = 0; ky < k; ky++) {
+      float *d = pad + ky * width;
+      for (size_t j = 0; j < width; j++) d[j] = j >= pl && j - pl < iw ? rows[s * r + ky][j - pl] : 0.0f;
+      prow[ky] = d;
+    }
+    lc_gemm_params pr = p;
+    pr.residual = res ? res + r * ors : NULL;
+    kt->f32_dw_row(ow, k, k, s, 1, prow, w, want + r * ors, &pr);
+    for (size_t ox = 0; ox < ors && !bad; ox++) {
+      const float got = out[r * ors + ox];
+      if (ox >= ow) {
+        if (got != SENTINEL) {
+          bad = 1;
+          TU_CHECK(0, "%s: write outside row %zu at %zu", g_case, r, ox);
+        }
+        continue;
+      }
+      double v = 0, mag = 0;
+      for (size_t ky = 0; ky < k; ky++)
+        for (size_t kx = 0; kx < k; kx++) {
+          const double t = (double)prow[ky][ox * s + kx] * w[ky * k + kx];
+          v += t, mag += fabs(t);
+        }
+      const double ref = ref_epilogue(v, old[r * ors + ox], p.bias ? p.bias[0] : 0, res ? res[r * ors + ox] : 0, &p, &mag);
+      if (!(fabs(got - ref) <= tolerance(k * k, mag, ref, &p))) {
+        bad = 1;
+        TU_CHECK(0, "%s cfg=%u: out[%zu][%zu]=%.9g want %.9g", g_case, cfg_idx, r, ox, got, ref);
+      } else if (memcmp(&got, &want[r * ors + ox], sizeof got) != 0) {
+        bad = 1;
+        TU_CHECK(0, "%s cfg=%u: out[%zu][%zu]=%.9g, f32_dw_row gave %.9g", g_case, cfg_idx, r, ox, got,
+                 want[r * ors + ox]);
+      }
+    }
+  }
+  if (!bad) TU_CHECK(1, "ok");
+  for (size_t i = 0; i < ni; i++) gfree(&grow[i]);
+  gfree(&gw), gfree(&gout), gfree(&gbias), gfree(&gres);
+  free(old), free(want), free(pad);
+}
+
+static void test_dw_unpadded(const lc_kernels *kt) {
+  if (!kt->f32_dw_row_unpadded) return;
+  /* (stride, k, rows) as the depthwise route calls it */
+  static const size_t cases[][3] = {{1, 3, 1}, {1, 3, 2}, {1, 3, 4}, {1, 5, 1}, {1, 5, 2}, {1, 5, 4}, {2, 3, 1},
+                                    {2, 3, 2}, {2, 5, 1}};
+  unsigned cfg = 0;
+  for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++)
+    for (size_t ow = 1; ow <= 40; ow++)
+      for (int front = 0; front < 2; front++) {
+        const size_t s = cases[ci][0], k = cases[ci][1], pl = (size_t)tu_rand_int(0, (int)k - 1);
+        const size_t width = (ow - 1) * s + k;
+        /* the route's geometry (iw about width - 2 pl) and odd ones, down to a single column */
+        const size_t iw = front ? (width > 2 * pl ? width - 2 * pl : 1) : (size_t)tu_rand_int(1, (int)width + 3);
+        check_dw_unpadded(kt, ow, cases[ci][2], s, k, pl, iw, cfg++ * 7, front);
+      }
+}
+
 /* ---- depthwise, NHWC pixel ---- */
 
 static void check_dw_pixel(const lc_kernels *kt, size_t c, size_t taps, unsigned cfg_idx, int front) {
@@ -479,6 +582,7 @@ int main(void) {
     const int before = tu_failures, checks = tu_checks;
     test_gemm(k);
     test_dw_row(k);
+    test_dw_unpadded(k);
     test_dw_pixel(k);
     test_special_values(k);
     printf("%s (mr=%zu nr=%zu): %d checks, %d failed\n", k->name, k->mr, k->nr, tu_checks - checks,

@@ -11,12 +11,12 @@
 
 #if LC_HAVE_OPENCL
 #include "backend/opencl/cl_backend.h"
-#endif
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
+#endif
 
 lc_status conv_device_time(lc_context *ctx, lc_conv *conv, lc_conv *const *extra, int nx, const float *in, size_t n_in,
                            float *out, size_t n_out, int warmup, int repeat, conv_device_result *r) {

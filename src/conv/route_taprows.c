@@ -7,7 +7,7 @@
  * 49-pixel ones after a tile's first do not: tile_cost prices that).
  * 3-wide stride-2 kernels gather their three kx taps in one pass over the input row
  * (f32_gather3_s2), and the rows two channels on are prefetched as a row is gathered. With
- * f32_gather_s2_rows (AVX-512) a stride-2 B row of the tile is one call, padding in masks.
+ * f32_gather_s2_rows (AVX2, AVX-512) a stride-2 B row of the tile is one call, padding in masks.
  * Pixel panels: the table's wide tile (8x49) where tile_cost says it pays, then nr-wide ones.
  * Each output is the kernel's sum over K blocks (kblock) in order (the wide kernel's sum is the
  * 8x32's): the bits don't depend on threads, tile or budget. */
@@ -218,7 +218,9 @@ int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
    * model 167, 1 / 2 threads): 512 ch at 7 px 0.74 / 0.78x, at 14 px 0.86 / 0.86x, 384 ch at 7 px
    * 0.76 / 0.80x. Q8/Q4 (the Xeon, stop 22, 1 / 2 threads against im2col): 64-256 ch 0.90-0.95 /
    * 0.86-0.95x, 512 ch 0.97-1.04 / 0.97-1.04x, so they take it to K 2304; the other rules are
-   * fp32's only (not measured at q). */
+   * fp32's only (not measured at q). AVX2 (Zen 3, stop 29, 1 thread, fastest of 5 rounds against
+   * im2col): 64 ch at 56 / 80 px outputs 0.88 / 0.90x, 128-256 ch 0.98-1.03x, 512 ch at 7 px 0.94x
+   * (K 4608: left to im2col without the wide tile); 2 threads within the shared machine's noise. */
   const lc_conv_desc *d = &c->d;
   const lc_kernels *kt = c->ctx->k;
   if (d->layout != LC_NCHW) return 0;

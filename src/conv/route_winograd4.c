@@ -42,15 +42,13 @@ static int w4_shape_ok(const lc_conv *c) {
 static size_t w4_shifts(const lc_conv *c) { return (size_t)(c->d.kernel_h / 3) * (size_t)(c->d.kernel_w / 3); }
 static size_t w4_panels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, c->ctx->k->nr); }
 
-/* F(4x4) does 1.78x fewer multiplies than F(2x2) but 2.25x the transform work per channel: it won
- * from 64 channels (Zen 3: 1.1-1.5x on 64..512-channel 3x3 layers at 14..80 px; 32-channel ones kept
- * F(2x2)). On the AVX-512 table (Xeon, 2 MiB L2) it won from 16 channels on large planes (fastest
- * runs F(2x2) / F(4x4), ms: 16@320 18.6 / 11.1, 32@160 6.5 / 3.8, 32->64@320 46.6 / 34.5, 64@160
- * 28.9 / 14.8), so its weights are made from 16 there; the output size is select.c's. */
+/* F(4x4) does 1.78x fewer multiplies than F(2x2) but 2.25x the transform work per channel. Since
+ * its NCHW row transforms it wins from 16 channels on large planes on both tables (Xeon, fastest
+ * runs F(2x2) / F(4x4), ms: 16@320 18.6 / 11.1, 32@160 6.5 / 3.8, 32->64@320 46.6 / 34.5; Zen 3 in
+ * lc_wino4_size_first), so its weights are made from 16 channels; the output size decides there. */
 int lc_winograd4_auto(const lc_conv *c) {
-  int isa = c->ctx->k->isa, min_cin = isa == LC_ISA_AVX2 ? 64 : isa == LC_ISA_AVX512 ? 16 : 0;
-  if (w4_shifts(c) > 1 && isa != LC_ISA_AVX512) return 0; /* measured on the AVX-512 table only */
-  return min_cin && w4_shape_ok(c) && c->cin_g >= min_cin;
+  int isa = c->ctx->k->isa;
+  return (isa == LC_ISA_AVX2 || isa == LC_ISA_AVX512) && w4_shape_ok(c) && c->cin_g >= 16;
 }
 
 /* The channel and table rule is lc_winograd4_auto's (known at create, so the F(4x4)
@@ -82,7 +80,14 @@ int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow) {
     return lc_winograd4_auto(c) && ((hw >= 80 && (c->cin_g <= 128 || hw >= 160)) ||
                                     (hw >= 56 && c->cout_g >= c->cin_g) || (hw >= 28 && c->cout_g >= 2 * c->cin_g));
   }
-  return lc_winograd4_auto(c) && oh >= 14 && ow >= 14;
+  /* AVX2 (Zen 3, 1 thread, min ms of 7, auto's route / winograd4, stop 29): with fewer than 64
+   * input channels F(4x4) won from 56 px (32@56 0.59 / 0.51, 32@160 7.13 / 3.93, 16@320 11.4 / 5.4,
+   * 32->64@320 55.3 / 25.7) and lost at 28 (32@28 0.16 / 0.31, 16@28 0.12 / 0.15); 9x9 as shifted
+   * 3x3s won from 20 px (256@80 841 / 290, 256@40 210 / 81, 256@20 54 / 24, 96->24@20 3.8 / 2.5,
+   * 24->16@40 3.0 / 1.7; 64@20 even) and lost at 10 at 2 threads (256@10 8.9 / 10.6). */
+  int64_t hw = oh < ow ? oh : ow;
+  if (w4_shifts(c) > 1) return lc_winograd4_auto(c) && hw >= 20;
+  return lc_winograd4_auto(c) && hw >= 14 && (c->cin_g >= 64 || hw >= 56);
 }
 
 /* fp32 U, transformed by the kernel table's weights4 as the Q8/Q4 panels are in run (same bits). */

@@ -1,0 +1,105 @@
+/* Depthwise NCHW rows read in place (the depthwise route's DIRECT variant), AVX2: R output rows
+ * from S (R - 1) + K input rows, 8 outputs a block. Each input row's K tap vectors are made once
+ * and feed every output row that uses them, so a block loads K + 1 (stride 2) or K (stride 1)
+ * vectors per input row for up to R K FMAs per tap. The padding is masked loads at the edges; the
+ * sums run in dw_row_block's order (ky-major, even kx into one chain, odd into another, then
+ * added), so this gives the bits of the padded-copy variants. Copying the padded plane cost as
+ * much as the conv on a 256-channel 3x3 at 40 px. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/avx2/avx2_common.h"
+#include "kernels/avx2/avx2_kernels.h"
+
+static inline __m256i lanes8(ptrdiff_t m) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(m < 0 ? 0 : (m > 8 ? 8 : m))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* 8 floats row[off .. off + 8), zero where the column lies outside [0, iw); edge: masked (integer
+ * address math: masked lanes touch no memory). */
+LC_AI __m256 vload(const float *row, ptrdiff_t off, ptrdiff_t iw, int edge) {
+  if (!edge) return _mm256_loadu_ps(row + off);
+  __m256i m = _mm256_andnot_si256(lanes8(-off), lanes8(iw - off));
+  return _mm256_maskload_ps((const float *)((uintptr_t)row + (uintptr_t)(off * (ptrdiff_t)sizeof(float))), m);
+}
+
+LC_AI __m256 even8(__m256 a, __m256 b) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+}
+
+LC_AI __m256 odd8(__m256 a, __m256 b) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+
+/* Tap kx of 8 outputs from padded column c0 = S ox - pl: V[c0 + S l + kx], l < 8. Stride 2 takes
+ * even / odd lanes of 16 floats; the last (even) tap uses the odd lanes one float earlier so that
+ * nothing past the block's last needed column, c0 + 14 + K - 1, is loaded. */
+LC_AI __m256 tap(const float *row, ptrdiff_t c0, int S, int K, int kx, ptrdiff_t iw, int edge) {
+  if (S == 1) return vload(row, c0 + kx, iw, edge);
+  if (kx % 2) return odd8(vload(row, c0 + kx - 1, iw, edge), vload(row, c0 + kx + 7, iw, edge));
+  if (kx == K - 1) return odd8(vload(row, c0 + kx - 1, iw, edge), vload(row, c0 + kx + 7, iw, edge));
+  return even8(vload(row, c0 + kx, iw, edge), vload(row, c0 + kx + 8, iw, edge));
+}
+
+#define LC_UNROLL _Pragma("GCC unroll 8")
+
+LC_AI void block(size_t ox, size_t nout, int edge, const int S, const int R, size_t ors, const int K, size_t pl,
+                 size_t iw, const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p,
+                 const lc_avx2_act *act, __m256 bias) {
+  const int NI = S * (R - 1) + K;
+  const ptrdiff_t c0 = (ptrdiff_t)(ox * (size_t)S) - (ptrdiff_t)pl;
+  __m256 a0[4], a1[4];
+  LC_UNROLL for (int r = 0; r < R; r++) a0[r] = a1[r] = _mm256_setzero_ps();
+  LC_UNROLL for (int i = 0; i < NI; i++) {
+    LC_UNROLL for (int kx = 0; kx < K; kx++) {
+      const __m256 x = tap(in_rows[i], c0, S, K, kx, (ptrdiff_t)iw, edge);
+      LC_UNROLL for (int r = 0; r < R; r++) {
+        const int ky = i - S * r;
+        if (ky < 0 || ky >= K) continue;
+        const __m256 wt = _mm256_broadcast_ss(w + ky * K + kx);
+        if (kx % 2) a1[r] = _mm256_fmadd_ps(x, wt, a1[r]);
+        else a0[r] = _mm256_fmadd_ps(x, wt, a0[r]);
+      }
+    }
+  }
+  const float *res = p->final ? p->residual : NULL;
+  const __m256i m = lc_avx2_mask(nout);
+  LC_UNROLL for (int r = 0; r < R; r++)
+    lc_avx2_epilogue(_mm256_add_ps(a0[r], a1[r]), out + (size_t)r * ors + ox, NULL, bias,
+                     res ? res + (size_t)r * ors + ox : NULL, p, act, m, nout < 8);
+}
+
+LC_AI void rows_unpadded(size_t ow, const int S, const int R, size_t ors, const int K, size_t pl, size_t iw,
+                         const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p,
+                         const lc_avx2_act *act, __m256 bias) {
+  size_t ox = 0;
+  /* Left edge: blocks whose first column is left of the row. */
+  for (; ox < ow && (ptrdiff_t)(ox * (size_t)S) < (ptrdiff_t)pl; ox += 8)
+    block(ox, ow - ox < 8 ? ow - ox : 8, 1, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias);
+  /* Interior: 8 outputs whose columns up to S ox - pl + S 7 + K - 1 lie in the row. */
+  for (; ox + 8 <= ow && ox * (size_t)S + 7 * (size_t)S + (size_t)K <= iw + pl; ox += 8)
+    block(ox, 8, 0, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias);
+  for (; ox < ow; ox += 8) block(ox, ow - ox < 8 ? ow - ox : 8, 1, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias);
+}
+
+void lc_f32_dw_row_unpadded_avx2(size_t ow, size_t rows, size_t ors, size_t s, size_t k, size_t pl, size_t iw,
+                                 const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p) {
+  const lc_avx2_act act = lc_avx2_act_init(p);
+  const __m256 bias = _mm256_set1_ps(p->bias ? p->bias[0] : 0.0f);
+#define LC_UNPAD(S, R, K) rows_unpadded(ow, S, R, ors, K, pl, iw, in_rows, w, out, p, &act, bias)
+  if (s == 1 && k == 3) {
+    if (rows == 4) LC_UNPAD(1, 4, 3);
+    else if (rows == 2) LC_UNPAD(1, 2, 3);
+    else LC_UNPAD(1, 1, 3);
+  } else if (s == 1) {
+    if (rows == 4) LC_UNPAD(1, 4, 5);
+    else if (rows == 2) LC_UNPAD(1, 2, 5);
+    else LC_UNPAD(1, 1, 5);
+  } else if (k == 3) {
+    if (rows == 2) LC_UNPAD(2, 2, 3);
+    else LC_UNPAD(2, 1, 3);
+  } else {
+    LC_UNPAD(2, 1, 5);
+  }
+#undef LC_UNPAD
+}
