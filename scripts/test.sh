@@ -47,6 +47,12 @@ if [ "$san" = OFF ]; then
     -DLOWCONV_BENCH=OFF >/dev/null
   cmake --build build-tsan -j"$(nproc)" --target test_context_shared >/dev/null
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 LC_TEST_QUICK=1 build-tsan/tests/test_context_shared
+  # Where the OpenCL headers are absent the backend is left out: that build must stay warning-free too.
+  cmake -S . -B build-nocl -DCMAKE_BUILD_TYPE=Release -DLOWCONV_WERROR=ON -DLOWCONV_OPENCL=OFF -DLOWCONV_BENCH=OFF \
+    >/dev/null
+  cmake --build build-nocl -j"$(nproc)" --target lowconv_cli >/dev/null
+  build-nocl/lowconv devices | grep -q "opencl: backend not built" ||
+    { echo "lowconv devices without OpenCL:"; build-nocl/lowconv devices; exit 1; }
   # Both libFuzzer targets briefly (skipped where clang has no libFuzzer); docs/fuzzing.md.
   FUZZ_SECONDS=${FUZZ_SECONDS:-30} fuzz/run_short.sh
 fi
