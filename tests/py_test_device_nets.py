@@ -150,6 +150,45 @@ def check_fallback_and_errors(cli, tmp, res):
     print("  %-40s %s %s" % ("too big for the device", "PASS" if ok else "FAIL", big.stderr.strip()))
 
 
+def check_async_open(cli, tmp, res):
+    """The device's context opens on a thread of its own while the plan folds the weights and packs
+    them for the device: the open's errors are the ones the serial open (LOWCONV_DEVICE_OPEN=serial)
+    gives, word for word, and the weights packed before the device opened (LOWCONV_CL_STAGE=1) give
+    the outputs of those packed at op init bit for bit, also when they go up in pinned pieces."""
+    path, x_npy = os.path.join(tmp, "iresnet34.onnx"), os.path.join(tmp, "iresnet34_x.npy")
+    inp = onnx.load(path, load_external_data=False).graph.input[0].name
+
+    def go(env, tag):
+        out = os.path.join(tmp, "async_" + tag)
+        os.makedirs(out, exist_ok=True)
+        p = subprocess.run([cli, "run", path, "--input", "%s=%s" % (inp, x_npy), "--output-dir", out] + DEVICE,
+                           capture_output=True, text=True, timeout=600, env=dict(os.environ, **env))
+        return p, (outputs(out) if p.returncode == 0 else None)
+
+    for bad in ("zero", "9:0", "0:99"):
+        a, _ = go({"LOWCONV_OPENCL_DEVICE": bad}, "bad")
+        b, _ = go({"LOWCONV_OPENCL_DEVICE": bad, "LOWCONV_DEVICE_OPEN": "serial"}, "bad")
+        ok = a.returncode != 0 and a.returncode == b.returncode and a.stderr == b.stderr and "opencl" in a.stderr
+        res["pass" if ok else "fail"] += 1
+        print("  %-40s %s %s" % ("async open, LOWCONV_OPENCL_DEVICE=" + bad, "PASS" if ok else "FAIL",
+                                 a.stderr.strip() if ok else "async: %r, serial: %r" % (a.stderr, b.stderr)))
+    ref = None
+    for tag, env in (("packed at init", {}), ("packed early", {"LOWCONV_CL_STAGE": "1"}),
+                     ("packed early, pinned pieces", {"LOWCONV_CL_STAGE": "1", "LOWCONV_CL_PINNED": "1",
+                                                      "LOWCONV_CL_UPLOAD_CHUNK": "65536"}),
+                     ("serial open", {"LOWCONV_DEVICE_OPEN": "serial"})):
+        p, got = go(dict(env, LOWCONV_CL_TIMING="1"), tag.replace(" ", "_").replace(",", ""))
+        m = re.search(r"packing [\d.]+ ms \((\d+) convs packed before", p.stderr)
+        early = int(m.group(1)) if m else -1
+        if ref is None:
+            ref = got
+        ok = got is not None and ref is not None and all(np.array_equal(got[f], ref[f]) for f in ref)
+        ok = ok and (early > 0) == (tag.startswith("packed early"))
+        res["pass" if ok else "fail"] += 1
+        print("  %-40s %s %d convs packed early%s" % ("async open, " + tag, "PASS" if ok else "FAIL", early,
+                                                     "; outputs equal bit for bit" if ok else ": " + p.stderr.strip()[-300:]))
+
+
 def bench_json(cli, path, env=None, extra=()):
     p = subprocess.run([cli, "bench", path, "--repeat", "1", "--json"] + list(extra) + DEVICE, capture_output=True,
                        text=True, timeout=600, env=dict(os.environ, **(env or {})))
@@ -265,6 +304,7 @@ def main():
             x = np.random.default_rng(size).standard_normal((1, 3, size, size)).astype(np.float32)
             check_model(a.lowconv, tmp, name, path, x, 1e-4, RUNS, res)
         check_fallback_and_errors(a.lowconv, tmp, res)
+        check_async_open(a.lowconv, tmp, res)
         check_memory(a.lowconv, tmp, res)
         check_pinned_views(a.lowconv, tmp, res)
         wheel = os.path.join(a.build_dir or "", "rapidocr")

@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/context.h"
 #include "backend/opencl/cl_api.h"
 #include "backend/opencl/cl_rt.h"
 #include "lowconv.h"
 #include "testutil.h"
+#include "util/error.h"
 
 static lc_status one_pass(const char *cache_dir, int tune) {
   lc_context_params p;
@@ -47,6 +49,76 @@ static lc_status one_pass(const char *cache_dir, int tune) {
   return s;
 }
 
+/* The device opened on a thread of its own (lc_context_create_async, the model runner's start):
+ * each fault of the open gives at lc_context_wait (twice) the status and message a synchronous
+ * open gives; a context destroyed while it opens, or after its open failed, leaks nothing. */
+static void async_open_faults(void) {
+  lc_context_params p;
+  lc_context_params_init(&p);
+  p.backend = LC_BACKEND_OPENCL;
+  p.cache_dir = "";
+  const long big = 1L << 40;
+  lc_context *c = NULL;
+  lc_cl_inject_fault(big);
+  TU_CHECK(lc_context_create(&p, &c) == LC_OK, "open: %s", lc_last_error());
+  long calls = big - lc_cl_fault_left();
+  lc_cl_inject_fault(0);
+  lc_context_destroy(c);
+  int same = 0;
+  for (long n = 1; n <= calls + 1; n++) {
+    char want[512];
+    lc_cl_inject_fault(n);
+    lc_status ws = lc_context_create(&p, &c);
+    snprintf(want, sizeof want, "%s", lc_last_error());
+    if (!ws) lc_context_destroy(c);
+    lc_cl_inject_fault(n);
+    lc_status s = lc_context_create_async(&p, &c);
+    TU_CHECK(s == LC_OK, "fault %ld: the async start failed: %s", n, lc_last_error());
+    if (s) continue;
+    lc_clear_error();
+    for (int k = 0; k < 2; k++) {
+      s = lc_context_wait(c);
+      TU_CHECK(s == ws && (!s || !strcmp(lc_last_error(), want)), "fault %ld, wait %d: %s '%s', a synchronous open: %s '%s'",
+               n, k, lc_status_name(s), s ? lc_last_error() : "", lc_status_name(ws), want);
+    }
+    if (!s) {
+      lc_conv_desc d;
+      lc_conv_desc_init(&d);
+      float w[8 * 4] = {0};
+      d.in_channels = 4, d.out_channels = 8, d.kernel_h = d.kernel_w = 1, d.weights = w;
+      lc_conv *cv = NULL;
+      lc_cl_inject_fault(0);
+      TU_CHECK(lc_conv_create(c, &d, &cv) == LC_OK, "fault %ld: a conv on the waited context: %s", n, lc_last_error());
+      lc_conv_destroy(cv);
+    }
+    lc_context_destroy(c);
+    same += s == ws;
+    lc_cl_inject_fault(n);
+    if (lc_context_create_async(&p, &c) == LC_OK) lc_context_destroy(c); /* while it opens */
+  }
+  lc_cl_inject_fault(0);
+  /* the open's own errors, found on its thread: bad indices, a bad LOWCONV_OPENCL_DEVICE */
+  for (int k = 0; k < 3; k++) {
+    lc_context_params q = p;
+    if (k == 0) q.cl_platform = 99;
+    if (k == 1) q.cl_platform = 0, q.cl_device = 99;
+    if (k == 2) setenv("LOWCONV_OPENCL_DEVICE", "zero", 1);
+    char want[512];
+    lc_status ws = lc_context_create(&q, &c);
+    snprintf(want, sizeof want, "%s", lc_last_error());
+    TU_CHECK(ws != LC_OK, "case %d opened", k);
+    if (!ws) lc_context_destroy(c);
+    TU_CHECK(lc_context_create_async(&q, &c) == LC_OK, "case %d: async start: %s", k, lc_last_error());
+    lc_status s = lc_context_wait(c);
+    TU_CHECK(s == ws && !strcmp(lc_last_error(), want), "case %d: %s '%s' against '%s'", k, lc_status_name(s),
+             lc_last_error(), want);
+    lc_context_destroy(c);
+    if (k == 2) unsetenv("LOWCONV_OPENCL_DEVICE");
+  }
+  printf("async open: %ld fallible OpenCL calls failed in turn, %d gave the synchronous open's status and message\n",
+         calls, same);
+}
+
 int main(void) {
   tu_seed_from_env(7);
   lc_context_params p;
@@ -66,6 +138,7 @@ int main(void) {
            "a prefix is no member: '%s'", o);
   TU_CHECK(lc_cl_kernel_options(1, "-DWFMT=2", "gemm_32x32", tiny, sizeof tiny) == -1, "too long: not refused");
   if (tu_no_opencl()) return tu_finish("test_cl_faults");
+  async_open_faults();
   lc_context *ctx;
 
   /* Bad indices name what exists. */

@@ -1,11 +1,15 @@
 /* The threading contract of include/lowconv.h: one context with threads = 2 shared by 4 caller
  * threads, each creating, preparing and running its own convs (every route, both layouts) and
  * its own models on that context, in a loop. Outputs are checked against lc_conv_reference,
- * computed before the threads start. Also built with -fsanitize=thread (scripts/test.sh). */
+ * computed before the threads start. Beside them, when an OpenCL device opens, one more caller
+ * plans the model on the device, whose context opens on a thread of its own while the plan
+ * folds and packs the weights (lc_context_create_async), and destroys contexts still opening.
+ * Also built with -fsanitize=thread (scripts/test.sh). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 
+#include "api/context.h"
 #include "conv_cases.h"
 #include "model/model.h"
 #include "pbwriter.h"
@@ -116,6 +120,42 @@ static void run_model(void) {
   lc_model_free(m);
 }
 
+/* The model on the OpenCL device (its context opened asynchronously by the plan), and contexts
+ * destroyed while their device opens and after it opened. */
+static atomic_int device_runs;
+static void *device_caller(void *arg) {
+  (void)arg;
+  for (int r = 0; r < rounds; r++) {
+    lc_model *m = NULL;
+    lc_model_options o;
+    lc_model_options_init(&o);
+    o.device = "opencl";
+    o.device_tune = 0;
+    lc_tensor x = {.name = "X", .dtype = LC_DT_FLOAT, .ndim = 4, .dims = {1, MC, MHW, MHW}, .data = model_in,
+                   .nbytes = sizeof(float) * MC * MHW * MHW};
+    lc_status st = lc_model_load_buffer(model_bytes.p, model_bytes.n, &m);
+    if (!st) st = lc_model_plan(m, &o);
+    if (!st) st = lc_model_set_input(m, "X", &x);
+    if (!st) st = lc_model_run(m);
+    const float *y = st ? NULL : lc_model_output(m, 0)->data;
+    double worst = 0;
+    for (size_t k = 0; y && k < (size_t)MC * MHW * MHW; k++) worst = fmax(worst, fabs((double)y[k] - model_ref[k]));
+    if (st) fail("device model: %s\n", lc_last_error());
+    else if (worst > 1e-4) fail("device model: max |diff| %g\n", worst);
+    else atomic_fetch_add(&device_runs, 1);
+    lc_model_free(m);
+    lc_context_params p;
+    lc_context_params_init(&p);
+    p.backend = LC_BACKEND_OPENCL;
+    lc_context *c = NULL;
+    if ((st = lc_context_create_async(&p, &c))) fail("async open: %s\n", lc_last_error());
+    lc_context_destroy(c); /* while it opens */
+    if (!(st = lc_context_create_async(&p, &c)) && (st = lc_context_wait(c))) fail("async open: %s\n", lc_last_error());
+    lc_context_destroy(c);
+  }
+  return NULL;
+}
+
 static void *caller(void *arg) {
   int id = (int)(intptr_t)arg;
   size_t most = 0;
@@ -177,16 +217,20 @@ int main(void) {
   lc_context_params_init(&p);
   p.threads = 2;
   TU_CHECK(lc_context_create(&p, &shared) == LC_OK, "context: %s", lc_last_error());
-  pthread_t t[NCALLERS];
+  int dev = !tu_no_opencl();
+  pthread_t t[NCALLERS + 1];
   for (int i = 0; i < NCALLERS; i++)
     TU_CHECK(pthread_create(&t[i], NULL, caller, (void *)(intptr_t)i) == 0, "pthread_create");
-  for (int i = 0; i < NCALLERS; i++) pthread_join(t[i], NULL);
+  if (dev) TU_CHECK(pthread_create(&t[NCALLERS], NULL, device_caller, NULL) == 0, "pthread_create");
+  for (int i = 0; i < NCALLERS + dev; i++) pthread_join(t[i], NULL);
   lc_context_destroy(shared);
   printf("  %d callers x %d rounds: %d convs, %d models, %d wrong\n", NCALLERS, rounds, atomic_load(&convs_run),
          atomic_load(&models_run), atomic_load(&failures));
   TU_CHECK(atomic_load(&failures) == 0, "%d wrong results or errors", atomic_load(&failures));
   TU_CHECK(atomic_load(&convs_run) == NCALLERS * rounds * NCASES, "convs run");
   TU_CHECK(atomic_load(&models_run) == NCALLERS * rounds, "models run");
+  if (dev) printf("  the device caller: %d models planned on a device opened beside the plan\n", atomic_load(&device_runs));
+  TU_CHECK(!dev || atomic_load(&device_runs) == rounds, "device models run");
   for (int i = 0; i < NCASES; i++) {
     free(cases[i].in);
     free(cases[i].ref);

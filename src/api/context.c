@@ -1,5 +1,9 @@
+#define _DEFAULT_SOURCE /* sigaltstack */
 #include "api/context.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,12 +59,8 @@ lc_status lc_context_sync(lc_context *ctx) {
   return ctx->be->sync(ctx);
 }
 
-lc_status lc_context_create(const lc_context_params *p, lc_context **out) {
-  if (!out) return lc_error(LC_ERR_INVALID_ARG, "context: out is NULL");
-  *out = NULL;
-  lc_context_params d;
-  lc_context_params_init(&d);
-  if (!p) p = &d;
+/* A context with its backend chosen and the params checked, the device not yet opened. */
+static lc_status context_new(const lc_context_params *p, lc_context **out) {
   if (p->threads < 0 || p->threads > 1024)
     return lc_error(LC_ERR_INVALID_ARG, "context: threads must be in 0..1024, got %d", p->threads);
   lc_status st;
@@ -93,7 +93,6 @@ lc_status lc_context_create(const lc_context_params *p, lc_context **out) {
   } else if (!st && p->backend != LC_BACKEND_CPU) {
     st = lc_error(LC_ERR_INVALID_ARG, "context: unknown backend %d", (int)p->backend);
   }
-  if (!st) st = c->be->open(c, p);
   if (st) {
     c->be = &lc_backend_cpu;
     lc_context_destroy(c);
@@ -103,8 +102,104 @@ lc_status lc_context_create(const lc_context_params *p, lc_context **out) {
   return LC_OK;
 }
 
+lc_status lc_context_create(const lc_context_params *p, lc_context **out) {
+  if (!out) return lc_error(LC_ERR_INVALID_ARG, "context: out is NULL");
+  *out = NULL;
+  lc_context_params d;
+  lc_context_params_init(&d);
+  if (!p) p = &d;
+  lc_context *c = NULL;
+  lc_status st = context_new(p, &c);
+  if (st) return st;
+  if ((st = c->be->open(c, p))) {
+    c->be = &lc_backend_cpu;
+    lc_context_destroy(c);
+    return st;
+  }
+  *out = c;
+  return LC_OK;
+}
+
+/* The open in flight: its own copy of the params (the caller's may be gone), its outcome. */
+struct lc_ctx_open {
+  pthread_t th;
+  int running;             /* th to be joined */
+  lc_context_params p;
+  char cache_dir[1024];
+  lc_status s;
+  char msg[512];           /* lc_last_error of the open's thread, for the waiting one */
+};
+
+/* A driver started on a short-lived thread may leave it an alternate signal stack of its own
+ * (PoCL's LLVM installs one where the thread's is smaller), which ASan then fails to unmap at the
+ * thread's exit: the thread's own stack goes back before it ends. */
+static void *open_main(void *arg) {
+  lc_context *c = arg;
+  struct lc_ctx_open *o = c->opening;
+  stack_t mine;
+  int have = sigaltstack(NULL, &mine) == 0;
+  o->s = c->be->open(c, &o->p);
+  if (o->s) snprintf(o->msg, sizeof o->msg, "%s", lc_last_error());
+  stack_t now;
+  if (have && sigaltstack(NULL, &now) == 0 && (now.ss_sp != mine.ss_sp || now.ss_size != mine.ss_size ||
+                                                (now.ss_flags & SS_DISABLE) != (mine.ss_flags & SS_DISABLE))) {
+    if (mine.ss_flags & SS_DISABLE) mine.ss_sp = NULL, mine.ss_size = 0, mine.ss_flags = SS_DISABLE;
+    else mine.ss_flags = 0;
+    (void)sigaltstack(&mine, NULL);
+  }
+  return NULL;
+}
+
+lc_status lc_context_create_async(const lc_context_params *p, lc_context **out) {
+  if (!out) return lc_error(LC_ERR_INVALID_ARG, "context: out is NULL");
+  *out = NULL;
+  lc_context_params d;
+  lc_context_params_init(&d);
+  if (!p) p = &d;
+  lc_context *c = NULL;
+  lc_status st = context_new(p, &c);
+  if (st) return st;
+  struct lc_ctx_open *o = lc_calloc(1, sizeof *o);
+  if (!o) {
+    lc_context_destroy(c);
+    return lc_error(LC_ERR_NO_MEMORY, "context: out of memory");
+  }
+  o->p = *p;
+  if (p->cache_dir) {
+    if (strlen(p->cache_dir) >= sizeof o->cache_dir) {
+      lc_free(o);
+      lc_context_destroy(c);
+      return lc_error(LC_ERR_INVALID_ARG, "context: cache directory path longer than %zu bytes", sizeof o->cache_dir - 1);
+    }
+    snprintf(o->cache_dir, sizeof o->cache_dir, "%s", p->cache_dir);
+    o->p.cache_dir = o->cache_dir;
+  }
+  c->opening = o;
+  if (c->be == &lc_backend_cpu || pthread_create(&o->th, NULL, open_main, c) != 0)
+    open_main(c); /* nothing to wait for, or no thread to spare: open here */
+  else
+    o->running = 1;
+  *out = c;
+  return LC_OK;
+}
+
+lc_status lc_context_wait(lc_context *ctx) {
+  if (!ctx) return lc_error(LC_ERR_INVALID_ARG, "context is NULL");
+  struct lc_ctx_open *o = ctx->opening;
+  if (!o) return LC_OK;
+  if (o->running) pthread_join(o->th, NULL);
+  o->running = 0;
+  return o->s ? lc_error(o->s, "%s", o->msg) : LC_OK;
+}
+
 void lc_context_destroy(lc_context *ctx) {
   if (!ctx) return;
+  if (ctx->opening) {
+    if (ctx->opening->running) pthread_join(ctx->opening->th, NULL); /* the driver's calls cannot be cut short */
+    lc_free(ctx->opening);
+    ctx->opening = NULL;
+  }
+  if (ctx->staged_free) ctx->staged_free(ctx->staged);
   if (ctx->be) ctx->be->close(ctx);
   lc_pool_destroy(ctx->pool);
   lc_free(ctx);

@@ -118,6 +118,15 @@ typedef struct lc_backend_ops {
    * with tag -1 it waits for the next build to finish instead (0 at once when none is running). */
   void (*collect_node)(lc_context *ctx, int tag);
   int (*node_ready)(lc_context *ctx, int tag);
+  /* May be NULL. The host's share of op_create done while the device still opens (a context of
+   * lc_context_create_async before lc_context_wait; nothing of the device is touched):
+   * stage_node notes the weights node `tag`'s op will pack (1: noted; the notes hold at most
+   * `limit` bytes in all), stage_run packs every noted one on a few threads, and op_create of that
+   * node copies them instead of packing again; stage_drop frees tag's leftovers (-1: all). */
+  int (*stage_node)(lc_context *ctx, const struct lc_node *n, const struct lc_tensor *const *in, int n_in,
+                    const struct lc_exec_ctx *x, unsigned const_mask, int tag, size_t limit);
+  lc_status (*stage_run)(lc_context *ctx);
+  void (*stage_drop)(lc_context *ctx, int tag);
 } lc_backend_ops;
 
 extern const lc_backend_ops lc_backend_cpu;

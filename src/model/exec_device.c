@@ -38,12 +38,18 @@ typedef struct lc_model_dev {
   double enq_ms, wait_ms; /* host time enqueueing, and waiting for the device, over n_runs */
   int n_runs;
   int inited;
+  int opened;             /* the context's open was waited for and succeeded */
   void **pin_ptr, **pin_handle; /* pinned host memory of inputs / outputs (host_alloc) */
   int n_pins;
   size_t pin_bytes; /* their bytes */
 } lc_model_dev;
 
-lc_status lc_dev_open(lc_model *m) {
+static int host_qfc(const lc_model *m, const lc_gnode *g);
+static unsigned const_mask(const lc_model *m, const lc_gnode *g);
+
+/* The device's context: created on a thread of its own (async) while the host folds, fuses and
+ * packs weights (lc_dev_open_wait joins it), or here and now. */
+lc_status lc_dev_open_start(lc_model *m, int async) {
   if (!m->opt.device || !strcmp(m->opt.device, "cpu")) return LC_OK;
   lc_context_params cp;
   lc_context_params_init(&cp);
@@ -53,13 +59,27 @@ lc_status lc_dev_open(lc_model *m) {
   if (m->opt.device_tune >= 0) cp.tune = (lc_tune_level)m->opt.device_tune;
   lc_model_dev *d = lc_calloc(1, sizeof *d);
   if (!d) return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
-  if ((s = lc_context_create(&cp, &d->ctx))) {
+  if ((s = async ? lc_context_create_async(&cp, &d->ctx) : lc_context_create(&cp, &d->ctx))) {
     lc_free(d);
     return s;
   }
   m->dev = d;
   m->dev_free = lc_dev_free;
   d->be = lc_context_backend_ops(d->ctx);
+  return LC_OK;
+}
+
+lc_status lc_dev_open_wait(lc_model *m) {
+  lc_model_dev *d = m->dev;
+  if (!d || d->opened) return LC_OK;
+  lc_status s = lc_context_wait(d->ctx);
+  if (s) { /* as a synchronous open that failed: no device plan left */
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", lc_last_error());
+    lc_dev_free(m);
+    return lc_error(s, "%s", msg);
+  }
+  d->opened = 1;
   if (!d->be->op_create || !d->be->limits)
     return lc_error(LC_ERR_UNSUPPORTED, "model: device '%s' (%s backend) cannot run models", m->opt.device, d->be->name);
   d->compile_ms0 = d->be->compile_ms(d->ctx);
@@ -67,6 +87,41 @@ lc_status lc_dev_open(lc_model *m) {
   if ((s = d->be->limits(d->ctx, &lim))) return s;
   m->arena_align = lim.base_align; /* sub-buffer origins must be aligned to it */
   return LC_OK;
+}
+
+lc_status lc_dev_open(lc_model *m) {
+  lc_status s = lc_dev_open_start(m, 0);
+  return s ? s : lc_dev_open_wait(m);
+}
+
+int lc_dev_opening(const lc_model *m) { return m->dev && !m->dev->opened; }
+
+/* While the device opens: every node's op notes the weights its init will pack, and they are
+ * packed on a few threads (lc_backend_ops.stage_*), so that init only copies them up. A node with
+ * inputs not yet folded is left to its init. Returns the nodes noted. Only with
+ * LOWCONV_CL_STAGE=1: on the H100's host the copy after the open cost what the packing did (both
+ * stream the weights through host memory once more, stop 29 in docs/benchmarks.md), and freeing
+ * the images added to it. */
+int lc_dev_stage(lc_model *m, size_t limit) {
+  lc_model_dev *d = m->dev;
+  const char *on = getenv("LOWCONV_CL_STAGE");
+  if (!d || d->opened || !d->be->stage_node || !d->be->stage_run || !on || strcmp(on, "1")) return 0;
+  int noted = 0;
+  for (int p = 0; p < m->n_nodes; p++) {
+    lc_gnode *g = &m->nodes[p];
+    int ok = !g->dead && g->n.n_inputs <= 32 && !host_qfc(m, g);
+    for (int k = 0; ok && k < g->n.n_inputs; k++)
+      if (g->in[k] >= 0 && m->values[g->in[k]].lazy_src >= 0) ok = 0;
+    if (!ok) continue;
+    lc_graph_ensure_inputs(m, g);
+    lc_graph_io(m, g, m->io_in, m->io_out);
+    noted += d->be->stage_node(d->ctx, &g->n, m->io_in, g->n.n_inputs, &m->x, const_mask(m, g), p, limit);
+  }
+  if (noted && d->be->stage_run(d->ctx)) { /* only speed is lost: each init packs its own */
+    lc_clear_error();
+    noted = 0;
+  }
+  return noted;
 }
 
 static int root_of(const lc_model *m, int v) {
@@ -222,10 +277,21 @@ lc_status lc_dev_collect_end(lc_model *m) {
 
 lc_status lc_dev_collect_join(lc_model *m) {
   lc_model_dev *d = m->dev;
+  if (d && d->be->stage_drop) d->be->stage_drop(d->ctx, -1); /* weights packed early that no op took */
   return d && d->be->collect_join ? d->be->collect_join(d->ctx) : LC_OK;
 }
 
+static lc_status init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed);
+
+/* A node's weights packed early and not taken by its op go at once: an entry outliving its
+ * source array could match other weights later allocated at the same address. */
 lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed) {
+  lc_status s = init_node(m, g, done, packed);
+  if (m->dev->be->stage_drop) m->dev->be->stage_drop(m->dev->ctx, (int)(g - m->nodes));
+  return s;
+}
+
+static lc_status init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed) {
   lc_model_dev *d = m->dev;
   int p = (int)(g - m->nodes);
   *done = 0, *packed = 0;
@@ -404,7 +470,7 @@ lc_status lc_dev_pin_io(lc_model *m) {
 void lc_dev_free(lc_model *m) {
   lc_model_dev *d = m->dev;
   if (!d) return;
-  if (d->be->sync) d->be->sync(d->ctx); /* nothing in flight may still use what is released below */
+  if (d->opened && d->be->sync) d->be->sync(d->ctx); /* nothing in flight may still use what is released below */
   if (d->n_runs && getenv("LOWCONV_CL_TIMING")) /* host-bound or device-bound */
     fprintf(stderr, "lowconv: device runs: %d, host enqueue %.3f ms and wait %.3f ms per run (%d kernels)\n", d->n_runs,
             d->enq_ms / d->n_runs, d->wait_ms / d->n_runs, d->kernels);

@@ -138,6 +138,14 @@ lc_status lc_model_check_opsets(const lc_onnx_model *o);
  * before memory planning (it sets arena_align); bind: the device arena, after it; init_node:
  * the node's device op (*done = 0: it runs on the CPU; packed: inputs copied to the device). */
 lc_status lc_dev_open(lc_model *m);
+/* open in two steps: start (async: the driver's start on a thread of its own, lc_context_create_async)
+ * and wait (the open's error as a synchronous open gives it; a failed open leaves m->dev NULL).
+ * opening: started, not waited for. stage: while it opens, the weights the device ops will pack
+ * are packed into host memory (at most limit bytes; lc_backend_ops.stage_node); the nodes noted. */
+lc_status lc_dev_open_start(lc_model *m, int async);
+lc_status lc_dev_open_wait(lc_model *m);
+int lc_dev_opening(const lc_model *m);
+int lc_dev_stage(lc_model *m, size_t limit);
 lc_status lc_dev_bind(lc_model *m);
 lc_status lc_dev_init_node(lc_model *m, lc_gnode *g, int *done, unsigned *packed);
 /* Before the ops' init (weights folded early): begin (0: no collect pass on this backend), each

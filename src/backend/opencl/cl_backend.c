@@ -201,6 +201,11 @@ static lc_status cl_op_create(lc_context *ctx, const lc_node *n, const lc_tensor
   return s;
 }
 
+static int cl_stage_node(lc_context *ctx, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_exec_ctx *x,
+                         unsigned cm, int tag, size_t limit) {
+  return lc_clop_stage(ctx, n, in, n_in, x, cm, tag, limit);
+}
+
 /* The node's buffers as cl_mem, input slots first (a small node needs no allocation). */
 static lc_status cl_op_enqueue(lc_backend_op *op, const lc_buffer *const *in, const lc_buffer *const *out,
                                lc_backend_span *span) {
@@ -282,6 +287,9 @@ const lc_backend_ops lc_backend_opencl = {
     .collect_join = cl_collect_join,
     .collect_node = cl_collect_node,
     .node_ready = cl_node_ready,
+    .stage_node = cl_stage_node,
+    .stage_run = lc_cl_stage_run,
+    .stage_drop = lc_cl_stage_drop,
 };
 
 lc_status lc_cl_conv_time(lc_conv *c, const lc_buffer *in, lc_buffer *out, int reps, double *ms) {

@@ -20,6 +20,15 @@ void lc_cl_conv_free(struct lc_conv *c);
 lc_status lc_cl_conv_prepare(struct lc_conv *c, int64_t batch, int64_t in_h, int64_t in_w, lc_conv_shape *shape);
 lc_status lc_cl_conv_run_host(struct lc_conv *c, const float *in, float *out);
 lc_status lc_cl_conv_weights(const struct lc_conv *c, float *oihw);
+/* Weights packed while the device still opens (lc_backend_ops.stage_*; ctx->dev is not used):
+ * add notes an fp32 OIHW array in the device layout for node `tag` (0: not noted, e.g. past
+ * `limit` bytes in all), run packs every noted one on a few threads, drop frees tag's (-1: all).
+ * A conv created from the same array, geometry and format then copies the image. */
+int lc_cl_stage_add(lc_context *ctx, const float *src, size_t G, size_t cout_g, size_t cin_g, size_t taps, int tag,
+                    size_t limit);
+lc_status lc_cl_stage_run(lc_context *ctx);
+void lc_cl_stage_drop(lc_context *ctx, int tag);
+
 /* Enqueues the prepared conv (no wait). */
 lc_status lc_cl_conv_enqueue(struct lc_conv *c, cl_mem in, cl_mem out, cl_mem res);
 

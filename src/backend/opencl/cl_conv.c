@@ -16,6 +16,7 @@
 #include "util/alloc.h"
 #include "util/checked.h"
 #include "util/error.h"
+#include "util/parallel.h"
 #include "util/threadpool.h"
 #include "util/timer.h"
 
@@ -44,6 +45,7 @@ typedef struct pack_job {
   unsigned char *w;
   float *sc, *of;
   size_t base; /* w, sc and of hold blocks base, base + 1, ... */
+  const unsigned char *img; /* fp32 blocks packed before the device opened (stage store): copied, not packed */
 } pack_job;
 
 /* Writes every byte of its blocks (padding lanes too), so the scratch it fills needs no zeroing. */
@@ -51,6 +53,10 @@ static int pack_blocks(void *arg, size_t b0, size_t b1) {
   const pack_job *j = arg;
   const lc_qmatrix *m = j->m;
   size_t K = j->K, cin = j->cin, taps = j->taps, nblk = j->nblk;
+  if (j->img) {
+    memcpy(j->w + b0 * K * 16, j->img + (j->base + b0) * K * 16, (b1 - b0) * K * 16);
+    return 0;
+  }
   int8_t *rows = m ? lc_malloc(4 * K) : NULL; /* the 4 lanes' codes; a missing lane's are 0 (u = 8) */
   if (m && !rows) return 1;
   for (size_t r = b0; r < b1; r++) {
@@ -136,6 +142,126 @@ static lc_status pack_range(lc_cl_rt *rt, pack_job *j, size_t n) {
   return fail ? lc_error(LC_ERR_NO_MEMORY, "conv (opencl): out of memory repacking weights") : LC_OK;
 }
 
+/* ---- Weights packed while the device opens (lc_backend_ops.stage_*): the host's share of a
+ * conv's create done before the driver's context exists, taken by the create of the same
+ * weights (the same fp32 array, geometry and format) instead of packing again. ---- */
+typedef struct stage_entry {
+  const float *src;
+  size_t G, cout_g, cin_g, taps, K, blocks, first; /* first: its first block in the store's numbering */
+  int tag;
+  unsigned char *img; /* blocks * K * 16 bytes */
+} stage_entry;
+
+typedef struct stage_store {
+  pthread_mutex_t lock; /* lookups may come from any thread that creates convs on the context */
+  stage_entry *e;
+  int n, cap, taken;
+  size_t bytes, blocks;
+  double pack_ms;
+} stage_store;
+
+static void stage_free(void *p) {
+  stage_store *st = p;
+  if (!st) return;
+  for (int i = 0; i < st->n; i++) lc_free(st->e[i].img);
+  lc_free(st->e);
+  pthread_mutex_destroy(&st->lock);
+  lc_free(st);
+}
+
+int lc_cl_stage_add(lc_context *ctx, const float *src, size_t G, size_t cout_g, size_t cin_g, size_t taps, int tag,
+                    size_t limit) {
+  size_t K, ob = lc_div_up(cout_g, 4), blocks, bytes;
+  if (!src || !G || !cout_g || !cin_g || !taps || !lc_mul_sz(cin_g, taps, &K) || !lc_mul_sz(G, ob, &blocks) ||
+      !lc_mul_sz(blocks, K, &bytes) || !lc_mul_sz(bytes, 16, &bytes))
+    return 0;
+  stage_store *st = ctx->staged;
+  if (!st) {
+    if (!(st = lc_calloc(1, sizeof *st))) return 0;
+    pthread_mutex_init(&st->lock, NULL);
+    ctx->staged = st, ctx->staged_free = stage_free;
+  }
+  if (bytes > limit || st->bytes > limit - bytes) return 0;
+  if (st->n == st->cap) {
+    int cap = st->cap ? 2 * st->cap : 64;
+    stage_entry *e = lc_malloc((size_t)cap * sizeof *e);
+    if (!e) return 0;
+    if (st->n) memcpy(e, st->e, (size_t)st->n * sizeof *e);
+    lc_free(st->e);
+    st->e = e, st->cap = cap;
+  }
+  unsigned char *img = lc_malloc(bytes); /* its pages are touched by the packing threads */
+  if (!img) return 0;
+  st->e[st->n++] = (stage_entry){src, G, cout_g, cin_g, taps, K, blocks, st->blocks, tag, img};
+  st->bytes += bytes, st->blocks += blocks;
+  return 1;
+}
+
+/* Blocks [lo, hi) of the store's numbering, across entries. */
+static int stage_pack_range(void *arg, size_t lo, size_t hi) {
+  const stage_store *st = arg;
+  int i = 0;
+  while (i + 1 < st->n && st->e[i + 1].first <= lo) i++;
+  for (size_t b = lo; b < hi; i++) {
+    const stage_entry *e = &st->e[i];
+    size_t b1 = e->first + e->blocks < hi ? e->first + e->blocks : hi;
+    pack_job j = {NULL, e->src, LC_WEIGHTS_F32, lc_div_up(e->cout_g, 4), e->K, e->cout_g, e->cin_g, e->taps, 1,
+                  e->img, NULL, NULL, 0, NULL};
+    if (pack_blocks(&j, b - e->first, b1 - e->first)) return 1;
+    b = b1;
+  }
+  return 0;
+}
+
+lc_status lc_cl_stage_run(lc_context *ctx) {
+  stage_store *st = ctx->staged;
+  if (!st || !st->n) return LC_OK;
+  double t0 = lc_now_ms();
+  /* about 1 MB of weights per thread at least; the driver's start holds one core */
+  size_t per = lc_div_up((size_t)1 << 20, st->e[0].K * 16);
+  int fail = lc_parallel_ranges(st->blocks, per ? per : 1, PACK_THREADS, stage_pack_range, st);
+  st->pack_ms = lc_now_ms() - t0;
+  if (fail) {
+    lc_cl_stage_drop(ctx, -1);
+    return lc_error(LC_ERR_NO_MEMORY, "opencl: out of memory packing weights early");
+  }
+  return LC_OK;
+}
+
+void lc_cl_stage_drop(lc_context *ctx, int tag) {
+  stage_store *st = ctx->staged;
+  if (!st) return;
+  pthread_mutex_lock(&st->lock);
+  int k = 0;
+  for (int i = 0; i < st->n; i++) {
+    if (tag < 0 || st->e[i].tag == tag) lc_free(st->e[i].img);
+    else st->e[k++] = st->e[i];
+  }
+  st->n = k;
+  pthread_mutex_unlock(&st->lock);
+}
+
+/* The packed image of these weights when the store holds it (the caller frees it), else NULL.
+ * Entries live only while their node has not been created (the runner drops them after), so
+ * their source arrays are alive and an address cannot stand for other weights. */
+static unsigned char *stage_take(lc_conv *c, const float *src) {
+  stage_store *st = c->ctx->staged;
+  unsigned char *img = NULL;
+  if (!st || !src || c->qw) return NULL;
+  pthread_mutex_lock(&st->lock);
+  for (int i = 0; i < st->n && !img; i++) {
+    const stage_entry *e = &st->e[i];
+    if (e->src == src && e->G == (size_t)c->d.groups && e->cout_g == (size_t)c->cout_g &&
+        e->cin_g == (size_t)c->cin_g && e->taps == (size_t)c->taps) {
+      img = e->img;
+      st->e[i] = st->e[--st->n];
+      st->taken++;
+    }
+  }
+  pthread_mutex_unlock(&st->lock);
+  return img;
+}
+
 /* Bytes of pinned scratch a chunked upload uses (two halves); LOWCONV_CL_UPLOAD_CHUNK overrides
  * it so that the tests take the chunked path with small convs. */
 static size_t chunk_bytes(void) {
@@ -211,18 +337,32 @@ static lc_status repack(lc_conv *c, lc_cl_conv *cc, const float *oihw) {
   lc_cl_rt *rt = cc->rt;
   if (!lc_add_sz(soff, m ? sbytes : 0, &need) || !lc_add_sz(need, m ? sbytes : 0, &need))
     return lc_error(LC_ERR_OVERFLOW, "conv (opencl): weight size overflows");
+  unsigned char *img = cc->wfmt == LC_WEIGHTS_F32 ? stage_take(c, oihw) : NULL;
   pthread_mutex_lock(&rt->lock);
   double t0 = lc_now_ms();
   int pinned;
   pack_job j = {m, oihw, cc->wfmt, ob, K, (size_t)c->cout_g, (size_t)c->cin_g, (size_t)c->taps, nblk, NULL, NULL,
-                NULL, 0};
+                NULL, 0, img};
   size_t ch = chunk_bytes(), half = ch / 2 / 16 * 16;
   lc_status s;
+  rt->staged_used += img != NULL;
   if (half >= l.wpb + 2 * l.spb + 16 && lc_cl_pinned_wanted(!rt->info.is_pocl) && !lc_cl_scratch(rt, ch, &pinned) &&
       pinned) {
     s = upload_chunked(rt, &j, &l, blocks, half, cc);
     if (!s) cc->weight_bytes = wbytes + (m ? sbytes : 0) + (l.opb ? sbytes : 0);
     pthread_mutex_unlock(&rt->lock);
+    lc_free(img);
+    return s;
+  }
+  if (img) { /* unpinned: the driver copies from the packed image itself (PoCL's device is the host) */
+    double t1 = lc_now_ms();
+    s = upload(rt, wbytes, img, 0, &cc->w);
+    if (!s) s = upload(rt, 4, NULL, 0, &cc->sc);
+    if (!s) s = upload(rt, 4, NULL, 0, &cc->of);
+    if (!s) cc->weight_bytes = wbytes;
+    rt->upload_ms += lc_now_ms() - t1;
+    pthread_mutex_unlock(&rt->lock);
+    lc_free(img);
     return s;
   }
   s = lc_cl_uploads_wait(rt); /* the plain path overwrites the scratch at once */

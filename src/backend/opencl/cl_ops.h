@@ -15,6 +15,10 @@ typedef struct lc_clop lc_clop;
  * const_mask bit i: in[i] is a constant (its data is read now and never again). */
 lc_status lc_clop_create(lc_context *ctx, const lc_node *n, const lc_tensor *const *in, int n_in,
                          const lc_tensor *out, int n_out, const lc_exec_ctx *x, unsigned const_mask, lc_clop **op);
+/* Notes the weights the node's conv will pack (lc_cl_stage_add) where its op is a conv of fp32
+ * constant weights read in place (Conv; Gemm with B transposed); 1 if noted. */
+int lc_clop_stage(lc_context *ctx, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_exec_ctx *x,
+                  unsigned const_mask, int tag, size_t limit);
 /* in[i]: device buffer of input i (ignored for constants and absent inputs), out[i] of output i.
  * first/last (may be NULL): events of the first and last command, for profiling. */
 lc_status lc_clop_enqueue(lc_clop *op, const cl_mem *in, const cl_mem *out, cl_event *first, cl_event *last);

@@ -336,6 +336,30 @@ static lc_status make_naive(lc_clop *op, const lc_node *n, const lc_tensor *cons
   return clop_status(op);
 }
 
+/* The same weights and geometry make_conv and make_fc give lc_conv_create, where they are fp32
+ * constants the conv reads in place (fc_conv transposes B unless transB, scales it unless alpha 1). */
+int lc_clop_stage(lc_context *ctx, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_exec_ctx *x,
+                  unsigned cm, int tag, size_t limit) {
+  if (x->weight_format != LC_WEIGHTS_F32 || n_in < 2 || !in[1] || !in[1]->data || in[1]->quant ||
+      in[1]->dtype != LC_DT_FLOAT || !(cm & 2u) || (cm & 1u))
+    return 0;
+  if (!strcmp(n->op_type, "Conv")) {
+    conv_geom g;
+    if (lc_attr_int(n, "_se", 0)) return 0;
+    if (lcop_conv_geometry(n, in, 0, &g) || g.group <= 0 || g.M % g.group || g.C % g.group) {
+      lc_clear_error(); /* its create says why */
+      return 0;
+    }
+    return lc_cl_stage_add(ctx, in[1]->data, (size_t)g.group, (size_t)(g.M / g.group), (size_t)(g.C / g.group),
+                           (size_t)(g.KH * g.KW), tag, limit);
+  }
+  if (strcmp(n->op_type, "Gemm") || in[1]->ndim != 2 || lc_attr_int(n, "transA", 0) || !lc_attr_int(n, "transB", 0) ||
+      lc_attr_float(n, "alpha", 1.0f) != 1.0f || (lcop_has(in, n_in, 2) && !(cm & 4u)) || in[1]->dims[0] <= 0 ||
+      in[1]->dims[1] <= 0)
+    return 0;
+  return lc_cl_stage_add(ctx, in[1]->data, 1, (size_t)in[1]->dims[0], (size_t)in[1]->dims[1], 1, tag, limit);
+}
+
 lc_status clop_make_mm(lc_clop *op, const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out,
                        int n_out, const lc_exec_ctx *x, unsigned cm) {
   const char *t = n->op_type;

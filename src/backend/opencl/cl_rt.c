@@ -280,10 +280,10 @@ void lc_cl_rt_destroy(lc_cl_rt *rt) {
   if (!rt) return;
   lc_cl_build_join(rt); /* background builds use the context */
   if (getenv("LOWCONV_CL_TIMING"))
-    fprintf(stderr, "lowconv: opencl start-up: packing %.1f ms, uploads %.1f ms, pinned scratch %.1f ms, conv prepare %.1f ms "
+    fprintf(stderr, "lowconv: opencl start-up: packing %.1f ms (%d convs packed before the device opened: copies), uploads %.1f ms, pinned scratch %.1f ms, conv prepare %.1f ms "
             "(programs %.1f ms: %d built, %d loaded; waited for %.1f ms); host: %ld enqueues %.1f ms, arguments %.1f ms, "
             "transfers %.1f ms\n",
-            rt->pack_ms, rt->upload_ms, rt->scratch_ms, rt->prep_ms, rt->compile_ms, rt->programs_built, rt->programs_loaded,
+            rt->pack_ms, rt->staged_used, rt->upload_ms, rt->scratch_ms, rt->prep_ms, rt->compile_ms, rt->programs_built, rt->programs_loaded,
             rt->wait_ms, rt->n_enq, rt->enq_ms, rt->args_ms, rt->xfer_ms);
   for (lc_cl_kernel_entry *e = rt->kernels, *n; e; e = n) {
     n = e->next;

@@ -56,6 +56,7 @@ typedef struct lc_cl_rt {
   lc_cl_kernel_entry *kernels;
   double compile_ms;       /* time spent building / loading programs so far */
   int programs_built, programs_loaded; /* from source / from the program cache */
+  int staged_used;         /* convs whose weights came packed from before the device opened (cl_conv.c) */
   int warned_cache;        /* a cache problem is warned about once */
   int dry;                 /* LC_CL_RUN, LC_CL_COLLECT or LC_CL_NOLAUNCH (set under lock) */
   lc_cl_want *want;        /* programs listed by LC_CL_COLLECT, built by lc_cl_build_wanted */
