@@ -6,6 +6,8 @@
 #include "kernels/vmath.h"
 
 LC_F32_KERNEL_DECLS(lc_f32_gemm_6x16_avx2, avx2);
+void lc_f32_gemm_6x16_final_avx2(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_a, const float *b,
+                                 size_t rs_b, float *c, size_t rs_c, const lc_gemm_params *p);
 LC_VMATH_DECLS(avx2);
 void lc_f32_rowconv_avx2(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0, float *c,
                        size_t rs_c, const lc_gemm_params *p);
