@@ -45,7 +45,7 @@ LC_AI __m256 tap(const float *row, ptrdiff_t c0, int S, int K, int kx, ptrdiff_t
 
 LC_AI void block(size_t ox, size_t nout, int edge, const int S, const int R, size_t ors, const int K, size_t pl,
                  size_t iw, const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p,
-                 const lc_avx2_act *act, __m256 bias) {
+                 const lc_avx2_act *act, __m256 bias, const int raw) {
   const int NI = S * (R - 1) + K;
   const ptrdiff_t c0 = (ptrdiff_t)(ox * (size_t)S) - (ptrdiff_t)pl;
   __m256 a0[4], a1[4];
@@ -62,31 +62,86 @@ LC_AI void block(size_t ox, size_t nout, int edge, const int S, const int R, siz
       }
     }
   }
-  const float *res = p->final ? p->residual : NULL;
   const __m256i m = lc_avx2_mask(nout);
+  if (raw) { /* the sums alone: dw_epilogue finishes the rows */
+    LC_UNROLL for (int r = 0; r < R; r++) {
+      float *o = out + (size_t)r * ors + ox;
+      if (nout < 8) _mm256_maskstore_ps(o, m, _mm256_add_ps(a0[r], a1[r]));
+      else _mm256_storeu_ps(o, _mm256_add_ps(a0[r], a1[r]));
+    }
+    return;
+  }
+  const float *res = p->final ? p->residual : NULL;
   LC_UNROLL for (int r = 0; r < R; r++)
     lc_avx2_epilogue(_mm256_add_ps(a0[r], a1[r]), out + (size_t)r * ors + ox, NULL, bias,
                      res ? res + (size_t)r * ors + ox : NULL, p, act, m, nout < 8);
 }
 
+/* The final epilogue of rows of sums (bias, activation, affine; no residual, nothing to accumulate)
+ * with the activation fixed at compile time: the same operations as lc_avx2_epilogue on the same
+ * values, so the same bits. Kept out of the products' loop, whose per-vector tests of the epilogue's
+ * fields and six constant vectors spilled its accumulators. */
+LC_AI void epi_rows(float *out, size_t ors, size_t rows, size_t ow, const lc_gemm_params *p, const lc_avx2_act *a,
+                    const int act, const int post) {
+  lc_avx2_act ca = *a;
+  ca.act = act;
+  ca.post = post;
+  const int has_bias = p->bias != NULL;
+  const __m256 b = _mm256_set1_ps(has_bias ? p->bias[0] : 0.0f);
+  for (size_t r = 0; r < rows; r++) {
+    float *o = out + r * ors;
+    size_t ox = 0;
+    for (; ox + 8 <= ow; ox += 8) {
+      __m256 v = _mm256_loadu_ps(o + ox);
+      if (has_bias) v = _mm256_add_ps(v, b);
+      _mm256_storeu_ps(o + ox, lc_avx2_apply_act(v, &ca));
+    }
+    if (ox < ow) {
+      const __m256i m = lc_avx2_mask(ow - ox);
+      __m256 v = _mm256_maskload_ps(o + ox, m);
+      if (has_bias) v = _mm256_add_ps(v, b);
+      _mm256_maskstore_ps(o + ox, m, lc_avx2_apply_act(v, &ca));
+    }
+  }
+}
+
+static void dw_epilogue(float *out, size_t ors, size_t rows, size_t ow, const lc_gemm_params *p,
+                        const lc_avx2_act *a) {
+#define LC_EPI(f) p->post ? epi_rows(out, ors, rows, ow, p, a, f, 1) : epi_rows(out, ors, rows, ow, p, a, f, 0)
+  switch (p->act) {
+    case 0: LC_EPI(0); break;
+    case 1: LC_EPI(1); break;
+    case 2: LC_EPI(2); break;
+    case 3: LC_EPI(3); break;
+    default: LC_EPI(4); break;
+  }
+#undef LC_EPI
+}
+
 LC_AI void rows_unpadded(size_t ow, const int S, const int R, size_t ors, const int K, size_t pl, size_t iw,
                          const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p,
-                         const lc_avx2_act *act, __m256 bias) {
+                         const lc_avx2_act *act, __m256 bias, const int raw) {
   size_t ox = 0;
   /* Left edge: blocks whose first column is left of the row. */
   for (; ox < ow && (ptrdiff_t)(ox * (size_t)S) < (ptrdiff_t)pl; ox += 8)
-    block(ox, ow - ox < 8 ? ow - ox : 8, 1, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias);
+    block(ox, ow - ox < 8 ? ow - ox : 8, 1, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias, raw);
   /* Interior: 8 outputs whose columns up to S ox - pl + S 7 + K - 1 lie in the row. */
   for (; ox + 8 <= ow && ox * (size_t)S + 7 * (size_t)S + (size_t)K <= iw + pl; ox += 8)
-    block(ox, 8, 0, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias);
-  for (; ox < ow; ox += 8) block(ox, ow - ox < 8 ? ow - ox : 8, 1, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias);
+    block(ox, 8, 0, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias, raw);
+  for (; ox < ow; ox += 8)
+    block(ox, ow - ox < 8 ? ow - ox : 8, 1, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias, raw);
+  if (raw) dw_epilogue(out, ors, (size_t)R, ow, p, act);
 }
 
 void lc_f32_dw_row_unpadded_avx2(size_t ow, size_t rows, size_t ors, size_t s, size_t k, size_t pl, size_t iw,
                                  const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p) {
   const lc_avx2_act act = lc_avx2_act_init(p);
   const __m256 bias = _mm256_set1_ps(p->bias ? p->bias[0] : 0.0f);
-#define LC_UNPAD(S, R, K) rows_unpadded(ow, S, R, ors, K, pl, iw, in_rows, w, out, p, &act, bias)
+  /* A residual may be the output itself (read before each write): it keeps the fused epilogue. */
+  const int raw = p->final && !p->accumulate && !p->residual && p->act >= 0 && p->act <= 4;
+#define LC_UNPAD(S, R, K)                                                                 \
+  raw ? rows_unpadded(ow, S, R, ors, K, pl, iw, in_rows, w, out, p, &act, bias, 1)        \
+      : rows_unpadded(ow, S, R, ors, K, pl, iw, in_rows, w, out, p, &act, bias, 0)
   if (s == 1 && k == 3) {
     if (rows == 4) LC_UNPAD(1, 4, 3);
     else if (rows == 2) LC_UNPAD(1, 2, 3);
