@@ -5,25 +5,6 @@
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/f32_gemm_6x16_avx2.h"
 
-/* Epilogue and store of one row of C (n columns). */
-static void store_row(__m256 v0, __m256 v1, size_t i, size_t n, float *cr, const lc_gemm_params *p,
-                      const lc_avx2_act *act) {
-  const int fin = p->final;
-  const float *res = fin && p->residual ? p->residual + i * p->rs_res : NULL;
-  const float *bcol = fin && p->bias && !p->bias_per_row ? p->bias : NULL;
-  const __m256 brow = fin && p->bias && p->bias_per_row ? _mm256_set1_ps(p->bias[i]) : _mm256_setzero_ps();
-  if (n == NR) {
-    lc_avx2_epilogue(v0, cr, bcol, brow, res, p, act, _mm256_setzero_si256(), 0);
-    lc_avx2_epilogue(v1, cr + 8, bcol ? bcol + 8 : NULL, brow, res ? res + 8 : NULL, p, act,
-                     _mm256_setzero_si256(), 0);
-    return;
-  }
-  lc_avx2_epilogue(v0, cr, bcol, brow, res, p, act, lc_avx2_mask(n < 8 ? n : 8), 1);
-  if (n > 8)
-    lc_avx2_epilogue(v1, cr + 8, bcol ? bcol + 8 : NULL, brow, res ? res + 8 : NULL, p, act,
-                     lc_avx2_mask(n - 8), 1);
-}
-
 void lc_f32_gemm_6x16_avx2(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_a,
                            const float *b, size_t rs_b, float *c, size_t rs_c, const lc_gemm_params *p) {
   __m256 acc[MR][2];

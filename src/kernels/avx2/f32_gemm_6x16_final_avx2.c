@@ -36,22 +36,6 @@ LC_AI void store_fast(__m256 acc[MR][2], size_t m, size_t n, float *c, size_t rs
   }
 }
 
-static void store_generic(__m256 acc[MR][2], size_t m, size_t n, float *c, size_t rs_c, const lc_gemm_params *p) {
-  const lc_avx2_act act = lc_avx2_act_init(p);
-  for (size_t i = 0; i < m; i++) {
-    float *cr = c + i * rs_c;
-    const int fin = p->final;
-    const float *res = fin && p->residual ? p->residual + i * p->rs_res : NULL;
-    const float *bcol = fin && p->bias && !p->bias_per_row ? p->bias : NULL;
-    const __m256 brow = fin && p->bias && p->bias_per_row ? _mm256_set1_ps(p->bias[i]) : _mm256_setzero_ps();
-    int masked = n < NR;
-    lc_avx2_epilogue(acc[i][0], cr, bcol, brow, res, p, &act, lc_avx2_mask(n < 8 ? n : 8), masked);
-    if (n > 8)
-      lc_avx2_epilogue(acc[i][1], cr + 8, bcol ? bcol + 8 : NULL, brow, res ? res + 8 : NULL, p, &act,
-                       lc_avx2_mask(n - 8), masked);
-  }
-}
-
 void lc_f32_gemm_6x16_final_avx2(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_a,
                                  const float *b, size_t rs_b, float *c, size_t rs_c, const lc_gemm_params *p) {
   __m256 acc[MR][2];
@@ -72,5 +56,6 @@ void lc_f32_gemm_6x16_final_avx2(size_t m, size_t n, size_t k, const float *a, s
     }
 #undef LC_FAST
   }
-  store_generic(acc, m, n, c, rs_c, p);
+  const lc_avx2_act act = lc_avx2_act_init(p);
+  for (size_t i = 0; i < m; i++) store_row(acc[i][0], acc[i][1], i, n, c + i * rs_c, p, &act);
 }
