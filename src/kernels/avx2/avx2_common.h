@@ -16,6 +16,29 @@ LC_AI __m256i lc_avx2_mask(size_t cnt) {
   return _mm256_loadu_si256((const __m256i *)(const void *)(lc_avx2_mask_tbl + 8 - cnt));
 }
 
+/* Mask of the lanes l < m, m clamped to 0..8. */
+LC_AI __m256i lc_avx2_mask_upto(ptrdiff_t m) { return lc_avx2_mask(m < 0 ? 0 : m > 8 ? 8 : (size_t)m); }
+
+/* Lanes l of 8 columns from `off` with 0 <= off + l < iw. */
+LC_AI __m256i lc_avx2_cols_in(ptrdiff_t off, ptrdiff_t iw) {
+  return _mm256_andnot_si256(lc_avx2_mask_upto(-off), lc_avx2_mask_upto(iw - off));
+}
+
+/* 8 floats at s + off under mask m (integer address math: masked lanes touch no memory, so the
+ * address may lie outside s). */
+LC_AI __m256 lc_avx2_load_m(const float *s, ptrdiff_t off, __m256i m) {
+  return _mm256_maskload_ps((const float *)((uintptr_t)s + (uintptr_t)(off * (ptrdiff_t)sizeof(float))), m);
+}
+
+/* Even / odd lanes of the 16 floats a:b: shuffle_ps picks them per 128-bit lane, permute4x64 puts
+ * the halves in order. */
+LC_AI __m256 lc_avx2_even(__m256 a, __m256 b) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+}
+LC_AI __m256 lc_avx2_odd(__m256 a, __m256 b) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+
 /* Activation parameters broadcast once per call. */
 typedef struct {
   int act, post;

@@ -18,8 +18,7 @@ LC_AI __m256 load_taps(const float *q, size_t sw, size_t cnt) {
     lo = _mm256_maskload_ps(q, lc_avx2_mask(e < 8 ? e : 8));
     hi = e > 8 ? _mm256_maskload_ps(q + 8, lc_avx2_mask(e - 8)) : _mm256_setzero_ps();
   }
-  const __m256 ev = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)); /* x0 x2 x8 x10 | x4 x6 x12 x14 */
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0)));
+  return lc_avx2_even(lo, hi);
 }
 
 /* One block of outputs [ox, ox+cnt); cnt == 9 means "8 outputs, full-width loads allowed". */

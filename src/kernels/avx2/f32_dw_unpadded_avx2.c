@@ -11,24 +11,9 @@
 #include "kernels/avx2/avx2_common.h"
 #include "kernels/avx2/avx2_kernels.h"
 
-static inline __m256i lanes8(ptrdiff_t m) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(m < 0 ? 0 : (m > 8 ? 8 : m))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-/* 8 floats row[off .. off + 8), zero where the column lies outside [0, iw); edge: masked (integer
- * address math: masked lanes touch no memory). */
+/* 8 floats row[off .. off + 8), zero where the column lies outside [0, iw) (edge: masked). */
 LC_AI __m256 vload(const float *row, ptrdiff_t off, ptrdiff_t iw, int edge) {
-  if (!edge) return _mm256_loadu_ps(row + off);
-  __m256i m = _mm256_andnot_si256(lanes8(-off), lanes8(iw - off));
-  return _mm256_maskload_ps((const float *)((uintptr_t)row + (uintptr_t)(off * (ptrdiff_t)sizeof(float))), m);
-}
-
-LC_AI __m256 even8(__m256 a, __m256 b) {
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
-}
-
-LC_AI __m256 odd8(__m256 a, __m256 b) {
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+  return edge ? lc_avx2_load_m(row, off, lc_avx2_cols_in(off, iw)) : _mm256_loadu_ps(row + off);
 }
 
 /* Tap kx of 8 outputs from padded column c0 = S ox - pl: V[c0 + S l + kx], l < 8. Stride 2 takes
@@ -36,9 +21,9 @@ LC_AI __m256 odd8(__m256 a, __m256 b) {
  * nothing past the block's last needed column, c0 + 14 + K - 1, is loaded. */
 LC_AI __m256 tap(const float *row, ptrdiff_t c0, int S, int K, int kx, ptrdiff_t iw, int edge) {
   if (S == 1) return vload(row, c0 + kx, iw, edge);
-  if (kx % 2) return odd8(vload(row, c0 + kx - 1, iw, edge), vload(row, c0 + kx + 7, iw, edge));
-  if (kx == K - 1) return odd8(vload(row, c0 + kx - 1, iw, edge), vload(row, c0 + kx + 7, iw, edge));
-  return even8(vload(row, c0 + kx, iw, edge), vload(row, c0 + kx + 8, iw, edge));
+  if (kx % 2 || kx == K - 1)
+    return lc_avx2_odd(vload(row, c0 + kx - 1, iw, edge), vload(row, c0 + kx + 7, iw, edge));
+  return lc_avx2_even(vload(row, c0 + kx, iw, edge), vload(row, c0 + kx + 8, iw, edge));
 }
 
 #define LC_UNROLL _Pragma("GCC unroll 8")
