@@ -51,8 +51,7 @@ LC_AI void block(size_t ox, size_t nout, int edge, const int S, const int R, siz
   if (raw) { /* the sums alone: dw_epilogue finishes the rows */
     LC_UNROLL for (int r = 0; r < R; r++) {
       float *o = out + (size_t)r * ors + ox;
-      if (nout < 8) _mm256_maskstore_ps(o, m, _mm256_add_ps(a0[r], a1[r]));
-      else _mm256_storeu_ps(o, _mm256_add_ps(a0[r], a1[r]));
+      lc_avx2_store_n(o, _mm256_add_ps(a0[r], a1[r]), nout);
     }
     return;
   }
@@ -85,7 +84,7 @@ LC_AI void epi_rows(float *out, size_t ors, size_t rows, size_t ow, const lc_gem
       const __m256i m = lc_avx2_mask(ow - ox);
       __m256 v = _mm256_maskload_ps(o + ox, m);
       if (has_bias) v = _mm256_add_ps(v, b);
-      _mm256_maskstore_ps(o + ox, m, lc_avx2_apply_act(v, &ca));
+      lc_avx2_store_n(o + ox, lc_avx2_apply_act(v, &ca), ow - ox);
     }
   }
 }

@@ -34,7 +34,7 @@ LC_AI __m256 tanh8(__m256 x) {
     }                                                                                                \
     for (; i < n; i += 8) {                                                                          \
       __m256i m = lc_avx2_mask(n - i < 8 ? n - i : 8);                                               \
-      _mm256_maskstore_ps(y + i, m, f(_mm256_maskload_ps(x + i, m)));                                \
+      lc_avx2_store_n(y + i, f(_mm256_maskload_ps(x + i, m)), n - i);                                \
     }                                                                                                \
   }
 
@@ -50,7 +50,7 @@ void lc_f32_hard_sigmoid_avx2(float *y, const float *x, size_t n, float alpha, f
     __m256 h = _mm256_min_ps(one, _mm256_max_ps(zero, _mm256_fmadd_ps(a, v, b)));
     if (swish) h = _mm256_mul_ps(h, v);
     if (n - i >= 8) _mm256_storeu_ps(y + i, h);
-    else _mm256_maskstore_ps(y + i, m, h);
+    else lc_avx2_store_n(y + i, h, n - i);
   }
 }
 LC_MAP8(lc_f32_sigmoid_avx2, sigmoid8)

@@ -23,12 +23,12 @@ void lc_f32_gather3_s2_avx2(float *d0, float *d1, float *d2, const float *s, siz
     /* r outputs read s[2j .. 2j + 2r]: a, b the first 2r floats, c, e the 2r from 2j + 1 */
     ptrdiff_t m = 2 * (ptrdiff_t)(n - j);
     const float *p = s + 2 * j;
-    __m256i lo = lc_avx2_mask_upto(m), hi = lc_avx2_mask_upto(m - 8), o = lc_avx2_mask_upto((ptrdiff_t)(n - j));
+    __m256i lo = lc_avx2_mask_upto(m), hi = lc_avx2_mask_upto(m - 8);
     __m256 a = lc_avx2_load_m(p, 0, lo), b = lc_avx2_load_m(p, 8, hi);
     __m256 c = lc_avx2_load_m(p, 1, lo), e = lc_avx2_load_m(p, 9, hi);
-    _mm256_maskstore_ps(d0 + j, o, lc_avx2_even(a, b));
-    _mm256_maskstore_ps(d1 + j, o, lc_avx2_odd(a, b));
-    _mm256_maskstore_ps(d2 + j, o, lc_avx2_odd(c, e));
+    lc_avx2_store_n(d0 + j, lc_avx2_even(a, b), n - j);
+    lc_avx2_store_n(d1 + j, lc_avx2_odd(a, b), n - j);
+    lc_avx2_store_n(d2 + j, lc_avx2_odd(c, e), n - j);
   }
 }
 
@@ -55,15 +55,14 @@ void lc_f32_gather_s2_rows_avx2(float *d0, float *d1, float *d2, size_t drs, con
     }
     const __m256i ma = lc_avx2_cols_in(base, w), mb = lc_avx2_cols_in(base + 8, w);
     const __m256i mc = lc_avx2_cols_in(base + 1, w), me = lc_avx2_cols_in(base + 9, w);
-    const __m256i mo = lc_avx2_mask_upto((ptrdiff_t)nj);
     for (size_t r = 0; r < rows; r++) {
       const float *p = src + r * srs;
       __m256 a = lc_avx2_load_m(p, base, ma), b = lc_avx2_load_m(p, base + 8, mb);
-      _mm256_maskstore_ps(d0 + r * drs + j, mo, lc_avx2_even(a, b));
+      lc_avx2_store_n(d0 + r * drs + j, lc_avx2_even(a, b), nj);
       if (d1) {
         __m256 c = lc_avx2_load_m(p, base + 1, mc), e = lc_avx2_load_m(p, base + 9, me);
-        _mm256_maskstore_ps(d1 + r * drs + j, mo, lc_avx2_odd(a, b));
-        _mm256_maskstore_ps(d2 + r * drs + j, mo, lc_avx2_odd(c, e));
+        lc_avx2_store_n(d1 + r * drs + j, lc_avx2_odd(a, b), nj);
+        lc_avx2_store_n(d2 + r * drs + j, lc_avx2_odd(c, e), nj);
       }
     }
   }

@@ -30,8 +30,8 @@ LC_AI void store_fast(__m256 acc[MR][2], size_t m, size_t n, float *c, size_t rs
       _mm256_storeu_ps(cr, v0);
       _mm256_storeu_ps(cr + 8, v1);
     } else {
-      _mm256_maskstore_ps(cr, m0, v0);
-      if (n > 8) _mm256_maskstore_ps(cr + 8, m1, v1);
+      lc_avx2_store_n(cr, v0, n < 8 ? n : 8);
+      if (n > 8) lc_avx2_store_n(cr + 8, v1, n - 8);
     }
   }
 }

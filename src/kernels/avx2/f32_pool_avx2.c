@@ -35,7 +35,7 @@ void lc_f32_rows_sum_avx2(float *y, const float *x, size_t n, size_t rows, size_
     __m256i m = lc_avx2_mask(n - i < 8 ? n - i : 8);
     __m256 a = _mm256_maskload_ps(x + i, m);
     for (size_t r = 1; r < rows; r++) a = _mm256_add_ps(a, _mm256_maskload_ps(x + r * stride + i, m));
-    _mm256_maskstore_ps(y + i, m, a);
+    lc_avx2_store_n(y + i, a, n - i);
   }
 }
 

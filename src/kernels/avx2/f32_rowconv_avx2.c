@@ -26,8 +26,7 @@ LC_AI void put(__m256 v, float *c, size_t i, size_t j, size_t n, const lc_gemm_p
   lc_avx2_act ca = *a;
   ca.act = act;
   v = lc_avx2_apply_act(v, &ca);
-  if (left < 8) _mm256_maskstore_ps(c, lc_avx2_mask(left), v);
-  else _mm256_storeu_ps(c, v);
+  lc_avx2_store_n(c, v, left);
 }
 
 /* nv = vectors of 8 pixels (1..3), a compile-time constant at each call. */

@@ -82,7 +82,7 @@ static double exp_sum(const float *x, float *y, size_t len, float mf) {
   for (; i < len; i += 8) {
     __m256i k = lc_avx2_mask(len - i < 8 ? len - i : 8);
     __m256 a = _mm256_and_ps(exp_sub(_mm256_maskload_ps(x + i, k), m), _mm256_castsi256_ps(k));
-    if (y) _mm256_maskstore_ps(y + i, k, a);
+    if (y) lc_avx2_store_n(y + i, a, len - i);
     s0 = add8d(s0, a, &s1);
   }
   return hsum4d(_mm256_add_pd(s0, s1));
