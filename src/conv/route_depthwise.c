@@ -13,16 +13,19 @@
  *    (2 at stride 2) from input rows loaded once. Copying the plane in and FLAT's output out was
  *    half of a 256-channel 3x3 at 40x40 (0.26 ms against oneDNN's 0.12; DIRECT 0.16). 32 channels
  *    3x3 s2 320 -> 160 px: 1.05 -> 0.63 ms; 5x5 stride 2 (one row a call) ran slower than PLANE.
+ *  - C8 (a table with f32_dw_c8, narrow outputs): 8 channels transposed into one zero-padded tile of
+ *    8-channel pixels, every tap an aligned vector, transposed back a row at a time (dw_c8_wanted).
  * Every variant makes the same kernel do the same sums per output element, so the output is the same
  * for any variant, budget and thread count.
  * NHWC: per (image, output row); a pointer per tap into the channel vectors, NULL for padding. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "conv/route.h"
 #include "util/checked.h"
 #include "util/error.h"
 
-enum { DW_ROWS = 0, DW_PLANE = 1, DW_FLAT = 2, DW_DIRECT = 3 };
+enum { DW_ROWS = 0, DW_PLANE = 1, DW_FLAT = 2, DW_DIRECT = 3, DW_C8 = 4 };
 
 /* DIRECT from this output width (256 channels, 3x3, 1 thread, ms FLAT / DIRECT with 4 rows a call:
  * 7 px (512 ch) 0.026-0.029 / 0.030, 10 px 0.026 / 0.020, 20 px 0.060 / 0.059, 32 px 0.147 / 0.094,
@@ -43,6 +46,7 @@ typedef struct dw_geom {
   size_t hneed;  /* padded input rows read */
   size_t hph;    /* rows per phase plane */
   size_t so;     /* FLAT output row stride: wp / sw */
+  size_t ow;     /* output width (C8's row of outputs) */
   size_t flat;   /* FLAT outputs computed: (oh-1)*so + ow */
   size_t iw;     /* input width (DIRECT's zero row) */
 } dw_geom;
@@ -57,12 +61,20 @@ static void dw_geometry(const lc_conv *c, const lc_conv_plan *p, dw_geom *g) {
   g->so = g->wp / sw;
   g->flat = ((size_t)p->oh - 1) * g->so + (size_t)p->ow;
   g->iw = (size_t)p->iw;
+  g->ow = (size_t)p->ow;
 }
 
 /* Floats of an NCHW variant's buffers; 0 on overflow. */
 static size_t dw_slot_floats(const lc_conv *c, const dw_geom *g, int variant) {
   size_t kh = (size_t)c->d.kernel_h, floats;
   if (variant == DW_DIRECT) return lc_round_up(g->iw, 16); /* a row of zeros */
+  if (variant == DW_C8) { /* lc_f32_dw_c8_fn's: tile, a row of outputs, the weights, alignment */
+    size_t t;
+    if (!lc_mul_sz(g->hneed, g->wneed, &t) || !lc_add_sz(t, g->ow + (size_t)c->taps + 1, &t) ||
+        !lc_mul_sz(t, 8, &t))
+      return 0;
+    return t;
+  }
   if (variant == DW_ROWS) return lc_mul_sz(kh + 1, g->wneed, &floats) ? floats : 0; /* kh rows + a zero row */
   if (!lc_mul_sz((size_t)c->d.stride_h * g->hph, g->wp, &floats)) return 0;
   if (variant == DW_FLAT && !lc_add_sz(floats, g->flat, &floats)) return 0;
@@ -79,6 +91,22 @@ static size_t dw_slot_bytes(const lc_conv *c, const dw_geom *g, int variant) {
 /* The row pointers of a slot. */
 static const float **dw_slot_ptrs(const lc_conv *c, const dw_geom *g, int variant, unsigned char *slot) {
   return (const float **)(slot + lc_round_up(dw_slot_floats(c, g, variant) * sizeof(float), 64));
+}
+
+/* C8 tiles up to this many bytes per thread: past L2 the transposes stop paying. */
+#define DW_C8_MAX_BYTES ((size_t)384 << 10)
+
+/* C8 (f32_dw_c8) where the row kernels' edges, tails and stride-2 lane shuffles dominate: outputs up
+ * to 16 px wide, 28 at stride 2, 20 with kernels 5+ wide. A Zen 3, 1 thread, fastest of 4-5 rounds
+ * against DIRECT / FLAT: 3x3 at 7 / 14 / 16 / 20 / 28 / 40 px 0.70 / 0.76 / 0.95 / 0.99 / 1.17 /
+ * 1.41x; stride 2 to 7 / 14 / 28 / 40 px 0.68 / 0.55 / 0.79 / 1.08x; 5x5 at 10 / 20 / 40 / 80 px
+ * 0.62 / 0.91 / 1.14 / 1.26x, 5x5 stride 2 to 20 px 0.62x. LOWCONV_DW_C8=0 / 1 forces it (tests). */
+static int dw_c8_wanted(const lc_conv *c, const lc_conv_plan *p) {
+  const char *e = getenv("LOWCONV_DW_C8");
+  if (e && *e) return e[0] != '0';
+  const lc_conv_desc *d = &c->d;
+  int64_t most = d->stride_h > 1 || d->stride_w > 1 ? 28 : d->kernel_w >= 5 ? 20 : 16;
+  return p->ow <= most;
 }
 
 lc_status lc_depthwise_plan(const lc_conv *c, lc_conv_plan *p) {
@@ -104,10 +132,16 @@ lc_status lc_depthwise_plan(const lc_conv *c, lc_conv_plan *p) {
       size_t db = dw_slot_bytes(c, &g, DW_DIRECT);
       if (db && lc_threads_for_budget(c, db) >= lc_threads_for_budget(c, rows)) variant = DW_DIRECT, plane = db;
     }
+    if (c->ctx->k->f32_dw_c8 && dw_c8_wanted(c, p)) {
+      size_t cb = dw_slot_bytes(c, &g, DW_C8);
+      if (cb && cb <= DW_C8_MAX_BYTES && lc_threads_for_budget(c, cb) >= lc_threads_for_budget(c, rows))
+        variant = DW_C8, plane = cb;
+    }
     per = variant == DW_ROWS ? rows : plane;
     size_t macs;
     if (!lc_mul_sz(p->ohw, (size_t)c->taps, &macs)) macs = DW_TASK_MACS;
     size_t cpt = macs >= DW_TASK_MACS ? 1 : DW_TASK_MACS / (macs ? macs : 1);
+    if (variant == DW_C8) cpt = lc_round_up(cpt, 8); /* whole groups of 8 channels */
     p->variant = variant;
     p->tile = lc_min_sz(cpt, (size_t)c->d.out_channels); /* channels per task */
     p->ntiles = lc_div_up((size_t)c->d.out_channels, p->tile); /* tasks per image */
@@ -289,6 +323,26 @@ static void dw_direct_task(const lc_conv *c, const dw_geom *g, const float *in, 
   }
 }
 
+/* C8 over channels [ch0, ch1) of one image, 8 at a time. */
+static void dw_c8_task(const lc_conv *c, const dw_geom *g, const float *in, float *out, size_t ch0, size_t ch1,
+                       unsigned char *slot, lc_gemm_params *ep) {
+  const lc_conv_desc *d = &c->d;
+  const lc_conv_plan *p = &c->plan;
+  lc_dw_c8_args a = {0};
+  a.ws = (float *)slot;
+  a.ihw = p->ihw, a.ohw = p->ohw, a.ih = (size_t)p->ih, a.iw = (size_t)p->iw, a.oh = (size_t)p->oh, a.ow = (size_t)p->ow;
+  a.kh = (size_t)d->kernel_h, a.kw = (size_t)d->kernel_w, a.sh = (size_t)d->stride_h, a.sw = (size_t)d->stride_w;
+  a.dh = (size_t)d->dilation_h, a.dw = (size_t)d->dilation_w, a.pt = (size_t)p->pt, a.pl = (size_t)p->pl;
+  a.hp = g->hneed, a.wp = g->wneed, a.ep = ep;
+  for (size_t ch = ch0; ch < ch1; ch += 8) {
+    a.nch = lc_min_sz(8, ch1 - ch);
+    a.in = in + ch * p->ihw, a.out = out + ch * p->ohw, a.w = c->wdw + ch * (size_t)c->taps;
+    a.bias = c->bias ? c->bias + ch : NULL;
+    ep->bias = a.bias;
+    c->ctx->k->f32_dw_c8(&a);
+  }
+}
+
 static void dw_nchw_task(void *arg, size_t task, int thread) {
   const lc_route_job *jb = arg;
   const lc_conv *c = jb->c;
@@ -306,6 +360,10 @@ static void dw_nchw_task(void *arg, size_t task, int thread) {
   ep.final = 1;
   if (variant == DW_DIRECT) {
     dw_direct_task(c, &g, in, out, ch0, ch1, slot, &ep);
+    return;
+  }
+  if (variant == DW_C8) {
+    dw_c8_task(c, &g, in, out, ch0, ch1, slot, &ep);
     return;
   }
   if (variant != DW_ROWS) {

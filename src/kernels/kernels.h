@@ -59,6 +59,20 @@ typedef void (*lc_f32_dw_row_unpadded_fn)(size_t ow, size_t rows, size_t ors, si
                                           size_t iw, const float *const *in_rows, const float *w, float *out,
                                           const lc_gemm_params *p);
 
+/* Depthwise NCHW on up to 8 channels at once through a channel-interleaved, zero-padded tile
+ * (lc_f32_dw_c8_fn): planes in + c * ihw (ih x iw) to out + c * ohw (oh x ow), c < nch (1..8);
+ * padded rows hp = (oh-1)*sh + (kh-1)*dh + 1 and columns wp = (ow-1)*sw + (kw-1)*dw + 1, input
+ * pixel (y, x) at padded (y + pt, x + pl); w: nch x kh*kw taps; bias: nch values or NULL. The sums
+ * and the epilogue (ep: bias, activation 0..4, post affine; no residual) are lc_f32_dw_row_fn's, so
+ * the same bits. ws (any alignment): (hp * wp + ow + kh * kw + 1) * 8 floats. */
+typedef struct lc_dw_c8_args {
+  const float *in, *w, *bias;
+  float *out, *ws;
+  size_t nch, ihw, ohw, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, hp, wp;
+  const lc_gemm_params *ep;
+} lc_dw_c8_args;
+typedef void (*lc_f32_dw_c8_fn)(const lc_dw_c8_args *a);
+
 /* Depthwise NHWC, one output pixel, all channels of a group of c channels:
  *   out[ch] = sum_t in_ptrs[t][ch] * w[t * c + ch]     (in_ptrs[t] NULL = padding tap)
  * bias per channel (bias[ch]) or NULL. */

@@ -58,7 +58,7 @@ static const lc_kernels tables[] = {
      .f32_dw_pixel = lc_f32_dw_pixel_avx2, .f32_gather = lc_f32_gather_avx2, .wino = &lc_wino_avx2,
      .f32_rowconv = lc_f32_rowconv_avx2, .wino_qweights = lc_wino_qweights_avx2,
      .f32_gather3_s2 = lc_f32_gather3_s2_avx2, .f32_gather_s2_rows = lc_f32_gather_s2_rows_avx2,
-     .f32_dw_row_unpadded = lc_f32_dw_row_unpadded_avx2,
+     .f32_dw_row_unpadded = lc_f32_dw_row_unpadded_avx2, .f32_dw_c8 = lc_f32_dw_c8_avx2,
      .wino_qweights_ok = lc_wino_qweights_ok,
      .qname = "avx2", .qgemv = QGEMV_AVX2, .dequant = DEQUANT_AVX2, .vmath = &vmath_avx2, I8GEMM_AVX2},
     /* AVX-512 without VNNI: the GEMV kernels of AVX2. */

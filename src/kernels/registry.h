@@ -25,6 +25,7 @@ typedef struct lc_kernels {
   lc_f32_gemm_fn f32_gemm_wide;
   lc_f32_dw_row_fn f32_dw_row;
   lc_f32_dw_row_unpadded_fn f32_dw_row_unpadded; /* NULL: the depthwise route pads a copy */
+  lc_f32_dw_c8_fn f32_dw_c8;   /* NULL: no channel-interleaved variant */
   lc_f32_dw_pixel_fn f32_dw_pixel;
   lc_f32_gather_fn f32_gather;
   lc_f32_gather3_s2_fn f32_gather3_s2; /* NULL: three f32_gather calls */

@@ -13,6 +13,7 @@ void lc_f32_rowconv_avx2(size_t m, size_t n, size_t k, const float *w, const flo
                        size_t rs_c, const lc_gemm_params *p);
 void lc_f32_dw_row_unpadded_avx2(size_t ow, size_t rows, size_t ors, size_t s, size_t k, size_t pl, size_t iw,
                                  const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p);
+void lc_f32_dw_c8_avx2(const lc_dw_c8_args *a);
 void lc_f32_gather3_s2_avx2(float *d0, float *d1, float *d2, const float *s, size_t n);
 void lc_f32_gather_s2_rows_avx2(float *d0, float *d1, float *d2, size_t drs, const float *src, size_t srs, size_t rows,
                                 size_t n, ptrdiff_t x0, size_t iw);
