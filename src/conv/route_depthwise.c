@@ -96,16 +96,18 @@ static const float **dw_slot_ptrs(const lc_conv *c, const dw_geom *g, int varian
 /* C8 tiles up to this many bytes per thread: past L2 the transposes stop paying. */
 #define DW_C8_MAX_BYTES ((size_t)384 << 10)
 
-/* C8 (f32_dw_c8) where the row kernels' edges, tails and stride-2 lane shuffles dominate: outputs up
- * to 16 px wide, 28 at stride 2, 20 with kernels 5+ wide. A Zen 3, 1 thread, fastest of 4-5 rounds
- * against DIRECT / FLAT: 3x3 at 7 / 14 / 16 / 20 / 28 / 40 px 0.70 / 0.76 / 0.95 / 0.99 / 1.17 /
- * 1.41x; stride 2 to 7 / 14 / 28 / 40 px 0.68 / 0.55 / 0.79 / 1.08x; 5x5 at 10 / 20 / 40 / 80 px
- * 0.62 / 0.91 / 1.14 / 1.26x, 5x5 stride 2 to 20 px 0.62x. LOWCONV_DW_C8=0 / 1 forces it (tests). */
+/* C8 (f32_dw_c8) where the row kernels' edges, tails and stride-2 lane shuffles dominate: 3x3 up to
+ * 16 px wide outputs (28 at stride 2), 5x5 and wider up to 28 (48 at stride 2). A Zen 3, 1 thread,
+ * fastest of 4-5 rounds against DIRECT / FLAT: 3x3 at 7 / 14 / 16 / 20 / 28 / 40 px 0.70 / 0.76 /
+ * 0.95 / 0.99 / 1.17 / 1.41x, stride 2 to 7 / 14 / 28 / 40 px 0.68 / 0.55 / 0.79 / 1.08x; 5x5 at 20 /
+ * 28 / 32 / 40 / 80 px 0.78 / 0.84 / 0.98 / 1.01 / 1.12x, stride 2 to 28 / 40 / 48 px 0.53 / 0.56 /
+ * 0.59x. LOWCONV_DW_C8=0 / 1 forces it (tests). */
 static int dw_c8_wanted(const lc_conv *c, const lc_conv_plan *p) {
   const char *e = getenv("LOWCONV_DW_C8");
   if (e && *e) return e[0] != '0';
   const lc_conv_desc *d = &c->d;
-  int64_t most = d->stride_h > 1 || d->stride_w > 1 ? 28 : d->kernel_w >= 5 ? 20 : 16;
+  int s2 = d->stride_h > 1 || d->stride_w > 1, wide = d->kernel_w >= 5;
+  int64_t most = wide ? (s2 ? 48 : 28) : (s2 ? 28 : 16);
   return p->ow <= most;
 }
 

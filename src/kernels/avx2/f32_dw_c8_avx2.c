@@ -88,10 +88,10 @@ static void unpack_row(const lc_dw_c8_args *a, const float *o, size_t oy, const 
   }
 }
 
-/* One output row into o: P pixels at a time, two chains each. K3: the 3x3 stride-1/2 case with the
- * nine weight vectors in registers. */
-LC_AI void compute_row(const lc_dw_c8_args *a, const float *t, const float *w8, float *o, size_t oy, const int K3) {
-  const size_t kh = K3 ? 3 : a->kh, kw = K3 ? 3 : a->kw, sw = a->sw, dw = a->dw, wp8 = a->wp * 8;
+/* One output row into o: P pixels at a time, two chains each. K: 3 or 5 for square kernels of that
+ * size (unrolled; 3x3's nine weight vectors stay in registers), 0 for any other. */
+LC_AI void compute_row(const lc_dw_c8_args *a, const float *t, const float *w8, float *o, size_t oy, const int K) {
+  const size_t kh = K ? (size_t)K : a->kh, kw = K ? (size_t)K : a->kw, sw = a->sw, dw = a->dw, wp8 = a->wp * 8;
   const float *rows = t + oy * a->sh * wp8;
   enum { P = 3 };
   size_t ox = 0;
@@ -148,9 +148,10 @@ void lc_f32_dw_c8_avx2(const lc_dw_c8_args *a) {
   const lc_avx2_act act = lc_avx2_act_init(a->ep);
   __m256 bv[8];
   for (size_t c = 0; c < 8; c++) bv[c] = _mm256_set1_ps(a->bias && c < a->nch ? a->bias[c] : 0.0f);
-  const int k3 = a->kh == 3 && a->kw == 3;
+  const int k = a->kh == a->kw && (a->kh == 3 || a->kh == 5) ? (int)a->kh : 0;
   for (size_t oy = 0; oy < a->oh; oy++) {
-    if (k3) compute_row(a, t, w8, o, oy, 1);
+    if (k == 3) compute_row(a, t, w8, o, oy, 3);
+    else if (k == 5) compute_row(a, t, w8, o, oy, 5);
     else compute_row(a, t, w8, o, oy, 0);
     unpack_row(a, o, oy, &act, bv);
   }
