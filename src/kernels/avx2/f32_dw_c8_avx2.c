@@ -1,8 +1,9 @@
 /* Depthwise NCHW on 8 channels at once (the depthwise route's C8 variant), AVX2: the 8 planes are
  * transposed into one zero-padded tile of pixels of 8 channels (c8: [row][col][8]), so every tap is
  * one aligned vector and padding, tails and strides need no masks or lane shuffles; the outputs are
- * transposed back row by row with the epilogue. Rows of 7-40 px spent most of the row kernels' time
- * at their edges and tails (a Zen 3: ~28 cycles an output vector at 14 px against ~7 inside a row).
+ * transposed back row by row with the epilogue. Rows of 7-28 px spent most of the row kernels' time
+ * at their edges and tails (a Zen 3: ~28 cycles an output vector at 14 px against ~7 inside a row);
+ * the transposes cost about as much as the products, so wider rows keep the row kernels.
  * The sums are dw_row_block's: ky-major, even kx in one chain and odd kx in another, then added, so
  * every variant of the route gives the same bits. */
 #include <stdint.h>
