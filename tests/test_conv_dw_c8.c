@@ -1,9 +1,10 @@
 /* The depthwise route's C8 variant (8 channels transposed into one zero-padded tile, AVX2):
  * randomized NCHW depthwise shapes (1-41 channels, so every tail of 8; kernels 1-7, not always
- * square; strides 1-2 (the route's); dilation 1-2; pads up to the kernel and asymmetric; 1-30 px; batch 1-2; bias,
- * activations, post affine, PRelu and a residual now and then; Q8 / Q4 weights) against
- * lc_conv_reference within the conv_cases.h bound, and bitwise equal to the other variants
- * (LOWCONV_DW_C8=0), to 2 threads, and to a budget too small for its tile. */
+ * square; strides 1-2, the route's; dilation 1-2; pads up to the kernel, asymmetric; 1-30 px;
+ * batch 1-2; bias, activations, post affine, PRelu; Q8 / Q4 weights) against lc_conv_reference
+ * within the conv_cases.h bound, and bitwise equal to the other variants (LOWCONV_DW_C8=0), to 2
+ * threads, and to a budget too small for its tile. The tiles here (<= 42 x 42 x 8 floats) are all
+ * under the variant's limit, so LOWCONV_DW_C8=1 always takes it. */
 #include "conv_cases.h"
 
 #include <stdlib.h>
