@@ -340,7 +340,6 @@ static void dw_c8_task(const lc_conv *c, const dw_geom *g, const float *in, floa
     a.nch = lc_min_sz(8, ch1 - ch);
     a.in = in + ch * p->ihw, a.out = out + ch * p->ohw, a.w = c->wdw + ch * (size_t)c->taps;
     a.bias = c->bias ? c->bias + ch : NULL;
-    ep->bias = a.bias;
     c->ctx->k->f32_dw_c8(&a);
   }
 }

@@ -63,8 +63,8 @@ typedef void (*lc_f32_dw_row_unpadded_fn)(size_t ow, size_t rows, size_t ors, si
  * (lc_f32_dw_c8_fn): planes in + c * ihw (ih x iw) to out + c * ohw (oh x ow), c < nch (1..8);
  * padded rows hp = (oh-1)*sh + (kh-1)*dh + 1 and columns wp = (ow-1)*sw + (kw-1)*dw + 1, input
  * pixel (y, x) at padded (y + pt, x + pl); w: nch x kh*kw taps; bias: nch values or NULL. The sums
- * and the epilogue (ep: bias, activation 0..4, post affine; no residual) are lc_f32_dw_row_fn's, so
- * the same bits. ws (any alignment): (hp * wp + ow + kh * kw + 1) * 8 floats. */
+ * and the epilogue (bias, then ep's activation 0..4 and post affine; no residual) are
+ * lc_f32_dw_row_fn's, so the same bits. ws (any alignment): (hp * wp + ow + kh * kw + 1) * 8 floats. */
 typedef struct lc_dw_c8_args {
   const float *in, *w, *bias;
   float *out, *ws;

@@ -89,41 +89,34 @@ static void unpack_row(const lc_dw_c8_args *a, const float *o, size_t oy, const 
   }
 }
 
-/* One output row into o: P pixels at a time, two chains each. K: 3 or 5 for square kernels of that
- * size (unrolled; 3x3's nine weight vectors stay in registers), 0 for any other. */
+/* Outputs ox .. ox + P of a row (rows: its first tile row) into o, two chains each. */
+LC_AI void pixels(const lc_dw_c8_args *a, const float *rows, const float *w8, float *o, size_t ox, size_t kh,
+                  size_t kw, const int P) {
+  const size_t sw = a->sw, dw = a->dw, wp8 = a->wp * 8;
+  __m256 e[3], d[3];
+  for (int p = 0; p < P; p++) e[p] = d[p] = _mm256_setzero_ps();
+  for (size_t ky = 0; ky < kh; ky++) {
+    const float *r = rows + ky * a->dh * wp8;
+    for (size_t kx = 0; kx < kw; kx++) {
+      const __m256 wv = _mm256_load_ps(w8 + (ky * kw + kx) * 8);
+      for (int p = 0; p < P; p++) {
+        const __m256 x = _mm256_load_ps(r + ((ox + (size_t)p) * sw + kx * dw) * 8);
+        if (kx % 2) d[p] = _mm256_fmadd_ps(x, wv, d[p]);
+        else e[p] = _mm256_fmadd_ps(x, wv, e[p]);
+      }
+    }
+  }
+  for (int p = 0; p < P; p++) _mm256_store_ps(o + (ox + (size_t)p) * 8, _mm256_add_ps(e[p], d[p]));
+}
+
+/* One output row into o: 3 pixels at a time, then one. K: 3 or 5 for square kernels of that size
+ * (unrolled; 3x3's nine weight vectors stay in registers), 0 for any other. */
 LC_AI void compute_row(const lc_dw_c8_args *a, const float *t, const float *w8, float *o, size_t oy, const int K) {
-  const size_t kh = K ? (size_t)K : a->kh, kw = K ? (size_t)K : a->kw, sw = a->sw, dw = a->dw, wp8 = a->wp * 8;
-  const float *rows = t + oy * a->sh * wp8;
-  enum { P = 3 };
+  const size_t kh = K ? (size_t)K : a->kh, kw = K ? (size_t)K : a->kw;
+  const float *rows = t + oy * a->sh * a->wp * 8;
   size_t ox = 0;
-  for (; ox + P <= a->ow; ox += P) {
-    __m256 e[P], d[P];
-    for (int p = 0; p < P; p++) e[p] = d[p] = _mm256_setzero_ps();
-    for (size_t ky = 0; ky < kh; ky++) {
-      const float *r = rows + ky * a->dh * wp8;
-      for (size_t kx = 0; kx < kw; kx++) {
-        const __m256 wv = _mm256_load_ps(w8 + (ky * kw + kx) * 8);
-        for (int p = 0; p < P; p++) {
-          const __m256 x = _mm256_load_ps(r + ((ox + (size_t)p) * sw + kx * dw) * 8);
-          if (kx % 2) d[p] = _mm256_fmadd_ps(x, wv, d[p]);
-          else e[p] = _mm256_fmadd_ps(x, wv, e[p]);
-        }
-      }
-    }
-    for (int p = 0; p < P; p++) _mm256_store_ps(o + (ox + (size_t)p) * 8, _mm256_add_ps(e[p], d[p]));
-  }
-  for (; ox < a->ow; ox++) {
-    __m256 e = _mm256_setzero_ps(), d = e;
-    for (size_t ky = 0; ky < kh; ky++) {
-      const float *r = rows + ky * a->dh * wp8;
-      for (size_t kx = 0; kx < kw; kx++) {
-        const __m256 x = _mm256_load_ps(r + (ox * sw + kx * dw) * 8), wv = _mm256_load_ps(w8 + (ky * kw + kx) * 8);
-        if (kx % 2) d = _mm256_fmadd_ps(x, wv, d);
-        else e = _mm256_fmadd_ps(x, wv, e);
-      }
-    }
-    _mm256_store_ps(o + ox * 8, _mm256_add_ps(e, d));
-  }
+  for (; ox + 3 <= a->ow; ox += 3) pixels(a, rows, w8, o, ox, kh, kw, 3);
+  for (; ox < a->ow; ox++) pixels(a, rows, w8, o, ox, kh, kw, 1);
 }
 
 void lc_f32_dw_c8_avx2(const lc_dw_c8_args *a) {
