@@ -81,9 +81,12 @@ static void test_random(void) { cc_random_shapes(taprows_case, check_case); }
 static void test_quant(void) { cc_quant_shapes(ctx[0][0], taprows_case, check_case); }
 
 /* The AVX2 table's choice: taprows for 3x3 stride 2 with K <= 2304 (the three-tap gather, no wide
- * tile), fp32 9x9 from 20 px outputs as shifted F(4x4) (route_winograd4.c), im2col otherwise. */
+ * tile; fp32 to 4608) and fp32 1x1 stride 2 with K <= 512 at 7-14 px outputs, fp32 9x9 from 20 px
+ * outputs as shifted F(4x4) (route_winograd4.c), im2col otherwise. */
 static lc_route avx2_want(int cin, int ih, int k, int s, lc_weight_format fmt) {
-  if (k == 3 && s == 2 && cin * 9 <= 2304) return LC_ROUTE_TAPROWS;
+  int f32 = fmt == LC_WEIGHTS_F32, oh = (ih - 1) / 2 + 1;
+  if (k == 3 && s == 2 && cin * 9 <= (f32 ? 4608 : 2304)) return LC_ROUTE_TAPROWS;
+  if (k == 1 && s == 2 && f32 && cin <= 512 && oh >= 7 && oh <= 14) return LC_ROUTE_TAPROWS;
   if (k == 9 && s == 1 && ih >= 20 && cin >= 16 && fmt == LC_WEIGHTS_F32) return LC_ROUTE_WINOGRAD4;
   return LC_ROUTE_IM2COL;
 }
@@ -119,8 +122,9 @@ static void auto_case(size_t i, int cin, int ih, int k, int s, int threads, lc_w
 }
 
 /* AUTO: taprows for 3x3 stride 2 fp32 NCHW with K <= 2304 on a table with the three-tap gather
- * (AVX2, AVX-512; K <= 4608 with the wide tile), for 1x1 stride 2 with K <= 512 at 7-32 px outputs
- * (7-20 px at 2+ threads) on a table with the wide tile and the row-block gather (AVX-512), and
+ * (AVX2, AVX-512; K <= 4608 with the wide tile or AVX2), for 1x1 stride 2 with K <= 512 at 7-32 px
+ * outputs (7-20 px at 2+ threads) on a table with the wide tile and the row-block gather (AVX-512;
+ * AVX2: 7-14 px), and
  * for 9x9 stride 1 at <= 40 px outputs at 1 thread with the wide tile; im2col otherwise. */
 static void test_auto(void) {
   static const struct {

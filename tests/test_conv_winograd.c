@@ -647,7 +647,8 @@ static void check_quant_tuner(void) {
 }
 
 /* AUTO's F(4x4) rule (src/conv/select.c): the AVX2 table takes winograd4 from 64 input channels
- * from 14x14 outputs and from 16 from 56x56, the AVX-512 table from 16 input channels from 80x80, from 56x56 with at least
+ * and from 16 from 56x56; with 64+ at one thread from 20x20 outputs (14x14 with twice as many output
+ * channels), at 2+ threads from 28x28; the AVX-512 table from 16 input channels from 80x80, from 56x56 with at least
  * as many output channels and from 28x28 with twice as many, F(2x2) otherwise; the
  * scalar table keeps F(2x2). F(4x4) weights are transformed only where the rule may pick it (not
  * for 8 channels), release_unused frees the unused transform, and AUTO's
@@ -662,7 +663,8 @@ static void check_auto_f4(void) {
     int64_t ic, hw;
     lc_route avx2, avx512;
     int64_t oc; /* 0: 8 */
-  } cases[] = {{64, 16, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 0}, {128, 7, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},
+  } cases[] = {{64, 16, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},    {128, 7, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},
+               {64, 16, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 128}, {64, 20, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 0},
                {32, 16, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},  {64, 88, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 0},
                {32, 88, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 0}, {16, 81, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 0},
                {64, 79, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 0},
@@ -718,6 +720,30 @@ static void check_auto_f4(void) {
       lc_conv_destroy(f2);
       free(in), free(o1), free(o2);
       cc_free(&c);
+    }
+  }
+  /* Two threads on the AVX2 table: F(2x2) below 28x28 whatever the output channels. */
+  if (cc_isas[top] == LC_ISA_AVX2) {
+    static const int64_t hw2[][3] = {{64, 20, LC_ROUTE_WINOGRAD}, {64, 16, LC_ROUTE_WINOGRAD}, {64, 28, LC_ROUTE_WINOGRAD4}};
+    for (size_t k = 0; k < 3; k++) {
+      lc_conv_desc d;
+      lc_conv_desc_init(&d);
+      d.in_channels = hw2[k][0];
+      d.out_channels = 128;
+      d.kernel_h = d.kernel_w = 3;
+      d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+      size_t nw = (size_t)(d.in_channels * d.out_channels * 9);
+      float *w = malloc(nw * sizeof(float));
+      tu_fill(w, nw, -1.0f, 1.0f);
+      d.weights = w;
+      lc_conv *conv = NULL;
+      lc_conv_shape sh;
+      lc_status st = lc_conv_create(ctx_thr[0], &d, &conv);
+      if (!st) st = lc_conv_prepare(conv, 1, hw2[k][1], hw2[k][1], &sh);
+      TU_CHECK(st == LC_OK && sh.route == (lc_route)hw2[k][2], "avx2 2 threads ic 64 -> 128 at %lld: auto took %s",
+               (long long)hw2[k][1], st ? lc_last_error() : lc_route_name(sh.route));
+      lc_conv_destroy(conv);
+      free(w);
     }
   }
 }

@@ -220,12 +220,15 @@ int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
    * 0.86-0.95x, 512 ch 0.97-1.04 / 0.97-1.04x, so they take it to K 2304; the other rules are
    * fp32's only (not measured at q). AVX2 (Zen 3, stop 29, 1 thread, fastest of 5 rounds against
    * im2col): 64 ch at 56 / 80 px outputs 0.88 / 0.90x, 128-256 ch 0.98-1.03x, 512 ch at 7 px 0.94x
-   * (K 4608: left to im2col without the wide tile); 2 threads within the shared machine's noise. */
+   * (K 4608: left to im2col without the wide tile); 2 threads within the shared machine's noise.
+   * Stop 31 (the same Zen 3, min / median of 5 interleaved runs, taprows against im2col): 512 ch at
+   * 7 px 3.53 / 3.56 against 3.78 / 3.93 ms at 1 thread, 1.92 / 1.94 against 2.11 / 2.16 at 2 (the
+   * tuner took taprows there too, 1.05x): fp32 K 4608 on AVX2 as well. */
   const lc_conv_desc *d = &c->d;
   const lc_kernels *kt = c->ctx->k;
   if (d->layout != LC_NCHW) return 0;
   if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c))
-    return c->K <= (kt->f32_gemm_wide && !c->qw ? (size_t)4608 : (size_t)2304);
+    return c->K <= ((kt->f32_gemm_wide || kt->isa == LC_ISA_AVX2) && !c->qw ? (size_t)4608 : (size_t)2304);
   if (c->qw) return 0;
   /* 9x9 stride 1 at <= 40 px outputs, 1 thread (the Xeon model 167, against im2col): 256 ch at
    * 20 / 40 px 0.86x / selector_fit's head to head 1.19, 1.14; 96->24 at 20 / 40 px 0.84 / 0.93x; 64 ch
@@ -236,9 +239,16 @@ int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
   /* 1x1 s2 with the row-block gather and the wide tile (the Xeon, 1 / 2 threads against im2col):
    * 7 px outputs 0.79 / 0.83x (256->512), 0.74 / 0.78x (512->1024), 14 px 0.89 / 0.78-0.87x
    * (128->256), 0.91x (512->1024), 20 px 0.97 / 0.98x (256->512), 28 px 0.95 / 1.09x (64->128: im2col
-   * at 2+ threads), 0.97x (512->1024); 40-80 px 1.04-1.07x at 1 thread (im2col's packed panels). */
-  return d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 2 && d->stride_w == 2 && kt->f32_gemm_wide &&
-         kt->f32_gather_s2_rows && c->K <= 512 && p->ow >= 7 && p->ow <= (c->ctx->threads > 1 ? 20 : 32);
+   * at 2+ threads), 0.97x (512->1024); 40-80 px 1.04-1.07x at 1 thread (im2col's packed panels).
+   * AVX2 without it (Zen 3, stop 31, min / median of 5 interleaved runs, taprows against im2col, ms,
+   * 1 / 2 threads): 256->512 at 7 px 0.178 / 0.184 against 0.188 / 0.189, 0.104 / 0.106 against
+   * 0.109 / 0.111; 128->256 at 14 px 0.167 / 0.171 against 0.178 / 0.179, 0.100 / 0.103 against
+   * 0.108 / 0.109; 64->128 at 28 px even, 256->512 at 20 px even / 1.1x: to 14 px. */
+  if (d->kernel_h != 1 || d->kernel_w != 1 || d->stride_h != 2 || d->stride_w != 2 || !kt->f32_gather_s2_rows ||
+      c->K > 512 || p->ow < 7)
+    return 0;
+  if (!kt->f32_gemm_wide) return kt->isa == LC_ISA_AVX2 && p->ow <= 14;
+  return p->ow <= (c->ctx->threads > 1 ? 20 : 32);
 }
 
 /* Rows of taps t, t + 1, t + 2 (kx = 0, 1, 2 of one ky) for channel ch into dst[0..2]. */
