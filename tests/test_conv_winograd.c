@@ -648,7 +648,7 @@ static void check_quant_tuner(void) {
 
 /* AUTO's F(4x4) rule (src/conv/select.c): the AVX2 table takes winograd4 from 64 input channels
  * and from 16 from 56x56; with 64+ at one thread from 20x20 outputs (14x14 with twice as many output
- * channels), at 2+ threads from 28x28; the AVX-512 table from 16 input channels from 80x80, from 56x56 with at least
+ * channels, 28x28 with fewer), at 2+ threads from 28x28; the AVX-512 table from 16 input channels from 80x80, from 56x56 with at least
  * as many output channels and from 28x28 with twice as many, F(2x2) otherwise; the
  * scalar table keeps F(2x2). F(4x4) weights are transformed only where the rule may pick it (not
  * for 8 channels), release_unused frees the unused transform, and AUTO's
@@ -664,7 +664,8 @@ static void check_auto_f4(void) {
     lc_route avx2, avx512;
     int64_t oc; /* 0: 8 */
   } cases[] = {{64, 16, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},    {128, 7, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},
-               {64, 16, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 128}, {64, 20, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 0},
+               {64, 16, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 128}, {64, 20, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 64},
+               {64, 20, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},
                {32, 16, LC_ROUTE_WINOGRAD, LC_ROUTE_WINOGRAD, 0},  {64, 88, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 0},
                {32, 88, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 0}, {16, 81, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD4, 0},
                {64, 79, LC_ROUTE_WINOGRAD4, LC_ROUTE_WINOGRAD, 0},

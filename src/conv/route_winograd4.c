@@ -91,8 +91,10 @@ int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow) {
    * F(4x4)): at 2 threads 256@14 0.93 / 1.07, 128@14 0.29 / 0.67, 128@20 0.48 / 0.60, 256->64@20
    * 0.75 / 0.76, 256->512@14 even (the tuner took F(2x2) on the last two: 1.30x, 1.03x); at 1 thread
    * 64@14 0.140 / 0.190, 128@14 0.455 / 0.511, 256@14 1.71 / 1.68, but 256->512@14 3.33 / 3.07 and
-   * 128@20 0.87 / 0.82, so with one thread F(4x4) keeps 14 px where the outputs are twice the inputs. */
-  int64_t lo = c->ctx->threads > 1 ? 28 : c->cout_g >= 2 * c->cin_g ? 14 : 20;
+   * 128@20 0.87 / 0.82, so with one thread F(4x4) keeps 14 px where the outputs are twice the inputs
+   * and 20 px where they are as many; 256->64@20 1.09 / 1.13 (selector_fit: 1.10), so with fewer
+   * outputs 28 px. */
+  int64_t lo = c->ctx->threads > 1 || c->cout_g < c->cin_g ? 28 : c->cout_g >= 2 * c->cin_g ? 14 : 20;
   return lc_winograd4_auto(c) && hw >= lo && (c->cin_g >= 64 || hw >= 56);
 }
 
