@@ -724,8 +724,9 @@ static void check_auto_f4(void) {
     }
   }
   /* Two threads on the AVX2 table: F(2x2) below 28x28 whatever the output channels. */
-  if (cc_isas[top] == LC_ISA_AVX2) {
-    static const int64_t hw2[][3] = {{64, 20, LC_ROUTE_WINOGRAD}, {64, 16, LC_ROUTE_WINOGRAD}, {64, 28, LC_ROUTE_WINOGRAD4}};
+  if (cc_isas[top] == LC_ISA_AVX2 && ctx_thr[0]) {
+    static const int64_t hw2[][3] = {
+        {64, 20, LC_ROUTE_WINOGRAD}, {64, 16, LC_ROUTE_WINOGRAD}, {64, 28, LC_ROUTE_WINOGRAD4}};
     for (size_t k = 0; k < 3; k++) {
       lc_conv_desc d;
       lc_conv_desc_init(&d);
@@ -735,6 +736,8 @@ static void check_auto_f4(void) {
       d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
       size_t nw = (size_t)(d.in_channels * d.out_channels * 9);
       float *w = malloc(nw * sizeof(float));
+      TU_CHECK(w != NULL, "out of memory");
+      if (!w) continue;
       tu_fill(w, nw, -1.0f, 1.0f);
       d.weights = w;
       lc_conv *conv = NULL;

@@ -87,7 +87,7 @@ int lc_wino4_size_first(const lc_conv *c, int64_t oh, int64_t ow) {
    * 24->16@40 3.0 / 1.7; 64@20 even) and lost at 10 at 2 threads (256@10 8.9 / 10.6). */
   int64_t hw = oh < ow ? oh : ow;
   if (w4_shifts(c) > 1) return lc_winograd4_auto(c) && hw >= 20;
-  /* Below 20 px F(2x2) (stop 31, forced routes, interleaved, min / median ms F(2x2) against
+  /* Below 20 px F(2x2) (stop 31, forced routes, 5 interleaved rounds, fastest ms F(2x2) /
    * F(4x4)): at 2 threads 256@14 0.93 / 1.07, 128@14 0.29 / 0.67, 128@20 0.48 / 0.60, 256->64@20
    * 0.75 / 0.76, 256->512@14 even (the tuner took F(2x2) on the last two: 1.30x, 1.03x); at 1 thread
    * 64@14 0.140 / 0.190, 128@14 0.455 / 0.511, 256@14 1.71 / 1.68, but 256->512@14 3.33 / 3.07 and
