@@ -412,7 +412,9 @@ lc_status lc_cl_conv_create(lc_conv *c, const lc_conv_desc *d) {
   cc->asym = d->weight_format != LC_WEIGHTS_F32 && d->asym;
   cc->depthwise = c->depthwise && c->d.groups > 1;
   cc->is1x1 = d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1;
-  snprintf(cc->options, sizeof cc->options, "-DWFMT=%d -DASYM=%d", (int)cc->wfmt, cc->asym);
+  const char *stage = getenv("LOWCONV_CL_SPLIT_STAGE"); /* =0: q rows unstaged in split (A/B runs) */
+  snprintf(cc->options, sizeof cc->options, "-DWFMT=%d -DASYM=%d%s", (int)cc->wfmt, cc->asym,
+           cc->wfmt != LC_WEIGHTS_F32 && stage && !strcmp(stage, "0") ? " -DLCS_STAGE=0" : "");
   lc_cl_conv_args *a = &cc->a;
   if (c->K > (size_t)INT_MAX / 16 || d->out_channels > INT_MAX / 4)
     return lc_error(LC_ERR_UNSUPPORTED, "conv (opencl): %zu weights per output channel is too many", c->K);
