@@ -181,7 +181,8 @@ static int w4_slot(const lc_conv *c, size_t T, int cached, size_t *bytes) {
  * thread twice that (Zen 3, stop 31, forced, 4 interleaved rounds, fastest / median ms at 3 and
  * 6 MiB: 256@40 85.2 / 87.4 against 78.6 / 82.4 and 89.2 / 90.2 against 79.0 / 81.6, the tuner's
  * one chunk of 102 tiles; 256@80 338 / 363 against 321 / 373; 256@20 and 96@40 even; 12 MiB lost
- * at 80 px). At 2 threads 6 MiB lost 1.1-1.2x (one chunk then splits its weight panels). */
+ * at 80 px). At 2 threads 6 MiB lost 1.1-1.2x (one chunk then splits its weight panels). Measured
+ * on the AVX2 table only: the AVX-512 parts keep 3 MiB. */
 #define W4_SHIFT_CHUNK_BYTES ((size_t)3 << 20)
 /* With 32 input channels or fewer a tile's products are few and U small (36 x 32 x cout floats):
  * a chunk needs fewer tiles to pay for streaming U, and half the slot leaves L2 to the planes the
@@ -190,7 +191,8 @@ static int w4_slot(const lc_conv *c, size_t T, int cached, size_t *bytes) {
  * 8.30-8.68 against 9.75-10.03 (1 thread: 17.7-20.3 against 19.7-20.3). A quarter of the slot lost
  * at 1 thread (10.5 ms). */
 static size_t w4_chunk_bytes(const lc_conv *c) {
-  if (w4_shifts(c) > 1) return c->ctx->threads > 1 ? W4_SHIFT_CHUNK_BYTES : 2 * W4_SHIFT_CHUNK_BYTES;
+  if (w4_shifts(c) > 1)
+    return c->ctx->threads == 1 && c->ctx->k->isa == LC_ISA_AVX2 ? 2 * W4_SHIFT_CHUNK_BYTES : W4_SHIFT_CHUNK_BYTES;
   return c->cin_g <= LC_WINO_SMALL_K_CIN ? W4_CHUNK_BYTES / 2 : W4_CHUNK_BYTES;
 }
 
