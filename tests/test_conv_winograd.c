@@ -728,26 +728,18 @@ static void check_auto_f4(void) {
     static const int64_t hw2[][3] = {
         {64, 20, LC_ROUTE_WINOGRAD}, {64, 16, LC_ROUTE_WINOGRAD}, {64, 28, LC_ROUTE_WINOGRAD4}};
     for (size_t k = 0; k < 3; k++) {
-      lc_conv_desc d;
-      lc_conv_desc_init(&d);
-      d.in_channels = hw2[k][0];
-      d.out_channels = 128;
-      d.kernel_h = d.kernel_w = 3;
-      d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
-      size_t nw = (size_t)(d.in_channels * d.out_channels * 9);
-      float *w = malloc(nw * sizeof(float));
-      TU_CHECK(w != NULL, "out of memory");
-      if (!w) continue;
-      tu_fill(w, nw, -1.0f, 1.0f);
-      d.weights = w;
+      cc_case c;
+      memset(&c, 0, sizeof c);
+      c.d = cc_desc(hw2[k][0], 128, 3, 1);
+      cc_fill(&c, 0);
       lc_conv *conv = NULL;
       lc_conv_shape sh;
-      lc_status st = lc_conv_create(ctx_thr[0], &d, &conv);
+      lc_status st = lc_conv_create(ctx_thr[0], &c.d, &conv);
       if (!st) st = lc_conv_prepare(conv, 1, hw2[k][1], hw2[k][1], &sh);
       TU_CHECK(st == LC_OK && sh.route == (lc_route)hw2[k][2], "avx2 2 threads ic 64 -> 128 at %lld: auto took %s",
                (long long)hw2[k][1], st ? lc_last_error() : lc_route_name(sh.route));
       lc_conv_destroy(conv);
-      free(w);
+      cc_free(&c);
     }
   }
 }
