@@ -17,13 +17,13 @@ int main(int argc, char **argv) {
   const size_t ow = (size_t)atoi(argv[1]), R = (size_t)atoi(argv[2]), k = (size_t)atoi(argv[3]),
                s = (size_t)atoi(argv[4]);
   const double ghz = argc > 5 ? atof(argv[5]) : 3.1;
-  if (ow < 1 || ow > 4096 || (k != 3 && k != 5) || (s != 1 && s != 2) || R < 1 || R > 4) {
-    fprintf(stderr, "bench_dw_rows: OW 1..4096, ROWS 1..4, K 3 or 5, STRIDE 1 or 2\n");
+  if (ow < 1 || ow > 4096 || (k != 3 && k != 5) || (s != 1 && s != 2) || R < 1 || R > 64) {
+    fprintf(stderr, "bench_dw_rows: OW 1..4096, ROWS 1..64, K 3 or 5, STRIDE 1 or 2\n");
     return 2;
   }
   const size_t iw = ow * s, pl = k / 2, ni = s * (R - 1) + k;
   float *in = lc_malloc(ni * iw * sizeof(float)), *out = lc_malloc(R * ow * sizeof(float)), w[25];
-  const float *rows[16];
+  const float *rows[160];
   if (!in || !out) return 1;
   for (size_t i = 0; i < ni * iw; i++) in[i] = (float)(i % 7) * 0.1f;
   for (size_t i = 0; i < ni; i++) rows[i] = in + i * iw;

@@ -363,8 +363,8 @@ static void test_dw_row(const lc_kernels *kt) {
 static void check_dw_unpadded(const lc_kernels *kt, size_t ow, size_t R, size_t s, size_t k, size_t pl, size_t iw,
                               unsigned cfg_idx, int front) {
   const size_t ni = s * (R - 1) + k, ors = ow + 3, width = (ow - 1) * s + k;
-  gbuf grow[8] = {{0}}, gw = {0}, gout = {0}, gbias = {0}, gres = {0};
-  const float *rows[8];
+  gbuf grow[16] = {{0}}, gw = {0}, gout = {0}, gbias = {0}, gres = {0};
+  const float *rows[16];
   for (size_t i = 0; i < ni; i++) {
     float *r = galloc(&grow[i], iw, (int)((i + (size_t)front) % 2));
     tu_fill(r, iw, -1.0f, 1.0f);
@@ -443,9 +443,10 @@ static void check_dw_unpadded(const lc_kernels *kt, size_t ow, size_t R, size_t 
 
 static void test_dw_unpadded(const lc_kernels *kt) {
   if (!kt->f32_dw_row_unpadded) return;
-  /* (stride, k, rows) as the depthwise route calls it */
+  /* (stride, k, rows): the kernel's groups (4 rows at stride 1, 2 at 3x3 stride 2, else 1) and a
+   * plane's worth (the route's one call) with every remainder */
   static const size_t cases[][3] = {{1, 3, 1}, {1, 3, 2}, {1, 3, 4}, {1, 5, 1}, {1, 5, 2}, {1, 5, 4}, {2, 3, 1},
-                                    {2, 3, 2}, {2, 5, 1}};
+                                    {2, 3, 2}, {2, 5, 1}, {1, 3, 7}, {1, 3, 5}, {1, 5, 6}, {2, 3, 5}, {2, 5, 3}};
   unsigned cfg = 0;
   for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++)
     for (size_t ow = 1; ow <= 40; ow++)

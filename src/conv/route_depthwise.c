@@ -81,11 +81,13 @@ static size_t dw_slot_floats(const lc_conv *c, const dw_geom *g, int variant) {
   return floats;
 }
 
-/* Slot bytes: the float buffers, then 2*kh row pointers; 0 on overflow. */
+/* Slot bytes: the float buffers, then the row pointers (2*kh; DIRECT: one per input row a plane
+ * reads, a call per plane); 0 on overflow. */
 static size_t dw_slot_bytes(const lc_conv *c, const dw_geom *g, int variant) {
-  size_t t, floats = dw_slot_floats(c, g, variant);
+  size_t t, ptrs = variant == DW_DIRECT ? g->hneed : 2 * (size_t)c->d.kernel_h, floats = dw_slot_floats(c, g, variant);
   if (floats == 0 || !lc_mul_sz(floats, sizeof(float), &t) || t > SIZE_MAX / 2) return 0;
-  return lc_round_up(t, 64) + lc_round_up(2 * (size_t)c->d.kernel_h * sizeof(float *), 64);
+  if (ptrs > SIZE_MAX / 2 / sizeof(float *)) return 0;
+  return lc_round_up(t, 64) + lc_round_up(ptrs * sizeof(float *), 64);
 }
 
 /* The row pointers of a slot. */
@@ -313,15 +315,11 @@ static void dw_direct_task(const lc_conv *c, const dw_geom *g, const float *in, 
     const float *plane = in + ch * p->ihw, *w = c->wdw + ch * (size_t)c->taps;
     float *oplane = out + ch * p->ohw;
     ep->bias = c->bias ? c->bias + ch : NULL;
-    for (int64_t oy = 0; oy < p->oh;) { /* the output rows of a call share their input rows */
-      size_t nr = s == 1 && oy + 3 < p->oh ? 4 : (s == 1 || k == 3) && oy + 1 < p->oh ? 2 : 1;
-      for (size_t i = 0; i < s * (nr - 1) + k; i++) {
-        int64_t iy = oy * (int64_t)s - p->pt + (int64_t)i;
-        rp[i] = iy >= 0 && iy < p->ih ? plane + (size_t)iy * iw : zero;
-      }
-      row(ow, nr, ow, s, k, (size_t)p->pl, iw, rp, w, oplane + (size_t)oy * ow, ep);
-      oy += (int64_t)nr;
+    for (size_t i = 0; i < g->hneed; i++) { /* the whole plane in one call */
+      int64_t iy = (int64_t)i - p->pt;
+      rp[i] = iy >= 0 && iy < p->ih ? plane + (size_t)iy * iw : zero;
     }
+    row(ow, (size_t)p->oh, ow, s, k, (size_t)p->pl, iw, rp, w, oplane, ep);
   }
 }
 

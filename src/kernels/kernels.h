@@ -50,8 +50,8 @@ typedef void (*lc_f32_dw_row_fn)(size_t ow, size_t kh, size_t kw, size_t sw, siz
                                  const float *const *in_rows, const float *w, float *out,
                                  const lc_gemm_params *p);
 
-/* Depthwise NCHW, stride s (1 or 2), dilation 1, k x k taps (k 3 or 5), rows output rows straight
- * from the unpadded input (rows: 1, 2 or 4 at stride 1; 1 or 2 at stride 2, 2 only for k 3): in_rows[0 .. s * (rows - 1) + k) hold iw floats each (a row of zeros for padding rows),
+/* Depthwise NCHW, stride s (1 or 2), dilation 1, k x k taps (k 3 or 5), rows (any count) output rows
+ * straight from the unpadded input: in_rows[0 .. s * (rows - 1) + k) hold iw floats each (a row of zeros for padding rows),
  * read as padded rows V_i[j] = in_rows[i][j - pl] (zero outside [0, iw)), pl < k; output row r at
  * out + r * ors: out[ox] = sum V_{s*r + ky}[s*ox + kx] * w[ky*k + kx]. Epilogue as lc_f32_dw_row_fn's
  * (a residual at the output's offsets). */

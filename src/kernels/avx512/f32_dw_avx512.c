@@ -185,26 +185,35 @@ LC_AI void dw_row_unpadded(size_t ow, const int S, const int R, size_t ors, cons
   }
 }
 
+/* Row groups as the AVX2 kernel's: the whole of a plane in one call. */
 void lc_f32_dw_row_unpadded_avx512(size_t ow, size_t rows, size_t ors, size_t s, size_t k, size_t pl, size_t iw,
                                    const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p) {
   const lc_avx512_act act = lc_avx512_act_init(p);
   const __m512 bias = _mm512_set1_ps(p->bias ? p->bias[0] : 0.0f);
-#define LC_UNPAD(S, R, K) dw_row_unpadded(ow, S, R, ors, K, pl, iw, in_rows, w, out, p, &act, bias)
-  if (s == 1 && k == 3) {
-    if (rows == 4) LC_UNPAD(1, 4, 3);
-    else if (rows == 2) LC_UNPAD(1, 2, 3);
-    else LC_UNPAD(1, 1, 3);
-  } else if (s == 1) {
-    if (rows == 4) LC_UNPAD(1, 4, 5);
-    else if (rows == 2) LC_UNPAD(1, 2, 5);
-    else LC_UNPAD(1, 1, 5);
-  } else if (k == 3) {
-    if (rows == 2) LC_UNPAD(2, 2, 3);
-    else LC_UNPAD(2, 1, 3);
-  } else {
-    LC_UNPAD(2, 1, 5);
-  }
+  lc_gemm_params q = *p;
+  for (size_t r = 0; r < rows;) {
+    const size_t nr = s == 1 && r + 3 < rows ? 4 : (s == 1 || k == 3) && r + 1 < rows ? 2 : 1;
+    const float *const *ir = in_rows + r * s;
+    float *o = out + r * ors;
+    q.residual = p->residual ? p->residual + r * ors : NULL;
+#define LC_UNPAD(S, R, K) dw_row_unpadded(ow, S, R, ors, K, pl, iw, ir, w, o, &q, &act, bias)
+    if (s == 1 && k == 3) {
+      if (nr == 4) LC_UNPAD(1, 4, 3);
+      else if (nr == 2) LC_UNPAD(1, 2, 3);
+      else LC_UNPAD(1, 1, 3);
+    } else if (s == 1) {
+      if (nr == 4) LC_UNPAD(1, 4, 5);
+      else if (nr == 2) LC_UNPAD(1, 2, 5);
+      else LC_UNPAD(1, 1, 5);
+    } else if (k == 3) {
+      if (nr == 2) LC_UNPAD(2, 2, 3);
+      else LC_UNPAD(2, 1, 3);
+    } else {
+      LC_UNPAD(2, 1, 5);
+    }
 #undef LC_UNPAD
+    r += nr;
+  }
 }
 
 void lc_f32_dw_row_avx512(size_t ow, size_t kh, size_t kw, size_t sw, size_t dw,
