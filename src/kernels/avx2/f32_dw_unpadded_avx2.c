@@ -193,11 +193,40 @@ LC_AI void rows_unpadded(size_t ow, const int S, const int R, size_t ors, const 
   if (raw) dw_epilogue(out, ors, (size_t)R, ow, p, act);
 }
 
+/* One function per (stride, rows, kernel, raw): inlined into one entry point, the twenty
+ * instantiations made clang's ASan + UBSan build of this file (the fuzz targets) take over 10
+ * minutes; as functions each compiles on its own. */
+typedef void (*dw_rows_fn)(size_t ow, size_t ors, size_t pl, size_t iw, const float *const *ir, const float *w,
+                           float *o, const lc_gemm_params *p, const lc_avx2_act *act, const __m256 *bias);
+#define LC_DW_ROWS(S, R, K, RAW)                                                                            \
+  static void dw_rows_##S##_##R##_##K##_##RAW(size_t ow, size_t ors, size_t pl, size_t iw,                  \
+                                              const float *const *ir, const float *w, float *o,              \
+                                              const lc_gemm_params *p, const lc_avx2_act *act,               \
+                                              const __m256 *bias) {                                          \
+    rows_unpadded(ow, S, R, ors, K, pl, iw, ir, w, o, p, act, *bias, RAW);                                  \
+  }
+#define LC_DW_ROWS2(S, R, K) LC_DW_ROWS(S, R, K, 0) LC_DW_ROWS(S, R, K, 1)
+LC_DW_ROWS2(1, 1, 3)
+LC_DW_ROWS2(1, 2, 3)
+LC_DW_ROWS2(1, 4, 3)
+LC_DW_ROWS2(1, 1, 5)
+LC_DW_ROWS2(1, 2, 5)
+LC_DW_ROWS2(1, 4, 5)
+LC_DW_ROWS2(2, 1, 3)
+LC_DW_ROWS2(2, 2, 3)
+LC_DW_ROWS2(2, 1, 5)
+#undef LC_DW_ROWS2
+#undef LC_DW_ROWS
+#define LC_DW_PAIR(S, R, K) {dw_rows_##S##_##R##_##K##_0, dw_rows_##S##_##R##_##K##_1}
+
 /* Row groups of 4 (stride 1) or 2 (3x3 stride 2), then what is left; the whole of a plane in one call:
  * a call per group of 4 cost ~100 cycles besides its blocks (a Zen 3, bench_dw_rows: 104 cycles a
  * call at 8 px, 5.4 per interior output vector), half of a 40 px plane's time. */
 void lc_f32_dw_row_unpadded_avx2(size_t ow, size_t rows, size_t ors, size_t s, size_t k, size_t pl, size_t iw,
                                  const float *const *in_rows, const float *w, float *out, const lc_gemm_params *p) {
+  static const dw_rows_fn s1k3[3][2] = {LC_DW_PAIR(1, 1, 3), LC_DW_PAIR(1, 2, 3), LC_DW_PAIR(1, 4, 3)},
+                          s1k5[3][2] = {LC_DW_PAIR(1, 1, 5), LC_DW_PAIR(1, 2, 5), LC_DW_PAIR(1, 4, 5)},
+                          s2k3[2][2] = {LC_DW_PAIR(2, 1, 3), LC_DW_PAIR(2, 2, 3)}, s2k5[2] = LC_DW_PAIR(2, 1, 5);
   const lc_avx2_act act = lc_avx2_act_init(p);
   const __m256 bias = _mm256_set1_ps(p->bias ? p->bias[0] : 0.0f);
   /* A residual may be the output itself (read before each write): it keeps the fused epilogue. */
@@ -205,27 +234,11 @@ void lc_f32_dw_row_unpadded_avx2(size_t ow, size_t rows, size_t ors, size_t s, s
   lc_gemm_params q = *p;
   for (size_t r = 0; r < rows;) {
     const size_t nr = s == 1 && r + 3 < rows ? 4 : (s == 1 || k == 3) && r + 1 < rows ? 2 : 1;
-    const float *const *ir = in_rows + r * s;
-    float *o = out + r * ors;
+    const int ri = nr == 4 ? 2 : nr == 2 ? 1 : 0;
+    const dw_rows_fn f = s == 1 ? (k == 3 ? s1k3 : s1k5)[ri][raw] : k == 3 ? s2k3[ri][raw] : s2k5[raw];
     q.residual = p->residual ? p->residual + r * ors : NULL;
-#define LC_UNPAD(S, R, K)                                                          \
-  raw ? rows_unpadded(ow, S, R, ors, K, pl, iw, ir, w, o, &q, &act, bias, 1)       \
-      : rows_unpadded(ow, S, R, ors, K, pl, iw, ir, w, o, &q, &act, bias, 0)
-    if (s == 1 && k == 3) {
-      if (nr == 4) LC_UNPAD(1, 4, 3);
-      else if (nr == 2) LC_UNPAD(1, 2, 3);
-      else LC_UNPAD(1, 1, 3);
-    } else if (s == 1) {
-      if (nr == 4) LC_UNPAD(1, 4, 5);
-      else if (nr == 2) LC_UNPAD(1, 2, 5);
-      else LC_UNPAD(1, 1, 5);
-    } else if (k == 3) {
-      if (nr == 2) LC_UNPAD(2, 2, 3);
-      else LC_UNPAD(2, 1, 3);
-    } else {
-      LC_UNPAD(2, 1, 5);
-    }
-#undef LC_UNPAD
+    f(ow, ors, pl, iw, in_rows + r * s, w, out + r * ors, &q, &act, &bias);
     r += nr;
   }
 }
+#undef LC_DW_PAIR
