@@ -51,13 +51,20 @@ typedef void (*lc_f32_dw_row_fn)(size_t ow, size_t kh, size_t kw, size_t sw, siz
                                  const lc_gemm_params *p);
 
 /* Depthwise NCHW, stride s (1 or 2), dilation 1, k x k taps (k 3 or 5), rows (any count) output rows
- * straight from the unpadded input: in_rows[0 .. s * (rows - 1) + k) hold iw floats each (a row of zeros for padding rows),
- * read as padded rows V_i[j] = in_rows[i][j - pl] (zero outside [0, iw)), pl < k; output row r at
- * out + r * ors: out[ox] = sum V_{s*r + ky}[s*ox + kx] * w[ky*k + kx]. Epilogue as lc_f32_dw_row_fn's
- * (a residual at the output's offsets). */
+ * straight from the unpadded input: in_rows[0 .. s * (rows - 1) + k) hold iw floats each (a row of
+ * zeros for padding rows), read as padded rows V_i[j] = in_rows[i][j - pl] (zero outside [0, iw)),
+ * pl < k; output row r at out + r * ors: out[ox] = sum V_{s*r + ky}[s*ox + kx] * w[ky*k + kx].
+ * Epilogue as lc_f32_dw_row_fn's (a residual at the output's offsets). */
 typedef void (*lc_f32_dw_row_unpadded_fn)(size_t ow, size_t rows, size_t ors, size_t s, size_t k, size_t pl,
                                           size_t iw, const float *const *in_rows, const float *w, float *out,
                                           const lc_gemm_params *p);
+/* The implementations' row groups: (stride, rows, kernel) of each, and the rows of the group that
+ * starts at output row r of `rows` (4 at stride 1, 2 at 3x3 stride 2, else 1; what is left). */
+#define LC_DW_UNPADDED_GROUPS(X) \
+  X(1, 1, 3) X(1, 2, 3) X(1, 4, 3) X(1, 1, 5) X(1, 2, 5) X(1, 4, 5) X(2, 1, 3) X(2, 2, 3) X(2, 1, 5)
+static inline size_t lc_dw_group_rows(size_t s, size_t k, size_t r, size_t rows) {
+  return s == 1 && r + 3 < rows ? 4 : (s == 1 || k == 3) && r + 1 < rows ? 2 : 1;
+}
 
 /* Depthwise NCHW on up to 8 channels at once through a channel-interleaved, zero-padded tile
  * (lc_f32_dw_c8_fn): planes in + c * ihw (ih x iw) to out + c * ohw (oh x ow), c < nch (1..8);

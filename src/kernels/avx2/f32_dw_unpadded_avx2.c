@@ -206,15 +206,7 @@ typedef void (*dw_rows_fn)(size_t ow, size_t ors, size_t pl, size_t iw, const fl
     rows_unpadded(ow, S, R, ors, K, pl, iw, ir, w, o, p, act, *bias, RAW);                                  \
   }
 #define LC_DW_ROWS2(S, R, K) LC_DW_ROWS(S, R, K, 0) LC_DW_ROWS(S, R, K, 1)
-LC_DW_ROWS2(1, 1, 3)
-LC_DW_ROWS2(1, 2, 3)
-LC_DW_ROWS2(1, 4, 3)
-LC_DW_ROWS2(1, 1, 5)
-LC_DW_ROWS2(1, 2, 5)
-LC_DW_ROWS2(1, 4, 5)
-LC_DW_ROWS2(2, 1, 3)
-LC_DW_ROWS2(2, 2, 3)
-LC_DW_ROWS2(2, 1, 5)
+LC_DW_UNPADDED_GROUPS(LC_DW_ROWS2)
 #undef LC_DW_ROWS2
 #undef LC_DW_ROWS
 #define LC_DW_PAIR(S, R, K) {dw_rows_##S##_##R##_##K##_0, dw_rows_##S##_##R##_##K##_1}
@@ -233,7 +225,7 @@ void lc_f32_dw_row_unpadded_avx2(size_t ow, size_t rows, size_t ors, size_t s, s
   const int raw = p->final && !p->accumulate && !p->residual && p->act >= 0 && p->act <= 4;
   lc_gemm_params q = *p;
   for (size_t r = 0; r < rows;) {
-    const size_t nr = s == 1 && r + 3 < rows ? 4 : (s == 1 || k == 3) && r + 1 < rows ? 2 : 1;
+    const size_t nr = lc_dw_group_rows(s, k, r, rows);
     const int ri = nr == 4 ? 2 : nr == 2 ? 1 : 0;
     const dw_rows_fn f = s == 1 ? (k == 3 ? s1k3 : s1k5)[ri][raw] : k == 3 ? s2k3[ri][raw] : s2k5[raw];
     q.residual = p->residual ? p->residual + r * ors : NULL;

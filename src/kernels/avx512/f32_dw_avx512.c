@@ -195,15 +195,7 @@ typedef void (*dw_rows_fn)(size_t ow, size_t ors, size_t pl, size_t iw, const fl
                                       const lc_avx512_act *act, const __m512 *bias) {                        \
     dw_row_unpadded(ow, S, R, ors, K, pl, iw, ir, w, o, p, act, *bias);                                     \
   }
-LC_DW_ROWS(1, 1, 3)
-LC_DW_ROWS(1, 2, 3)
-LC_DW_ROWS(1, 4, 3)
-LC_DW_ROWS(1, 1, 5)
-LC_DW_ROWS(1, 2, 5)
-LC_DW_ROWS(1, 4, 5)
-LC_DW_ROWS(2, 1, 3)
-LC_DW_ROWS(2, 2, 3)
-LC_DW_ROWS(2, 1, 5)
+LC_DW_UNPADDED_GROUPS(LC_DW_ROWS)
 #undef LC_DW_ROWS
 
 /* Row groups as the AVX2 kernel's: the whole of a plane in one call. */
@@ -216,7 +208,7 @@ void lc_f32_dw_row_unpadded_avx512(size_t ow, size_t rows, size_t ors, size_t s,
   const __m512 bias = _mm512_set1_ps(p->bias ? p->bias[0] : 0.0f);
   lc_gemm_params q = *p;
   for (size_t r = 0; r < rows;) {
-    const size_t nr = s == 1 && r + 3 < rows ? 4 : (s == 1 || k == 3) && r + 1 < rows ? 2 : 1;
+    const size_t nr = lc_dw_group_rows(s, k, r, rows);
     const int ri = nr == 4 ? 2 : nr == 2 ? 1 : 0;
     const dw_rows_fn f = s == 1 ? (k == 3 ? s1k3 : s1k5)[ri] : k == 3 ? s2k3[ri] : dw_rows_2_1_5;
     q.residual = p->residual ? p->residual + r * ors : NULL;
