@@ -10,8 +10,8 @@
  *  - DIRECT (3x3 and 5x5 stride 1, 3x3 stride 2, dilation 1, left pad < k, a table with
  *    f32_dw_row_unpadded, outputs from DW_DIRECT_MIN_OW wide): no copy; the kernel reads the input
  *    rows in place, masked loads and a lane shift standing in for the padding, a plane a call (4
- *    output rows at a time, 2 at stride 2, from input rows loaded once). Copying the plane in and FLAT's output out was
- *    half of a 256-channel 3x3 at 40x40 (0.26 ms against oneDNN's 0.12; DIRECT 0.16). 32 channels
+ *    output rows at a time, 2 at stride 2, from input rows loaded once). Copying the plane in and
+ *    FLAT's output out was half of a 256-channel 3x3 at 40x40 (0.26 ms against oneDNN's 0.12; DIRECT 0.16). 32 channels
  *    3x3 s2 320 -> 160 px: 1.05 -> 0.63 ms; 5x5 stride 2 (one row a call) ran slower than PLANE.
  *  - C8 (a table with f32_dw_c8, narrow outputs): 8 channels transposed into one zero-padded tile of
  *    8-channel pixels, every tap an aligned vector, transposed back a row at a time (dw_c8_wanted).
@@ -84,7 +84,8 @@ static size_t dw_slot_floats(const lc_conv *c, const dw_geom *g, int variant) {
 /* Slot bytes: the float buffers, then the row pointers (2*kh; DIRECT: one per input row a plane
  * reads, a call per plane); 0 on overflow. */
 static size_t dw_slot_bytes(const lc_conv *c, const dw_geom *g, int variant) {
-  size_t t, ptrs = variant == DW_DIRECT ? g->hneed : 2 * (size_t)c->d.kernel_h, floats = dw_slot_floats(c, g, variant);
+  size_t t, floats = dw_slot_floats(c, g, variant);
+  size_t ptrs = variant == DW_DIRECT ? g->hneed : 2 * (size_t)c->d.kernel_h;
   if (floats == 0 || !lc_mul_sz(floats, sizeof(float), &t) || t > SIZE_MAX / 2) return 0;
   if (ptrs > SIZE_MAX / 2 / sizeof(float *)) return 0;
   return lc_round_up(t, 64) + lc_round_up(ptrs * sizeof(float *), 64);

@@ -109,10 +109,9 @@ static void dw_epilogue(float *out, size_t ors, size_t rows, size_t ow, const lc
  * (a Zen 3, 160 px: 7.9 cycles an output vector, this 6.6-6.8). */
 LC_AI void block_k3(size_t ox, size_t r0, size_t ors, const int R, size_t pl, const float *const *in_rows,
                     const __m256 wv[9], float *out, const lc_gemm_params *p, const lc_avx2_act *act, __m256 bias,
-                    const int raw, const int edge, size_t nout, size_t iw) {
+                    const int raw, const int edge) {
   const ptrdiff_t c0 = (ptrdiff_t)ox - (ptrdiff_t)pl;
   in_rows += r0, out += r0 * ors; /* output rows r0 .. r0 + R of the call */
-  (void)iw;
   const __m256i up = _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6), down = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
   __m256 e[2], o[2];
   LC_UNROLL for (int r = 0; r < R; r++) e[r] = o[r] = _mm256_setzero_ps();
@@ -137,7 +136,6 @@ LC_AI void block_k3(size_t ox, size_t r0, size_t ors, const int R, size_t pl, co
     }
   }
   const float *res = p->final && p->residual ? p->residual + r0 * ors : NULL;
-  (void)nout; /* 8: the edge forms are full blocks */
   LC_UNROLL for (int r = 0; r < R; r++) {
     float *d = out + (size_t)r * ors + ox;
     if (raw) _mm256_storeu_ps(d, _mm256_add_ps(e[r], o[r]));
@@ -147,17 +145,18 @@ LC_AI void block_k3(size_t ox, size_t r0, size_t ors, const int R, size_t pl, co
   }
 }
 
-/* block_k3 over R (1, 2, or 4 as two calls of two) output rows. The edge blocks through block
- * (masked loads) cost 17-21 cycles an output vector against an interior one's 5.5-6 (Zen 3,
+/* block_k3 over R (1, 2, or 4 as two calls of two) output rows; edge 1 / 2: the left / right edge
+ * of a pad-1 row, a full block whose one padding column is made in registers. Edge blocks through
+ * block (masked loads) cost 17-21 cycles an output vector against an interior one's 5.5-6 (Zen 3,
  * bench_dw_rows at 16 and 40 px); block_k3 with the same masked loads was no faster. */
 LC_AI void blocks_k3(size_t ox, size_t ors, const int R, size_t pl, const float *const *in_rows, const __m256 wv[9],
                      float *out, const lc_gemm_params *p, const lc_avx2_act *act, __m256 bias, const int raw,
-                     const int edge, size_t nout, size_t iw) {
+                     const int edge) {
   if (R == 4) {
-    block_k3(ox, 0, ors, 2, pl, in_rows, wv, out, p, act, bias, raw, edge, nout, iw);
-    block_k3(ox, 2, ors, 2, pl, in_rows, wv, out, p, act, bias, raw, edge, nout, iw);
+    block_k3(ox, 0, ors, 2, pl, in_rows, wv, out, p, act, bias, raw, edge);
+    block_k3(ox, 2, ors, 2, pl, in_rows, wv, out, p, act, bias, raw, edge);
   } else {
-    block_k3(ox, 0, ors, R, pl, in_rows, wv, out, p, act, bias, raw, edge, nout, iw);
+    block_k3(ox, 0, ors, R, pl, in_rows, wv, out, p, act, bias, raw, edge);
   }
 }
 
@@ -169,14 +168,14 @@ LC_AI void rows_unpadded(size_t ow, const int S, const int R, size_t ors, const 
     __m256 wv[9];
     LC_UNROLL for (int t = 0; t < 9; t++) wv[t] = _mm256_broadcast_ss(w + t);
     /* Left edge, pad 1, a full block whose columns 0 .. 8 lie in the row: lanes shifted in registers */
-    if (pl == 1 && ow >= 8 && iw >= 9) blocks_k3(0, ors, R, pl, in_rows, wv, out, p, act, bias, raw, 1, 8, iw), ox = 8;
+    if (pl == 1 && ow >= 8 && iw >= 9) blocks_k3(0, ors, R, pl, in_rows, wv, out, p, act, bias, raw, 1), ox = 8;
     for (; ox < ow && (ptrdiff_t)ox < (ptrdiff_t)pl; ox += 8) /* other left edges: masked loads */
       block(ox, ow - ox < 8 ? ow - ox : 8, 1, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias, raw);
     for (; ox + 8 <= ow && ox + 10 <= iw + pl; ox += 8)
-      blocks_k3(ox, ors, R, pl, in_rows, wv, out, p, act, bias, raw, 0, 8, iw);
+      blocks_k3(ox, ors, R, pl, in_rows, wv, out, p, act, bias, raw, 0);
     /* Right edge, a full block with only its last column past the row (ow = iw at pad 1) */
     if (ox + 8 == ow && ox + 9 == iw + pl && ox >= pl)
-      blocks_k3(ox, ors, R, pl, in_rows, wv, out, p, act, bias, raw, 2, 8, iw), ox += 8;
+      blocks_k3(ox, ors, R, pl, in_rows, wv, out, p, act, bias, raw, 2), ox += 8;
     for (; ox < ow; ox += 8)
       block(ox, ow - ox < 8 ? ow - ox : 8, 1, S, R, ors, K, pl, iw, in_rows, w, out, p, act, bias, raw);
     if (raw) dw_epilogue(out, ors, (size_t)R, ow, p, act);
