@@ -143,11 +143,21 @@ static int gqm_offered(const lc_cl_conv *c, int v) { return gqm_eligible(c, v) &
 
 static int gqm_pick(const lc_cl_conv *c) { return lc_cl_model_pick(c, GQM_NV, gqm_offered, gqm_model_us); }
 
-/* Level fast times the GQM_FAST variants the model ranks best (each a kernel to compile) among the
+/* Level fast times the gqm_fast() variants the model ranks best (each a kernel to compile) among the
  * plain tiles and as many among the fused ones: timing, not the model, tells whether the saved
  * launch pays (batch 1, H200: fused won at 56 and 28 px, 28.6-30.9 us against the float GEMM's
- * 31-32; it lost at 112 px, f32x32 54 us against plain 32x32's 46). */
-#define GQM_FAST 2
+ * 31-32; it lost at 112 px, f32x32 54 us against plain 32x32's 46). Three, not two: the model's
+ * third was the fastest q kernel of resnet34-112's 128 -> 256 3x3 at 28 px (32x32s, 33.5-35.3 us
+ * at level normal against the float GEMM's 37.6-38.8 that 12 of 14 fast tunings took; H100,
+ * stop 31) and of 64 -> 128 at 56 px (64x64, 35.9 against 36.8-38.0). With three, resnet34-112 b1
+ * q / f32 over six independent tunings each (H200, stop 32): q8 0.951-0.983 against 0.965-0.992,
+ * q4 0.982-1.009 against 0.989-1.012 (that layer 0.94 / 1.00 against 1.13). LOWCONV_CL_GQM_FAST=N
+ * for A/B runs. */
+static int gqm_fast(void) {
+  const char *e = getenv("LOWCONV_CL_GQM_FAST");
+  int n = e && *e ? atoi(e) : 3;
+  return n < 1 ? 1 : n;
+}
 static int gqm_rank(const lc_cl_conv *c, int v) {
   double us = gqm_model_us(c, v);
   int r = 0;
@@ -165,7 +175,7 @@ static int gqm_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][3
   int forced = fv && !strcmp(fv, gqm_names[v]);
   if (!forced && !gqm_fits(c, v)) return 0;
   if (level <= 0 && !forced && gqm_pick(c) != v) return 0;
-  if (level == 1 && !forced && gqm_rank(c, v) >= GQM_FAST) return 0;
+  if (level == 1 && !forced && gqm_rank(c, v) >= gqm_fast()) return 0;
   lws[0][0] = (size_t)gqm_tiles[v].t, lws[0][1] = 1, lws[0][2] = 1;
   return 1;
 }
