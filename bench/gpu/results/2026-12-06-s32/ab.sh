@@ -3,10 +3,9 @@
 # tunings (level fast, empty caches) of f32 and of q8 / q4 "new" and "old", order alternating.
 # "old" = LOWCONV_CL_SPLIT_PRE=0 LOWCONV_CL_GQM_FAST=2 (stop 31's lists and split kernel); "new" =
 # the binary's defaults plus NEW_ENV. With TESTS=1 also test_cl_conv's family split on the device.
-# Ran as a copy in .cl-debs/pb/ (its cd one level shorter) with the binaries of branch s32-gpu-q at
-# 5aff986, where LCS_PRE is
-# on by default): call 1 `TAG=c2 ROUNDS=2 TESTS=1`, calls 2 and 3 `TAG=c3 / c4 ROUNDS=3
-# NEW_ENV=LOWCONV_CL_SPLIT_PRE=0` (gemmq's three tiles alone).
+# Ran as a copy in .cl-debs/pb/ (its cd two levels shorter) with the binaries of branch s32-gpu-q
+# at 5aff986, where LCS_PRE is on by default: call 1 `TAG=c2 ROUNDS=2 TESTS=1`, calls 2 and 3
+# `TAG=c3 / c4 ROUNDS=3 NEW_ENV=LOWCONV_CL_SPLIT_PRE=0` (gemmq's three tiles alone).
 set -uo pipefail
 cd "$(dirname "$0")/../../../.."
 LC_PREBUILT=.cl-debs/pb; . bench/gpu/cl_env.sh
