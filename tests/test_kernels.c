@@ -5,6 +5,7 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,8 +364,8 @@ static void test_dw_row(const lc_kernels *kt) {
 static void check_dw_unpadded(const lc_kernels *kt, size_t ow, size_t R, size_t s, size_t k, size_t pl, size_t iw,
                               unsigned cfg_idx, int front) {
   const size_t ni = s * (R - 1) + k, ors = ow + 3, width = (ow - 1) * s + k;
-  gbuf grow[16] = {{0}}, gw = {0}, gout = {0}, gbias = {0}, gres = {0};
-  const float *rows[16];
+  gbuf grow[40] = {{0}}, gw = {0}, gout = {0}, gbias = {0}, gres = {0};
+  const float *rows[40];
   for (size_t i = 0; i < ni; i++) {
     float *r = galloc(&grow[i], iw, (int)((i + (size_t)front) % 2));
     tu_fill(r, iw, -1.0f, 1.0f);
@@ -457,6 +458,28 @@ static void test_dw_unpadded(const lc_kernels *kt) {
         const size_t iw = front ? (width > 2 * pl ? width - 2 * pl : 1) : (size_t)tu_rand_int(1, (int)width + 3);
         check_dw_unpadded(kt, ow, cases[ci][2], s, k, pl, iw, cfg++ * 7, front);
       }
+}
+
+/* Stride 2 at every block kind: the route's input width (width - 2 pl) and one less (the right edge
+ * past the row) or more, every output width to 40 (below 8, odd, a tail after whole blocks), left
+ * pads 0 .. k / 2, row counts giving the AVX2 table's groups of 8, 4, 2 and 1 and their remainders;
+ * each with an epilogue that leaves the sums raw and one that does not. */
+static void test_dw_unpadded_s2(const lc_kernels *kt) {
+  if (!kt->f32_dw_row_unpadded) return;
+  static const size_t rows[] = {1, 2, 3, 5, 8, 12, 17}, ks[] = {3, 5};
+  unsigned cfg = 0;
+  for (size_t ki = 0; ki < 2; ki++)
+    for (size_t pl = 0; pl <= ks[ki] / 2; pl++)
+      for (size_t ow = 1; ow <= 40; ow++)
+        for (int d = -1; d <= 1; d++) {
+          const size_t k = ks[ki], width = (ow - 1) * 2 + k;
+          if ((ptrdiff_t)width - 2 * (ptrdiff_t)pl + d < 1) continue;
+          const size_t iw = (size_t)((ptrdiff_t)width - 2 * (ptrdiff_t)pl + d);
+          for (size_t ri = 0; ri < sizeof(rows) / sizeof(rows[0]); ri++) {
+            check_dw_unpadded(kt, ow, rows[ri], 2, k, pl, iw, (unsigned)(ow * 3 + ri) % 15, (int)(ri % 2));
+            check_dw_unpadded(kt, ow, rows[ri], 2, k, pl, iw, cfg++ * 7, (int)(ri % 2) ^ 1);
+          }
+        }
 }
 
 /* ---- depthwise, NHWC pixel ---- */
@@ -584,6 +607,7 @@ int main(void) {
     test_gemm(k);
     test_dw_row(k);
     test_dw_unpadded(k);
+    test_dw_unpadded_s2(k);
     test_dw_pixel(k);
     test_special_values(k);
     printf("%s (mr=%zu nr=%zu): %d checks, %d failed\n", k->name, k->mr, k->nr, tu_checks - checks,

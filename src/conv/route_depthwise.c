@@ -10,7 +10,7 @@
  *  - DIRECT (3x3 and 5x5 stride 1, 3x3 stride 2, dilation 1, left pad < k, a table with
  *    f32_dw_row_unpadded, outputs from DW_DIRECT_MIN_OW wide): no copy; the kernel reads the input
  *    rows in place, masked loads and a lane shift standing in for the padding, a plane a call (4
- *    output rows at a time, 2 at stride 2, from input rows loaded once). Copying the plane in and
+ *    output rows at a time, 2-8 at stride 2, from input rows loaded once). Copying the plane in and
  *    FLAT's output out was half of a 256-channel 3x3 at 40x40 (0.26 ms against oneDNN's 0.12; DIRECT 0.16). 32 channels
  *    3x3 s2 320 -> 160 px: 1.05 -> 0.63 ms; 5x5 stride 2 (one row a call) ran slower than PLANE.
  *  - C8 (a table with f32_dw_c8, narrow outputs): 8 channels transposed into one zero-padded tile of

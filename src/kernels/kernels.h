@@ -59,7 +59,8 @@ typedef void (*lc_f32_dw_row_unpadded_fn)(size_t ow, size_t rows, size_t ors, si
                                           size_t iw, const float *const *in_rows, const float *w, float *out,
                                           const lc_gemm_params *p);
 /* The implementations' row groups: (stride, rows, kernel) of each, and the rows of the group that
- * starts at output row r of `rows` (4 at stride 1, 2 at 3x3 stride 2, else 1; what is left). */
+ * starts at output row r of `rows` (4 at stride 1, 2 at 3x3 stride 2, else 1; what is left). The
+ * AVX2 kernel takes larger stride-2 groups of its own (f32_dw_unpadded_avx2.c). */
 #define LC_DW_UNPADDED_GROUPS(X) \
   X(1, 1, 3) X(1, 2, 3) X(1, 4, 3) X(1, 1, 5) X(1, 2, 5) X(1, 4, 5) X(2, 1, 3) X(2, 2, 3) X(2, 1, 5)
 static inline size_t lc_dw_group_rows(size_t s, size_t k, size_t r, size_t rows) {
