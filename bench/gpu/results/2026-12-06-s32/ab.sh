@@ -20,7 +20,7 @@ for r in $(seq $R); do
   for x in $runs; do
     w=${x%%:*} c=${x#*:}; rm -rf /tmp/lc-s
     if [ $c = old ]; then LOWCONV_CL_SPLIT_PRE=0 LOWCONV_CL_GQM_FAST=2 LOWCONV_CACHE_DIR=/tmp/lc-s S --weights $w --tune fast
-    else env ${NEW_ENV:-X=1} LOWCONV_CACHE_DIR=/tmp/lc-s S --weights $w --tune fast; fi > $o/raw/b1_${w}_${c}_$r.jsonl
+    else ( [ -n "${NEW_ENV:-}" ] && export $NEW_ENV; LOWCONV_CACHE_DIR=/tmp/lc-s S --weights $w --tune fast ); fi > $o/raw/b1_${w}_${c}_$r.jsonl
   done
 done
 python3 - $o/raw $R <<'PY'
