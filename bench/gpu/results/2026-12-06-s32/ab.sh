@@ -2,7 +2,8 @@
 # Stop 32's device A/B (issue 9): q8 / q4 over f32 at batch 1, resnet34-112, ROUNDS independent
 # tunings (level fast, empty caches) of f32 and of q8 / q4 "new" and "old", order alternating.
 # "old" = LOWCONV_CL_SPLIT_PRE=0 LOWCONV_CL_GQM_FAST=2 (stop 31's lists and split kernel); "new" =
-# the binary's defaults plus NEW_ENV. With TESTS=1 also test_cl_conv's family split on the device.
+# the binary's defaults plus NEW_ENV (OLD_ENV replaces "old"'s settings: stop 33's ab.sh). With TESTS=1
+# also test_cl_conv's family split on the device, once with chunks of 32 rows and 3 rows a round.
 # Ran as a copy in .cl-debs/pb/ (its cd two levels shorter) with the binaries of branch s32-gpu-q
 # at 5aff986, where LCS_PRE is on by default: call 1 `TAG=c2 ROUNDS=2 TESTS=1`, calls 2 and 3
 # `TAG=c3 / c4 ROUNDS=3 NEW_ENV=LOWCONV_CL_SPLIT_PRE=0` (gemmq's three tiles alone).
@@ -19,7 +20,7 @@ for r in $(seq $R); do
   runs="f32:new q8:new q8:old q4:new q4:old"; [ $((r % 2)) = 0 ] && runs="q4:old q4:new q8:old q8:new f32:new"
   for x in $runs; do
     w=${x%%:*} c=${x#*:}; rm -rf /tmp/lc-s
-    if [ $c = old ]; then LOWCONV_CL_SPLIT_PRE=0 LOWCONV_CL_GQM_FAST=2 LOWCONV_CACHE_DIR=/tmp/lc-s S --weights $w --tune fast
+    if [ $c = old ]; then ( export ${OLD_ENV:-LOWCONV_CL_SPLIT_PRE=0 LOWCONV_CL_GQM_FAST=2}; LOWCONV_CACHE_DIR=/tmp/lc-s S --weights $w --tune fast )
     else ( [ -n "${NEW_ENV:-}" ] && export $NEW_ENV; LOWCONV_CACHE_DIR=/tmp/lc-s S --weights $w --tune fast ); fi > $o/raw/b1_${w}_${c}_$r.jsonl
   done
 done
@@ -46,6 +47,7 @@ PY
 if [ "${TESTS:-0}" = 1 ]; then
   echo "== OpenCL conv tests on NVIDIA ($(date +%T))"
   echo "-- test_cl_conv split: $(LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 LOWCONV_CL_FAMILY=split timeout 90 .cl-debs/pb/tests/test_cl_conv 2>&1 | tail -1)"
+  echo "-- test_cl_conv split, -DLCS_LW=64 -DLCS_SR=3: $(LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 LOWCONV_CL_FAMILY=split LOWCONV_CL_EXTRA_OPTIONS='-DLCS_LW=64 -DLCS_SR=3' timeout 90 .cl-debs/pb/tests/test_cl_conv 2>&1 | tail -1)"
 fi
 echo "== done ($(date +%T))"
 } 2>&1 | tee $o/summary.txt
