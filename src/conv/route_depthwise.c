@@ -99,18 +99,20 @@ static const float **dw_slot_ptrs(const lc_conv *c, const dw_geom *g, int varian
 /* C8 tiles up to this many bytes per thread: past L2 the transposes stop paying. */
 #define DW_C8_MAX_BYTES ((size_t)384 << 10)
 
-/* C8 (f32_dw_c8) where the row kernels' edges, tails and stride-2 lane shuffles dominate: 3x3 up to
- * 16 px wide outputs (28 at stride 2), 5x5 and wider up to 28 (48 at stride 2). A Zen 3, 1 thread,
- * fastest of 4-5 rounds against DIRECT / FLAT: 3x3 at 7 / 14 / 16 / 20 / 28 / 40 px 0.70 / 0.76 /
- * 0.95 / 0.99 / 1.17 / 1.41x, stride 2 to 7 / 14 / 28 / 40 px 0.68 / 0.55 / 0.79 / 1.08x; 5x5 at 20 /
- * 28 / 32 / 40 / 80 px 0.78 / 0.84 / 0.98 / 1.01 / 1.12x, stride 2 to 28 / 40 / 48 px 0.53 / 0.56 /
- * 0.59x. LOWCONV_DW_C8=0 / 1 forces it (tests). */
-static int dw_c8_wanted(const lc_conv *c, const lc_conv_plan *p) {
+/* C8 (f32_dw_c8) where the row kernels' edges and tails dominate: 3x3 up to 16 px wide outputs (28
+ * at stride 2 where DIRECT does not run), 5x5 and wider up to 28 (48 at stride 2). A Zen 3, 1 thread, fastest of
+ * 4-5 rounds against DIRECT / FLAT: 3x3 at 7 / 14 / 16 / 20 / 28 / 40 px 0.70 / 0.76 / 0.95 / 0.99 /
+ * 1.17 / 1.41x; 5x5 at 20 / 28 / 32 / 40 / 80 px 0.78 / 0.84 / 0.98 / 1.01 / 1.12x, stride 2 to 28 /
+ * 40 / 48 px 0.53 / 0.56 / 0.59x. 3x3 stride 2 up to 28 px where DIRECT cannot run: against the
+ * shuffle kernel of stop 33, medians of 3 rounds, to 8 / 10 / 12 / 14 / 20 / 28 px, C8 took 1.6 / 1.6
+ * / 1.9 / 1.7 / 2.1 / 2.0x its time (0.55-0.79x the kernel before). LOWCONV_DW_C8=0 / 1 forces it
+ * (tests). */
+static int dw_c8_wanted(const lc_conv *c, const lc_conv_plan *p, int direct) {
   const char *e = getenv("LOWCONV_DW_C8");
   if (e && *e) return e[0] != '0';
   const lc_conv_desc *d = &c->d;
   int s2 = d->stride_h > 1 || d->stride_w > 1, wide = d->kernel_w >= 5;
-  int64_t most = wide ? (s2 ? 48 : 28) : (s2 ? 28 : 16);
+  int64_t most = wide ? (s2 ? 48 : 28) : (s2 ? (direct ? 0 : 28) : 16);
   return p->ow <= most;
 }
 
@@ -137,7 +139,7 @@ lc_status lc_depthwise_plan(const lc_conv *c, lc_conv_plan *p) {
       size_t db = dw_slot_bytes(c, &g, DW_DIRECT);
       if (db && lc_threads_for_budget(c, db) >= lc_threads_for_budget(c, rows)) variant = DW_DIRECT, plane = db;
     }
-    if (c->ctx->k->f32_dw_c8 && dw_c8_wanted(c, p)) {
+    if (c->ctx->k->f32_dw_c8 && dw_c8_wanted(c, p, variant == DW_DIRECT)) {
       size_t cb = dw_slot_bytes(c, &g, DW_C8);
       if (cb && cb <= DW_C8_MAX_BYTES && lc_threads_for_budget(c, cb) >= lc_threads_for_budget(c, rows))
         variant = DW_C8, plane = cb;
