@@ -100,13 +100,12 @@ static const float **dw_slot_ptrs(const lc_conv *c, const dw_geom *g, int varian
 #define DW_C8_MAX_BYTES ((size_t)384 << 10)
 
 /* C8 (f32_dw_c8) where the row kernels' edges and tails dominate: 3x3 up to 16 px wide outputs (28
- * at stride 2 where DIRECT does not run), 5x5 and wider up to 28 (48 at stride 2). A Zen 3, 1 thread, fastest of
- * 4-5 rounds against DIRECT / FLAT: 3x3 at 7 / 14 / 16 / 20 / 28 / 40 px 0.70 / 0.76 / 0.95 / 0.99 /
- * 1.17 / 1.41x; 5x5 at 20 / 28 / 32 / 40 / 80 px 0.78 / 0.84 / 0.98 / 1.01 / 1.12x, stride 2 to 28 /
- * 40 / 48 px 0.53 / 0.56 / 0.59x. 3x3 stride 2 up to 28 px where DIRECT cannot run: against the
- * shuffle kernel of stop 33, medians of 3 rounds, to 8 / 10 / 12 / 14 / 20 / 28 px, C8 took 1.6 / 1.6
- * / 1.9 / 1.7 / 2.1 / 2.0x its time (0.55-0.79x the kernel before). LOWCONV_DW_C8=0 / 1 forces it
- * (tests). */
+ * at stride 2 where DIRECT does not run), 5x5 and wider up to 28 (48 at stride 2). A Zen 3, 1
+ * thread, fastest of 4-5 rounds against DIRECT / FLAT: 3x3 at 7 / 14 / 16 / 20 / 28 / 40 px 0.70 /
+ * 0.76 / 0.95 / 0.99 / 1.17 / 1.41x; 5x5 at 20 / 28 / 32 / 40 / 80 px 0.78 / 0.84 / 0.98 / 1.01 /
+ * 1.12x, stride 2 to 28 / 40 / 48 px 0.53 / 0.56 / 0.59x. 3x3 stride 2 against stop 33's shuffle
+ * kernel (medians of 3 rounds) to 8 / 10 / 12 / 14 / 20 / 28 px: C8 took 1.6 / 1.6 / 1.9 / 1.7 /
+ * 2.1 / 2.0x DIRECT's time (0.55-0.79x the kernel before). LOWCONV_DW_C8=0 / 1 forces it (tests). */
 static int dw_c8_wanted(const lc_conv *c, const lc_conv_plan *p, int direct) {
   const char *e = getenv("LOWCONV_DW_C8");
   if (e && *e) return e[0] != '0';
