@@ -336,6 +336,11 @@ LC_DW_ROWS(2, 4, 5, 1)
 #define LC_DW_PAIR(S, R, K) {dw_rows_##S##_##R##_##K##_0, dw_rows_##S##_##R##_##K##_1}
 #define LC_DW_RAW(S, R, K) dw_rows_##S##_##R##_##K##_1
 
+/* Stride 2's group at output row r: 8 rows (3x3) or 4 (5x5) of raw sums, 2 with the fused epilogue. */
+static size_t s2_group_rows(size_t k, size_t r, size_t rows, int raw) {
+  return raw && k == 3 && r + 7 < rows ? 8 : raw && r + 3 < rows ? 4 : r + 1 < rows ? 2 : 1;
+}
+
 /* Row groups of 4 at stride 1; at stride 2, of 8 (3x3) or 4 (5x5) raw, 2 fused; then what is left.
  * The whole of a plane in one call: a call per group of 4 cost ~100 cycles besides its blocks (a Zen 3,
  * bench_dw_rows: 104 cycles a call at 8 px, 5.4 per interior output vector), half of a 40 px plane's
@@ -353,8 +358,7 @@ void lc_f32_dw_row_unpadded_avx2(size_t ow, size_t rows, size_t ors, size_t s, s
   const int raw = p->final && !p->accumulate && !p->residual && p->act >= 0 && p->act <= 4;
   lc_gemm_params q = *p;
   for (size_t r = 0; r < rows;) {
-    size_t nr = lc_dw_group_rows(s, k, r, rows);
-    if (s == 2) nr = raw && k == 3 && r + 7 < rows ? 8 : raw && r + 3 < rows ? 4 : r + 1 < rows ? 2 : 1;
+    const size_t nr = s == 2 ? s2_group_rows(k, r, rows, raw) : lc_dw_group_rows(s, k, r, rows);
     const int ri = nr == 4 ? 2 : nr == 2 ? 1 : 0;
     const dw_rows_fn f = s == 1   ? (k == 3 ? s1k3 : s1k5)[ri][raw]
                          : nr > 2 ? s2raw[k == 5][nr == 8]
