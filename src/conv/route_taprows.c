@@ -92,7 +92,7 @@ static int slot_bytes(const lc_conv *c, const lc_conv_plan *p, size_t rows, size
 /* Bytes of every tile's whole B ([K][row_stride]) for the shared gather; 0: overflows. */
 static int shared_bytes(const lc_conv *c, const lc_conv_plan *p, size_t *bytes) {
   size_t tiles, n;
-  return lc_mul_sz((size_t)p->n * (size_t)c->d.groups, p->ntiles, &tiles) &&
+  return lc_mul_sz((size_t)p->n, (size_t)c->d.groups, &tiles) && lc_mul_sz(tiles, p->ntiles, &tiles) &&
          lc_mul_sz(row_stride(p, p->tile), c->K, &n) && lc_mul_sz(n, tiles, &n) && lc_mul_sz(n, sizeof(float), bytes) &&
          *bytes <= SIZE_MAX / 2;
 }
