@@ -5,6 +5,7 @@
  * batch 1-3, every activation, F32 and Q8/Q4 weights, every kernel table, 1 and 2 threads (the same
  * bits for both), and 9x9 stride 1; AUTO takes it where measured; its smallest budget works and one
  * byte less is LC_ERR_BUDGET. LC_TEST_QUICK=1: fewer. */
+#include "conv/conv.h"
 #include "conv_cases.h"
 
 static lc_context *ctx[CC_NISA][2];
@@ -213,6 +214,51 @@ static void test_nine(void) {
   }
 }
 
+/* One tile for 2 threads: the weight-panel split's tasks share the tile's gather (plan variant 1),
+ * each gathering a share of the channels (odd counts, one channel: one task gathers none), then
+ * running their panels; several K blocks, the three-tap gather, 1x1 and 5-wide kernels. */
+static void test_shared(void) {
+  static const int shapes[][6] = {/* cin, cout, k, h, w, stride */
+                                  {37, 29, 3, 13, 11, 2}, {300, 61, 3, 9, 9, 2}, {45, 70, 1, 15, 13, 2},
+                                  {1, 7, 3, 7, 9, 2},     {5, 43, 5, 8, 8, 2},   {131, 33, 3, 6, 6, 1}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    cc_case c;
+    c.d = cc_desc(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][2] / 2);
+    c.d.stride_h = c.d.stride_w = shapes[i][5];
+    c.n = 1;
+    c.h = shapes[i][3];
+    c.w = shapes[i][4];
+    cc_fill(&c, 1);
+    c.d.weights = c.wts;
+    c.d.bias = c.bias;
+    c.d.route = LC_ROUTE_TAPROWS;
+    int shared = 0;
+    for (int isa = 0; isa < CC_NISA; isa++) {
+      if (!ctx[isa][1]) continue;
+      lc_conv *conv = NULL;
+      lc_conv_shape shape;
+      TU_CHECK(lc_conv_create(ctx[isa][1], &c.d, &conv) == LC_OK &&
+                   lc_conv_prepare(conv, c.n, c.h, c.w, &shape) == LC_OK,
+               "shared %zu: %s", i, lc_last_error());
+      if (conv) {
+        TU_CHECK(conv->plan.ocsplit == 1 || conv->plan.variant == 1, "shared %zu %s: split %zu without it", i,
+                 cc_isa_names[isa], conv->plan.ocsplit);
+        shared += conv->plan.variant == 1;
+      }
+      lc_conv_destroy(conv);
+    }
+    TU_CHECK(shared > 0, "shared %zu: no table took the shared gather", i);
+    float *in, *ref;
+    cc_bound b;
+    cc_ref_make(&c, &c, &in, &ref, &b);
+    check_case(&c, in, ref, &b);
+    free(b.s);
+    free(in);
+    free(ref);
+    cc_free(&c);
+  }
+}
+
 /* The smallest budget the route plans under runs correctly; one byte less is LC_ERR_BUDGET. */
 static void test_budget(void) {
   cc_case c;
@@ -258,6 +304,7 @@ int main(void) {
   test_auto_q();
   test_auto_nine();
   test_nine();
+  test_shared();
   test_budget();
   cc_contexts_close(ctx);
   return tu_finish("test_conv_taprows");

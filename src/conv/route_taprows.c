@@ -28,12 +28,16 @@
  * nr-wide call per weight panel): perf at 1 thread on a Xeon model 167, 3x3 s2, the gather's
  * share against the kernel calls' of the same tile: 64 ch at 56 px 20 / 76 % (0.34 units a pixel),
  * 256 ch at 14 px 10 / 87 % (0.6). Splitting a 14 px tile's weight panels over 2 threads made
- * each gather all of it: 256 ch ran 0.749 ms against 0.708 with 7-row tiles (no split). The 1x1
- * s2 gathers are cheaper than their weights streamed again: without the split 128 -> 256 at
- * 14 px ran 1.10x, 256 -> 512 at 20 px 1.04x, so only 3-wide kernels count it. */
+ * each gather all of it (before TR_SHARED): 256 ch ran 0.749 ms against 0.708 with 7-row tiles
+ * (no split). The 1x1 s2 gathers are cheaper than their weights streamed again: without the split
+ * 128 -> 256 at 14 px ran 1.10x, 256 -> 512 at 20 px 1.04x, so only 3-wide kernels count it. */
 #define TR_GATHER_COST 5
 /* Channels ahead whose input rows are prefetched while a row is gathered. */
 #define TR_PF_AHEAD 2
+/* plan.variant: fewer tiles than threads (fp32): the tasks of a tile's weight-panel split first
+ * gather a share of its input channels into the tile's whole B (a pool launch), then run their
+ * panels' GEMM calls on it (a second launch), so no task repeats the tile's gather. */
+#define TR_SHARED 1
 
 /* Pixel panels of a tile of npix pixels: *wide panels of *width pixels (the table's wide tile,
  * f32_gemm_wide: nr_wide or nr_wide - 1) from the tile's start, then nr-wide ones; the count and
@@ -85,6 +89,14 @@ static int slot_bytes(const lc_conv *c, const lc_conv_plan *p, size_t rows, size
   return lc_add_sz(*bbytes, lc_qpanel_bytes(c), all);
 }
 
+/* Bytes of every tile's whole B ([K][row_stride]) for the shared gather; 0: overflows. */
+static int shared_bytes(const lc_conv *c, const lc_conv_plan *p, size_t *bytes) {
+  size_t tiles, n;
+  return lc_mul_sz((size_t)p->n, (size_t)c->d.groups, &tiles) && lc_mul_sz(tiles, p->ntiles, &tiles) &&
+         lc_mul_sz(row_stride(p, p->tile), c->K, &n) && lc_mul_sz(n, tiles, &n) && lc_mul_sz(n, sizeof(float), bytes) &&
+         *bytes <= SIZE_MAX / 2;
+}
+
 lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
   const lc_conv_desc *d = &c->d;
   if (d->layout != LC_NCHW) return lc_error(LC_ERR_UNSUPPORTED, "taprows: needs NCHW");
@@ -96,14 +108,16 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
   if (!p->hint_tile && T > 1 && lc_mul_sz(c->K, sizeof(float), &wbytes) &&
       lc_mul_sz((size_t)c->cout_g, wbytes, &wbytes) && wbytes <= TR_BALANCE_WEIGHT_BYTES) {
     /* the least work on the busiest thread: each task's kernel calls (tile_cost per weight panel, a
-     * tile's weight-panel split sharing them) and its gather of the tile's B, which every task of a
-     * split repeats (TR_GATHER_COST); ties: the larger tile. Whole rows of 14-28 px leave a
-     * part-empty panel per tile: 4-row tiles of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
-    size_t best = rows, cost = SIZE_MAX, gather = fuses_kx(c) ? TR_GATHER_COST : 0;
+     * tile's weight-panel split sharing them) and its gather of the tile's B (TR_GATHER_COST), which
+     * fp32 splits share (TR_SHARED) and Q8/Q4 ones repeat; ties: the larger tile. Whole rows of
+     * 14-28 px leave a part-empty panel per tile: 4-row tiles of 28 px (7 for 2 threads) ran
+     * 1.03-1.1x of im2col. */
+    size_t best = rows, cost = SIZE_MAX, gather = fuses_kx(c) ? TR_GATHER_COST : 0, share = !c->qw;
     if (kt->f32_gemm_wide) rows = lc_min_sz(oh, lc_max_sz(1, 2 * TR_TILE_PIX / ow)); /* room for 8 x 49 px */
     for (size_t r = rows; r >= 1; r--) {
       size_t tiles = imgs * lc_div_up(oh, r), s = lc_route_ocsplit(tiles, (int)T, c->npanels);
-      size_t task = lc_div_up(c->npanels, s) * tile_cost(c, r * ow, NULL, NULL) + gather * r * ow / 10;
+      size_t task = lc_div_up(c->npanels, s) * tile_cost(c, r * ow, NULL, NULL);
+      task += gather * r * ow / (share ? s : 1) / 10;
       size_t w = lc_div_up(tiles * s, T) * task;
       if (w < cost) cost = w, best = r;
     }
@@ -136,6 +150,12 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
   p->tile = rows;
   p->ntiles = lc_div_up(oh, rows);
   p->ocsplit = lc_route_ocsplit(imgs * p->ntiles, threads, c->npanels);
+  p->variant = 0;
+  size_t sb, per;
+  if (!c->qw && p->ocsplit > 1 && shared_bytes(c, p, &sb)) {
+    per = lc_round_up(lc_div_up(sb, (size_t)threads), 64);
+    if (per <= ws || lc_threads_for_budget(c, per) >= threads) p->variant = TR_SHARED, ws = lc_max_sz(ws, per);
+  }
   return lc_route_planned(p, LC_ROUTE_TAPROWS, ws, threads);
 }
 
@@ -308,7 +328,41 @@ static void build_block(const lc_conv *c, const float *img_g, size_t k0, size_t 
   }
 }
 
-static void taprows_task(void *arg, size_t task, int thread) {
+/* The whole B of task `task`'s tile (TR_SHARED: tiles in task order from the workspace's start). */
+static float *shared_b(const void *arg, size_t task) {
+  const lc_route_job *jb = arg;
+  const lc_conv_plan *p = &jb->c->plan;
+  return (float *)jb->ws + task / p->ocsplit * jb->c->K * row_stride(p, p->tile);
+}
+
+/* TR_SHARED's first launch: task s of a tile's split gathers input channels [cin s / split,
+ * cin (s + 1) / split) of every tap into the tile's B, a 3-wide stride-2 kernel row's three taps
+ * together. */
+static void shared_gather_task(void *arg, size_t task, int thread) {
+  const lc_conv *c = ((const lc_route_job *)arg)->c;
+  const lc_conv_plan *p = &c->plan;
+  lc_task_view v = lc_task_view_of(arg, task, thread);
+  size_t oy0 = v.tp.tile * p->tile, rows = lc_min_sz(p->tile, (size_t)p->oh - oy0), ps = row_stride(p, p->tile);
+  size_t cin = (size_t)c->cin_g, split = task % p->ocsplit, c0 = cin * split / p->ocsplit;
+  size_t c1 = cin * (split + 1) / p->ocsplit, taps = c->K / cin;
+  float *b = shared_b(arg, task);
+  int fuse = fuses_kx(c), rows_s2 = c->ctx->k->f32_gather_s2_rows != NULL;
+  for (size_t t = 0; t < taps; t += fuse ? 3 : 1)
+    for (size_t ch = c0; ch < c1; ch++) {
+      float *row = b + (t * cin + ch) * ps;
+      if (!fuse) {
+        build_row(c, v.img_g, t, ch, oy0, rows, row);
+        continue;
+      }
+      float *dst[3] = {row, row + cin * ps, row + 2 * cin * ps};
+      if (rows_s2) build_rows_s2(c, v.img_g, t, ch, oy0, rows, dst, 1);
+      else build_row3(c, v.img_g, t, ch, oy0, rows, dst);
+    }
+}
+
+/* Task `task`'s GEMM calls; B gathered per K block into its slot, or with `shared` read from its
+ * tile's whole B (gathered by shared_gather_task). */
+static void tile_task(void *arg, size_t task, int thread, int shared) {
   const lc_conv *c = ((const lc_route_job *)arg)->c;
   const lc_conv_plan *p = &c->plan;
   const lc_kernels *kt = c->ctx->k;
@@ -329,7 +383,8 @@ static void taprows_task(void *arg, size_t task, int thread) {
   tile_cost(c, npix, &nwide, &ww);
   for (size_t k0 = 0; k0 < K; k0 += kc) {
     size_t kn = lc_min_sz(kc, K - k0);
-    build_block(c, v.img_g, k0, kn, oy0, rows, b, ps);
+    if (shared) b = shared_b(arg, task) + k0 * ps;
+    else build_block(c, v.img_g, k0, kn, oy0, rows, b, ps);
     ep.accumulate = k0 > 0;
     ep.final = k0 + kn == K;
     lc_f32_gemm_fn gemm = K <= kc && kt->f32_gemm_final ? kt->f32_gemm_final : kt->f32_gemm; /* as im2col's */
@@ -357,8 +412,18 @@ static void taprows_task(void *arg, size_t task, int thread) {
   }
 }
 
+static void taprows_task(void *arg, size_t task, int thread) { tile_task(arg, task, thread, 0); }
+static void shared_gemm_task(void *arg, size_t task, int thread) { tile_task(arg, task, thread, 1); }
+
 lc_status lc_taprows_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
   const lc_conv_plan *p = &c->plan;
-  lc_route_launch(c, in, out, ws, (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit, taprows_task);
+  size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit, sb;
+  /* the tuner may cut the threads (and the workspace with them) or the split after the plan */
+  if (p->variant == TR_SHARED && p->ocsplit > 1 && shared_bytes(c, p, &sb) && sb <= p->ws_total) {
+    lc_route_launch(c, in, out, ws, tasks, shared_gather_task);
+    lc_route_launch(c, in, out, ws, tasks, shared_gemm_task);
+  } else {
+    lc_route_launch(c, in, out, ws, tasks, taprows_task);
+  }
   return LC_OK;
 }
