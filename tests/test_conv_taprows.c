@@ -76,6 +76,18 @@ static double check_case(const cc_case *c, const float *in, const float *ref, co
   return worst;
 }
 
+/* c against the reference (check_case), then c's buffers released. */
+static void check_and_free(cc_case *c) {
+  float *in, *ref;
+  cc_bound b;
+  cc_ref_make(c, c, &in, &ref, &b);
+  check_case(c, in, ref, &b);
+  free(b.s);
+  free(in);
+  free(ref);
+  cc_free(c);
+}
+
 static void test_random(void) { cc_random_shapes(taprows_case, check_case); }
 
 /* Q8/Q4 weights: dequantized per weight panel; compared with the reference on those weights. */
@@ -203,14 +215,7 @@ static void test_nine(void) {
     cc_fill(&c, 1);
     c.d.weights = c.wts;
     c.d.bias = c.bias;
-    float *in, *ref;
-    cc_bound b;
-    cc_ref_make(&c, &c, &in, &ref, &b);
-    check_case(&c, in, ref, &b);
-    free(b.s);
-    free(in);
-    free(ref);
-    cc_free(&c);
+    check_and_free(&c);
   }
 }
 
@@ -248,14 +253,7 @@ static void test_shared(void) {
       lc_conv_destroy(conv);
     }
     TU_CHECK(shared > 0, "shared %zu: no table took the shared gather", i);
-    float *in, *ref;
-    cc_bound b;
-    cc_ref_make(&c, &c, &in, &ref, &b);
-    check_case(&c, in, ref, &b);
-    free(b.s);
-    free(in);
-    free(ref);
-    cc_free(&c);
+    check_and_free(&c);
   }
 }
 
