@@ -12,7 +12,7 @@
 /* Stores 8 lanes of row i at column j; the full-tile fast path (no accumulate, no residual, act a
  * compile-time constant) keeps the 12 accumulators in registers. */
 LC_AI void put(__m256 v, float *c, size_t i, size_t j, size_t n, const lc_gemm_params *p, const lc_avx2_act *a,
-               const int act, const int general) {
+               const int act, const int general, const int full) {
   const size_t left = n - j;
   if (general) {
     const int fin = p->final;
@@ -26,14 +26,25 @@ LC_AI void put(__m256 v, float *c, size_t i, size_t j, size_t n, const lc_gemm_p
   lc_avx2_act ca = *a;
   ca.act = act;
   v = lc_avx2_apply_act(v, &ca);
-  lc_avx2_store_n(c, v, left);
+  if (full) _mm256_storeu_ps(c, v);
+  else lc_avx2_store_n(c, v, left);
 }
 
 /* nv = vectors of 8 pixels (1..3), a compile-time constant at each call. */
 LC_AI void rowconv_tile(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0, float *c,
-                        size_t rs_c, const lc_gemm_params *p, const int nv, const int act, const int general) {
+                        size_t rs_c, const lc_gemm_params *p, const int nv, const int act, const int general,
+                        const int full) {
   __m256 c0a = _mm256_setzero_ps(), c0b = c0a, c0c = c0a, c1a = c0a, c1b = c0a, c1c = c0a;
   __m256 c2a = c0a, c2b = c0a, c2c = c0a, c3a = c0a, c3b = c0a, c3c = c0a;
+  /* The next tile's output lines, fetched while this one computes: the stems' outputs (3-13 MB)
+   * miss L2, and perf put the stall on the stores after the tile's (see docs/benchmarks.md, stop
+   * 34). Its first and last float: at the stems' widths its 96 bytes span 2 lines. Integer address
+   * math: past the last tile the lines lie beyond the row (a hint, no fault). */
+  for (size_t i = 0; i < MR; i++) {
+    const uintptr_t next = (uintptr_t)(c + i * rs_c) + NR * sizeof(float);
+    _mm_prefetch((const char *)next, _MM_HINT_T0);
+    _mm_prefetch((const char *)(next + (NR - 1) * sizeof(float)), _MM_HINT_T0);
+  }
 #pragma GCC unroll 3
   for (size_t kk = 0; kk < k; kk++) {
     const float *r = rows[kk] + x0, *wk = w + kk * MR;
@@ -58,9 +69,9 @@ LC_AI void rowconv_tile(size_t m, size_t n, size_t k, const float *w, const floa
   do {                                                                         \
     if (m > (i)) {                                                             \
       float *cr = c + (i) * rs_c;                                              \
-      put(ca, cr, i, 0, n, p, &a, act, general);                               \
-      if (nv >= 2) put(cb, cr + 8, i, 8, n, p, &a, act, general);              \
-      if (nv >= 3) put(cc, cr + 16, i, 16, n, p, &a, act, general);            \
+      put(ca, cr, i, 0, n, p, &a, act, general, full);                         \
+      if (nv >= 2) put(cb, cr + 8, i, 8, n, p, &a, act, general, full);        \
+      if (nv >= 3) put(cc, cr + 16, i, 16, n, p, &a, act, general, full);      \
     }                                                                          \
   } while (0)
   LC_PUT(c0a, c0b, c0c, 0);
@@ -70,7 +81,9 @@ LC_AI void rowconv_tile(size_t m, size_t n, size_t k, const float *w, const floa
 #undef LC_PUT
 }
 
-#define LC_TILE(nv, act, general) rowconv_tile(m, n, k, w, rows, x0, c, rs_c, p, nv, act, general)
+#define LC_TILE(nv, act, general) rowconv_tile(m, n, k, w, rows, x0, c, rs_c, p, nv, act, general, 0)
+/* n == NR: every store a whole vector, no lane count tested */
+#define LC_FULL(act) rowconv_tile(m, NR, k, w, rows, x0, c, rs_c, p, 3, act, 0, 1)
 
 static void rowconv_chunk(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0, float *c,
                           size_t rs_c, const lc_gemm_params *p) {
@@ -85,6 +98,15 @@ static void rowconv_chunk(size_t m, size_t n, size_t k, const float *w, const fl
     case 3: LC_TILE(nv, 3, 0); return;       \
     default: LC_TILE(nv, 4, 0); return;      \
   }
+    if (n == NR) {
+      switch (p->act) {
+        case 0: LC_FULL(0); return;
+        case 1: LC_FULL(1); return;
+        case 2: LC_FULL(2); return;
+        case 3: LC_FULL(3); return;
+        default: LC_FULL(4); return;
+      }
+    }
     if (nv == 3) LC_ACTS(3);
     if (nv == 2) LC_ACTS(2);
     LC_ACTS(1);
@@ -100,7 +122,12 @@ void lc_f32_rowconv_avx2(size_t m, size_t n, size_t k, const float *w, const flo
   if (m == 0 || n == 0) return;
   if (m > MR) m = MR;
   if (n > LC_ROWCONV_NR) n = LC_ROWCONV_NR;
+  const int cols = p->residual || (p->bias && !p->bias_per_row);
   for (size_t j = 0; j < n; j += NR) {
+    if (!cols) { /* the stem's calls: no per-column operand to offset, no copy of p */
+      rowconv_chunk(m, n - j < NR ? n - j : NR, k, w, rows, x0 + j, c + j, rs_c, p);
+      continue;
+    }
     lc_gemm_params q = *p; /* the chunk's columns of a per-column bias and of the residual */
     if (q.bias && !q.bias_per_row) q.bias += j;
     if (q.residual) q.residual += j;
