@@ -81,40 +81,32 @@ LC_AI void rowconv_tile(size_t m, size_t n, size_t k, const float *w, const floa
 #undef LC_PUT
 }
 
-#define LC_TILE(nv, act, general) rowconv_tile(m, n, k, w, rows, x0, c, rs_c, p, nv, act, general, 0)
-/* n == NR: every store a whole vector, no lane count tested */
-#define LC_FULL(act) rowconv_tile(m, NR, k, w, rows, x0, c, rs_c, p, 3, act, 0, 1)
+/* full (n == NR): every store a whole vector, no lane count tested */
+#define LC_TILE(nv, act, general, full) \
+  rowconv_tile(m, (full) ? NR : n, k, w, rows, x0, c, rs_c, p, nv, act, general, full)
 
 static void rowconv_chunk(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0, float *c,
                           size_t rs_c, const lc_gemm_params *p) {
   const int nv = n > 16 ? 3 : n > 8 ? 2 : 1;
   if (p->final && !p->accumulate && !p->residual && (!p->bias || p->bias_per_row) && (unsigned)p->act <= 4) {
     /* the stem's tiles: bias per channel, a fixed activation */
-#define LC_ACTS(nv)                          \
-  switch (p->act) {                          \
-    case 0: LC_TILE(nv, 0, 0); return;       \
-    case 1: LC_TILE(nv, 1, 0); return;       \
-    case 2: LC_TILE(nv, 2, 0); return;       \
-    case 3: LC_TILE(nv, 3, 0); return;       \
-    default: LC_TILE(nv, 4, 0); return;      \
+#define LC_ACTS(nv, full)                     \
+  switch (p->act) {                           \
+    case 0: LC_TILE(nv, 0, 0, full); return;  \
+    case 1: LC_TILE(nv, 1, 0, full); return;  \
+    case 2: LC_TILE(nv, 2, 0, full); return;  \
+    case 3: LC_TILE(nv, 3, 0, full); return;  \
+    default: LC_TILE(nv, 4, 0, full); return; \
   }
-    if (n == NR) {
-      switch (p->act) {
-        case 0: LC_FULL(0); return;
-        case 1: LC_FULL(1); return;
-        case 2: LC_FULL(2); return;
-        case 3: LC_FULL(3); return;
-        default: LC_FULL(4); return;
-      }
-    }
-    if (nv == 3) LC_ACTS(3);
-    if (nv == 2) LC_ACTS(2);
-    LC_ACTS(1);
+    if (n == NR) LC_ACTS(3, 1);
+    if (nv == 3) LC_ACTS(3, 0);
+    if (nv == 2) LC_ACTS(2, 0);
+    LC_ACTS(1, 0);
 #undef LC_ACTS
   }
-  if (nv == 3) LC_TILE(3, 0, 1);
-  else if (nv == 2) LC_TILE(2, 0, 1);
-  else LC_TILE(1, 0, 1);
+  if (nv == 3) LC_TILE(3, 0, 1, 0);
+  else if (nv == 2) LC_TILE(2, 0, 1, 0);
+  else LC_TILE(1, 0, 1, 0);
 }
 
 void lc_f32_rowconv_avx2(size_t m, size_t n, size_t k, const float *w, const float *const *rows, size_t x0, float *c,
