@@ -26,6 +26,9 @@
 #ifndef LCS_LW
 #define LCS_LW (LCS_MC * LCS_MAXWG) /* float4s; tests pass 64 (chunks of 32 rows: S is at most 32) */
 #endif
+#ifndef LCS_SR
+#define LCS_SR 2 /* rows an item stages per round */
+#endif
 #if LCS_LW > LCS_MC * LCS_MAXWG || LCS_LW < 64
 #error "LCS_LW: 64 .. the reduction array's float4s"
 #endif
@@ -65,6 +68,7 @@ __attribute__((always_inline)) static inline void lcs_split(__global const float
   for (int k0 = 0; k0 < R; k0 += cap) {
     const int rows = min(cap, R - k0);
     barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk has been read */
+#ifdef LCS_SERIAL
     for (int e = lid; e < CB * rows; e += P * S) {
       const int cb = e / rows, r = e - cb * rows, kt = (k0 + r) / p.cin_g, kc = k0 + r - kt * p.cin_g;
       const int wb = g * p.ob + min(b0 + cb, p.ob - 1); /* a block past the last is not stored */
@@ -72,6 +76,31 @@ __attribute__((always_inline)) static inline void lcs_split(__global const float
       lcd_scales(sc, of, &p, wb, lc_blk(&p, kt, kc), &s1, &o1);
       red[cb * cap + r] = lcd_deq(lcd_codes(w, p.K, wb, k0 + r), s1, o1);
     }
+#else
+    /* LCS_SR of an item's rows x CB blocks a round, every load issued before any is used: the loop
+     * above (-DLCS_SERIAL, for A/B runs) waited out one load's latency per element, four in a row
+     * on a 7x7 shortcut's 256 rows x 2 blocks. Rows past the chunk load its last row again and
+     * store nothing. */
+    for (int r0 = lid; r0 < rows; r0 += LCS_SR * P * S) {
+      float4 qv[LCS_SR][LCS_MC], sv[LCS_SR][LCS_MC], ov[LCS_SR][LCS_MC];
+      #pragma unroll
+      for (int j = 0; j < LCS_SR; j++) {
+        const int r = min(r0 + j * P * S, rows - 1), kt = (k0 + r) / p.cin_g, blk = lc_blk(&p, kt, k0 + r - kt * p.cin_g);
+        #pragma unroll
+        for (int cb = 0; cb < CB; cb++) {
+          const int wb = g * p.ob + min(b0 + cb, p.ob - 1); /* a block past the last is not stored */
+          lcd_scales(sc, of, &p, wb, blk, &sv[j][cb], &ov[j][cb]);
+          qv[j][cb] = lcd_codes(w, p.K, wb, k0 + r);
+        }
+      }
+      #pragma unroll
+      for (int j = 0; j < LCS_SR; j++)
+        if (r0 + j * P * S < rows) {
+          #pragma unroll
+          for (int cb = 0; cb < CB; cb++) red[cb * cap + r0 + j * P * S] = lcd_deq(qv[j][cb], sv[j][cb], ov[j][cb]);
+        }
+    }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int k = k0 + l; live && k < k0 + rows; k += S) {
       LCS_INPUT(xv);
