@@ -116,13 +116,16 @@ void lc_f32_rowconv_avx2(size_t m, size_t n, size_t k, const float *w, const flo
   if (n > LC_ROWCONV_NR) n = LC_ROWCONV_NR;
   const int cols = p->residual || (p->bias && !p->bias_per_row);
   for (size_t j = 0; j < n; j += NR) {
-    if (!cols) { /* the stem's calls: no per-column operand to offset, no copy of p */
-      rowconv_chunk(m, n - j < NR ? n - j : NR, k, w, rows, x0 + j, c + j, rs_c, p);
-      continue;
+    /* the chunk's columns of a per-column bias and of the residual; the stem's calls have neither,
+     * so p goes through uncopied */
+    lc_gemm_params q;
+    const lc_gemm_params *pc = p;
+    if (cols) {
+      q = *p;
+      if (q.bias && !q.bias_per_row) q.bias += j;
+      if (q.residual) q.residual += j;
+      pc = &q;
     }
-    lc_gemm_params q = *p; /* the chunk's columns of a per-column bias and of the residual */
-    if (q.bias && !q.bias_per_row) q.bias += j;
-    if (q.residual) q.residual += j;
-    rowconv_chunk(m, n - j < NR ? n - j : NR, k, w, rows, x0 + j, c + j, rs_c, &q);
+    rowconv_chunk(m, n - j < NR ? n - j : NR, k, w, rows, x0 + j, c + j, rs_c, pc);
   }
 }
