@@ -109,15 +109,17 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
       lc_mul_sz((size_t)c->cout_g, wbytes, &wbytes) && wbytes <= TR_BALANCE_WEIGHT_BYTES) {
     /* the least work on the busiest thread: each task's kernel calls (tile_cost per weight panel, a
      * tile's weight-panel split sharing them) and its gather of the tile's B (TR_GATHER_COST), which
-     * fp32 splits share (TR_SHARED) and Q8/Q4 ones repeat; ties: the larger tile. Whole rows of
-     * 14-28 px leave a part-empty panel per tile: 4-row tiles of 28 px (7 for 2 threads) ran
-     * 1.03-1.1x of im2col. */
-    size_t best = rows, cost = SIZE_MAX, gather = fuses_kx(c) ? TR_GATHER_COST : 0, share = !c->qw;
+     * a split's task counts the whole gather even where fp32 shares it (TR_SHARED): it reads the
+     * other tasks' share of B from their cores' caches and pays a second launch (256 ch at 14 px,
+     * as one shared split tile 0.905 ms, as two 7-row tiles 0.830, Xeon model 167, 2 threads);
+     * ties: the larger tile. Whole rows of 14-28 px leave a part-empty panel per tile: 4-row tiles
+     * of 28 px (7 for 2 threads) ran 1.03-1.1x of im2col. */
+    size_t best = rows, cost = SIZE_MAX, gather = fuses_kx(c) ? TR_GATHER_COST : 0;
     if (kt->f32_gemm_wide) rows = lc_min_sz(oh, lc_max_sz(1, 2 * TR_TILE_PIX / ow)); /* room for 8 x 49 px */
     for (size_t r = rows; r >= 1; r--) {
       size_t tiles = imgs * lc_div_up(oh, r), s = lc_route_ocsplit(tiles, (int)T, c->npanels);
       size_t task = lc_div_up(c->npanels, s) * tile_cost(c, r * ow, NULL, NULL);
-      task += gather * r * ow / (share ? s : 1) / 10;
+      task += gather * r * ow / 10;
       size_t w = lc_div_up(tiles * s, T) * task;
       if (w < cost) cost = w, best = r;
     }
