@@ -138,7 +138,7 @@ static int splits_panels(lc_route r) {
          r == LC_ROUTE_TAPROWS;
 }
 static size_t panels_of(const lc_conv *c, lc_route r) {
-  if (r == LC_ROUTE_I8GEMM) return lc_div_up((size_t)c->cout_g, LC_I8_MR);
+  if (r == LC_ROUTE_I8GEMM) return lc_i8gemm_panels(c);
   return r == LC_ROUTE_WINOGRAD || r == LC_ROUTE_WINOGRAD4 ? lc_div_up((size_t)c->cout_g, c->ctx->k->nr) : c->npanels;
 }
 static int takes_tile(lc_route r) {

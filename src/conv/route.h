@@ -186,6 +186,8 @@ int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p);
 lc_status lc_i8gemm_plan(const lc_conv *c, lc_conv_plan *p);
 lc_status lc_i8gemm_run(const lc_conv *c, const float *in, float *out, unsigned char *ws);
 int lc_i8gemm_wanted(const lc_conv *c);
+/* Weight panels of the kernel table's i8gemm tile (rows per panel: the table's i8mr). */
+size_t lc_i8gemm_panels(const lc_conv *c);
 
 /* Picks the route for LC_ROUTE_AUTO (select.c). */
 lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p);

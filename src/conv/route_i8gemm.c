@@ -53,13 +53,25 @@ static void run_max(const lc_qmatrix *w, size_t *kn, size_t *nq, size_t *nb) {
   }
 }
 
-/* Slot: [fp32 panel 16 x kn][int8 panels of the tile][decoded rows 4 x quads]. */
+/* The kernel table's tile for c's format: rows and pixels. */
+static size_t tile_mr(const lc_conv *c) {
+  unsigned char m = c->qw ? c->ctx->k->i8mr[c->qw->format] : 0;
+  return m ? m : LC_I8_MR;
+}
+static size_t tile_np(const lc_conv *c) {
+  unsigned char n = c->qw ? c->ctx->k->i8np[c->qw->format] : 0;
+  return n ? n : LC_I8_NR;
+}
+
+size_t lc_i8gemm_panels(const lc_conv *c) { return lc_div_up((size_t)c->cout_g, tile_mr(c)); }
+
+/* Slot: [fp32 panel 16 x kn][int8 panels of the tile][decoded rows mr x quads]. */
 static int slot_bytes(const lc_conv *c, size_t tile, size_t *xf, size_t *xpan, size_t *bytes) {
   size_t kn, nq, nb, wd;
   run_max(c->qw, &kn, &nq, &nb);
   *xf = lc_round_up(LC_I8_NR * kn * sizeof(float), 64);
   *xpan = lc_round_up(nq * 4 * LC_I8_NR + nb * LC_I8_NR * 12, 64);
-  wd = lc_round_up(LC_I8_MR * 4 * nq, 64);
+  wd = lc_round_up(tile_mr(c) * 4 * nq, 64);
   size_t n;
   return lc_mul_sz(tile / LC_I8_NR, *xpan, &n) && lc_add_sz(n, *xf + wd, bytes);
 }
@@ -85,7 +97,7 @@ lc_status lc_i8gemm_plan(const lc_conv *c, lc_conv_plan *p) {
   size_t n = lc_div_up(p->ohw, tile);
   p->tile = lc_min_sz(tile, lc_round_up(lc_div_up(p->ohw, n), LC_I8_NR));
   p->ntiles = lc_div_up(p->ohw, p->tile);
-  size_t panels = lc_div_up((size_t)c->cout_g, LC_I8_MR);
+  size_t panels = lc_i8gemm_panels(c);
   p->ocsplit = lc_route_ocsplit((size_t)p->n * (size_t)c->d.groups * p->ntiles, c->ctx->threads, panels);
   slot_bytes(c, p->tile, &(size_t){0}, &(size_t){0}, &b);
   return lc_route_planned(p, LC_ROUTE_I8GEMM, b, threads);
@@ -118,12 +130,12 @@ static void i8_task(void *arg, size_t task, int thread) {
   const lc_conv_plan *p = &c->plan;
   const lc_qmatrix *w = c->qw;
   const lc_kernels *kt = c->ctx->k;
-  size_t coutg = (size_t)c->cout_g, panels = lc_div_up(coutg, LC_I8_MR);
+  size_t coutg = (size_t)c->cout_g, mr_t = tile_mr(c), np_t = tile_np(c), panels = lc_div_up(coutg, mr_t);
   lc_task_pos tp = lc_task_decode(p, (size_t)c->d.groups, panels, task);
   const float *img_g = jb->in + (tp.n * (size_t)c->d.in_channels + tp.g * (size_t)c->cin_g) * p->ihw;
   float *out = jb->out + (tp.n * (size_t)c->d.out_channels + tp.g * coutg) * p->ohw;
   size_t pix0 = tp.tile * p->tile, np = lc_min_sz(p->tile, p->ohw - pix0);
-  size_t r0 = tp.q0 * LC_I8_MR, r1 = lc_min_sz(coutg, tp.q1 * LC_I8_MR);
+  size_t r0 = tp.q0 * mr_t, r1 = lc_min_sz(coutg, tp.q1 * mr_t);
   size_t xfb, xpan, total;
   slot_bytes(c, p->tile, &xfb, &xpan, &total);
   unsigned char *slot = jb->ws + (size_t)thread * p->ws_thread;
@@ -153,15 +165,15 @@ static void i8_task(void *arg, size_t task, int thread) {
       unsigned char *a = xp + j / LC_I8_NR * xpan;
       kt->i8prep(&bl, x, ldx, (int8_t *)a, (float *)(a + q), (int32_t *)(a + q) + m, (float *)(a + q) + 2 * m);
     }
-    for (size_t row = r0; row < r1; row += LC_I8_MR) {
-      size_t mr = lc_min_sz(LC_I8_MR, r1 - row), oc = tp.g * coutg + row;
+    for (size_t row = r0; row < r1; row += mr_t) {
+      size_t mr = lc_min_sz(mr_t, r1 - row), oc = tp.g * coutg + row;
       decode_rows(w, &r, oc, mr, wd);
       const float *ws = w->scales + oc * w->nb + b0, *wo = w->offsets ? w->offsets + oc * w->nb + b0 : NULL;
-      for (size_t j = 0; j < np; j += LC_I8_NR) {
+      for (size_t j = 0; j < np; j += np_t) { /* np_t pixels a call: np_t / 16 panels, xpan apart */
         unsigned char *a = xp + j / LC_I8_NR * xpan;
         lc_i8act act = {(const int8_t *)a, (const float *)(a + q), (const int32_t *)(a + q) + m,
                         (const float *)(a + q) + 2 * m};
-        kern(&bl, mr, lc_min_sz(LC_I8_NR, np - j), wd, 4 * r.nq, ws, wo, w->nb, &act,
+        kern(&bl, mr, lc_min_sz(np_t, np - j), wd, 4 * r.nq, ws, wo, w->nb, &act, xpan,
              out + row * p->ohw + pix0 + j, p->ohw, b0 > 0);
       }
     }

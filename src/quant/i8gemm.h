@@ -1,6 +1,6 @@
 /* Q8/Q4 GEMM with int8 activations (the i8gemm conv route, conv/route_i8gemm.c).
  * C[r][p] (+)= sum over blocks b of  ws[r][b] * xs[b][p] * sum_k q[r][k] * xq[k][p]  (+ wo[r][b] * xsum[b][p])
- * for r < 4 weight rows and p < 16 pixels. Activations are quantized per pixel and per weight block
+ * for r < mr weight rows and p < np pixels (a table's tile: 4 x 16, or 8 x 32 from two 16-pixel panels). Activations are quantized per pixel and per weight block
  * (amax / 127, round to nearest even, codes in [-127, 127]); the dot product of a block is exact in
  * int32, then one float FMA per block. Layouts (every block padded to whole quads of 4 k values):
  *   weights: per row, the blocks' codes one byte each, natural order, row stride ldw bytes;
@@ -13,8 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LC_I8_MR 4
-#define LC_I8_NR 16
+#define LC_I8_MR 4      /* rows of the 4 x 16 tiles */
+#define LC_I8_NR 16     /* pixels of an activation panel */
+#define LC_I8_MR_MAX 8  /* rows of the widest tile (lc_kernels.i8mr) */
 
 typedef struct lc_i8blocks {
   size_t nb;            /* blocks in the run */
@@ -31,10 +32,11 @@ typedef struct lc_i8act {
 
 /* Weight rows [0, mr) of the run: codes at w + r * ldw, scales at ws + r * lds (block b at [b]),
  * offsets likewise (NULL: symmetric). C element (r, p) at c[r * ldc + p], r < mr, p < np written;
- * acc 0 overwrites, 1 adds. */
+ * acc 0 overwrites, 1 adds. Pixels 16..31 (32-wide tiles, np > 16) come from the panel whose
+ * arrays lie apan bytes after a's. */
 typedef void (*lc_i8gemm_fn)(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
-                             const float *ws, const float *wo, size_t lds, const lc_i8act *a, float *c, size_t ldc,
-                             int acc);
+                             const float *ws, const float *wo, size_t lds, const lc_i8act *a, size_t apan, float *c,
+                             size_t ldc, int acc);
 
 /* Quantizes one panel of 16 pixels: x[k * ldx + p] fp32 (the run's k values, blocks back to back,
  * length sum of len[]), into a (its arrays sized for the run). */
@@ -42,18 +44,20 @@ typedef void (*lc_i8prep_fn)(const lc_i8blocks *bl, const float *x, size_t ldx, 
                              float *xsum);
 
 void lc_i8gemm_q4_4x16_scalar(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
-                              const float *, size_t, const lc_i8act *, float *, size_t, int);
+                              const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
 void lc_i8gemm_q8_4x16_scalar(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
-                              const float *, size_t, const lc_i8act *, float *, size_t, int);
+                              const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
 void lc_i8prep_16_scalar(const lc_i8blocks *, const float *, size_t, int8_t *, float *, int32_t *, float *);
 void lc_i8gemm_q4_4x16_avx2(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
-                            const float *, size_t, const lc_i8act *, float *, size_t, int);
+                            const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
 void lc_i8gemm_q8_4x16_avx2(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
-                            const float *, size_t, const lc_i8act *, float *, size_t, int);
+                            const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
 void lc_i8prep_16_avx2(const lc_i8blocks *, const float *, size_t, int8_t *, float *, int32_t *, float *);
 void lc_i8gemm_q4_4x16_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
-                                  const float *, size_t, const lc_i8act *, float *, size_t, int);
+                                  const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
 void lc_i8gemm_q8_4x16_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
-                                  const float *, size_t, const lc_i8act *, float *, size_t, int);
+                                  const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
+void lc_i8gemm_q4_8x32_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
+                                  const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
 
 #endif

@@ -130,11 +130,13 @@ I8_INLINE void i8_tile(int q4, const lc_i8blocks *bl, size_t mr, size_t np, cons
 }
 
 void I8_NAME_Q4(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw, const float *ws,
-                const float *wo, size_t lds, const lc_i8act *a, float *c, size_t ldc, int acc) {
+                const float *wo, size_t lds, const lc_i8act *a, size_t apan, float *c, size_t ldc, int acc) {
+  (void)apan; /* 16-pixel tiles */
   i8_tile(1, bl, mr, np, w, ldw, ws, wo, lds, a, c, ldc, acc);
 }
 
 void I8_NAME_Q8(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw, const float *ws,
-                const float *wo, size_t lds, const lc_i8act *a, float *c, size_t ldc, int acc) {
+                const float *wo, size_t lds, const lc_i8act *a, size_t apan, float *c, size_t ldc, int acc) {
+  (void)apan; /* 16-pixel tiles */
   i8_tile(0, bl, mr, np, w, ldw, ws, wo, lds, a, c, ldc, acc);
 }

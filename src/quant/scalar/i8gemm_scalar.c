@@ -61,13 +61,15 @@ static void i8gemm_scalar(int bias, const lc_i8blocks *bl, size_t mr, size_t np,
 }
 
 void lc_i8gemm_q4_4x16_scalar(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
-                              const float *ws, const float *wo, size_t lds, const lc_i8act *a, float *c, size_t ldc,
-                              int acc) {
+                              const float *ws, const float *wo, size_t lds, const lc_i8act *a, size_t apan, float *c,
+                              size_t ldc, int acc) {
+  (void)apan; /* 16-pixel tiles */
   i8gemm_scalar(-8, bl, mr, np, w, ldw, ws, wo, lds, a, c, ldc, acc);
 }
 
 void lc_i8gemm_q8_4x16_scalar(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
-                              const float *ws, const float *wo, size_t lds, const lc_i8act *a, float *c, size_t ldc,
-                              int acc) {
+                              const float *ws, const float *wo, size_t lds, const lc_i8act *a, size_t apan, float *c,
+                              size_t ldc, int acc) {
+  (void)apan; /* 16-pixel tiles */
   i8gemm_scalar(0, bl, mr, np, w, ldw, ws, wo, lds, a, c, ldc, acc);
 }
