@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv/i8planes.h"
 #include "conv/pack.h"
 #include "conv/route.h"
 #include "kernels/registry.h"
@@ -19,6 +20,8 @@
 #define RUN_BLOCKS 64
 /* Longest block: the int32 sum of a block must not overflow (Q8: 128 * 127 * len). */
 #define MAX_BLOCK 65536
+/* plan.variant: the input quantized once into planes (conv/i8planes.h), then the GEMM tasks. */
+#define I8_PLANES 1
 
 typedef struct run {
   size_t b0, nb, k0, kn, nq; /* blocks [b0, b0 + nb), k in [k0, k0 + kn), quads */
@@ -100,11 +103,31 @@ lc_status lc_i8gemm_plan(const lc_conv *c, lc_conv_plan *p) {
   size_t panels = lc_i8gemm_panels(c);
   p->ocsplit = lc_route_ocsplit((size_t)p->n * (size_t)c->d.groups * p->ntiles, c->ctx->threads, panels);
   slot_bytes(c, p->tile, &(size_t){0}, &(size_t){0}, &b);
+  /* Planes where they fit beside every thread's slot (their share of each thread's bytes). */
+  lc_i8planes g;
+  size_t all, wt;
+  p->variant = 0;
+  if (lc_i8planes_geo(c, p, &g, &all) && lc_add_sz(b, lc_round_up(lc_div_up(all, (size_t)threads), 64), &wt) &&
+      (!c->ctx->budget || wt <= c->ctx->budget / (size_t)threads))
+    p->variant = I8_PLANES, b = wt;
   return lc_route_planned(p, LC_ROUTE_I8GEMM, b, threads);
 }
 
-/* Rows [row0, row0 + nr) of the run decoded to a byte per code, each block padded to its quads. */
-static void decode_rows(const lc_qmatrix *w, const run *r, size_t row0, size_t nr, uint8_t *dst) {
+/* The planes' bytes when this run uses them (the plan's variant, and the workspace still holds them
+ * beside every slot: the tuner may have cut the threads), else 0. */
+static size_t planes_in_use(const lc_conv *c, lc_i8planes *g) {
+  const lc_conv_plan *p = &c->plan;
+  size_t all, slot, need;
+  if (p->variant != I8_PLANES || !lc_i8planes_geo(c, p, g, &all) ||
+      !slot_bytes(c, p->tile, &(size_t){0}, &(size_t){0}, &slot) || !lc_mul_sz(slot, (size_t)p->threads, &need) ||
+      !lc_add_sz(need, lc_round_up(all, 64), &need) || need > p->ws_total)
+    return 0;
+  return lc_round_up(all, 64);
+}
+
+/* Rows [row0, row0 + nr) of the run decoded to a byte per code, each block padded to its quads
+ * (Q8 biased to q + 128 for the kernels that take it unsigned). */
+static void decode_rows(const lc_qmatrix *w, const run *r, size_t row0, size_t nr, int biased, uint8_t *dst) {
   size_t ld = 4 * r->nq, blk;
   for (size_t i = 0; i < nr; i++) {
     const uint8_t *src = w->codes + (row0 + i) * w->row_bytes + lc_qcode_byte(w, r->k0, &blk);
@@ -114,6 +137,8 @@ static void decode_rows(const lc_qmatrix *w, const run *r, size_t row0, size_t n
       if (w->format == LC_WEIGHTS_Q4) {
         for (size_t j = 0; j < len / 2; j++) d[2 * j] = src[j] & 15, d[2 * j + 1] = src[j] >> 4;
         if (len & 1) d[len - 1] = src[len / 2] & 15;
+      } else if (biased) {
+        for (size_t j = 0; j < len; j++) d[j] = (uint8_t)(src[j] ^ 0x80u); /* two's complement q + 128 */
       } else {
         memcpy(d, src, len);
       }
@@ -138,7 +163,10 @@ static void i8_task(void *arg, size_t task, int thread) {
   size_t r0 = tp.q0 * mr_t, r1 = lc_min_sz(coutg, tp.q1 * mr_t);
   size_t xfb, xpan, total;
   slot_bytes(c, p->tile, &xfb, &xpan, &total);
-  unsigned char *slot = jb->ws + (size_t)thread * p->ws_thread;
+  lc_i8planes g;
+  size_t pl_all = planes_in_use(c, &g);
+  const unsigned char *planes = pl_all ? jb->ws + (tp.n * (size_t)c->d.groups + tp.g) * g.bytes : NULL;
+  unsigned char *slot = pl_all ? jb->ws + pl_all + (size_t)thread * total : jb->ws + (size_t)thread * p->ws_thread;
   float *xf = (float *)slot;
   unsigned char *xp = slot + xfb;
   uint8_t *wd = xp + p->tile / LC_I8_NR * xpan;
@@ -154,6 +182,11 @@ static void i8_task(void *arg, size_t task, int thread) {
     size_t q = r.nq * 4 * LC_I8_NR, m = r.nb * LC_I8_NR;
     for (size_t j = 0; j < np; j += LC_I8_NR) {
       size_t nj = lc_min_sz(LC_I8_NR, np - j);
+      unsigned char *a = xp + j / LC_I8_NR * xpan;
+      if (pl_all) {
+        lc_i8planes_panel(c, &g, planes, pix0 + j, nj, b0, r.nb, r.bq, a);
+        continue;
+      }
       const float *x = xf;
       size_t ldx = LC_I8_NR;
       if (in_place && nj == LC_I8_NR) {
@@ -162,12 +195,11 @@ static void i8_task(void *arg, size_t task, int thread) {
         if (nj < LC_I8_NR) memset(xf, 0, r.kn * LC_I8_NR * sizeof(float));
         lc_pack_panel(c, img_g, pix0 + j, nj, r.k0, r.kn, LC_I8_NR, NULL, NULL, xf);
       }
-      unsigned char *a = xp + j / LC_I8_NR * xpan;
       kt->i8prep(&bl, x, ldx, (int8_t *)a, (float *)(a + q), (int32_t *)(a + q) + m, (float *)(a + q) + 2 * m);
     }
     for (size_t row = r0; row < r1; row += mr_t) {
       size_t mr = lc_min_sz(mr_t, r1 - row), oc = tp.g * coutg + row;
-      decode_rows(w, &r, oc, mr, wd);
+      decode_rows(w, &r, oc, mr, lc_i8gemm_q8_biased(kern), wd);
       const float *ws = w->scales + oc * w->nb + b0, *wo = w->offsets ? w->offsets + oc * w->nb + b0 : NULL;
       for (size_t j = 0; j < np; j += np_t) { /* np_t pixels a call: np_t / 16 panels, xpan apart */
         unsigned char *a = xp + j / LC_I8_NR * xpan;
@@ -189,8 +221,26 @@ static void i8_task(void *arg, size_t task, int thread) {
   }
 }
 
+/* Fill task: image and group, channel block, band of padded rows (bands fastest). */
+#define FILL_BANDS 4
+static void fill_task(void *arg, size_t task, int thread) {
+  (void)thread;
+  const lc_route_job *jb = arg;
+  const lc_conv *c = jb->c;
+  const lc_conv_plan *p = &c->plan;
+  lc_i8planes g;
+  planes_in_use(c, &g);
+  size_t hp = g.pix / g.wp, band = task % FILL_BANDS, j = task / FILL_BANDS % g.bpt, ig = task / FILL_BANDS / g.bpt;
+  size_t n = ig / (size_t)c->d.groups, gr = ig % (size_t)c->d.groups;
+  const float *img_g = jb->in + (n * (size_t)c->d.in_channels + gr * (size_t)c->cin_g) * p->ihw;
+  lc_i8planes_fill(c, &g, img_g, j, hp * band / FILL_BANDS, hp * (band + 1) / FILL_BANDS, jb->ws + ig * g.bytes);
+}
+
 lc_status lc_i8gemm_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
   const lc_conv_plan *p = &c->plan;
+  lc_i8planes g;
+  if (planes_in_use(c, &g))
+    lc_route_launch(c, in, out, ws, (size_t)p->n * (size_t)c->d.groups * g.bpt * FILL_BANDS, fill_task);
   lc_route_launch(c, in, out, ws, (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit, i8_task);
   return LC_OK;
 }

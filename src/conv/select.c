@@ -157,9 +157,13 @@ lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
   /* int8 activations asked for: Q4 through integer dot products (route_i8gemm.c), except where the
    * GEMV serves (few pixels), K < 32 (quantizing the patches costs more than the products save) and
    * where Winograd F(2x2) runs (3x3 stride 1: within 0.85-1.2x of it, docs/benchmarks.md). Q8 pays
-   * the sign trick per product and lost to gemm1x1 (96 ch 1x1: 1.4x): the tuner may still take it. */
-  int wino = (c->wwino || c->qw) && lc_winograd_auto(c);
-  if (c->qw && c->qw->format == LC_WEIGHTS_Q4 && lc_i8gemm_wanted(c) && c->K >= 32 && !wino &&
+   * the sign trick per product and lost to gemm1x1 (96 ch 1x1: 1.4x): the tuner may still take it.
+   * Tables that quantize the input once (i8fill, 512-bit VNNI, where Q8 needs no sign trick) take
+   * Q8 and Winograd's shapes too: on a Xeon model 167, 1 thread, Q4 3x3 stride 1 at 7-56 px ran
+   * 0.80-0.89x of Q4's Winograd, 1.01x at 112 px. */
+  int wino = (c->wwino || c->qw) && lc_winograd_auto(c), fill = c->ctx->k->i8fill != NULL;
+  if (c->qw && (c->qw->format == LC_WEIGHTS_Q4 || (fill && c->qw->format == LC_WEIGHTS_Q8)) && lc_i8gemm_wanted(c) &&
+      c->K >= 32 && (!wino || fill) &&
       !(is_1x1 && lc_conv_use_qgemv(c, p)))
     order[n++] = LC_ROUTE_I8GEMM;
   if (big_plane_1x1(c, p, is_1x1)) order[n++] = LC_ROUTE_IM2COL;

@@ -57,7 +57,16 @@ void lc_i8gemm_q4_4x16_avx512vnni(const lc_i8blocks *, size_t, size_t, const uin
                                   const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
 void lc_i8gemm_q8_4x16_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
                                   const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
+/* n columns of one input row of a channel block (len channels ld floats apart) quantized as
+ * lc_i8prep_fn does, for the i8gemm planes (conv/i8planes.h): quad q's codes at codes + q * pix. */
+typedef void (*lc_i8fill_fn)(const float *src, size_t ld, size_t len, size_t n, uint32_t *codes, size_t pix,
+                             float *xs, int32_t *isum, float *xsum);
+void lc_i8fill_avx512(const float *, size_t, size_t, size_t, uint32_t *, size_t, float *, int32_t *, float *);
 void lc_i8gemm_q4_8x32_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
                                   const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
+/* Q8 in this tile takes its codes as u = q + 128 (lc_i8gemm_q8_biased). */
+void lc_i8gemm_q8_8x32_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
+                                  const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
+static inline int lc_i8gemm_q8_biased(lc_i8gemm_fn f) { return f == lc_i8gemm_q8_8x32_avx512vnni; }
 
 #endif

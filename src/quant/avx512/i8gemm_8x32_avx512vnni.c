@@ -1,7 +1,8 @@
-/* Q4 int8-activation GEMM tile of 8 weight rows x 32 pixels on 512-bit VNNI (quant/i8gemm.h).
- * One zmm holds a quad of 4 k values for 16 pixels, so two activation panels give 32 pixels and
- * 16 int32 accumulators; each quad costs 2 loads, 8 broadcasts and 16 vpdpbusd (u8 codes q + 8 x
- * s8 activations, the +8 folded out with -8 * isum). The 4 x 16 ymm tile did 2 loads, 4 broadcasts
+/* Q4 and Q8 int8-activation GEMM tiles of 8 weight rows x 32 pixels on 512-bit VNNI
+ * (quant/i8gemm.h). One zmm holds a quad of 4 k values for 16 pixels, so two activation panels give
+ * 32 pixels and 16 int32 accumulators; each quad costs 2 loads, 8 broadcasts and 16 vpdpbusd of
+ * unsigned codes (Q4 q + 8, Q8 q + 128) with signed activations, the bias folded out exactly by
+ * starting each block's sums at -bias * isum (Q8 needs no sign trick). The 4 x 16 ymm tile did 2 loads, 4 broadcasts
  * and 8 vpdpbusd on half-width registers per quad: a quarter of the MACs per instruction here.
  * Float accumulators would need 16 more registers, so each block's fold reads and writes C (in L1)
  * instead; the fp32 operations per element and their order are the scalar kernel's. */
@@ -34,9 +35,9 @@ INL void quads(const uint8_t *const wr[MR], size_t off, const int8_t *x0, const 
   }
 }
 
-void lc_i8gemm_q4_8x32_avx512vnni(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
-                                  const float *ws, const float *wo, size_t lds, const lc_i8act *a, size_t apan,
-                                  float *c, size_t ldc, int acc) {
+/* shift: log2 of the codes' bias (3: Q4, 7: Q8). */
+INL void tile(int shift, const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw, const float *ws,
+              const float *wo, size_t lds, const lc_i8act *a, size_t apan, float *c, size_t ldc, int acc) {
   /* Rows past mr read row 0; with np <= 16 the second half reads the first panel again; pixels past
    * np are a panel's zero padding: computed and dropped, so the loops have no edges. */
   const uint8_t *wr[MR];
@@ -63,8 +64,8 @@ void lc_i8gemm_q4_8x32_avx512vnni(const lc_i8blocks *bl, size_t mr, size_t np, c
   for (size_t b = 0; b < bl->nb; b++) {
     size_t nq = bl->nq[b];
     __m512i d[MR][2];
-    __m512i d0 = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(is[0] + b * 16), 3));
-    __m512i d1 = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(is[1] + b * 16), 3));
+    __m512i d0 = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(is[0] + b * 16), (unsigned)shift));
+    __m512i d1 = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(is[1] + b * 16), (unsigned)shift));
     #pragma GCC unroll 8
     for (int r = 0; r < MR; r++) d[r][0] = d0, d[r][1] = d1;
     if (nq == 8)
@@ -97,4 +98,16 @@ void lc_i8gemm_q4_8x32_avx512vnni(const lc_i8blocks *bl, size_t mr, size_t np, c
   if (!full)
     for (size_t r = 0; r < mr; r++)
       for (size_t p = 0; p < np; p++) c[r * ldc + p] = ct[r][p];
+}
+
+void lc_i8gemm_q4_8x32_avx512vnni(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
+                                  const float *ws, const float *wo, size_t lds, const lc_i8act *a, size_t apan,
+                                  float *c, size_t ldc, int acc) {
+  tile(3, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
+}
+
+void lc_i8gemm_q8_8x32_avx512vnni(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
+                                  const float *ws, const float *wo, size_t lds, const lc_i8act *a, size_t apan,
+                                  float *c, size_t ldc, int acc) {
+  tile(7, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
 }
