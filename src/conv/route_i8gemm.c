@@ -149,6 +149,39 @@ static void decode_rows(const lc_qmatrix *w, const run *r, size_t row0, size_t n
   }
 }
 
+/* Bias, activation and post of one output row: one loop per activation, so that each runs as
+ * vectors (this file is built without trapping math); the values are lc_apply_act's. */
+static void epilogue_row(float *o, size_t n, float bias, const lc_gemm_params *ep) {
+  float lo = ep->act_min, hi = ep->act_max, al = ep->act_alpha;
+  switch (ep->act) {
+    case LC_ACT_NONE:
+      for (size_t i = 0; i < n; i++) o[i] += bias;
+      break;
+    case LC_ACT_RELU:
+      for (size_t i = 0; i < n; i++) { float v = o[i] + bias; o[i] = v > 0.0f ? v : 0.0f; }
+      break;
+    case LC_ACT_CLIP:
+      for (size_t i = 0; i < n; i++) { float v = o[i] + bias; o[i] = v < lo ? lo : (v > hi ? hi : v); }
+      break;
+    case LC_ACT_LEAKY_RELU:
+      for (size_t i = 0; i < n; i++) { float v = o[i] + bias; o[i] = v < 0.0f ? al * v : v; }
+      break;
+    case LC_ACT_HARD_SWISH:
+      for (size_t i = 0; i < n; i++) {
+        float v = o[i] + bias, t = v / 6.0f + 0.5f;
+        t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+        o[i] = v * t;
+      }
+      break;
+    default:
+      for (size_t i = 0; i < n; i++) o[i] = lc_act_only(o[i] + bias, ep);
+  }
+  if (ep->post) {
+    float mu = ep->post_mul, ad = ep->post_add;
+    for (size_t i = 0; i < n; i++) o[i] = o[i] * mu + ad;
+  }
+}
+
 static void i8_task(void *arg, size_t task, int thread) {
   const lc_route_job *jb = arg;
   const lc_conv *c = jb->c;
@@ -212,13 +245,8 @@ static void i8_task(void *arg, size_t task, int thread) {
   }
   lc_gemm_params ep;
   lc_conv_epilogue(c, &ep);
-  for (size_t row = r0; row < r1; row++) {
-    float bias = c->bias ? c->bias[tp.g * coutg + row] : 0.0f, *o = out + row * p->ohw + pix0;
-    if (ep.act == LC_ACT_NONE && !ep.post)
-      for (size_t i = 0; i < np; i++) o[i] += bias;
-    else
-      for (size_t i = 0; i < np; i++) o[i] = lc_apply_act(o[i] + bias, &ep);
-  }
+  for (size_t row = r0; row < r1; row++)
+    epilogue_row(out + row * p->ohw + pix0, np, c->bias ? c->bias[tp.g * coutg + row] : 0.0f, &ep);
 }
 
 /* Fill task: image and group, channel block, band of padded rows (bands fastest). */

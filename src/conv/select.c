@@ -160,10 +160,11 @@ lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
    * the sign trick per product and lost to gemm1x1 (96 ch 1x1: 1.4x): the tuner may still take it.
    * Tables that quantize the input once (i8fill, 512-bit VNNI, where Q8 needs no sign trick) take
    * Q8 and Winograd's shapes too: on a Xeon model 167, 1 thread, Q4 3x3 stride 1 at 7-56 px ran
-   * 0.80-0.89x of Q4's Winograd, 1.01x at 112 px. */
+   * 0.80-0.89x of Q4's Winograd, 1.01x at 112 px; but 1x1 stride 1 only from K 128 (PP-OCRv4 det,
+   * against gemm1x1: K 192-384 at 20-40 px 0.49-0.92x, K 32-96 at 40-160 px 1.03-2.25x). */
   int wino = (c->wwino || c->qw) && lc_winograd_auto(c), fill = c->ctx->k->i8fill != NULL;
   if (c->qw && (c->qw->format == LC_WEIGHTS_Q4 || (fill && c->qw->format == LC_WEIGHTS_Q8)) && lc_i8gemm_wanted(c) &&
-      c->K >= 32 && (!wino || fill) &&
+      c->K >= 32 && (!wino || fill) && !(fill && is_1x1 && c->K < 128) &&
       !(is_1x1 && lc_conv_use_qgemv(c, p)))
     order[n++] = LC_ROUTE_I8GEMM;
   if (big_plane_1x1(c, p, is_1x1)) order[n++] = LC_ROUTE_IM2COL;
