@@ -20,23 +20,24 @@ INL __m512i bcast4(const uint8_t *p) {
   return _mm512_set1_epi32(v);
 }
 
-/* Quads [0, nq) of one block into d (nq a constant for full blocks: the loop unrolls). */
-INL void quads(const uint8_t *const wr[MR], size_t off, const int8_t *x0, const int8_t *x1, size_t nq,
+/* Quads [0, nq) of one block into d, H 16-pixel halves (nq a constant for full blocks: the loop
+ * unrolls). */
+INL void quads(int H, const uint8_t *const wr[MR], size_t off, const int8_t *x0, const int8_t *x1, size_t nq,
                __m512i d[MR][2]) {
   #pragma GCC unroll 8
   for (size_t q = 0; q < nq; q++) {
-    __m512i a0 = _mm512_loadu_si512(x0 + 64 * q), a1 = _mm512_loadu_si512(x1 + 64 * q);
+    __m512i a0 = _mm512_loadu_si512(x0 + 64 * q), a1 = H > 1 ? _mm512_loadu_si512(x1 + 64 * q) : a0;
     #pragma GCC unroll 8
     for (int r = 0; r < MR; r++) {
       __m512i wb = bcast4(wr[r] + off + 4 * q);
       d[r][0] = _mm512_dpbusd_epi32(d[r][0], wb, a0);
-      d[r][1] = _mm512_dpbusd_epi32(d[r][1], wb, a1);
+      if (H > 1) d[r][1] = _mm512_dpbusd_epi32(d[r][1], wb, a1);
     }
   }
 }
 
-/* shift: log2 of the codes' bias (3: Q4, 7: Q8). */
-INL void tile(int shift, const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw, const float *ws,
+/* shift: log2 of the codes' bias (3: Q4, 7: Q8); H: 16-pixel halves computed (1 where np <= 16). */
+INL void tile(int shift, int H, const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw, const float *ws,
               const float *wo, size_t lds, const lc_i8act *a, size_t apan, float *c, size_t ldc, int acc) {
   /* Rows past mr read row 0; with np <= 16 the second half reads the first panel again; pixels past
    * np are a panel's zero padding: computed and dropped, so the loops have no edges. */
@@ -53,7 +54,7 @@ INL void tile(int shift, const lc_i8blocks *bl, size_t mr, size_t np, const uint
   const int32_t *is[2] = {a->isum, (const int32_t *)((const char *)a->isum + ap)};
   /* Edge tiles go through ct; full ones fold into C in place. */
   __attribute__((aligned(64))) float ct[MR][2 * LC_I8_NR];
-  int full = mr == MR && np == 2 * LC_I8_NR;
+  int full = mr == MR && np == (size_t)H * LC_I8_NR;
   float *cb = full ? c : &ct[0][0];
   size_t ldb = full ? ldc : 2 * LC_I8_NR;
   if (!full)
@@ -69,9 +70,9 @@ INL void tile(int shift, const lc_i8blocks *bl, size_t mr, size_t np, const uint
     #pragma GCC unroll 8
     for (int r = 0; r < MR; r++) d[r][0] = d0, d[r][1] = d1;
     if (nq == 8)
-      quads(wr, off, x0, x1, 8, d);
+      quads(H, wr, off, x0, x1, 8, d);
     else
-      quads(wr, off, x0, x1, nq, d);
+      quads(H, wr, off, x0, x1, nq, d);
     __m512 s0 = _mm512_loadu_ps(xs[0] + b * 16), s1 = _mm512_loadu_ps(xs[1] + b * 16);
     __m512 m0 = _mm512_setzero_ps(), m1 = m0;
     if (wo) m0 = _mm512_loadu_ps(xm[0] + b * 16), m1 = _mm512_loadu_ps(xm[1] + b * 16);
@@ -80,21 +81,22 @@ INL void tile(int shift, const lc_i8blocks *bl, size_t mr, size_t np, const uint
       __m512 sr = _mm512_set1_ps(wsr[r][b]);
       float *cr = cb + r * ldb;
       __m512 f0 = fresh ? _mm512_setzero_ps() : _mm512_loadu_ps(cr);
-      __m512 f1 = fresh ? _mm512_setzero_ps() : _mm512_loadu_ps(cr + 16);
       f0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d[r][0]), _mm512_mul_ps(sr, s0), f0);
-      f1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d[r][1]), _mm512_mul_ps(sr, s1), f1);
-      if (wo) {
-        __m512 o = _mm512_set1_ps(wor[r][b]);
-        f0 = _mm512_fmadd_ps(o, m0, f0), f1 = _mm512_fmadd_ps(o, m1, f1);
+      if (wo) f0 = _mm512_fmadd_ps(_mm512_set1_ps(wor[r][b]), m0, f0);
+      _mm512_storeu_ps(cr, f0);
+      if (H > 1) {
+        __m512 f1 = fresh ? _mm512_setzero_ps() : _mm512_loadu_ps(cr + 16);
+        f1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d[r][1]), _mm512_mul_ps(sr, s1), f1);
+        if (wo) f1 = _mm512_fmadd_ps(_mm512_set1_ps(wor[r][b]), m1, f1);
+        _mm512_storeu_ps(cr + 16, f1);
       }
-      _mm512_storeu_ps(cr, f0), _mm512_storeu_ps(cr + 16, f1);
     }
     fresh = 0;
     off += 4 * nq;
     x0 += 64 * nq, x1 += 64 * nq;
   }
   if (fresh) /* no blocks: the tile is zero */
-    for (size_t r = 0; r < MR; r++) memset(cb + r * ldb, 0, 2 * LC_I8_NR * sizeof(float));
+    for (size_t r = 0; r < MR; r++) memset(cb + r * ldb, 0, (size_t)H * LC_I8_NR * sizeof(float));
   if (!full)
     for (size_t r = 0; r < mr; r++)
       for (size_t p = 0; p < np; p++) c[r * ldc + p] = ct[r][p];
@@ -103,11 +105,17 @@ INL void tile(int shift, const lc_i8blocks *bl, size_t mr, size_t np, const uint
 void lc_i8gemm_q4_8x32_avx512vnni(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
                                   const float *ws, const float *wo, size_t lds, const lc_i8act *a, size_t apan,
                                   float *c, size_t ldc, int acc) {
-  tile(3, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
+  if (np <= LC_I8_NR)
+    tile(3, 1, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
+  else
+    tile(3, 2, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
 }
 
 void lc_i8gemm_q8_8x32_avx512vnni(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
                                   const float *ws, const float *wo, size_t lds, const lc_i8act *a, size_t apan,
                                   float *c, size_t ldc, int acc) {
-  tile(7, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
+  if (np <= LC_I8_NR)
+    tile(7, 1, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
+  else
+    tile(7, 2, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
 }
