@@ -53,10 +53,6 @@ void lc_i8gemm_q4_4x16_avx2(const lc_i8blocks *, size_t, size_t, const uint8_t *
 void lc_i8gemm_q8_4x16_avx2(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
                             const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
 void lc_i8prep_16_avx2(const lc_i8blocks *, const float *, size_t, int8_t *, float *, int32_t *, float *);
-void lc_i8gemm_q4_4x16_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
-                                  const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
-void lc_i8gemm_q8_4x16_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
-                                  const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
 /* n columns of one input row of a channel block (len channels ld floats apart) quantized as
  * lc_i8prep_fn does, for the i8gemm planes (conv/i8planes.h): quad q's codes at codes + q * pix. */
 typedef void (*lc_i8fill_fn)(const float *src, size_t ld, size_t len, size_t n, uint32_t *codes, size_t pix,

@@ -1,7 +1,8 @@
-/* The 4x16 int8-activation GEMM tile (quant/i8gemm.h), shared by the AVX2 file and the AVX-512
- * VNNI one: the includer defines I8_DOT_Q4(s, wb, x) and I8_DOT_Q8(d, wb, aw, x) (add the 4-wide
- * dot products of broadcast weights wb (aw = |wb|) and activations x to s / d), I8_Q4_GROUP (quads
- * a 16-bit Q4 sum may take before it must widen; 0: I8_DOT_Q4 adds int32 already) and the names. */
+/* The 4x16 int8-activation GEMM tile (quant/i8gemm.h) of the AVX2 file, on 256-bit registers:
+ * the includer defines I8_DOT_Q4(s, wb, x) and I8_DOT_Q8(d, wb, aw, x) (add the 4-wide dot products
+ * of broadcast weights wb (aw = |wb|) and activations x to s / d), I8_Q4_GROUP (quads a 16-bit Q4
+ * sum may take before it must widen; 0: I8_DOT_Q4 adds int32 already) and the names. (The 512-bit
+ * VNNI table has its own 8x32 tile, quant/avx512/i8gemm_8x32_avx512vnni.c.) */
 #include <immintrin.h>
 #include <string.h>
 
