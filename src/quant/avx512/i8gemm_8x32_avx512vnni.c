@@ -102,20 +102,14 @@ INL void tile(int shift, int H, const lc_i8blocks *bl, size_t mr, size_t np, con
       for (size_t p = 0; p < np; p++) c[r * ldc + p] = ct[r][p];
 }
 
-void lc_i8gemm_q4_8x32_avx512vnni(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
-                                  const float *ws, const float *wo, size_t lds, const lc_i8act *a, size_t apan,
-                                  float *c, size_t ldc, int acc) {
-  if (np <= LC_I8_NR)
-    tile(3, 1, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
-  else
-    tile(3, 2, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
-}
-
-void lc_i8gemm_q8_8x32_avx512vnni(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw,
-                                  const float *ws, const float *wo, size_t lds, const lc_i8act *a, size_t apan,
-                                  float *c, size_t ldc, int acc) {
-  if (np <= LC_I8_NR)
-    tile(7, 1, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
-  else
-    tile(7, 2, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);
-}
+/* The exported tiles: Q4 codes biased by 8 (shift 3), Q8 by 128 (shift 7). */
+#define I8_TILE_FN(name, shift)                                                                                 \
+  void name(const lc_i8blocks *bl, size_t mr, size_t np, const uint8_t *w, size_t ldw, const float *ws,        \
+            const float *wo, size_t lds, const lc_i8act *a, size_t apan, float *c, size_t ldc, int acc) {      \
+    if (np <= LC_I8_NR)                                                                                        \
+      tile(shift, 1, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);                                   \
+    else                                                                                                       \
+      tile(shift, 2, bl, mr, np, w, ldw, ws, wo, lds, a, apan, c, ldc, acc);                                   \
+  }
+I8_TILE_FN(lc_i8gemm_q4_8x32_avx512vnni, 3)
+I8_TILE_FN(lc_i8gemm_q8_8x32_avx512vnni, 7)
