@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/context.h"
 #include "conv_cases.h"
+#include "kernels/registry.h"
 
 #define U24 5.9604644775390625e-08
 
@@ -185,6 +187,37 @@ static void describe(const qcase *qc, char *buf, size_t n) {
 
 static lc_context *ctx[CC_NISA][2];
 
+/* select.c on a table that quantizes the input once (lc_kernels.i8fill: 512-bit VNNI): with int8
+ * activations AUTO takes i8gemm for Q8 and Q4 on Winograd's shapes, and 1x1 stride 1 only from K 128. */
+static void test_fill_rules(lc_context *cx) {
+  if (!cx || !cx->k->i8fill) {
+    printf("fill rules: the table has no i8fill, not checked\n");
+    return;
+  }
+  static const struct { int64_t cin, k; lc_weight_format f; int want; } cases[] = {
+      {64, 3, LC_WEIGHTS_Q4, 1}, {64, 3, LC_WEIGHTS_Q8, 1}, {256, 3, LC_WEIGHTS_Q4, 1},
+      {64, 1, LC_WEIGHTS_Q4, 0}, {96, 1, LC_WEIGHTS_Q8, 0}, {192, 1, LC_WEIGHTS_Q4, 1}, {256, 1, LC_WEIGHTS_Q8, 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    lc_conv_desc d = cc_desc(cases[i].cin, 32, cases[i].k, cases[i].k / 2);
+    size_t nw = (size_t)(32 * cases[i].cin * cases[i].k * cases[i].k);
+    float *w = malloc(nw * sizeof(float));
+    if (!w) return;
+    tu_fill(w, nw, -1.0f, 1.0f);
+    d.weights = w, d.weight_format = cases[i].f, d.block_size = 32, d.int8_activations = 1;
+    lc_conv *cv = NULL;
+    lc_conv_shape sh;
+    lc_status st = lc_conv_create(cx, &d, &cv);
+    if (st == LC_OK) st = lc_conv_prepare(cv, 1, 28, 28, &sh);
+    TU_CHECK(st == LC_OK, "fill rules %zu: %s", i, lc_last_error());
+    if (st == LC_OK)
+      TU_CHECK((sh.route == LC_ROUTE_I8GEMM) == cases[i].want, "fill rules: %s %lldx%lld, %lld ch took %s",
+               cases[i].f == LC_WEIGHTS_Q4 ? "q4" : "q8", (long long)cases[i].k, (long long)cases[i].k,
+               (long long)cases[i].cin, lc_route_name(sh.route));
+    lc_conv_destroy(cv);
+    free(w);
+  }
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   tu_seed_from_env(0x18A7E5EEDull);
@@ -296,6 +329,9 @@ int main(void) {
     }
     free(w);
   }
+  lc_context *auto_cx = NULL;
+  if (cc_context(LC_ISA_AUTO, 1, 0, &auto_cx) == LC_OK) test_fill_rules(auto_cx);
+  lc_context_destroy(auto_cx);
   for (int i = 0; i < CC_NISA; i++)
     for (int t = 0; t < 2; t++) lc_context_destroy(ctx[i][t]);
   return tu_finish("test_conv_qi8");
