@@ -114,12 +114,11 @@ lc_status lc_i8gemm_plan(const lc_conv *c, lc_conv_plan *p) {
 }
 
 /* The planes' bytes when this run uses them (the plan's variant, and the workspace still holds them
- * beside every slot: the tuner may have cut the threads), else 0. */
-static size_t planes_in_use(const lc_conv *c, lc_i8planes *g) {
+ * beside every thread's slot of `slot` bytes: the tuner may have cut the threads), else 0. */
+static size_t planes_in_use(const lc_conv *c, size_t slot, lc_i8planes *g) {
   const lc_conv_plan *p = &c->plan;
-  size_t all, slot, need;
-  if (p->variant != I8_PLANES || !lc_i8planes_geo(c, p, g, &all) ||
-      !slot_bytes(c, p->tile, &(size_t){0}, &(size_t){0}, &slot) || !lc_mul_sz(slot, (size_t)p->threads, &need) ||
+  size_t all, need;
+  if (p->variant != I8_PLANES || !lc_i8planes_geo(c, p, g, &all) || !lc_mul_sz(slot, (size_t)p->threads, &need) ||
       !lc_add_sz(need, lc_round_up(all, 64), &need) || need > p->ws_total)
     return 0;
   return lc_round_up(all, 64);
@@ -197,7 +196,7 @@ static void i8_task(void *arg, size_t task, int thread) {
   size_t xfb, xpan, total;
   slot_bytes(c, p->tile, &xfb, &xpan, &total);
   lc_i8planes g;
-  size_t pl_all = planes_in_use(c, &g);
+  size_t pl_all = planes_in_use(c, total, &g);
   const unsigned char *planes = pl_all ? jb->ws + (tp.n * (size_t)c->d.groups + tp.g) * g.bytes : NULL;
   unsigned char *slot = pl_all ? jb->ws + pl_all + (size_t)thread * total : jb->ws + (size_t)thread * p->ws_thread;
   float *xf = (float *)slot;
@@ -257,7 +256,8 @@ static void fill_task(void *arg, size_t task, int thread) {
   const lc_conv *c = jb->c;
   const lc_conv_plan *p = &c->plan;
   lc_i8planes g;
-  planes_in_use(c, &g);
+  size_t all;
+  lc_i8planes_geo(c, p, &g, &all); /* launched only where planes_in_use */
   size_t hp = g.pix / g.wp, band = task % FILL_BANDS, j = task / FILL_BANDS % g.bpt, ig = task / FILL_BANDS / g.bpt;
   size_t n = ig / (size_t)c->d.groups, gr = ig % (size_t)c->d.groups;
   const float *img_g = jb->in + (n * (size_t)c->d.in_channels + gr * (size_t)c->cin_g) * p->ihw;
@@ -267,7 +267,8 @@ static void fill_task(void *arg, size_t task, int thread) {
 lc_status lc_i8gemm_run(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
   const lc_conv_plan *p = &c->plan;
   lc_i8planes g;
-  if (planes_in_use(c, &g))
+  size_t slot;
+  if (slot_bytes(c, p->tile, &(size_t){0}, &(size_t){0}, &slot) && planes_in_use(c, slot, &g))
     lc_route_launch(c, in, out, ws, (size_t)p->n * (size_t)c->d.groups * g.bpt * FILL_BANDS, fill_task);
   lc_route_launch(c, in, out, ws, (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit, i8_task);
   return LC_OK;

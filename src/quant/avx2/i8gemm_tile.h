@@ -1,8 +1,8 @@
 /* The 4x16 int8-activation GEMM tile (quant/i8gemm.h) of the AVX2 file, on 256-bit registers:
  * the includer defines I8_DOT_Q4(s, wb, x) and I8_DOT_Q8(d, wb, aw, x) (add the 4-wide dot products
  * of broadcast weights wb (aw = |wb|) and activations x to s / d), I8_Q4_GROUP (quads a 16-bit Q4
- * sum may take before it must widen; 0: I8_DOT_Q4 adds int32 already) and the names. (The 512-bit
- * VNNI table has its own 8x32 tile, quant/avx512/i8gemm_8x32_avx512vnni.c.) */
+ * sum may take before I8_Q4_WIDEN), I8_Q4_FULL and the names. (The 512-bit VNNI table has its own
+ * 8x32 tile, quant/avx512/i8gemm_8x32_avx512vnni.c.) */
 #include <immintrin.h>
 #include <string.h>
 
@@ -81,7 +81,6 @@ I8_INLINE void i8_tile(int q4, const lc_i8blocks *bl, size_t mr, size_t np, cons
     f[r][1] = z ? _mm256_setzero_ps() : _mm256_loadu_ps(cb + r * ldb + 8);
   }
   const __m256i ones = _mm256_set1_epi16(1);
-  (void)ones;
   const int8_t *xq = a->xq;
   size_t off = 0;
   for (size_t b = 0; b < bl->nb; b++) {
@@ -94,7 +93,7 @@ I8_INLINE void i8_tile(int q4, const lc_i8blocks *bl, size_t mr, size_t np, cons
     #pragma GCC unroll 4
     for (int r = 0; r < 4; r++) d[r][0] = d0, d[r][1] = d1;
     if (q4) {
-      size_t grp = I8_Q4_GROUP ? I8_Q4_GROUP : nq;
+      size_t grp = I8_Q4_GROUP;
       for (size_t q0 = 0; q0 < nq; q0 += grp) {
         size_t qn = q0 + grp < nq ? grp : nq - q0;
         __m256i s[4][2];
