@@ -1,5 +1,6 @@
 #include "conv/i8planes.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "kernels/registry.h"
@@ -54,15 +55,47 @@ void lc_i8planes_fill(const lc_conv *c, const lc_i8planes *g, const float *img_g
   }
 }
 
-void lc_i8planes_panel(const lc_conv *c, const lc_i8planes *g, const unsigned char *planes, size_t pix0, size_t np,
-                       size_t b0, size_t nb, const uint32_t *nq, unsigned char *dst) {
+void lc_i8planes_runs(const size_t *base, size_t np, size_t step, lc_i8runs *ru) {
+  memset(ru, 0, sizeof *ru);
+  ru->step = (int)step;
+  size_t a = 0;
+  for (size_t i = 0; i < np && i < 16; i++) {
+    ru->off[i] = (int32_t)base[i];
+    if (i && base[i] == base[i - 1] + step) {
+      ru->lanes[ru->n - 1] |= (uint16_t)(1u << i);
+      continue;
+    }
+    a = i;
+    ru->at[ru->n] = (int64_t)base[i] - (int64_t)(step * a);
+    ru->lanes[ru->n++] = (uint16_t)(1u << i);
+  }
+  for (int s = 0; s < ru->n; s++) { /* load masks: elements [2a, 2 last] of the run's frame at step 2 */
+    unsigned l = ru->lanes[s], first = (unsigned)__builtin_ctz(l), last = 31u - (unsigned)__builtin_clz(l);
+    if (step != 2) {
+      ru->load[s][0] = (uint16_t)l;
+      continue;
+    }
+    uint32_t m = (uint32_t)((((uint64_t)1 << (2 * last + 1)) - 1) & ~(((uint64_t)1 << (2 * first)) - 1));
+    ru->load[s][0] = (uint16_t)m, ru->load[s][1] = (uint16_t)(m >> 16);
+  }
+}
+
+/* Plane offsets of output pixels [pix0, pix0 + min(np, 16)); lanes past np repeat the first. */
+static void panel_base(const lc_conv *c, const lc_i8planes *g, size_t pix0, size_t np, size_t *base) {
+  size_t ow = (size_t)c->plan.ow, sh = (size_t)c->d.stride_h, sw = (size_t)c->d.stride_w;
+  for (size_t i = 0; i < 16; i++) {
+    size_t o = pix0 + (i < np ? i : 0);
+    base[i] = o / ow * sh * g->wp + o % ow * sw;
+  }
+}
+
+/* One panel a value at a time (tables without i8gather). */
+static void panel_scalar(const lc_conv *c, const lc_i8planes *g, const unsigned char *planes, size_t pix0, size_t np,
+                         size_t b0, size_t nb, const uint32_t *nq, unsigned char *dst) {
   const lc_conv_desc *d = &c->d;
   size_t ow = (size_t)c->plan.ow, wp = g->wp, pix = g->pix, kw = (size_t)d->kernel_w, base[16], qt = 0;
-  size_t sh = (size_t)d->stride_h, sw = (size_t)d->stride_w, dh = (size_t)d->dilation_h, dw = (size_t)d->dilation_w;
-  for (size_t i = 0; i < 16; i++) { /* pixels past np repeat the first: computed and dropped */
-    size_t o = pix0 + (i < np ? i : 0);
-    base[i] = o / ow * sh * wp + o % ow * sw;
-  }
+  size_t sw = (size_t)d->stride_w, dh = (size_t)d->dilation_h, dw = (size_t)d->dilation_w;
+  panel_base(c, g, pix0, np, base); /* pixels past np: computed and dropped */
   int contig = sw == 1 && np == 16 && pix0 % ow + 16 <= ow;
   for (size_t b = 0; b < nb; b++) qt += nq[b];
   uint32_t *xq = (uint32_t *)dst;
@@ -84,5 +117,39 @@ void lc_i8planes_panel(const lc_conv *c, const lc_i8planes *g, const unsigned ch
     size_t so = j * pix + toff;
     for (size_t i = 0; i < 16; i++)
       xs[b * 16 + i] = pxs[so + base[i]], is[b * 16 + i] = pis[so + base[i]], xm[b * 16 + i] = pxm[so + base[i]];
+  }
+}
+
+#define GATHER_PANELS 32 /* panels of one gather pass: their runs live on the stack */
+
+void lc_i8planes_panels(const lc_conv *c, const lc_i8planes *g, const unsigned char *planes, size_t pix0, size_t np,
+                        size_t b0, size_t nb, const uint32_t *nq, unsigned char *dst, size_t xpan) {
+  lc_i8gather_fn gather = c->ctx->k->i8gather;
+  if (!gather || g->pix > INT32_MAX) { /* the gather's offsets are int32 lanes */
+    for (size_t j = 0; j < np; j += 16) panel_scalar(c, g, planes, pix0 + j, np - j < 16 ? np - j : 16, b0, nb, nq, dst + j / 16 * xpan);
+    return;
+  }
+  const lc_conv_desc *d = &c->d;
+  size_t wp = g->wp, pix = g->pix, kw = (size_t)d->kernel_w, dh = (size_t)d->dilation_h, dw = (size_t)d->dilation_w;
+  size_t qt = 0, rs = (g->isum_off - g->xs_off) / 4; /* scales, sums, products: equal arrays in a row */
+  for (size_t b = 0; b < nb; b++) qt += nq[b];
+  const uint32_t *cq = (const uint32_t *)planes, *sc = (const uint32_t *)(planes + g->xs_off);
+  lc_i8runs ru[GATHER_PANELS];
+  for (size_t j0 = 0; j0 < np; j0 += 16 * GATHER_PANELS) {
+    size_t npan = (np - j0 + 15) / 16, base[16];
+    if (npan > GATHER_PANELS) npan = GATHER_PANELS;
+    for (size_t k = 0; k < npan; k++) {
+      size_t o = j0 + 16 * k, n = np - o < 16 ? np - o : 16;
+      panel_base(c, g, pix0 + o, n, base);
+      lc_i8planes_runs(base, n, (size_t)d->stride_w, &ru[k]);
+    }
+    unsigned char *p0 = dst + j0 / 16 * xpan;
+    uint32_t *xq = (uint32_t *)p0, *xs = (uint32_t *)(p0 + qt * 64);
+    for (size_t b = 0; b < nb; b++) {
+      size_t t = (b0 + b) / g->bpt, j = (b0 + b) % g->bpt, toff = t / kw * dh * wp + t % kw * dw;
+      gather(cq + j * g->qblock * pix + toff, pix, nq[b], ru, npan, xq, 16, xpan / 4);
+      xq += 16 * nq[b];
+      gather(sc + j * pix + toff, rs, 3, ru, npan, xs + b * 16, nb * 16, xpan / 4);
+    }
   }
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "conv/conv.h"
+#include "quant/i8gemm.h"
 
 typedef struct lc_i8planes {
   size_t wp, pix;            /* padded columns and pixels */
@@ -27,9 +28,13 @@ int lc_i8planes_geo(const lc_conv *c, const lc_conv_plan *p, lc_i8planes *g, siz
 void lc_i8planes_fill(const lc_conv *c, const lc_i8planes *g, const float *img_g, size_t j, size_t y0, size_t y1,
                       unsigned char *planes);
 
-/* The int8 panel of 16 output pixels [pix0, pix0 + np) for row blocks [b0, b0 + nb) (quads nq[]):
- * xq [quads][16][4], then per block 16 scales, code sums, products (lc_i8act's arrays). */
-void lc_i8planes_panel(const lc_conv *c, const lc_i8planes *g, const unsigned char *planes, size_t pix0, size_t np,
-                       size_t b0, size_t nb, const uint32_t *nq, unsigned char *dst);
+/* The runs of a panel whose lane i < np reads plane offset base[i] (step: the conv's column stride). */
+void lc_i8planes_runs(const size_t *base, size_t np, size_t step, lc_i8runs *ru);
+
+/* The int8 panels of output pixels [pix0, pix0 + np) (16 a panel, xpan bytes apart) for row blocks
+ * [b0, b0 + nb) (quads nq[]): each xq [quads][16][4], then per block 16 scales, code sums, products
+ * (lc_i8act's arrays). */
+void lc_i8planes_panels(const lc_conv *c, const lc_i8planes *g, const unsigned char *planes, size_t pix0, size_t np,
+                        size_t b0, size_t nb, const uint32_t *nq, unsigned char *dst, size_t xpan);
 
 #endif

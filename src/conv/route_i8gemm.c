@@ -127,13 +127,27 @@ static size_t planes_in_use(const lc_conv *c, size_t slot, lc_i8planes *g) {
 /* Rows [row0, row0 + nr) of the run decoded to a byte per code, each block padded to its quads
  * (Q8 biased to q + 128 for the kernels that take it unsigned). */
 static void decode_rows(const lc_qmatrix *w, const run *r, size_t row0, size_t nr, int biased, uint8_t *dst) {
-  size_t ld = 4 * r->nq, blk;
+  size_t ld = 4 * r->nq, blk, at = lc_qcode_byte(w, r->k0, &blk), nbytes[RUN_BLOCKS], whole = 1;
+  int q4 = w->format == LC_WEIGHTS_Q4;
+  for (size_t b = 0, j = r->b0 % w->bpt; b < r->nb; b++, j = j + 1 == w->bpt ? 0 : j + 1) {
+    nbytes[b] = lc_qblock_nbytes(w, j);
+    whole &= r->bl[b] == 4 * r->bq[b] && nbytes[b] == (q4 ? r->bl[b] / 2 : r->bl[b]);
+  }
   for (size_t i = 0; i < nr; i++) {
-    const uint8_t *src = w->codes + (row0 + i) * w->row_bytes + lc_qcode_byte(w, r->k0, &blk);
+    const uint8_t *src = w->codes + (row0 + i) * w->row_bytes + at;
     uint8_t *d = dst + i * ld;
+    if (whole) { /* blocks of whole quads back to back: one loop over the run (the common case) */
+      if (q4)
+        for (size_t j = 0; j < ld / 2; j++) d[2 * j] = src[j] & 15, d[2 * j + 1] = src[j] >> 4;
+      else if (biased)
+        for (size_t j = 0; j < ld; j++) d[j] = (uint8_t)(src[j] ^ 0x80u);
+      else
+        memcpy(d, src, ld);
+      continue;
+    }
     for (size_t b = 0; b < r->nb; b++) {
       size_t len = r->bl[b], pad = 4 * r->bq[b];
-      if (w->format == LC_WEIGHTS_Q4) {
+      if (q4) {
         for (size_t j = 0; j < len / 2; j++) d[2 * j] = src[j] & 15, d[2 * j + 1] = src[j] >> 4;
         if (len & 1) d[len - 1] = src[len / 2] & 15;
       } else if (biased) {
@@ -142,7 +156,7 @@ static void decode_rows(const lc_qmatrix *w, const run *r, size_t row0, size_t n
         memcpy(d, src, len);
       }
       memset(d + len, 0, pad - len);
-      src += lc_qblock_nbytes(w, (r->b0 + b) % w->bpt);
+      src += nbytes[b];
       d += pad;
     }
   }
@@ -212,13 +226,10 @@ static void i8_task(void *arg, size_t task, int thread) {
     run_at(w, b0, &r);
     lc_i8blocks bl = {r.nb, r.bq, r.bl};
     size_t q = r.nq * 4 * LC_I8_NR, m = r.nb * LC_I8_NR;
-    for (size_t j = 0; j < np; j += LC_I8_NR) {
+    if (pl_all) lc_i8planes_panels(c, &g, planes, pix0, np, b0, r.nb, r.bq, xp, xpan);
+    for (size_t j = 0; !pl_all && j < np; j += LC_I8_NR) {
       size_t nj = lc_min_sz(LC_I8_NR, np - j);
       unsigned char *a = xp + j / LC_I8_NR * xpan;
-      if (pl_all) {
-        lc_i8planes_panel(c, &g, planes, pix0 + j, nj, b0, r.nb, r.bq, a);
-        continue;
-      }
       const float *x = xf;
       size_t ldx = LC_I8_NR;
       if (in_place && nj == LC_I8_NR) {

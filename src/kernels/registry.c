@@ -71,7 +71,8 @@ static const lc_kernels tables[] = {
                [LC_WEIGHTS_Q4] = {lc_qgemv_q4_accurate_avx512, lc_qgemv_q4_int8_avx512vnni}},
      .dequant = {lc_dequant_f32, lc_dequant_q8_avx512, lc_dequant_q4_avx512}, .vmath = &vmath_avx2,
      .i8gemm = {NULL, lc_i8gemm_q8_8x32_avx512vnni, lc_i8gemm_q4_8x32_avx512vnni}, .i8prep = lc_i8prep_16_avx2,
-     .i8mr = {0, 8, 8}, .i8np = {0, 32, 32}, .i8fill = lc_i8fill_avx512},
+     .i8mr = {0, 8, 8}, .i8np = {0, 32, 32}, .i8fill = lc_i8fill_avx512,
+     .i8gather = lc_i8gather_avx512},
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 

@@ -43,6 +43,7 @@ typedef struct lc_kernels {
   lc_i8gemm_fn i8gemm[3];           /* [lc_weight_format]: int8-activation GEMM (Q8/Q4 only) */
   unsigned char i8mr[3], i8np[3];   /* its tile: rows and pixels (0: LC_I8_MR x LC_I8_NR) */
   lc_i8fill_fn i8fill;              /* the input quantized once per run (NULL: per patch panel) */
+  lc_i8gather_fn i8gather;          /* the planes' panels (NULL: copied a value at a time) */
   lc_i8prep_fn i8prep;              /* its activation quantizer */
   const lc_vmath_kernels *vmath;    /* the non-conv operators' exp, softmax, sums, pooling */
 } lc_kernels;

@@ -58,6 +58,21 @@ void lc_i8prep_16_avx2(const lc_i8blocks *, const float *, size_t, int8_t *, flo
 typedef void (*lc_i8fill_fn)(const float *src, size_t ld, size_t len, size_t n, uint32_t *codes, size_t pix,
                              float *xs, int32_t *isum, float *xsum);
 void lc_i8fill_avx512(const float *, size_t, size_t, size_t, uint32_t *, size_t, float *, int32_t *, float *);
+/* Where the 16 pixels of a planes panel lie in their plane (conv/i8planes.c): runs of lanes whose
+ * pixels are `step` apart; lane i of run s reads at[s] + step * i (at may be negative: the run's
+ * frame starts before its first lane). Lanes in no run (past the panel's pixels) read as 0. */
+typedef struct lc_i8runs {
+  int n, step;
+  uint16_t lanes[16];   /* lanes of run s */
+  uint16_t load[16][2]; /* step 1: load[s][0] = lanes[s]; step 2: the elements at + 0..31 it reads */
+  int64_t at[16];
+  int32_t off[16];      /* every lane's offset (0 past the runs), for other steps or many runs */
+} lc_i8runs;
+/* For rows r < n and panels j < npan: dst[j * dpan + r * ldd + i] = src[r * ld + lane i's offset in
+ * ru[j]] for lanes i < 16 (4-byte values: the planes' codes and scales), 0 for lanes in no run. */
+typedef void (*lc_i8gather_fn)(const uint32_t *src, size_t ld, size_t n, const lc_i8runs *ru, size_t npan,
+                               uint32_t *dst, size_t ldd, size_t dpan);
+void lc_i8gather_avx512(const uint32_t *, size_t, size_t, const lc_i8runs *, size_t, uint32_t *, size_t, size_t);
 void lc_i8gemm_q4_8x32_avx512vnni(const lc_i8blocks *, size_t, size_t, const uint8_t *, size_t, const float *,
                                   const float *, size_t, const lc_i8act *, size_t, float *, size_t, int);
 /* Q8 in this tile takes its codes as u = q + 128 (lc_i8gemm_q8_biased). */
