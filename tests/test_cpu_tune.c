@@ -418,6 +418,32 @@ static void test_balanced_chunks(void) {
   else if (!st)
     printf("balanced chunks: 9x9 runs %s on this table, not checked\n", lc_route_name(c->plan.route));
   lc_conv_destroy(c);
+  /* 9x9 at 20 px (25 tiles): a chunk per thread, not one chunk split over weight panels (each split
+   * repeats the 9 shifts' input transforms) */
+  static const shape s9s = {256, 256, 20, 9, 1, 4};
+  st = plan_conv(ctx, &s9s, w, &c);
+  TU_CHECK(st == LC_OK, "9x9 at 20: %s", lc_last_error());
+  if (!st && c->plan.route == LC_ROUTE_WINOGRAD4 && c->plan.threads == 2)
+    TU_CHECK(c->plan.ntiles == 2 && c->plan.ocsplit == 1, "9x9 256@20 at 2 threads: %zu chunks of %zu tiles, split %zu",
+             c->plan.ntiles, c->plan.tile, c->plan.ocsplit);
+  lc_conv_destroy(c);
+  /* F(2x2) 256 -> 64 at 80 px: the balance does not grow chunks past V = 1 MiB (80 tiles: 1.3 MB) */
+  static const shape s3w = {256, 64, 80, 3, 1, 1};
+  st = plan_conv(ctx, &s3w, w, &c);
+  TU_CHECK(st == LC_OK, "3x3 256->64: %s", lc_last_error());
+  if (!st && c->plan.route == LC_ROUTE_WINOGRAD && c->plan.threads == 2)
+    TU_CHECK(c->plan.tile * 16 * 256 * sizeof(float) <= ((size_t)1 << 20), "3x3 256->64 at 80 px: chunks of %zu tiles",
+             c->plan.tile);
+  lc_conv_destroy(c);
+  /* strided 1x1 at 1600 output pixels on the AVX-512 table: im2col tiles of 128 pixels */
+  static const shape s1x = {128, 256, 80, 1, 2, 0};
+  st = plan_conv(ctx, &s1x, w, &c);
+  TU_CHECK(st == LC_OK, "1x1 s2: %s", lc_last_error());
+  if (!st && c->plan.route == LC_ROUTE_IM2COL && c->ctx->k->isa == LC_ISA_AVX512)
+    TU_CHECK(c->plan.tile == 128, "1x1 s2 128->256 at 40 px out: tiles of %zu", c->plan.tile);
+  else if (!st)
+    printf("strided 1x1: %s on this table, tile not checked\n", lc_route_name(c->plan.route));
+  lc_conv_destroy(c);
   /* taprows 3x3 s2, 256 ch at 14 px: two 7-row tiles, not one tile whose weight panels are split
    * (each half gathered all of B); the 1x1 s2 shortcut keeps its split */
   static const shape s3 = {256, 256, 28, 3, 2, 1}, s1 = {128, 256, 28, 1, 2, 0};

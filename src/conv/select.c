@@ -54,7 +54,14 @@ static size_t tasks_of(const lc_conv *c, const lc_conv_plan *p) {
 static size_t want_tile(const lc_conv *c, const lc_conv_plan *p) {
   size_t T = (size_t)p->threads, tiles = (size_t)p->n * (size_t)c->d.groups * p->ntiles, want = 0;
   size_t few = T > 1 && tiles < TASKS_PER_THREAD * T, nt = p->ntiles * p->tile;
-  if (p->route == LC_ROUTE_IM2COL && few && !c->qw) {
+  const lc_conv_desc *d = &c->d;
+  int s2_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && (d->stride_h > 1 || d->stride_w > 1);
+  if (p->route == LC_ROUTE_IM2COL && s2_1x1 && !c->qw && !l2_small(c) && p->ohw >= 1600 && p->tile > 128) {
+    /* Strided 1x1 (a gather of each tile's K rows) on the AVX-512 table: tiles of 128 pixels, 64 KiB
+     * of B at K 128, ran 1.05-1.09x faster than 224-256 at 1600-6400 px, 2 threads (PP-OCR det's
+     * shortcuts, Xeon model 167, stop 37's selector fit). */
+    want = 128;
+  } else if (p->route == LC_ROUTE_IM2COL && few && !c->qw) {
     size_t wbytes;
     /* Q8/Q4 dequantize the weights once per tile: not traded for balance (not measured). */
     if (lc_mul_sz((size_t)c->cout_g, c->K * sizeof(float), &wbytes) && wbytes <= BALANCE_WEIGHT_BYTES)
@@ -67,6 +74,12 @@ static size_t want_tile(const lc_conv *c, const lc_conv_plan *p) {
     /* Balance only where the chunks then still cover the threads twice; else split (14x14: the
      * tuner kept one chunk of 16 tiles split in 2 at 2 threads, 1.4x over chunks of 6). */
     if (few && nt >= 2 * T * tmin) want = lc_max_sz(tmin, lc_div_up(nt, TASKS_PER_THREAD * T));
+    /* Kernels of shifted 3x3s (9x9: 9 of them) transform each chunk's input once per shift, so a
+     * weight-panel split repeats 9 input transforms per thread: a chunk per thread instead (256 ch
+     * 9x9 at 20 px, 2 threads, 25 tiles: the tuner took 16 + 9 over one chunk of 32 split in 2,
+     * 1.11-1.13x; Xeon model 167, stop 37). */
+    else if (few && c->d.kernel_h * c->d.kernel_w > 9 && p->ntiles < T && nt > tmin)
+      want = lc_max_sz(tmin, lc_div_up(nt, T));
     if (want > p->tile && p->tile >= tmin) want = 0;
   }
   return want && want != p->tile ? want : 0;
@@ -110,9 +123,18 @@ static size_t balanced_chunk(const lc_conv *c, const lc_conv_plan *p) {
   size_t hi = c->cin_g <= LC_WINO_SMALL_K_CIN ? p->tile : 2 * p->tile;
   size_t each = lc_round_up(lc_div_up(nt, (size_t)T), pp); /* one chunk per thread (one image) */
   if (imgs == 1 && each > hi && each <= 4 * p->tile) hi = each;
+  /* Past the route's chunk, V (xi x cin x tiles) must stay within half of a 2 MiB L2 unless the
+   * weights' stream is what the larger chunk saves (Xeon model 167, 2 threads, stop 37): 256 -> 64
+   * at 80 px, F(2x2), chunks of 80 (V 1.31 MB, U 1 MB) ran 1.06-1.08x chunks of 40, and 72 1.06-1.10x;
+   * 256 -> 64 at 160 px, F(4x4), now 24 (V 0.88 MB) runs within 1.04x of the tuner's 32; 512 -> 512
+   * at 20 px (U 16.8 MB) keeps 56. */
+  size_t xis = w4 ? 36 : 16, ubytes, vmax = (size_t)1 << 20;
+  int big_u = lc_mul_sz(xis * sizeof(float) * (size_t)c->cin_g, (size_t)c->cout_g, &ubytes) == 0 || ubytes >= ((size_t)4 << 20);
   for (size_t x = w4 ? 2 * pp : pp; x <= lc_min_sz(hi, lc_round_up(nt, pp)); x += pp) {
     size_t nch = lc_div_up(nt, x), t = lc_round_up(lc_div_up(nt, nch), pp); /* the route's equal chunks */
     if (imgs * nch > BALANCE_MAX_TASKS || imgs * lc_div_up(nt, t) < (size_t)T) continue;
+    size_t vb;
+    if (t > p->tile && !big_u && (!lc_mul_sz(xis * sizeof(float) * (size_t)c->cin_g, t, &vb) || vb > vmax)) continue;
     size_t b = busiest(imgs, nt, t, T, pp);
     if (b < cost) cost = b, best = t;
   }
