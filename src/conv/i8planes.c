@@ -126,7 +126,8 @@ void lc_i8planes_panels(const lc_conv *c, const lc_i8planes *g, const unsigned c
                         size_t b0, size_t nb, const uint32_t *nq, unsigned char *dst, size_t xpan) {
   lc_i8gather_fn gather = c->ctx->k->i8gather;
   if (!gather || g->pix > INT32_MAX) { /* the gather's offsets are int32 lanes */
-    for (size_t j = 0; j < np; j += 16) panel_scalar(c, g, planes, pix0 + j, np - j < 16 ? np - j : 16, b0, nb, nq, dst + j / 16 * xpan);
+    for (size_t j = 0; j < np; j += 16)
+      panel_scalar(c, g, planes, pix0 + j, np - j < 16 ? np - j : 16, b0, nb, nq, dst + j / 16 * xpan);
     return;
   }
   const lc_conv_desc *d = &c->d;

@@ -129,7 +129,8 @@ static size_t balanced_chunk(const lc_conv *c, const lc_conv_plan *p) {
    * 256 -> 64 at 160 px, F(4x4), now 24 (V 0.88 MB) runs within 1.04x of the tuner's 32; 512 -> 512
    * at 20 px (U 16.8 MB) keeps 56. */
   size_t xis = w4 ? 36 : 16, ubytes, vmax = (size_t)1 << 20;
-  int big_u = lc_mul_sz(xis * sizeof(float) * (size_t)c->cin_g, (size_t)c->cout_g, &ubytes) == 0 || ubytes >= ((size_t)4 << 20);
+  int big_u = !lc_mul_sz(xis * sizeof(float) * (size_t)c->cin_g, (size_t)c->cout_g, &ubytes) ||
+              ubytes >= ((size_t)4 << 20);
   for (size_t x = w4 ? 2 * pp : pp; x <= lc_min_sz(hi, lc_round_up(nt, pp)); x += pp) {
     size_t nch = lc_div_up(nt, x), t = lc_round_up(lc_div_up(nt, nch), pp); /* the route's equal chunks */
     if (imgs * nch > BALANCE_MAX_TASKS || imgs * lc_div_up(nt, t) < (size_t)T) continue;
