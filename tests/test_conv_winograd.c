@@ -54,12 +54,15 @@ static double worst_err_ratio(const cc_case *c, const float *got, const float *r
   return worst;
 }
 
-/* One random eligible shape: 3x3, stride 1, dilation 1, pads 0..2 (asymmetric) or auto_pad. */
-static void gen_shape(cc_case *c, int big, int wide) {
+/* One random eligible shape: 3x3, stride 1, dilation 1, pads 0..2 (asymmetric) or auto_pad. split:
+ * several weight panels on few tiles, so that 2-3 threads split a chunk's panels and share its V
+ * (route_winograd.c WINO_SHARED_V), with pad values on some. */
+static void gen_shape(cc_case *c, int big, int wide, int split) {
   lc_conv_desc *d = &c->d;
   lc_conv_desc_init(d);
   int64_t g = tu_rand_int(0, 3) ? 1 : tu_rand_int(2, 3);
   int64_t cig = big ? tu_rand_int(250, 300) : tu_rand_int(1, 19), cog = big ? tu_rand_int(1, 12) : tu_rand_int(1, 21);
+  if (split) cig = tu_rand_int(1, 40), cog = tu_rand_int(33, 100);
   d->in_channels = g * cig;
   d->out_channels = g * cog;
   d->groups = g;
@@ -72,10 +75,11 @@ static void gen_shape(cc_case *c, int big, int wide) {
   d->layout = (lc_layout)tu_rand_int(0, 1);
   cc_random_act(d);
   cc_prelu_of(d, ++gen_count);
+  if (split) cc_padv_of(d, tu_rand_int(0, 1) ? 3 : 0);
   c->n = tu_rand_int(0, 3) ? 1 : 2;
   for (;;) {
-    c->h = big ? tu_rand_int(1, 9) : tu_rand_int(1, 19);
-    c->w = big ? tu_rand_int(1, 9) : tu_rand_int(1, 19);
+    c->h = big || split ? tu_rand_int(1, 9) : tu_rand_int(1, 19);
+    c->w = big || split ? tu_rand_int(1, 9) : tu_rand_int(1, 19);
     if (tu_rand_int(0, 5) == 0) c->w = c->w * 3 + 1; /* several tile rows per panel and the reverse */
     if (wide) c->h = tu_rand_int(1, 5), c->w = tu_rand_int(129, 150); /* rows of more than 64 tiles */
     int64_t oh, ow;
@@ -328,13 +332,17 @@ static size_t q_peak(const cc_case *c, size_t budget, const float *in, float *ou
 static void check_quant(int s) {
   static const int blocks[] = {0, 16, 32, 64, 128, 256};
   cc_case c;
-  gen_shape(&c, s % 8 == 7, s % 8 == 3);
+  gen_shape(&c, s % 8 == 7, s % 8 == 3, s % 8 == 1);
   if (s % 8 == 5) { /* two K blocks with a tail, IC not a multiple of any block */
     int64_t cig = tu_rand_int(257, 300), cog = tu_rand_int(1, 40);
     cc_free(&c);
     c.d.in_channels = cig * c.d.groups;
     c.d.out_channels = cog * c.d.groups;
-    c.h = tu_rand_int(2, 7), c.w = tu_rand_int(2, 7);
+    int64_t oh, ow;
+    do { /* the pads may leave no output at 2 px */
+      c.h = tu_rand_int(2, 7), c.w = tu_rand_int(2, 7);
+      cc_out_size(&c, &oh, &ow);
+    } while (oh < 1 || ow < 1);
     cc_fill(&c, tu_rand_int(0, 1));
   }
   c.d.weight_format = s % 2 ? LC_WEIGHTS_Q4 : LC_WEIGHTS_Q8;
@@ -756,7 +764,7 @@ int main(void) {
   TU_CHECK(cc_context(cc_isas[top], 2, 96 << 10, &ctx_thr[2]) == LC_OK, "budget");
   for (int s = 0; s < nshapes; s++) {
     cc_case c;
-    gen_shape(&c, s % 20 == 19, s % 20 == 9);
+    gen_shape(&c, s % 20 == 19, s % 20 == 9, s % 5 == 2);
     check_shape(&c, LC_ROUTE_WINOGRAD);
     if (c.d.weight_format == LC_WEIGHTS_F32) check_shape(&c, LC_ROUTE_WINOGRAD4);
     cc_free(&c);
