@@ -63,6 +63,7 @@ static void gen_shape(cc_case *c, int big, int wide, int split) {
   int64_t g = tu_rand_int(0, 3) ? 1 : tu_rand_int(2, 3);
   int64_t cig = big ? tu_rand_int(250, 300) : tu_rand_int(1, 19), cog = big ? tu_rand_int(1, 12) : tu_rand_int(1, 21);
   if (split) cig = tu_rand_int(1, 40), cog = tu_rand_int(33, 100);
+  if (cig == 1 && cog == 1) cog = 2; /* groups == channels is depthwise (its own route) */
   d->in_channels = g * cig;
   d->out_channels = g * cog;
   d->groups = g;
@@ -96,6 +97,7 @@ static void gen_shape_k(cc_case *c) {
   lc_conv_desc *d = &c->d;
   lc_conv_desc_init(d);
   int64_t g = tu_rand_int(0, 4) ? 1 : 2, cig = tu_rand_int(1, 19), cog = tu_rand_int(1, 40);
+  if (cig == 1 && cog == 1) cog = 2; /* groups == channels is depthwise (its own route) */
   d->in_channels = g * cig;
   d->out_channels = g * cog;
   d->groups = g;
