@@ -58,23 +58,17 @@ void lc_i8planes_fill(const lc_conv *c, const lc_i8planes *g, const float *img_g
 void lc_i8planes_runs(const size_t *base, size_t np, size_t step, lc_i8runs *ru) {
   memset(ru, 0, sizeof *ru);
   ru->step = (int)step;
-  size_t a = 0;
   for (size_t i = 0; i < np && i < 16; i++) {
     ru->off[i] = (int32_t)base[i];
     if (i && base[i] == base[i - 1] + step) {
       ru->lanes[ru->n - 1] |= (uint16_t)(1u << i);
       continue;
     }
-    a = i;
-    ru->at[ru->n] = (int64_t)base[i] - (int64_t)(step * a);
+    ru->at[ru->n] = (int64_t)base[i] - (int64_t)(step * i);
     ru->lanes[ru->n++] = (uint16_t)(1u << i);
   }
-  for (int s = 0; s < ru->n; s++) { /* load masks: elements [2a, 2 last] of the run's frame at step 2 */
+  for (int s = 0; step == 2 && s < ru->n; s++) { /* elements [2 first, 2 last] of the run's frame */
     unsigned l = ru->lanes[s], first = (unsigned)__builtin_ctz(l), last = 31u - (unsigned)__builtin_clz(l);
-    if (step != 2) {
-      ru->load[s][0] = (uint16_t)l;
-      continue;
-    }
     uint32_t m = (uint32_t)((((uint64_t)1 << (2 * last + 1)) - 1) & ~(((uint64_t)1 << (2 * first)) - 1));
     ru->load[s][0] = (uint16_t)m, ru->load[s][1] = (uint16_t)(m >> 16);
   }
@@ -83,9 +77,10 @@ void lc_i8planes_runs(const size_t *base, size_t np, size_t step, lc_i8runs *ru)
 /* Plane offsets of output pixels [pix0, pix0 + min(np, 16)); lanes past np repeat the first. */
 static void panel_base(const lc_conv *c, const lc_i8planes *g, size_t pix0, size_t np, size_t *base) {
   size_t ow = (size_t)c->plan.ow, sh = (size_t)c->d.stride_h, sw = (size_t)c->d.stride_w;
+  size_t y = pix0 / ow, x = pix0 % ow;
   for (size_t i = 0; i < 16; i++) {
-    size_t o = pix0 + (i < np ? i : 0);
-    base[i] = o / ow * sh * g->wp + o % ow * sw;
+    base[i] = i < np ? y * sh * g->wp + x * sw : base[0];
+    if (++x == ow) x = 0, y++;
   }
 }
 

@@ -190,7 +190,6 @@ typedef struct wino_job {
   const lc_conv *c;
   const float *in;
   float *out;
-  unsigned char *ws;
   size_t tw;       /* tiles per row */
   float *sv;       /* WINO_SHARED_V: every chunk's V (chunk_v_bytes apart), else NULL */
   unsigned char *slots; /* thread slots, `stride` bytes apart */
@@ -334,6 +333,12 @@ static const float *next_block(const lc_conv *c, size_t g, size_t q, size_t q1, 
   return c->wwino + ((g * 16 * np + q) * cig + k0) * pw + xi * np * cig * pw;
 }
 
+/* A slot's zero row, after its V and M (slot_bytes). */
+static float *slot_zero(const lc_conv *c, unsigned char *slot, size_t T) {
+  return (float *)(slot + lc_round_up(16 * (size_t)c->cin_g * T * sizeof(float), 64) +
+                   lc_round_up(16 * wpw(c) * T * sizeof(float), 64));
+}
+
 static void wino_task(void *arg, size_t task, int thread) {
   const wino_job *jb = arg;
   const lc_conv *c = jb->c;
@@ -351,7 +356,7 @@ static void wino_task(void *arg, size_t task, int thread) {
   unsigned char *slot = jb->slots + (size_t)thread * jb->stride;
   float *V = (float *)slot;
   float *M = (float *)(slot + lc_round_up(16 * cig * T * sizeof(float), 64));
-  float *zero = (float *)((unsigned char *)M + lc_round_up(16 * pw * T * sizeof(float), 64));
+  float *zero = slot_zero(c, slot, T);
   float *ubuf = NULL, *dbuf = NULL; /* Q8/Q4 only */
   if (c->qw) {
     ubuf = (float *)((unsigned char *)zero + lc_round_up(zero_len(c) * sizeof(float), 64));
@@ -410,9 +415,7 @@ static void vin_task(void *arg, size_t task, int thread) {
   if (ic0 >= ic1) return;
   int nchw = c->d.layout == LC_NCHW;
   const float *img_g = jb->in + n * (size_t)c->d.in_channels * p->ihw + g * cig * (nchw ? p->ihw : 1);
-  unsigned char *slot = jb->slots + (size_t)thread * jb->stride;
-  float *zero = (float *)(slot + lc_round_up(16 * cig * T * sizeof(float), 64) +
-                          lc_round_up(16 * wpw(c) * T * sizeof(float), 64));
+  float *zero = slot_zero(c, jb->slots + (size_t)thread * jb->stride, T);
   memset(zero, 0, zero_len(c) * sizeof(float));
   input_chunk(jb, img_g, t0, nt, jb->sv + ck * (chunk_v_bytes(c, T) / sizeof(float)), T, zero,
               c->padv ? c->padv + g * cig : NULL, ic0, ic1);
@@ -421,7 +424,7 @@ static void vin_task(void *arg, size_t task, int thread) {
 void lc_run_winograd(const lc_conv *c, const float *in, float *out, unsigned char *ws) {
   const lc_conv_plan *p = &c->plan;
   unsigned char *base = ws + (64 - (uintptr_t)ws % 64) % 64;
-  wino_job jb = {c, in, out, ws, lc_div_up((size_t)p->ow, 2), NULL, base, p->ws_thread, 1};
+  wino_job jb = {c, in, out, lc_div_up((size_t)p->ow, 2), NULL, base, p->ws_thread, 1};
   size_t tasks = (size_t)p->n * (size_t)c->d.groups * p->ntiles * p->ocsplit, slot, sv, need;
   /* The shared V where the workspace still holds it beside every thread's slot (the tuner may have
    * cut the threads after planning). */

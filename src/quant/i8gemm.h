@@ -64,7 +64,7 @@ void lc_i8fill_avx512(const float *, size_t, size_t, size_t, uint32_t *, size_t,
 typedef struct lc_i8runs {
   int n, step;
   uint16_t lanes[16];   /* lanes of run s */
-  uint16_t load[16][2]; /* step 1: load[s][0] = lanes[s]; step 2: the elements at + 0..31 it reads */
+  uint16_t load[16][2]; /* step 2: the elements at + 0..31 run s reads (else unused) */
   int64_t at[16];
   int32_t off[16];      /* every lane's offset (0 past the runs), for other steps or many runs */
 } lc_i8runs;
