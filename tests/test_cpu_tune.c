@@ -456,6 +456,21 @@ static void test_balanced_chunks(void) {
                c->plan.tile, c->plan.ocsplit);
     lc_conv_destroy(c);
   }
+  /* taprows 3x3 s2 256 -> 512 at 20 px (4.7 MB of weights: no split for balance): tiles the two
+   * threads share evenly, 2 x 10 rows, not 12 + 8 */
+  const size_t wn2 = (size_t)512 * 256 * 9;
+  float *w2 = malloc(wn2 * sizeof(float));
+  if (w2) {
+    tu_fill(w2, wn2, -0.05f, 0.05f);
+    static const shape s4 = {256, 512, 40, 3, 2, 1};
+    st = plan_conv(ctx, &s4, w2, &c);
+    TU_CHECK(st == LC_OK, "s2 256->512: %s", lc_last_error());
+    if (!st && c->plan.route == LC_ROUTE_TAPROWS && c->ctx->k->f32_gemm_wide && c->plan.threads == 2)
+      TU_CHECK(c->plan.ntiles % 2 == 0 && 20 % c->plan.tile == 0, "3x3 s2 256->512 at 2 threads: %zu tiles of %zu rows",
+               c->plan.ntiles, c->plan.tile);
+    lc_conv_destroy(c);
+    free(w2);
+  }
   lc_context_destroy(ctx);
   free(w);
 }
