@@ -34,11 +34,13 @@
 #define TR_GATHER_COST 5
 /* Channels ahead whose input rows are prefetched while a row is gathered. */
 #define TR_PF_AHEAD 2
-/* A tile split over weight panels pays a second launch and reads B across cores: an eighth more
- * work on the busiest thread, at most this many tile_cost units (1x1 s2 on a Xeon model 167, 2 threads, one 20-row tile
- * split against two of 10 rows, ms: 64 -> 64 ch at 20 px 0.031 / 0.019, 128 -> 128 0.077 / 0.054,
- * 128 -> 256 at 14 px (7-row tiles) 0.065 / 0.058; 256 -> 512 at 20 px even, 0.357 / 0.362, and
- * at 7 px the split stays: 4 + 3 rows ran 1.3-1.4x). */
+/* Kernels without the three-tap gather (1x1 s2): a tile split over weight panels pays a second
+ * launch and reads B across cores, an eighth more work on the busiest thread, at most this many
+ * tile_cost units (a Xeon model 167, 2 threads, one 20-row tile split against two of 10 rows, ms:
+ * 64 -> 64 ch at 20 px 0.031 / 0.019, 128 -> 128 0.077 / 0.054; 128 -> 256 at 14 px, 7-row tiles,
+ * 0.065 / 0.058; 256 -> 512 at 20 px even, 0.357 / 0.362; at 7 px the split stays, 4 + 3 rows ran
+ * 1.3-1.4x). 3x3 s2 split tiles share their costlier gather: 128 ch at 7 px, split 0.078, 4 + 3
+ * rows 0.091. */
 #define TR_SPLIT_COST 64
 /* plan.variant: fewer tiles than threads (fp32): the tasks of a tile's weight-panel split first
  * gather a share of its input channels into the tile's whole B (a pool launch), then run their
@@ -127,7 +129,7 @@ lc_status lc_taprows_plan(const lc_conv *c, lc_conv_plan *p) {
       size_t task = lc_div_up(c->npanels, s) * tile_cost(c, r * ow, NULL, NULL);
       task += gather * r * ow / 10;
       size_t w = lc_div_up(tiles * s, T) * task;
-      if (s > 1) w += lc_min_sz(w / 8, TR_SPLIT_COST);
+      if (s > 1 && !gather) w += lc_min_sz(w / 8, TR_SPLIT_COST);
       if (w < cost) cost = w, best = r;
     }
     rows = best;
