@@ -55,14 +55,15 @@ static double worst_err_ratio(const cc_case *c, const float *got, const float *r
 }
 
 /* One random eligible shape: 3x3, stride 1, dilation 1, pads 0..2 (asymmetric) or auto_pad. split:
- * several weight panels on few tiles, so that 2-3 threads split a chunk's panels and share its V
- * (route_winograd.c WINO_SHARED_V), with pad values on some. */
+ * several weight panels on few tiles, so that 2-3 threads split a chunk's panels and, from 256
+ * input channels, share its V (route_winograd.c WINO_SHARED_V), with pad values on some. */
 static void gen_shape(cc_case *c, int big, int wide, int split) {
   lc_conv_desc *d = &c->d;
   lc_conv_desc_init(d);
   int64_t g = tu_rand_int(0, 3) ? 1 : tu_rand_int(2, 3);
   int64_t cig = big ? tu_rand_int(250, 300) : tu_rand_int(1, 19), cog = big ? tu_rand_int(1, 12) : tu_rand_int(1, 21);
-  if (split) cig = tu_rand_int(1, 40), cog = tu_rand_int(33, 100);
+  /* split: with 256+ input channels the V is shared (WINO_SHARED_V_MIN_CIN), with fewer repeated */
+  if (split) cig = tu_rand_int(0, 1) ? tu_rand_int(1, 40) : tu_rand_int(256, 280), cog = tu_rand_int(33, 100);
   if (cig == 1 && cog == 1) cog = 2; /* groups == channels is depthwise (its own route) */
   d->in_channels = g * cig;
   d->out_channels = g * cog;

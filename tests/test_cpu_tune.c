@@ -458,6 +458,19 @@ static void test_balanced_chunks(void) {
                c->plan.ocsplit);
     lc_conv_destroy(c);
   }
+  /* F(2x2) with a chunk's weight panels split: V shared from 256 input channels (512 at 7 px), each
+   * task's own below (64 at 14 px) */
+  static const shape sv[2] = {{512, 512, 7, 3, 1, 1}, {64, 64, 14, 3, 1, 1}};
+  for (int i = 0; i < 2; i++) {
+    st = plan_conv(ctx, &sv[i], w, &c);
+    TU_CHECK(st == LC_OK, "shared V %d: %s", i, lc_last_error());
+    if (!st && c->plan.route == LC_ROUTE_WINOGRAD && c->plan.ocsplit > 1)
+      TU_CHECK(c->plan.variant == (i ? 0 : 1), "F(2x2) %lld ch at %lld px, split %zu: variant %d",
+               (long long)sv[i].ic, (long long)sv[i].hw, c->plan.ocsplit, c->plan.variant);
+    else if (!st)
+      printf("shared V %d: %s, split %zu, not checked\n", i, lc_route_name(c->plan.route), c->plan.ocsplit);
+    lc_conv_destroy(c);
+  }
   /* taprows 3x3 s2 256 -> 512 at 20 px (4.7 MB of weights: no split for balance): tiles the two
    * threads share evenly, 2 x 10 rows, not 12 + 8 */
   const size_t wn2 = (size_t)512 * 256 * 9;

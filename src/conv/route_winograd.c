@@ -117,6 +117,11 @@ static int slot_bytes(const lc_conv *c, size_t T, size_t *bytes) {
  * slots after it). Before, each task transformed the whole V (~20 % of such a layer at 1 thread):
  * 512 ch at 7 px, 2 threads, 0.654 -> 0.622 ms (Xeon model 167). */
 #define WINO_SHARED_V 1
+/* From this many input channels per group: below, the second launch costs more than the transform
+ * each task repeats (2 threads, ms shared / repeated V: 64 ch at 14 px 0.090 / 0.080, 64 -> 128 at
+ * 20 px 0.201 / 0.171, 128 ch at 7 px 0.091 / 0.085, at 14 px 0.218 / 0.220; 256 at 14 px 0.59 /
+ * 0.59, 512 at 7 px 0.605 / 0.655; Xeon model 167). */
+#define WINO_SHARED_V_MIN_CIN 256
 
 /* V of one chunk (16 x cig x T floats) and of every chunk of the plan. */
 static size_t chunk_v_bytes(const lc_conv *c, size_t T) {
@@ -177,7 +182,7 @@ lc_status lc_winograd_plan(const lc_conv *c, lc_conv_plan *p) {
   /* Weight panels split over tasks: V once per chunk, shared, where it fits beside the slots (its
    * share of each thread's bytes). */
   p->variant = 0;
-  if (p->ocsplit > 1 && shared_v_bytes(c, p, &sv) &&
+  if (p->ocsplit > 1 && c->cin_g >= WINO_SHARED_V_MIN_CIN && shared_v_bytes(c, p, &sv) &&
       lc_add_sz(ws, lc_round_up(lc_div_up(sv, (size_t)threads), 64), &wt) &&
       (!c->ctx->budget || wt <= c->ctx->budget / (size_t)threads))
     p->variant = WINO_SHARED_V, ws = wt;
