@@ -226,20 +226,22 @@ static void i8_task(void *arg, size_t task, int thread) {
     run_at(w, b0, &r);
     lc_i8blocks bl = {r.nb, r.bq, r.bl};
     size_t q = r.nq * 4 * LC_I8_NR, m = r.nb * LC_I8_NR;
-    if (pl_all) lc_i8planes_panels(c, &g, planes, pix0, np, b0, r.nb, r.bq, xp, xpan);
-    for (size_t j = 0; !pl_all && j < np; j += LC_I8_NR) {
-      size_t nj = lc_min_sz(LC_I8_NR, np - j);
-      unsigned char *a = xp + j / LC_I8_NR * xpan;
-      const float *x = xf;
-      size_t ldx = LC_I8_NR;
-      if (in_place && nj == LC_I8_NR) {
-        x = img_g + r.k0 * p->ihw + pix0 + j, ldx = p->ihw;
-      } else {
-        if (nj < LC_I8_NR) memset(xf, 0, r.kn * LC_I8_NR * sizeof(float));
-        lc_pack_panel(c, img_g, pix0 + j, nj, r.k0, r.kn, LC_I8_NR, NULL, NULL, xf);
+    if (pl_all)
+      lc_i8planes_panels(c, &g, planes, pix0, np, b0, r.nb, r.bq, xp, xpan);
+    else
+      for (size_t j = 0; j < np; j += LC_I8_NR) {
+        size_t nj = lc_min_sz(LC_I8_NR, np - j);
+        unsigned char *a = xp + j / LC_I8_NR * xpan;
+        const float *x = xf;
+        size_t ldx = LC_I8_NR;
+        if (in_place && nj == LC_I8_NR) {
+          x = img_g + r.k0 * p->ihw + pix0 + j, ldx = p->ihw;
+        } else {
+          if (nj < LC_I8_NR) memset(xf, 0, r.kn * LC_I8_NR * sizeof(float));
+          lc_pack_panel(c, img_g, pix0 + j, nj, r.k0, r.kn, LC_I8_NR, NULL, NULL, xf);
+        }
+        kt->i8prep(&bl, x, ldx, (int8_t *)a, (float *)(a + q), (int32_t *)(a + q) + m, (float *)(a + q) + 2 * m);
       }
-      kt->i8prep(&bl, x, ldx, (int8_t *)a, (float *)(a + q), (int32_t *)(a + q) + m, (float *)(a + q) + 2 * m);
-    }
     for (size_t row = r0; row < r1; row += mr_t) {
       size_t mr = lc_min_sz(mr_t, r1 - row), oc = tp.g * coutg + row;
       decode_rows(w, &r, oc, mr, lc_i8gemm_q8_biased(kern), wd);
