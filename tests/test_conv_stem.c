@@ -1,9 +1,9 @@
-/* The stem route (few input channels, NCHW) against lc_conv_reference (fp64 accumulation) on
- * random shapes: 1-4 channels, kernels up to 7x7 (K <= 160), strides 1-3 and dilations 1-2 per axis
+/* The stem route (few input channels, NCHW or NHWC) against lc_conv_reference (fp64 accumulation) on
+ * random shapes: both layouts, 1-4 channels, kernels up to 7x7 (K <= 160), strides 1-3 and dilations 1-2 per axis
  * independently, random pads, odd widths across 1-3 kernel calls of 64 pixels (the AVX-512 kernel's
  * 4 vectors, the AVX2 kernel's chunks of 24), batch 1-2, every
  * activation, F32 and Q8/Q4 weights, every kernel table, 1 and 2 threads; AUTO picks it for the
- * RGB stems; its smallest budget works and one byte less is LC_ERR_BUDGET. LC_TEST_QUICK=1: fewer. */
+ * RGB stems in both layouts; its smallest budget works and one byte less is LC_ERR_BUDGET. LC_TEST_QUICK=1: fewer. */
 #include "conv_cases.h"
 
 static lc_context *ctx[CC_NISA][2];
@@ -25,6 +25,7 @@ static void stem_case(cc_case *c, int big) {
     cc_random_pads(d);
     cc_random_act(d);
     cc_prelu_of(d, ++gen_count);
+    d->layout = gen_count % 2 ? LC_NHWC : LC_NCHW;
     c->n = tu_rand_int(0, 3) ? 1 : 2;
     c->h = tu_rand_int(1, big ? 40 : 19);
     c->w = tu_rand_int(1, big ? 150 : 31);
@@ -84,13 +85,13 @@ static void test_random(void) { cc_random_shapes(stem_case, check_stem); }
 /* Q8/Q4 weights: the route dequantizes the rows; compared with the reference on those weights. */
 static void test_quant(void) { cc_quant_shapes(ctx[0][0], stem_case, check_stem); }
 
-/* AUTO takes the stem route for the RGB stems (NCHW), not for NHWC or 1x1. */
+/* AUTO takes the stem route for the RGB stems, NCHW and NHWC, not for 1x1. */
 static void test_auto(void) {
   static const struct {
     int k, s, layout;
     lc_route want;
   } cases[] = {{3, 1, LC_NCHW, LC_ROUTE_STEM}, {3, 2, LC_NCHW, LC_ROUTE_STEM}, {7, 2, LC_NCHW, LC_ROUTE_STEM},
-               {3, 2, LC_NHWC, LC_ROUTE_DIRECT}, {1, 1, LC_NCHW, LC_ROUTE_GEMM1X1}};
+               {3, 2, LC_NHWC, LC_ROUTE_STEM}, {1, 1, LC_NCHW, LC_ROUTE_GEMM1X1}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     cc_case c;
     c.d = cc_desc(3, 32, cases[i].k, cases[i].k / 2);

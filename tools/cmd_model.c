@@ -15,6 +15,7 @@
 
 static const char *const q4_policies[] = {"plan", "mixed", "all", NULL}; /* margs.q4_policy */
 static const char *const weight_choices[] = {"f32", "q8", "q4", "q4:fast", NULL}; /* q4:fast = q4, mixed */
+static const char *const layouts[] = {"auto", "nchw", "nhwc", NULL}; /* lc_model_layout */
 
 #define O(f) offsetof(margs, f)
 #define MODEL_OPTS                                                                                                \
@@ -33,6 +34,8 @@ static const char *const weight_choices[] = {"f32", "q8", "q4", "q4:fast", NULL}
        "and cached; mixed = the quick rule (first conv, small-K\nand 1x1 convs, Gemm/MatMul q8); all = every layer q4"}, \
       {"--no-fusion", NULL, OPT_FLAG, O(no_fusion), 0, 0, NULL,                                                   \
        "keep BatchNormalization / activations / Add as separate nodes"},                                          \
+      {"--layout", "L", OPT_CHOICE, O(layout), 0, 0, layouts,                                                     \
+       "cpu: which fp32 convs run NHWC; auto = groups where it pays for the conversions"},                        \
       {"--device", "NAME", OPT_STRING, O(device), 0, 0, NULL, "cpu (default), opencl, opencl:P or opencl:P:D"},                     \
       {"--json", NULL, OPT_FLAG, O(json), 0, 0, NULL, "machine-readable output"}
 #define INPUT_OPT(what)                                                                                           \

@@ -8,7 +8,7 @@
 typedef struct margs {
   const char *model, *out_dir, *device;
   opt_list shape, input;
-  int json, per_layer, no_io, repeat, threads, weights, block, no_fusion, q4_policy, tune;
+  int json, per_layer, no_io, repeat, threads, weights, block, no_fusion, q4_policy, tune, layout;
   size_t budget, max_memory;
 } margs;
 

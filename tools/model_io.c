@@ -130,6 +130,7 @@ int model_plan(const char *cmd, const margs *a, lc_model *m) {
   o.weight_block = a->block;
   o.q4_policy = a->q4_policy == MARGS_Q4_ALL ? LC_Q4_ALL : LC_Q4_MIXED;
   o.no_fusion = a->no_fusion;
+  o.layout = a->layout;
   o.workspace_budget = a->budget;
   o.max_memory_bytes = a->max_memory;
   o.device = a->device && strcmp(a->device, "cpu") ? a->device : NULL;

@@ -46,6 +46,7 @@ _DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: 
            11: np.float64}
 _WEIGHTS = {"f32": 0, "fp32": 0, "q8": 1, "q4": 2}
 _POLICY = {"mixed": 0, "all": 1, "plan": 2}
+_LAYOUT = {"auto": 0, "nchw": 1, "nhwc": 2}
 _ACT = {None: 0, "none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "hard_swish": 4, "prelu": 5}
 
 
@@ -101,11 +102,13 @@ class Model:
     conv may use (int or "2M"); q4_policy: "plan" (default: lowconv quantize's per-layer choice,
     made at the first load of a file and cached; `weights_plan` says which was used), "mixed" (the
     quick rule; weights="q4:fast" is q4 with it) or "all"; shapes: {input: shape} fixing symbolic
-    dims; max_memory: cap on the plan's memory (0 = a quarter of RAM).
+    dims; max_memory: cap on the plan's memory (0 = a quarter of RAM); layout: "auto" (fp32 convs
+    that feed each other run channels-last where it pays), "nchw" or "nhwc" (CPU; inputs and
+    outputs stay NCHW).
     """
 
     def __init__(self, path, device="cpu", threads=1, weights="f32", block=0, budget=0, q4_policy="plan",
-                 shapes=None, max_memory=0, no_fusion=False):
+                 shapes=None, max_memory=0, no_fusion=False, layout="auto"):
         self._net = None
         if weights == "q4:fast":
             weights, q4_policy = "q4", "mixed"
@@ -120,6 +123,7 @@ class Model:
         o.q4_policy = _choice(_POLICY, q4_policy, "q4_policy")
         o.max_memory = _bytes_arg(max_memory, "max_memory")
         o.no_fusion = 1 if no_fusion else 0
+        o.layout = _choice(_LAYOUT, layout, "layout")
         self._device = device.encode() if isinstance(device, str) else device
         o.device = self._device
         if shapes:

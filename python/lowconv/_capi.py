@@ -26,6 +26,7 @@ class NetOptions(C.Structure):
         ("device", C.c_char_p),
         ("shapes", C.POINTER(NetShape)),
         ("n_shapes", C.c_int),
+        ("layout", C.c_int),
     ]
 
 

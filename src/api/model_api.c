@@ -37,6 +37,8 @@ static lc_status check_options(const lc_net_options *o) {
     return lc_error(LC_ERR_INVALID_ARG, "net: weight_block = %d (0..4096)", o->weight_block);
   if ((unsigned)o->q4_policy > LC_Q4_POLICY_PLAN)
     return lc_error(LC_ERR_INVALID_ARG, "net: q4_policy = %d (mixed, all or plan)", (int)o->q4_policy);
+  if ((unsigned)o->layout > LC_NET_LAYOUT_NHWC)
+    return lc_error(LC_ERR_INVALID_ARG, "net: layout = %d (auto, nchw or nhwc)", (int)o->layout);
   if (o->device && o->device[0] && strcmp(o->device, "cpu"))
     return lc_error(LC_ERR_UNSUPPORTED, "net: device '%s': backend not built/available (devices: cpu)", o->device);
   if (o->n_shapes < 0 || (o->n_shapes && !o->shapes))
@@ -66,6 +68,7 @@ static lc_status finish(lc_model *m, const lc_net_options *opt, const lc_q4plan 
   n->o.q4_policy = o->q4_policy == LC_Q4_POLICY_ALL ? LC_Q4_ALL : LC_Q4_MIXED;
   n->o.max_memory_bytes = o->max_memory;
   n->o.no_fusion = o->no_fusion;
+  n->o.layout = (int)o->layout; /* lc_net_layout and lc_model_layout share their values */
   if (plan && (plan->used || plan->quantized)) n->o.weight_format = LC_WEIGHTS_F32; /* the file's codes */
   if (plan)
     snprintf(n->plan, sizeof n->plan, "%s%s", plan->used ? (plan->from_cache ? "plan (cached): " : "plan (made now): ") : "",

@@ -64,15 +64,18 @@ typedef struct dtask {
 } dtask;
 
 /* C (+)= W[oc0 + i0 .. + mi][k block] x input of tap (ky, kx) at channels [c0, c0 + kn), output
- * columns [lo, hi) of every row of the task. w: element (i, k) at w[i * wrs + k * wcs]. */
+ * columns [lo, hi) of every row of the task. w: element (i, k) at w[i * wrs + k * wcs]. The calls
+ * prefetch next (nbytes, the panel's next weight block; NULL: none): inside a net the weights come
+ * from DRAM (IResNet-34's 512 -> 512 3x3 s2 NHWC: 2.4 ms there against 1.7 alone). */
 static void tap_calls(dtask *t, size_t oc, size_t mi, const float *w, size_t wrs, size_t wcs, int64_t ky, int64_t kx,
-                      size_t c0, size_t kn, size_t lo, size_t hi) {
+                      size_t c0, size_t kn, size_t lo, size_t hi, const void *next, size_t nbytes) {
   const lc_conv *c = t->c;
   const lc_conv_desc *d = &c->d;
   const lc_conv_plan *p = &c->plan;
   const lc_kernels *kt = c->ctx->k;
   size_t pp = pix_pw(c), cin = (size_t)d->in_channels, cout = (size_t)d->out_channels, sw = (size_t)d->stride_w;
   int64_t xoff = kx * d->dilation_w - p->pl; /* input column of output column 0 */
+  size_t calls = (t->oy1 - t->oy0) * lc_div_up(hi - lo, pp), call = 0;
   for (size_t oy = t->oy0; oy < t->oy1; oy++) {
     int64_t iy = (int64_t)oy * d->stride_h - p->pt + ky * d->dilation_h;
     if (iy < 0 || iy >= p->ih) continue; /* the whole row of this tap is padding */
@@ -80,6 +83,7 @@ static void tap_calls(dtask *t, size_t oc, size_t mi, const float *w, size_t wrs
     for (size_t a = lo; a < hi; a += pp) {
       size_t nj = lc_min_sz(pp, hi - a), pix = rowpix + a;
       size_t ix = (size_t)(iy * p->iw + (int64_t)a * (int64_t)sw + xoff); /* input pixel of column a */
+      lc_pf_spread(&t->ep, next, nbytes, calls, kn, call++);
       if (d->layout == LC_NHWC) {
         const float *x = t->img_g + ix * cin + c0;
         kt->f32_gemm(nj, mi, kn, x, sw * cin, 1, w, wcs, t->img_out + pix * cout + oc, cout, &t->ep);
@@ -97,6 +101,7 @@ static void tap_calls(dtask *t, size_t oc, size_t mi, const float *w, size_t wrs
       }
     }
   }
+  t->ep.pf = NULL;
 }
 
 /* Output columns [*lo, *hi) whose input column under tap column kx lies inside the image (lo <= hi). */
@@ -161,7 +166,14 @@ static void panel_rows(dtask *t, int64_t g, size_t q, size_t i0, size_t mi) {
       } else {
         w = lc_conv_wpanel(c, g, q, k0, kn, t->qbuf, &wrs, &wcs);
       }
-      tap_calls(t, oc, mi, w, wrs, wcs, ky, kx, c0, kn, (size_t)lo, (size_t)hi);
+      /* fp32: the next block of this panel (next K block, else the next tap's first) */
+      const void *next = NULL;
+      size_t nk = c0 + LC_KC < cin_g ? k0 + LC_KC : (size_t)(tap + 1) * cin_g, nkn = 0, r_, c_;
+      if (!c->qw && nk < c->K) {
+        nkn = lc_min_sz(LC_KC, cin_g - nk % cin_g);
+        next = lc_conv_wpanel(c, g, q, nk, nkn, NULL, &r_, &c_);
+      }
+      tap_calls(t, oc, mi, w, wrs, wcs, ky, kx, c0, kn, (size_t)lo, (size_t)hi, next, nkn * pw * sizeof(float));
     }
   }
   if (c->padv) pad_sums(t, oc, mi);

@@ -173,7 +173,7 @@ lc_status lc_select_route(const lc_conv *c, lc_conv_plan *p) {
   if (c->depthwise) order[n++] = LC_ROUTE_DEPTHWISE;
   int is_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && d->stride_h == 1 && d->stride_w == 1 && !p->pt && !p->pl &&
                !p->pb && !p->pr;
-  /* <= 4 input channels, NCHW (the RGB stem; route_stem.c plans only those): im2col's packing and
+  /* <= 4 input channels (the RGB stem; route_stem.c plans only those), either layout: im2col's packing and
    * 6-row tiles cost 1.7-2.1x at K = 27..147 (stems 3->32/64 at 112..320 px, 3x3 s1/s2 and 7x7 s2,
    * docs/benchmarks.md "Stride-2 and stem"). 1x1 keeps gemm1x1 (the input is the operand). */
   if (!is_1x1 && d->kernel_h * d->kernel_w > 1) order[n++] = LC_ROUTE_STEM;

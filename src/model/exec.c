@@ -96,6 +96,7 @@ lc_status lc_model_plan(lc_model *m, const lc_model_options *o) {
     lc_plan_count_uses(m);
   } else if (!(s = lc_fuse_layernorm(m)) && !(s = lc_fuse(m)) && !on_device) {
     s = lc_fuse_chains(m); /* CPU plans: the device has no EwChain kernel */
+    if (!s) s = lc_plan_layout(m);
   }
   double tw = lc_now_ms(), th = tw, wait_ms = 0.0;
   int staged = 0;

@@ -123,6 +123,8 @@ lc_status lc_fuse_device(lc_model *m);
  * residual); for a plan on a device, called by lc_fuse_device. */
 lc_status lc_fuse_upsample(lc_model *m);
 lc_status lc_plan_memory(lc_model *m);      /* planner.c */
+/* layout.c: which convs of a CPU plan run NHWC (private attributes on the conv nodes). */
+lc_status lc_plan_layout(lc_model *m);
 /* planner.c: the init loop: folded weights made on demand, consumed constants released. */
 lc_status lc_fuse_chains(lc_model *m);
 lc_status lc_plan_prefold(lc_model *m);

@@ -28,10 +28,15 @@ typedef struct lc_model_options {
   int device_tune;             /* lc_tune_level of device convs; -1 = the context's default (fast); > 0 also
                                   tunes the CPU convs' routes (lc_context_params.cpu_tune) */
   int device_profile;          /* device plan: time every node from profiling events (layer ms) */
+  int layout;                  /* lc_model_layout: which convs of a CPU plan run NHWC (0 = auto) */
   int device_no_io;            /* device plan: runs after the first leave the input and outputs on the
                                   device (bench --no-io: the kernels alone, as a peer's graph replay on
                                   device-resident tensors is timed) */
 } lc_model_options;
+
+/* LC_LAYOUT_AUTO: fp32 convs run NHWC in groups where layout.c's estimate says it pays for the
+ * conversions at the group's border; NCHW: none; NHWC: every fp32 conv that can. */
+typedef enum lc_model_layout { LC_LAYOUT_AUTO = 0, LC_LAYOUT_NCHW = 1, LC_LAYOUT_NHWC = 2 } lc_model_layout;
 
 void lc_model_options_init(lc_model_options *o);
 
@@ -85,6 +90,7 @@ void lc_model_layer(const lc_model *m, int i, lc_layer_info *info);
 typedef struct lc_model_stats {
   int64_t ir_version, opset;
   int nodes_loaded, nodes_planned, folded, fused_bn, fused_add, fused_act, inplace;
+  int nhwc_convs;               /* convs the library runs NHWC (layout.c) */
   size_t weight_bytes;          /* constants the planned nodes read (initializers, folded values) */
   size_t packed_weight_bytes;   /* packed conv weights, as lc_conv_weight_bytes reports */
   size_t mapped_code_bytes;     /* of which quantized codes read where the file is mapped (no copy) */

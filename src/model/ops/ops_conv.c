@@ -246,6 +246,10 @@ typedef struct conv_state {
   int in_lib;                         /* the library conv holds the input affine (fold_input_affine) */
   float *gate;                        /* _se: the conv's [N, M, 1, 1] output, then out = x * gate */
   size_t gate_n;
+  /* layout.c: the library runs NHWC (nhwc); input, residual, output lie in the other layout and are
+   * converted through scratch past the conv's workspace, at these offsets (0: not converted) */
+  int nhwc;
+  size_t cv_in, cv_res, cv_out, ws_all;
 } conv_state;
 
 /* The input affine when the device hands the conv back: a copy of x as the BatchNormalization
@@ -255,25 +259,27 @@ static float *affine_input(const conv_state *st, const lc_tensor *t) {
   float *y = lc_malloc(n ? n * sizeof(float) : 1);
   const float *x = t->data;
   for (size_t i = 0; y && i < n; i++) {
-    size_t c = i / inner % C;
+    size_t c = st->nhwc ? i % C : i / inner % C; /* t in the conv's layout */
     y[i] = x[i] * st->imul->floats[c] + st->iadd->floats[c];
   }
   return y;
 }
 
 /* The per-channel epilogue (fuse_device.c) when the device hands the conv back to the CPU:
- * residual, y * cmul[o] + cadd[o], the activation, PRelu, in that order; NCHW output. */
+ * residual, y * cmul[o] + cadd[o], the activation, PRelu, in that order; y in the conv's layout. */
 static void chan_epilogue(lc_exec_ctx *x, const conv_state *st, float *y, const float *r, const lc_tensor *out) {
   size_t n = out->nbytes / sizeof(float), M = (size_t)out->dims[1], inner = M ? n / ((size_t)out->dims[0] * M) : 0;
+#define CH_OF(i) (st->nhwc ? (i) % M : (i) / inner % M)
   for (size_t i = 0; inner && i < n; i++) {
-    size_t o = i / inner % M;
+    size_t o = CH_OF(i);
     float v = y[i] + (r ? r[i] : 0.0f);
     if (st->cmul) v = v * st->cmul->floats[o] + st->cadd->floats[o];
     y[i] = v;
   }
   run_epilogue(x, y, NULL, n, &st->act);
   for (size_t i = 0; st->prelu && inner && i < n; i++)
-    if (y[i] < 0.0f) y[i] *= st->prelu->floats[i / inner % M];
+    if (y[i] < 0.0f) y[i] *= st->prelu->floats[CH_OF(i)];
+#undef CH_OF
 }
 
 /* Weights are packed once in init, so they must be constants; infer is where constness is
@@ -454,7 +460,7 @@ static lc_status lcop_conv_make_in(const lc_node *n, const lc_tensor *const *in,
   d.dilation_h = g.d[0], d.dilation_w = g.d[1];
   d.pad_top = g.pb[0], d.pad_left = g.pb[1], d.pad_bottom = g.pe[0], d.pad_right = g.pe[1];
   d.auto_pad = LC_PAD_NOTSET; /* resolved above */
-  d.layout = LC_NCHW;
+  d.layout = lc_attr_int(n, "_nhwc", 0) ? LC_NHWC : LC_NCHW; /* layout.c */
   d.weights = in[1]->data;
   d.bias = lcop_has(in, n_in, 2) ? in[2]->data : NULL;
   if (fuse_act) {
@@ -500,6 +506,31 @@ static lc_status lcop_conv_make_in(const lc_node *n, const lc_tensor *const *in,
   return s;
 }
 
+/* layout.c's attributes: the layout the library runs and the conversions of input, residual and
+ * output that differ from it, each a buffer in the scratch after the conv's own workspace. */
+static lc_status layout_scratch(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out,
+                                conv_state *st) {
+  st->nhwc = lc_attr_int(n, "_nhwc", 0) != 0;
+  int vin = lc_attr_int(n, "_in_nhwc", 0) != 0, vres = lc_attr_int(n, "_res_nhwc", 0) != 0;
+  int vout = lc_attr_int(n, "_out_nhwc", 0) != 0;
+  st->ws_all = st->shape.workspace_bytes;
+  if (!st->nhwc && !vin && !vres && !vout) return LC_OK;
+  const lc_tensor *r = st->residual ? in[n_in - 1] : NULL;
+  if (in[0]->ndim != 4 || out->ndim != 4 || st->gate || st->res_up != 1 || st->hsig || st->cmul ||
+      (vin && !st->nhwc) || (vres && (!r || !st->nhwc)) || (r && r->nbytes != out->nbytes))
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "layout attributes on a conv that cannot take them");
+  size_t off = (st->ws_all + 63) / 64 * 64, sz[3] = {in[0]->nbytes, r ? r->nbytes : 0, out->nbytes};
+  int need[3] = {vin != st->nhwc, r && vres != st->nhwc, vout != st->nhwc};
+  size_t *at[3] = {&st->cv_in, &st->cv_res, &st->cv_out};
+  for (int i = 0; i < 3; i++) {
+    if (!need[i]) continue;
+    *at[i] = off + 1; /* + 1: 0 is "not converted" */
+    if (!lc_add_sz(off, (sz[i] + 63) / 64 * 64, &off)) return lcop_fail(n, LC_ERR_OVERFLOW, "scratch size overflows");
+  }
+  st->ws_all = off;
+  return LC_OK;
+}
+
 static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_in, const lc_tensor *out, int n_out,
                            lc_exec_ctx *x, void **state) {
   conv_state *st = lc_calloc(1, sizeof *st);
@@ -540,10 +571,20 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
     lc_free(st);
     return s;
   }
+  if ((s = layout_scratch(n, in, n_in, out, st))) {
+    lc_conv_destroy(st->conv);
+    lc_free(st->gate);
+    lc_free(st);
+    return s;
+  }
   lc_conv_device_info di;
   snprintf(st->route, sizeof st->route, "%s", lc_route_name(st->shape.route));
   if (!lc_conv_device_info_get(st->conv, &di) && di.kernel[0])
     snprintf(st->route, sizeof st->route, "%s", di.kernel);
+  if (st->nhwc) { /* layout.c ran it NHWC */
+    size_t l = strlen(st->route);
+    snprintf(st->route + l, sizeof st->route - l, "/nhwc");
+  }
   *state = st;
   return LC_OK;
 }
@@ -551,7 +592,7 @@ static lc_status conv_init(const lc_node *n, const lc_tensor *const *in, int n_i
 static void conv_describe(const void *state, lc_op_info *info) {
   const conv_state *st = state;
   info->route = st->route;
-  info->workspace_bytes = st->shape.workspace_bytes;
+  info->workspace_bytes = st->ws_all;
   info->packed_bytes = lc_conv_weight_bytes(st->conv);
   info->packed_inputs = 2u | 4u; /* weights and bias live in the lc_conv */
 }
@@ -570,10 +611,58 @@ static float *res_upsampled(const lc_tensor *r, const lc_tensor *out, int64_t f)
   return y;
 }
 
+static lc_status conv_run_lib(const lc_node *n, conv_state *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                              lc_exec_ctx *x);
+#define LCOP_CONV_MAX_IN 4 /* X, W, B, and a residual or _se's x (conv_check_inputs) */
+
+/* conv_run with layout.c's conversions: the input and residual into the library's layout, the
+ * output out of it, through scratch past the conv's workspace (its own buffer if the model's
+ * scratch is short: a conv run alone). */
+static lc_status conv_run_converted(const lc_node *n, conv_state *st, const lc_tensor *const *in, int n_in,
+                                    lc_tensor *out, lc_exec_ctx *x) {
+  if (!x || n_in < 1 || n_in > LCOP_CONV_MAX_IN || !in[0] || in[0]->ndim != 4 || out->ndim != 4 ||
+      (st->cv_res && (!in[n_in - 1] || in[n_in - 1]->nbytes != out->nbytes)))
+    return lcop_fail(n, LC_ERR_INVALID_ARG, "inputs do not match the planned layout conversions");
+  unsigned char *base = x->scratch && x->scratch_bytes >= st->ws_all ? x->scratch : NULL, *own = NULL;
+  if (!base && !(base = own = lc_malloc(st->ws_all ? st->ws_all : 1)))
+    return lcop_fail(n, LC_ERR_NO_MEMORY, "out of memory for %zu bytes of layout scratch", st->ws_all);
+  size_t N = (size_t)out->dims[0], hw_in = (size_t)in[0]->dims[2] * (size_t)in[0]->dims[3];
+  size_t M = (size_t)out->dims[1], hw_out = (size_t)out->dims[2] * (size_t)out->dims[3];
+  lc_tensor ti[LCOP_CONV_MAX_IN], to = *out;
+  const lc_tensor *tp[LCOP_CONV_MAX_IN];
+  for (int i = 0; i < n_in; i++) { /* an absent optional input stays NULL */
+    if (in[i]) ti[i] = *in[i];
+    tp[i] = in[i] ? &ti[i] : NULL;
+  }
+  if (st->cv_in) {
+    ti[0].data = base + st->cv_in - 1;
+    lcop_layout_convert(x, in[0]->data, ti[0].data, N, (size_t)in[0]->dims[1], hw_in, st->nhwc);
+  }
+  if (st->cv_res) {
+    ti[n_in - 1].data = base + st->cv_res - 1;
+    lcop_layout_convert(x, in[n_in - 1]->data, ti[n_in - 1].data, N, M, hw_out, st->nhwc);
+  }
+  if (st->cv_out) to.data = base + st->cv_out - 1;
+  /* the conv's own workspace stays at the scratch's start */
+  lc_exec_ctx xs = *x;
+  xs.scratch = base, xs.scratch_bytes = st->shape.workspace_bytes;
+  lc_status s = conv_run_lib(n, st, tp, n_in, &to, &xs);
+  if (!s && st->cv_out) lcop_layout_convert(x, to.data, out->data, N, M, hw_out, !st->nhwc);
+  lc_free(own);
+  return s;
+}
+
 static lc_status conv_run(const lc_node *n, void *state, const lc_tensor *const *in, int n_in, lc_tensor *out,
                           int n_out, lc_exec_ctx *x) {
   conv_state *st = state;
+  (void)n_out;
   if (!st) return lcop_fail(n, LC_ERR_STATE, "run before init");
+  if (st->cv_in || st->cv_res || st->cv_out) return conv_run_converted(n, st, in, n_in, out, x);
+  return conv_run_lib(n, st, in, n_in, out, x);
+}
+
+static lc_status conv_run_lib(const lc_node *n, conv_state *st, const lc_tensor *const *in, int n_in, lc_tensor *out,
+                              lc_exec_ctx *x) {
   void *ws = NULL;
   size_t wsz = 0;
   if (x && x->scratch && x->scratch_bytes >= st->shape.workspace_bytes) ws = x->scratch, wsz = x->scratch_bytes;

@@ -58,6 +58,8 @@ void lcop_copy(void *dst, const void *src, size_t nbytes);
  * one); lcop_threads says how many distinct `thread` values to size per-thread scratch for. */
 void lcop_parallel(lc_exec_ctx *x, size_t n, void (*fn)(void *arg, size_t task, int thread), void *arg);
 int lcop_threads(const lc_exec_ctx *x);
+/* n images of c channels x hw pixels: NCHW -> NHWC (to_nhwc) or back, src != dst (ops_layout.c). */
+void lcop_layout_convert(lc_exec_ctx *x, const float *src, float *dst, size_t n, size_t c, size_t hw, int to_nhwc);
 
 /* Multidirectional broadcast of k <= LCOP_NB_MAX inputs to one output: output dims and each
  * input's element strides (0 where it broadcasts). */

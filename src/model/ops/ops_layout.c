@@ -1,0 +1,53 @@
+/* NCHW <-> NHWC conversion of one activation (layout.c decides where): per image, a [rows][cols]
+ * float matrix transposed in 16 x 16 blocks (each block's 16 source rows stay in L1 while its
+ * destination lines fill), the blocks dealt to the pool in bands of rows. */
+#include "model/ops/ops_internal.h"
+
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#define LC_TR_SSE 1 /* baseline x86-64: 4 x 4 blocks in registers, 16-byte loads and stores */
+#endif
+
+#define TB 16
+
+typedef struct tr_job {
+  const float *src;
+  float *dst;
+  size_t rows, cols, bands; /* per image: src [rows][cols] -> dst [cols][rows] */
+} tr_job;
+
+static void tr_task(void *arg, size_t task, int thread) {
+  const tr_job *j = arg;
+  (void)thread;
+  size_t img = task / j->bands, b = task % j->bands, r0 = b * TB, r1 = r0 + TB < j->rows ? r0 + TB : j->rows;
+  const float *s = j->src + img * j->rows * j->cols;
+  float *d = j->dst + img * j->rows * j->cols;
+  for (size_t c0 = 0; c0 < j->cols; c0 += TB) {
+    size_t c1 = c0 + TB < j->cols ? c0 + TB : j->cols;
+#ifdef LC_TR_SSE
+    if (r1 - r0 == TB && c1 - c0 == TB) {
+      for (size_t r = 0; r < TB; r += 4)
+        for (size_t c = 0; c < TB; c += 4) {
+          const float *q = s + (r0 + r) * j->cols + c0 + c;
+          __m128 v0 = _mm_loadu_ps(q), v1 = _mm_loadu_ps(q + j->cols), v2 = _mm_loadu_ps(q + 2 * j->cols),
+                 v3 = _mm_loadu_ps(q + 3 * j->cols);
+          _MM_TRANSPOSE4_PS(v0, v1, v2, v3);
+          float *o = d + (c0 + c) * j->rows + r0 + r;
+          _mm_storeu_ps(o, v0);
+          _mm_storeu_ps(o + j->rows, v1);
+          _mm_storeu_ps(o + 2 * j->rows, v2);
+          _mm_storeu_ps(o + 3 * j->rows, v3);
+        }
+      continue;
+    }
+#endif
+    for (size_t c = c0; c < c1; c++)
+      for (size_t r = r0; r < r1; r++) d[c * j->rows + r] = s[r * j->cols + c];
+  }
+}
+
+void lcop_layout_convert(lc_exec_ctx *x, const float *src, float *dst, size_t n, size_t c, size_t hw, int to_nhwc) {
+  tr_job j = {src, dst, to_nhwc ? c : hw, to_nhwc ? hw : c, 0};
+  j.bands = (j.rows + TB - 1) / TB;
+  if (n && j.rows && j.cols) lcop_parallel(x, n * j.bands, tr_task, &j);
+}
