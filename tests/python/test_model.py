@@ -99,6 +99,23 @@ def test_bad_options():
         lowconv.Model(data, budget="lots")
     with pytest.raises(ValueError, match="q4_policy"):
         lowconv.Model(data, q4_policy="some")
+    with pytest.raises(ValueError, match="layout"):
+        lowconv.Model(data, layout="nchwc")
+
+
+def test_layout_option(model_file):
+    """Channels-last convs (layout.c) give the NCHW plan's outputs; the caller sees NCHW either way."""
+    x = np.random.default_rng(3).standard_normal((1, 8, 12, 12)).astype(np.float32)
+    ref_m = lowconv.Model(model_file, layout="nchw")
+    ref = ref_m.run({"x": x})
+    assert not any(l["route"].endswith("/nhwc") for l in ref_m.profile())
+    for layout in ("nhwc", "auto"):
+        m = lowconv.Model(model_file, layout=layout, threads=2)
+        out = m.run({"x": x})
+        for k in ref:
+            np.testing.assert_allclose(out[k], ref[k], rtol=1e-4, atol=1e-5)
+        if layout == "nhwc":
+            assert any(l["route"].endswith("/nhwc") for l in m.profile())
 
 
 def test_bad_arrays(model_file):
