@@ -112,7 +112,8 @@ static void to_pixels(const float *t, size_t ts, size_t m, size_t ow, float *o, 
         __builtin_prefetch((const char *)(o + (x + PF_PIX) * os) + b, 1, 3);
     for (; i + 4 <= m; i += 4) {
       const float *q = t + i * ts + x;
-      __m128 r0 = _mm_loadu_ps(q), r1 = _mm_loadu_ps(q + ts), r2 = _mm_loadu_ps(q + 2 * ts), r3 = _mm_loadu_ps(q + 3 * ts);
+      __m128 r0 = _mm_loadu_ps(q), r1 = _mm_loadu_ps(q + ts), r2 = _mm_loadu_ps(q + 2 * ts);
+      __m128 r3 = _mm_loadu_ps(q + 3 * ts);
       _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
       _mm_storeu_ps(o + x * os + i, r0);
       _mm_storeu_ps(o + (x + 1) * os + i, r1);
@@ -175,9 +176,10 @@ static void stem_task(void *arg, size_t task, int thread) {
       for (size_t ic = 0; ic < cin; ic++) {
         float *dst = rbuf + (ky * cin + ic) * g.s * g.plen;
         int inside = iy >= 0 && iy < p->ih;
-        if (inside)
-          phase_rows(c, &g, img + (g.nhwc ? (size_t)iy * (size_t)p->iw * cin + ic : ic * p->ihw + (size_t)iy * (size_t)p->iw),
-                     dst);
+        if (inside) {
+          size_t row = (size_t)iy * (size_t)p->iw;
+          phase_rows(c, &g, img + (g.nhwc ? row * cin + ic : ic * p->ihw + row), dst);
+        }
         for (size_t kx = 0; kx < (size_t)d->kernel_w; kx++) {
           size_t t = kx * (size_t)d->dilation_w;
           rows[(ky * (size_t)d->kernel_w + kx) * cin + ic] = inside ? dst + (t % g.s) * g.plen + t / g.s : zero;
