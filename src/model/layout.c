@@ -95,15 +95,16 @@ lc_status lc_plan_layout(lc_model *m) {
   int n = m->n_nodes;
   int *up = lc_calloc((size_t)n, sizeof(int));
   double *ratio = lc_calloc((size_t)n, sizeof(double)), *gain = lc_calloc((size_t)n, sizeof(double));
-  char *nhwc = lc_calloc((size_t)n, 1);
-  if (!up || !ratio || !gain || !nhwc) {
-    lc_free(up), lc_free(ratio), lc_free(gain), lc_free(nhwc);
+  char *nhwc = lc_calloc((size_t)n, 1), *wout = lc_calloc((size_t)n, 1);
+  if (!up || !ratio || !gain || !nhwc || !wout) {
+    lc_free(up), lc_free(ratio), lc_free(gain), lc_free(nhwc), lc_free(wout);
     return lc_error(LC_ERR_NO_MEMORY, "model: out of memory");
   }
   for (int p = 0; p < n; p++) {
     up[p] = p;
     ratio[p] = nhwc_ratio(m, &m->nodes[p]);
     if (m->opt.layout == LC_LAYOUT_NHWC && ratio[p]) ratio[p] = 0.5; /* forced: every conv that can */
+    nhwc[p] = ratio[p] != 0; /* for the gain below: as if every candidate ran NHWC */
   }
   /* groups: convs joined by a value one writes and the other reads as an activation */
   for (int p = 0; p < n; p++) {
@@ -115,9 +116,6 @@ lc_status lc_plan_layout(lc_model *m) {
   }
   /* A group's gain in ns: its convs' time * (1 - ratio), time ~ flops at ~100 GFLOP/s, less a
    * conversion per tensor crossing its border (CONV_COST), counted as if all of it ran NHWC. */
-  for (int p = 0; p < n; p++) {
-    if (ratio[p]) nhwc[p] = 1;
-  }
   for (int p = 0; p < n; p++) {
     const lc_gnode *g = &m->nodes[p];
     if (!ratio[p]) continue;
@@ -134,23 +132,19 @@ lc_status lc_plan_layout(lc_model *m) {
     if (!read_nhwc(m, nhwc, g->out[0])) gain[r] -= CONV_COST(y->nbytes);
   }
   for (int p = 0; p < n; p++) nhwc[p] = ratio[p] && (gain[root(up, p)] > 0 || m->opt.layout == LC_LAYOUT_NHWC);
+  for (int p = 0; p < n; p++) wout[p] = (char)writes_nhwc(m, nhwc, p);
   lc_status s = LC_OK;
-  m->st.nhwc_convs = 0;
   for (int p = 0; p < n && !s; p++) {
     lc_gnode *g = &m->nodes[p];
-    int out = writes_nhwc(m, nhwc, p);
-    if (!nhwc[p] && !out) continue;
     if (nhwc[p]) {
       int v0 = g->in[0], r = lcop_conv_has_residual(&g->n) && g->n.n_inputs >= 3 ? g->in[g->n.n_inputs - 1] : -1;
       int q0 = m->values[v0].producer, qr = r >= 0 ? m->values[r].producer : -1;
-      int in = q0 >= 0 && writes_nhwc(m, nhwc, q0), rs = qr >= 0 && writes_nhwc(m, nhwc, qr);
       s = lc_fold_add_attr(m, g, "_nhwc", LC_ATTR_INT, 1, 0.0f);
-      if (!s && in) s = lc_fold_add_attr(m, g, "_in_nhwc", LC_ATTR_INT, 1, 0.0f);
-      if (!s && rs) s = lc_fold_add_attr(m, g, "_res_nhwc", LC_ATTR_INT, 1, 0.0f);
-      m->st.nhwc_convs++;
+      if (!s && q0 >= 0 && wout[q0]) s = lc_fold_add_attr(m, g, "_in_nhwc", LC_ATTR_INT, 1, 0.0f);
+      if (!s && qr >= 0 && wout[qr]) s = lc_fold_add_attr(m, g, "_res_nhwc", LC_ATTR_INT, 1, 0.0f);
     }
-    if (!s && out) s = lc_fold_add_attr(m, g, "_out_nhwc", LC_ATTR_INT, 1, 0.0f);
+    if (!s && wout[p]) s = lc_fold_add_attr(m, g, "_out_nhwc", LC_ATTR_INT, 1, 0.0f);
   }
-  lc_free(up), lc_free(ratio), lc_free(gain), lc_free(nhwc);
+  lc_free(up), lc_free(ratio), lc_free(gain), lc_free(nhwc), lc_free(wout);
   return s;
 }

@@ -90,7 +90,6 @@ void lc_model_layer(const lc_model *m, int i, lc_layer_info *info);
 typedef struct lc_model_stats {
   int64_t ir_version, opset;
   int nodes_loaded, nodes_planned, folded, fused_bn, fused_add, fused_act, inplace;
-  int nhwc_convs;               /* convs the library runs NHWC (layout.c) */
   size_t weight_bytes;          /* constants the planned nodes read (initializers, folded values) */
   size_t packed_weight_bytes;   /* packed conv weights, as lc_conv_weight_bytes reports */
   size_t mapped_code_bytes;     /* of which quantized codes read where the file is mapped (no copy) */
