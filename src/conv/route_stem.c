@@ -10,14 +10,11 @@
  * Each output is one fp32 sum over k in order (the kernel's), independent of threads and budget. */
 #include <stdint.h>
 #include <string.h>
-#if defined(__x86_64__) || defined(__SSE__)
-#include <xmmintrin.h>
-#define STEM_SSE 1
-#endif
 
 #include "conv/route.h"
 #include "util/checked.h"
 #include "util/error.h"
+#include "util/transpose4.h"
 
 /* Row pointers per output row live on the stack: K is bounded (7x7 RGB is 147). */
 #define LC_STEM_MAX_K 160
@@ -104,22 +101,13 @@ static void phase_rows(const lc_conv *c, const stem_geo *g, const float *src, fl
 /* NHWC output: t[i][x] (m rows, ts apart) to pixel x's channels o[x * os + i], pixel by pixel. */
 static void to_pixels(const float *t, size_t ts, size_t m, size_t ow, float *o, size_t os) {
   size_t x = 0;
-#ifdef STEM_SSE
+#if LC_HAVE_TR4
   for (; x + 4 <= ow; x += 4) {
     size_t i = 0;
     if (x + PF_PIX + 4 <= ow)
       for (size_t b = 0; b < 4 * m * sizeof(float); b += 64)
         __builtin_prefetch((const char *)(o + (x + PF_PIX) * os) + b, 1, 3);
-    for (; i + 4 <= m; i += 4) {
-      const float *q = t + i * ts + x;
-      __m128 r0 = _mm_loadu_ps(q), r1 = _mm_loadu_ps(q + ts), r2 = _mm_loadu_ps(q + 2 * ts);
-      __m128 r3 = _mm_loadu_ps(q + 3 * ts);
-      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-      _mm_storeu_ps(o + x * os + i, r0);
-      _mm_storeu_ps(o + (x + 1) * os + i, r1);
-      _mm_storeu_ps(o + (x + 2) * os + i, r2);
-      _mm_storeu_ps(o + (x + 3) * os + i, r3);
-    }
+    for (; i + 4 <= m; i += 4) lc_tr4(t + i * ts + x, ts, o + x * os + i, os);
     for (size_t j = x; j < x + 4; j++)
       for (size_t k = i; k < m; k++) o[j * os + k] = t[k * ts + j];
   }

@@ -2,11 +2,7 @@
  * float matrix transposed in 16 x 16 blocks (each block's 16 source rows stay in L1 while its
  * destination lines fill), the blocks dealt to the pool in bands of rows. */
 #include "model/ops/ops_internal.h"
-
-#if defined(__SSE__) || defined(__x86_64__)
-#include <xmmintrin.h>
-#define LC_TR_SSE 1 /* baseline x86-64: 4 x 4 blocks in registers, 16-byte loads and stores */
-#endif
+#include "util/transpose4.h"
 
 #define TB 16
 
@@ -24,20 +20,11 @@ static void tr_task(void *arg, size_t task, int thread) {
   float *d = j->dst + img * j->rows * j->cols;
   for (size_t c0 = 0; c0 < j->cols; c0 += TB) {
     size_t c1 = c0 + TB < j->cols ? c0 + TB : j->cols;
-#ifdef LC_TR_SSE
+#if LC_HAVE_TR4
     if (r1 - r0 == TB && c1 - c0 == TB) {
       for (size_t r = 0; r < TB; r += 4)
-        for (size_t c = 0; c < TB; c += 4) {
-          const float *q = s + (r0 + r) * j->cols + c0 + c;
-          __m128 v0 = _mm_loadu_ps(q), v1 = _mm_loadu_ps(q + j->cols), v2 = _mm_loadu_ps(q + 2 * j->cols),
-                 v3 = _mm_loadu_ps(q + 3 * j->cols);
-          _MM_TRANSPOSE4_PS(v0, v1, v2, v3);
-          float *o = d + (c0 + c) * j->rows + r0 + r;
-          _mm_storeu_ps(o, v0);
-          _mm_storeu_ps(o + j->rows, v1);
-          _mm_storeu_ps(o + 2 * j->rows, v2);
-          _mm_storeu_ps(o + 3 * j->rows, v3);
-        }
+        for (size_t c = 0; c < TB; c += 4)
+          lc_tr4(s + (r0 + r) * j->cols + c0 + c, j->cols, d + (c0 + c) * j->rows + r0 + r, j->rows);
       continue;
     }
 #endif
