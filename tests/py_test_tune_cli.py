@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`lowconv tune` and --tune on the CPU (stdlib only): a cold tune fills the cache and labels the
 convs [tuned], a warm conv/info/run reads it ([cache], no candidates timed) and gives the same
-outputs as a run without --tune when the route is the same; both layouts are tuned; usage errors
+outputs as a run without --tune when the route is the same; both layouts are tuned, and a model's
+tuning times its convs in both layouts (a "layout" record per shape); usage errors
 exit 2; a corrupt cache warns and is rewritten; no --tune never reads the cache."""
 import argparse
 import os
@@ -59,6 +60,9 @@ def main():
         mini_onnx.conv_model(model, in_dims=(1, 3, 12, 12), cout=8)
         r = run(["tune", model, "--level", "fast"], env)
         check(r.returncode == 0 and "[tuned]" in r.stdout, f"tune model: {r.stdout} {r.stderr}")
+        # ... and timed its conv in both layouts for the plan's layout choice (model/layout.c)
+        text = open(files[0]).read() if files else ""
+        check("layout t1 n1 g1 ic3 oc8 ih12 iw12 kh3 kw3" in text, f"a layout record: {text}")
         r = run(["info", model, "--tune", "fast"], env)
         check(r.returncode == 0 and "[cache]" in r.stdout, f"info warm: {r.stdout} {r.stderr}")
         route = next((l.split()[1] for l in r.stdout.splitlines() if l.strip().startswith("conv0")), "")

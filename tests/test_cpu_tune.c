@@ -5,7 +5,7 @@
  * cache costs a warning; a tuner killed half-way leaves a valid cache with what it finished; a cached
  * choice over the budget falls back to the heuristic and says so; the key holds the thread count;
  * a record of the heuristic's own candidate gives exactly the heuristic's plan; at 2 threads a
- * Winograd conv of few chunks gets one per thread. */
+ * Winograd conv of few chunks gets one per thread; layouts are timed and cached per shape. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,6 +280,48 @@ static void test_bad_files(const char *fp) {
   write_file(file, "x", 1);
   w = tune_one(file, &fc, NULL, 0, 0);
   TU_CHECK(w >= 1 && !fc && strstr(tu_stderr_text, "cannot save"), "unwritable: %d: %s", w, tu_stderr_text);
+}
+
+/* Layouts (model/layout.c asks): a cold call times NCHW against NHWC and keeps the ratio, a warm
+ * one (another context on the same cache) reads it; no tuner, no answer; an unusable record is
+ * timed again with a warning. */
+static void test_layout(void) {
+  char d3[300];
+  snprintf(d3, sizeof d3, "%s/layout", dir2);
+  lc_conv_desc d;
+  desc_of(&shapes[0], LC_ROUTE_AUTO, &d);
+  double q1 = 0.0, q2 = 0.0;
+  lc_context *ctx = context(d3, 1, 0, LC_TUNE_FAST);
+  int r1 = lc_cpu_tune_layout(ctx, &d, 1, shapes[0].hw, shapes[0].hw, &q1);
+  int r2 = lc_cpu_tune_layout(ctx, &d, 1, shapes[0].hw, shapes[0].hw, &q2);
+  TU_CHECK(r1 == LC_TSRC_TUNED && q1 > 0.05 && q1 < 20.0, "cold layout: %d, ratio %g", r1, q1);
+  TU_CHECK(r2 == LC_TSRC_CACHE && q2 > 0.0 && q2 / q1 > 0.999 && q2 / q1 < 1.001, "warm layout: %d, %g / %g", r2, q2,
+           q1);
+  char fp[256], key[400];
+  snprintf(fp, sizeof fp, "%s", lc_cpu_tuner_fingerprint(ctx));
+  lc_cpu_tune_layout_key(ctx, &d, 1, shapes[0].hw, shapes[0].hw, key, sizeof key);
+  lc_context_destroy(ctx);
+  ctx = context(d3, 1, 0, LC_TUNE_FAST);
+  r2 = lc_cpu_tune_layout(ctx, &d, 1, shapes[0].hw, shapes[0].hw, &q2);
+  TU_CHECK(r2 == LC_TSRC_CACHE && q2 / q1 > 0.999 && q2 / q1 < 1.001, "layout from the file: %d", r2);
+  lc_context_destroy(ctx);
+  ctx = context(d3, 1, 0, LC_TUNE_NONE);
+  TU_CHECK(lc_cpu_tune_layout(ctx, &d, 1, shapes[0].hw, shapes[0].hw, &q2) == LC_TSRC_HEURISTIC, "no tuner");
+  lc_context_destroy(ctx);
+  lc_tune_cache *tc = NULL;
+  TU_CHECK(!lc_tune_cache_open(d3, fp, &tc), "open");
+  if (tc) {
+    lc_tune_cache_put(tc, key, "nan 1 1");
+    lc_tune_cache_save(tc);
+    lc_tune_cache_close(tc);
+  }
+  tu_stderr_begin();
+  ctx = context(d3, 1, 0, LC_TUNE_FAST);
+  r2 = lc_cpu_tune_layout(ctx, &d, 1, shapes[0].hw, shapes[0].hw, &q2);
+  lc_context_destroy(ctx);
+  int w = tu_stderr_end();
+  TU_CHECK(r2 == LC_TSRC_TUNED && w == 1 && strstr(tu_stderr_text, "unusable"), "bad layout record: %d, %d: %s", r2,
+           w, tu_stderr_text);
 }
 
 /* A child tunes every shape (in a fresh cache) and is killed once one record is on disk. */
@@ -566,6 +608,7 @@ int main(void) {
   test_balanced_chunks();
   test_big_plane_1x1();
   test_small_k_chunks();
+  test_layout();
   free(weights), free(input), free(out), free(out2), free(ref);
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, dir2);

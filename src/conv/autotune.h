@@ -25,6 +25,16 @@ void lc_cpu_tuner_close(lc_context *ctx);
  * doesn't fit the budget. Sets c->dev_info (route label, from_cache, candidates, tune_ms). */
 lc_status lc_cpu_tune_plan(lc_conv *c, lc_conv_plan *p);
 
+/* The NHWC / NCHW time ratio of a plain fp32 conv of shape d at batch n and input ih x iw on ctx,
+ * each layout on its own plan (tuned routes included): from the cache ("layout ..." records), else
+ * timed now, the two interleaved. Returns LC_TSRC_CACHE or LC_TSRC_TUNED with *ratio set, or
+ * LC_TSRC_HEURISTIC when ctx has no tuner or a layout can't run the shape (the model runner's
+ * layout rule then stands; model/layout.c). */
+int lc_cpu_tune_layout(lc_context *ctx, const lc_conv_desc *d, int64_t n, int64_t ih, int64_t iw, double *ratio);
+/* Its cache key. */
+void lc_cpu_tune_layout_key(const lc_context *ctx, const lc_conv_desc *d, int64_t n, int64_t ih, int64_t iw, char *buf,
+                            size_t size);
+
 /* The cache key of this conv and plan geometry (tests write records with it). */
 void lc_cpu_tune_key(const lc_conv *c, const lc_conv_plan *p, char *buf, size_t n);
 /* The tuner's fingerprint (CPU model, ISA table, features): names the cache file. */

@@ -60,6 +60,10 @@ struct lc_conv {
   int tune_src;         /* LC_TSRC_* (conv/autotune.h) */
 };
 
+/* Flushes every weight representation of c out of the CPU caches (x86; a no-op elsewhere): the
+ * tuner times each run from there, as a layer of a model finds its weights (autotune.c). */
+void lc_conv_evict_weights(const lc_conv *c);
+
 /* Quantized weights (qweights.c). */
 lc_status lc_conv_quantize(lc_conv *c, const lc_conv_desc *d);
 /* c takes qm (the struct copied; arrays it borrows stay borrowed) as its quantized weights. */

@@ -8,11 +8,14 @@
  * 7-56 px in 0.76-0.91x their NCHW time and 1x1 stride-1 layers in 0.86-0.97x, while the NCHW
  * routes stay ahead on the 3-channel stem (taprows' stem: 4x), depthwise 5x5 (1.9-2.5x), 1x1
  * stride 2 (1.1-1.6x) and, with q8/q4 weights, everything (i8gemm is NCHW only). So per group of
- * convs that feed each other, NHWC is taken when the estimated gain beats the conversions. */
+ * convs that feed each other, NHWC is taken when the estimated gain beats the conversions. With
+ * --tune the ratios are this machine's, measured per conv shape and cached (tuned_ratio). */
 #include <string.h>
 
+#include "conv/autotune.h"
 #include "model/graph.h"
 #include "model/ops/ops_internal.h"
+#include "model/ops/ops_plan.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -44,6 +47,26 @@ static double nhwc_ratio(const lc_model *m, const lc_gnode *g) {
   if (s > 1) return 1.08;
   if (P <= 96 * 96) return 0.82;
   return C >= 128 ? 0.88 : 1.02;
+}
+
+/* With a CPU tuner on the context (--tune), conv g's ratio as measured on this machine (each
+ * layout on its own tuned plan, cached by shape: conv/autotune.c) replaces the rule's; 0 stays 0. */
+static double tuned_ratio(const lc_model *m, const lc_gnode *g, double rule) {
+  if (!rule || !m->ctx) return rule;
+  const lc_tensor *in[2] = {&m->values[g->in[0]].t, &m->values[g->in[1]].t};
+  conv_geom cg;
+  if (lcop_conv_geometry(&g->n, in, 0, &cg) || cg.sp != 2) {
+    lc_clear_error();
+    return rule;
+  }
+  lc_conv_desc d;
+  lc_conv_desc_init(&d);
+  d.in_channels = cg.C, d.out_channels = cg.M, d.groups = cg.group;
+  d.kernel_h = cg.KH, d.kernel_w = cg.KW, d.stride_h = cg.s[0], d.stride_w = cg.s[1];
+  d.dilation_h = cg.d[0], d.dilation_w = cg.d[1];
+  d.pad_top = cg.pb[0], d.pad_left = cg.pb[1], d.pad_bottom = cg.pe[0], d.pad_right = cg.pe[1];
+  double q;
+  return lc_cpu_tune_layout(m->ctx, &d, cg.N, cg.H, cg.W, &q) != LC_TSRC_HEURISTIC ? q : rule;
 }
 
 /* Union-find over node positions. */
@@ -104,6 +127,7 @@ lc_status lc_plan_layout(lc_model *m) {
     up[p] = p;
     ratio[p] = nhwc_ratio(m, &m->nodes[p]);
     if (m->opt.layout == LC_LAYOUT_NHWC && ratio[p]) ratio[p] = 0.5; /* forced: every conv that can */
+    else ratio[p] = tuned_ratio(m, &m->nodes[p], ratio[p]);
     nhwc[p] = ratio[p] != 0; /* for the gain below: as if every candidate ran NHWC */
   }
   /* groups: convs joined by a value one writes and the other reads as an activation */
