@@ -31,9 +31,17 @@ lc_status lc_cpu_tune_plan(lc_conv *c, lc_conv_plan *p);
  * LC_TSRC_HEURISTIC when ctx has no tuner or a layout can't run the shape (the model runner's
  * layout rule then stands; model/layout.c). */
 int lc_cpu_tune_layout(lc_context *ctx, const lc_conv_desc *d, int64_t n, int64_t ih, int64_t iw, double *ratio);
-/* Its cache key. */
+/* Its cache key. (Both in tune_layout.c.) */
 void lc_cpu_tune_layout_key(const lc_context *ctx, const lc_conv_desc *d, int64_t n, int64_t ih, int64_t iw, char *buf,
                             size_t size);
+
+/* The tuner's cache for other timing modules: the level (LC_TUNE_NONE without a tuner); a
+ * record's value copied into val (1) or none (0); a record put and the file saved; one warning
+ * for an unusable record. */
+int lc_cpu_tuner_level(const lc_context *ctx);
+int lc_cpu_tuner_get(lc_context *ctx, const char *key, char *val, size_t n);
+void lc_cpu_tuner_put(lc_context *ctx, const char *key, const char *val);
+void lc_cpu_tuner_bad_record(lc_context *ctx, const char *val);
 
 /* The cache key of this conv and plan geometry (tests write records with it). */
 void lc_cpu_tune_key(const lc_conv *c, const lc_conv_plan *p, char *buf, size_t n);

@@ -219,31 +219,6 @@ static size_t wpack_bytes(const lc_conv *c) {
 }
 static size_t wdw_bytes(const lc_conv *c) { return c->wdw ? (size_t)(c->d.out_channels * c->taps) * sizeof(float) : 0; }
 
-static void flush_range(const void *p, size_t bytes) {
-#if defined(__x86_64__) || defined(__i386__)
-  const char *a = (const char *)((uintptr_t)p & ~(uintptr_t)63), *e = (const char *)p + bytes;
-  for (; p && a < e; a += 64) __builtin_ia32_clflush(a);
-#else
-  (void)p, (void)bytes;
-#endif
-}
-
-void lc_conv_evict_weights(const lc_conv *c) {
-  size_t w4 = c->wwino4_bytes, qb = c->qw ? lc_qmatrix_bytes(c->qw) : 0, b = c->bias ? (size_t)c->d.out_channels * 4 : 0;
-  flush_range(c->wpack, wpack_bytes(c));
-  flush_range(c->wdw, wdw_bytes(c));
-  flush_range(c->wwino4, w4);
-  if (c->wwino && !c->released) flush_range(c->wwino, c->weight_bytes - wpack_bytes(c) - wdw_bytes(c) - b - qb - w4);
-  if (c->qw) {
-    flush_range(c->qw->codes, c->qw->n * c->qw->row_bytes);
-    flush_range(c->qw->scales, c->qw->n * c->qw->nb * sizeof(float));
-    flush_range(c->qw->offsets, c->qw->offsets ? c->qw->n * c->qw->nb * sizeof(float) : 0);
-  }
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_mfence();
-#endif
-}
-
 lc_status lc_conv_release_unused(lc_conv *c) {
   if (!c) return lc_error(LC_ERR_INVALID_ARG, "conv: operator is NULL");
   if (!c->prepared) return lc_error(LC_ERR_STATE, "conv: release_unused needs a successful prepare first");

@@ -1,0 +1,34 @@
+/* lc_conv_evict_weights (conv.h): a file of its own so that the tuner, which op.c calls, does
+ * not call back into op.c. */
+#include <stdint.h>
+
+#include "conv/conv.h"
+#include "quant/quant.h"
+
+static void flush_range(const void *p, size_t bytes) {
+#if defined(__x86_64__) || defined(__i386__)
+  const char *a = (const char *)((uintptr_t)p & ~(uintptr_t)63), *e = (const char *)p + bytes;
+  for (; p && a < e; a += 64) __builtin_ia32_clflush(a);
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
+void lc_conv_evict_weights(const lc_conv *c) {
+  size_t wp = c->wpack ? (size_t)c->d.groups * c->npanels * c->K * c->pw * sizeof(float) : 0;
+  size_t wd = c->wdw ? (size_t)(c->d.out_channels * c->taps) * sizeof(float) : 0, w4 = c->wwino4_bytes;
+  size_t qb = c->qw ? lc_qmatrix_bytes(c->qw) : 0, b = c->bias ? (size_t)c->d.out_channels * 4 : 0;
+  flush_range(c->wpack, wp);
+  flush_range(c->wdw, wd);
+  flush_range(c->wwino4, w4);
+  /* what weight_bytes holds besides the others, as lc_conv_release_unused counts it (op.c) */
+  if (c->wwino && !c->released) flush_range(c->wwino, c->weight_bytes - wp - wd - b - qb - w4);
+  if (c->qw) {
+    flush_range(c->qw->codes, c->qw->n * c->qw->row_bytes);
+    flush_range(c->qw->scales, c->qw->n * c->qw->nb * sizeof(float));
+    flush_range(c->qw->offsets, c->qw->offsets ? c->qw->n * c->qw->nb * sizeof(float) : 0);
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_mfence();
+#endif
+}
