@@ -80,6 +80,50 @@ LC_AI void LC_CAT(LC_FN, _loop)(size_t k, const float *a, const size_t *ao, size
 #undef LC_OUT
 }
 
+#if LC_MR == 8 && LC_NV == 2 && !defined(LC_TAIL1)
+#define LC_SLOOP 1
+/* The same sums for 8 rows evenly rs apart (NHWC pixels: the direct and 1x1 routes read A in
+ * place). Two row pointers and two strides address all eight rows (p0 + rs x {0, 1, 2, 4},
+ * p0 + 3rs x {1, 2}, p4 + {rs, 3rs}, p4 = p0 + 4rs): with eight row offsets GCC ran short of
+ * registers, kept four in xmm registers and moved each back once per k (vmovq: a port 0 uop, so
+ * 20 uops for Intel's two FMA ports per 16 FMAs). */
+LC_AI void LC_CAT(LC_FN, _sloop)(size_t k, const float *a, size_t rs, size_t cs_a, const float *b, size_t rs_b,
+                                 __mmask16 mlo, __mmask16 mhi, const int masked, const void *pf, size_t pf_step,
+                                 __m512 acc[LC_MR][LC_NACC]) {
+  const size_t RS = rs * sizeof(float), R3 = 3 * RS, CS = cs_a * sizeof(float);
+  const char *p0 = (const char *)a, *p4 = p0 + 4 * RS;
+#define LC_DECL(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
+  LC_ROWS(LC_DECL)
+#undef LC_DECL
+#pragma GCC unroll 4
+  for (size_t kk = 0; kk < k; kk++) {
+    const float *bk = b + kk * rs_b;
+    __m512 b0, b1;
+    if (masked) {
+      b0 = _mm512_maskz_loadu_ps(mlo, bk);
+      b1 = _mm512_maskz_loadu_ps(mhi, (const float *)((uintptr_t)bk + 16 * sizeof(float)));
+    } else {
+      b0 = _mm512_loadu_ps(bk);
+      b1 = _mm512_loadu_ps(bk + 16);
+    }
+    if (pf) _mm_prefetch((const char *)((uintptr_t)pf + pf_step * kk), _MM_HINT_T1);
+#define LC_SROW(i, addr)                                               \
+  {                                                                    \
+    const __m512 av = _mm512_set1_ps(*(const float *)(addr));          \
+    c##i##a = _mm512_fmadd_ps(av, b0, c##i##a);                        \
+    c##i##b = _mm512_fmadd_ps(av, b1, c##i##b);                        \
+  }
+    LC_SROW(0, p0) LC_SROW(1, p0 + RS) LC_SROW(2, p0 + 2 * RS) LC_SROW(3, p0 + R3)
+    LC_SROW(4, p4) LC_SROW(5, p4 + RS) LC_SROW(6, p0 + 2 * R3) LC_SROW(7, p4 + R3)
+#undef LC_SROW
+    p0 += CS, p4 += CS;
+  }
+#define LC_OUT(i) acc[i][0] = c##i##a; acc[i][1] = c##i##b;
+  LC_ROWS(LC_OUT)
+#undef LC_OUT
+}
+#endif
+
 static void LC_CAT(LC_FN, _store_row)(__m512 v0, __m512 v1, size_t i, size_t n, float *cr,
                                       const lc_gemm_params *p, const lc_avx512_act *act) {
   const int fin = p->final;
@@ -195,8 +239,18 @@ void LC_FN(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_
   for (size_t i = 0; i < LC_MR; i++) ao[i] = (i < m ? i : m - 1) * rs_a;
   if (n == LC_NR) {
     if (m == LC_MR && rs_a == 1) LC_CAT(LC_FN, _loop)(k, a, packed_ao, cs_a, b, rs_b, 0, 0, 0, 0, p->pf, p->pf_step, acc LC_T1(, 0, 0, NULL));
+#ifdef LC_SLOOP
+    else if (m == LC_MR) LC_CAT(LC_FN, _sloop)(k, a, rs_a, cs_a, b, rs_b, 0, 0, 0, p->pf, p->pf_step, acc);
+#endif
     else LC_CAT(LC_FN, _loop)(k, a, ao, cs_a, b, rs_b, 0, 0, 0, 0, p->pf, p->pf_step, acc LC_T1(, 0, 0, NULL));
   } else {
+#ifdef LC_SLOOP
+    if (m == LC_MR && rs_a != 1) {
+      LC_CAT(LC_FN, _sloop)(k, a, rs_a, cs_a, b, rs_b, lc_avx512_mask(n < 16 ? n : 16),
+                            lc_avx512_mask(n > 16 ? n - 16 : 0), 1, p->pf, p->pf_step, acc);
+      goto sloop_done;
+    }
+#endif
 #if LC_NV == 3
     LC_CAT(LC_FN, _loop)(k, a, ao, cs_a, b, rs_b, lc_avx512_mask(n < 16 ? n : 16),
                          lc_avx512_mask(n > 32 ? 16 : n > 16 ? n - 16 : 0), lc_avx512_mask(n > 32 ? n - 32 : 0), 1,
@@ -206,6 +260,9 @@ void LC_FN(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_
                          lc_avx512_mask(n > 16 ? n - 16 : 0), 0, 1, p->pf, p->pf_step, acc LC_T1(, 0, 0, NULL));
 #endif
   }
+#ifdef LC_SLOOP
+sloop_done:;
+#endif
   LC_T1(store:;)
   const lc_avx512_act act = lc_avx512_act_init(p);
 #ifdef LC_FINAL_FAST
@@ -235,3 +292,4 @@ void LC_FN(size_t m, size_t n, size_t k, const float *a, size_t rs_a, size_t cs_
 #undef LC_V3
 #undef LC_T1
 #undef LC_NACC
+#undef LC_SLOOP
