@@ -223,7 +223,7 @@ static int enumerate(const lc_conv *c, const lc_conv_plan *geo, lc_tune_level le
   return n;
 }
 
-static double median(double *v, int n) {
+double lc_cpu_tune_median(double *v, int n) {
   for (int i = 1; i < n; i++)
     for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
       double t = v[j];
@@ -276,7 +276,7 @@ static void time_all(lc_conv *c, lc_cpu_tuner *t, cand *cs, int n, const float *
       v[i][r] = ms;
       double tmp[MAX_ROUNDS];
       memcpy(tmp, v[i], (size_t)(r + 1) * sizeof *tmp);
-      cs[i].ms = median(tmp, r + 1);
+      cs[i].ms = lc_cpu_tune_median(tmp, r + 1);
       if (best < 0.0 || cs[i].ms < best) best = cs[i].ms;
       alive++;
     }

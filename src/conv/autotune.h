@@ -39,6 +39,8 @@ void lc_cpu_tune_layout_key(const lc_context *ctx, const lc_conv_desc *d, int64_
  * record's value copied into val (1) or none (0); a record put and the file saved; one warning
  * for an unusable record. */
 int lc_cpu_tuner_level(const lc_context *ctx);
+/* The median of v[0 .. n) (n >= 1), sorting v in place. */
+double lc_cpu_tune_median(double *v, int n);
 int lc_cpu_tuner_get(lc_context *ctx, const char *key, char *val, size_t n);
 void lc_cpu_tuner_put(lc_context *ctx, const char *key, const char *val);
 void lc_cpu_tuner_bad_record(lc_context *ctx, const char *val);

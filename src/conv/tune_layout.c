@@ -17,15 +17,6 @@
 #define LAY_ROUNDS 25      /* at most, as autotune.c's MAX_ROUNDS */
 #define LAY_LOG_MS 2000.0  /* a line on a log (not a terminal) past this */
 
-static double lay_median(double *v, int n) {
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-      double t = v[j];
-      v[j] = v[j - 1], v[j - 1] = t;
-    }
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 void lc_cpu_tune_layout_key(const lc_context *ctx, const lc_conv_desc *d, int64_t n, int64_t ih, int64_t iw, char *buf,
                             size_t size) {
   snprintf(buf, size,
@@ -99,7 +90,7 @@ static int lay_time(int level, lay_run *a, lay_run *b, double *ma, double *mb) {
     if (va[r] < 0.0 || vb[r] < 0.0) return 0;
     spent += va[r] + vb[r];
   }
-  *ma = lay_median(va, r), *mb = lay_median(vb, r);
+  *ma = lc_cpu_tune_median(va, r), *mb = lc_cpu_tune_median(vb, r);
   return *ma > 0.0 && *mb > 0.0;
 }
 
