@@ -24,22 +24,8 @@ for r in $(seq ${ROUNDS:-4}); do
     else LOWCONV_CL_GQM_FAST=$c LOWCONV_CACHE_DIR=/tmp/lc-s S --weights q4 > $o/b1_q4g${c}_$r.jsonl; fi
   done
 done
-python3 - $o <<'PY'
-import json, math, sys
-d = sys.argv[1]
-def load(p):
-    try: return {j["name"]: j for j in map(json.loads, (l for l in open(p) if l.startswith("{")))}
-    except Exception: return {}
-gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
-for g in (3, 5):
-    c = load(f"{d}/cold_q4_g{g}.jsonl")
-    print(f"cold q4 suite, list of {g}: create + prepare {sum(j.get('setup_ms', 0) for j in c.values()):.0f} ms over {len(c)} convs")
-for g in (3, 4, 5):
-    out = []
-    for r in range(1, 10):
-        a, q = load(f"{d}/b1_f32_{r}.jsonl"), load(f"{d}/b1_q4g{g}_{r}.jsonl")
-        k = [n for n in a if n in q]
-        if k: out.append(gm([q[n]["median_ms"] / a[n]["median_ms"] for n in k]))
-    print(f"q4 / f32, list of {g}: " + " ".join(f"{x:.3f}" for x in out) + (f"  (median {sorted(out)[len(out)//2]:.3f})" if out else ""))
-PY
+for g in 3 5; do
+  python3 -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]; print('cold q4 suite, list of $g: create + prepare %.0f ms over %d convs' % (sum(x.get('setup_ms', 0) for x in r), len(r)))" $o/cold_q4_g$g.jsonl
+done
+for g in 3 4 5; do python3 bench/gpu/qf_ratio.py $o b1_f32 b1_q4g$g "list of $g"; done
 cd $OUT && tar czf gqm.tgz gqm && rm -rf gqm
