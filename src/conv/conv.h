@@ -47,6 +47,7 @@ struct lc_conv {
   float *padv;          /* lc_conv_desc.pad_values (in_channels), NULL when none or all 0 */
   float *wpadv;         /* with padv: [out_channel][tap] sum over ic of w * padv (route_direct.c) */
   float *wwino;         /* Winograd-domain weights (route_winograd.c) or NULL */
+  size_t wwino_bytes;
   float *wwino4;        /* F(4x4) weights (route_winograd4.c) or NULL */
   size_t wwino4_bytes;
   lc_qmatrix *qw;       /* Q8/Q4: the weights as [out_channel][K], blocks along ic per tap; wpack is NULL */

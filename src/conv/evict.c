@@ -16,13 +16,11 @@ static void flush_range(const void *p, size_t bytes) {
 
 void lc_conv_evict_weights(const lc_conv *c) {
   size_t wp = c->wpack ? (size_t)c->d.groups * c->npanels * c->K * c->pw * sizeof(float) : 0;
-  size_t wd = c->wdw ? (size_t)(c->d.out_channels * c->taps) * sizeof(float) : 0, w4 = c->wwino4_bytes;
-  size_t qb = c->qw ? lc_qmatrix_bytes(c->qw) : 0, b = c->bias ? (size_t)c->d.out_channels * 4 : 0;
+  size_t wd = c->wdw ? (size_t)(c->d.out_channels * c->taps) * sizeof(float) : 0;
   flush_range(c->wpack, wp);
   flush_range(c->wdw, wd);
-  flush_range(c->wwino4, w4);
-  /* what weight_bytes holds besides the others, as lc_conv_release_unused counts it (op.c) */
-  if (c->wwino && !c->released) flush_range(c->wwino, c->weight_bytes - wp - wd - b - qb - w4);
+  flush_range(c->wwino, c->wwino_bytes);
+  flush_range(c->wwino4, c->wwino4_bytes);
   if (c->qw) {
     flush_range(c->qw->codes, c->qw->n * c->qw->row_bytes);
     flush_range(c->qw->scales, c->qw->n * c->qw->nb * sizeof(float));

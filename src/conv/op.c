@@ -225,18 +225,18 @@ lc_status lc_conv_release_unused(lc_conv *c) {
   if (c->dev) return LC_OK; /* a device conv holds one representation */
   /* Free every representation the chosen route doesn't read (the quantized matrix is kept). */
   unsigned reads = lc_route_def_of(c->plan.route)->reads;
-  size_t freed = 0, w4 = c->wwino4_bytes; /* weight_bytes holds it until the end */
+  size_t freed = 0;
   if (!(reads & LC_WREP_WINO4) && c->wwino4) {
-    freed += w4;
+    freed += c->wwino4_bytes;
     lc_free(c->wwino4);
     c->wwino4 = NULL;
     c->wwino4_bytes = 0;
   }
   if (!(reads & LC_WREP_WINO) && c->wwino) {
-    freed += c->weight_bytes - wpack_bytes(c) - wdw_bytes(c) - (c->bias ? (size_t)c->d.out_channels * 4 : 0) -
-             (c->qw ? lc_qmatrix_bytes(c->qw) : 0) - w4;
+    freed += c->wwino_bytes;
     lc_free(c->wwino);
     c->wwino = NULL;
+    c->wwino_bytes = 0;
   }
   if (!(reads & LC_WREP_PACKED) && c->wpack) {
     freed += wpack_bytes(c);

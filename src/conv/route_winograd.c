@@ -74,6 +74,7 @@ lc_status lc_winograd_pack(lc_conv *c, const float *w) {
     return lc_error(LC_ERR_OVERFLOW, "winograd: transformed weight size overflows");
   c->wwino = lc_calloc(n, sizeof(float)); /* zero padding of the last panel */
   if (!c->wwino) return lc_error(LC_ERR_NO_MEMORY, "winograd: cannot allocate %zu bytes of weights", bytes);
+  c->wwino_bytes = bytes;
   c->weight_bytes += bytes;
   const lc_wino_kernels *wk = wino_kernels(c);
   size_t cog = (size_t)c->cout_g;
