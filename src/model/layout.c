@@ -50,7 +50,7 @@ static double nhwc_ratio(const lc_model *m, const lc_gnode *g) {
 }
 
 /* With a CPU tuner on the context (--tune), conv g's ratio as measured on this machine (each
- * layout on its own tuned plan, cached by shape: conv/autotune.c) replaces the rule's; 0 stays 0. */
+ * layout on its own tuned plan, cached by shape: conv/tune_layout.c) replaces the rule's; 0 stays 0. */
 static double tuned_ratio(const lc_model *m, const lc_gnode *g, double rule) {
   if (!rule || !m->ctx) return rule;
   const lc_tensor *in[2] = {&m->values[g->in[0]].t, &m->values[g->in[1]].t};
@@ -60,11 +60,7 @@ static double tuned_ratio(const lc_model *m, const lc_gnode *g, double rule) {
     return rule;
   }
   lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = cg.C, d.out_channels = cg.M, d.groups = cg.group;
-  d.kernel_h = cg.KH, d.kernel_w = cg.KW, d.stride_h = cg.s[0], d.stride_w = cg.s[1];
-  d.dilation_h = cg.d[0], d.dilation_w = cg.d[1];
-  d.pad_top = cg.pb[0], d.pad_left = cg.pb[1], d.pad_bottom = cg.pe[0], d.pad_right = cg.pe[1];
+  lcop_conv_desc_geom(&cg, &d);
   double q;
   return lc_cpu_tune_layout(m->ctx, &d, cg.N, cg.H, cg.W, &q) != LC_TSRC_HEURISTIC ? q : rule;
 }

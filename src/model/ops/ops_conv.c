@@ -36,6 +36,16 @@ static lc_status read_spatial(const lc_node *n, const char *name, int sp, int64_
   return LC_OK;
 }
 
+void lcop_conv_desc_geom(const conv_geom *g, lc_conv_desc *d) {
+  lc_conv_desc_init(d);
+  d->in_channels = g->C, d->out_channels = g->M, d->groups = g->group;
+  d->kernel_h = g->KH, d->kernel_w = g->KW;
+  d->stride_h = g->s[0], d->stride_w = g->s[1];
+  d->dilation_h = g->d[0], d->dilation_w = g->d[1];
+  d->pad_top = g->pb[0], d->pad_left = g->pb[1], d->pad_bottom = g->pe[0], d->pad_right = g->pe[1];
+  d->auto_pad = LC_PAD_NOTSET; /* resolved by lcop_conv_geometry */
+}
+
 /* Shared by Conv (transpose = 0) and ConvTranspose (1). */
 lc_status lcop_conv_geometry(const lc_node *n, const lc_tensor *const *in, int transpose, conv_geom *g) {
   const lc_tensor *x = in[0], *w = in[1];
@@ -451,15 +461,7 @@ static lc_status lcop_conv_make_in(const lc_node *n, const lc_tensor *const *in,
   if (!x || !x->lc) return lcop_fail(n, LC_ERR_STATE, "no lowconv context");
   if ((s = lcop_read_act(n, &act))) return s;
   lc_conv_desc d;
-  lc_conv_desc_init(&d);
-  d.in_channels = g.C;
-  d.out_channels = g.M;
-  d.groups = g.group;
-  d.kernel_h = g.KH, d.kernel_w = g.KW;
-  d.stride_h = g.s[0], d.stride_w = g.s[1];
-  d.dilation_h = g.d[0], d.dilation_w = g.d[1];
-  d.pad_top = g.pb[0], d.pad_left = g.pb[1], d.pad_bottom = g.pe[0], d.pad_right = g.pe[1];
-  d.auto_pad = LC_PAD_NOTSET; /* resolved above */
+  lcop_conv_desc_geom(&g, &d);
   d.layout = lc_attr_int(n, "_nhwc", 0) ? LC_NHWC : LC_NCHW; /* layout.c */
   d.weights = in[1]->data;
   d.bias = lcop_has(in, n_in, 2) ? in[2]->data : NULL;

@@ -77,6 +77,9 @@ typedef struct conv_geom {
   int64_t s[2], d[2], pb[2], pe[2], opad[2]; /* [0] = H, [1] = W */
 } conv_geom;
 lc_status lcop_conv_geometry(const lc_node *n, const lc_tensor *const *in, int transpose, conv_geom *g);
+/* A fresh descriptor (lc_conv_desc_init) with g's channels, groups, kernel, strides, dilations and
+ * resolved pads; no weights. */
+void lcop_conv_desc_geom(const conv_geom *g, lc_conv_desc *d);
 /* The node's conv created and prepared on x->lc (CPU or device context), weights quantized by
  * the model's policy; the fused activation goes into the library when fuse_act. */
 lc_status lcop_conv_make(const lc_node *n, const lc_tensor *const *in, int n_in, lc_exec_ctx *x, int fuse_act,
