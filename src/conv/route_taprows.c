@@ -269,12 +269,16 @@ int lc_taprows_auto(const lc_conv *c, const lc_conv_plan *p) {
    * (K 4608: left to im2col without the wide tile); 2 threads within the shared machine's noise.
    * Stop 31 (the same Zen 3, min / median of 5 interleaved runs, taprows against im2col): 512 ch at
    * 7 px 3.53 / 3.56 against 3.78 / 3.93 ms at 1 thread, 1.92 / 1.94 against 2.11 / 2.16 at 2 (the
-   * tuner took taprows there too, 1.05x): fp32 K 4608 on AVX2 as well. */
+   * tuner took taprows there too, 1.05x): fp32 K 4608 on AVX2 as well. Past K 4608 with the wide
+   * tile (the Xeon, stop 41, medians of 3 rounds, 1 / 2 threads): 640-2048 ch at 7-40 px outputs
+   * 0.53-0.94 / 0.56-1.00x, so no bound there; AVX2 past 4608 is not measured. */
   const lc_conv_desc *d = &c->d;
   const lc_kernels *kt = c->ctx->k;
   if (d->layout != LC_NCHW) return 0;
-  if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c))
-    return c->K <= ((kt->f32_gemm_wide || kt->isa == LC_ISA_AVX2) && !c->qw ? (size_t)4608 : (size_t)2304);
+  if (d->kernel_h == 3 && d->stride_h == 2 && fuses_kx(c)) {
+    if (kt->f32_gemm_wide && !c->qw) return 1;
+    return c->K <= (kt->isa == LC_ISA_AVX2 && !c->qw ? (size_t)4608 : (size_t)2304);
+  }
   if (c->qw) return 0;
   /* 9x9 stride 1 at <= 40 px outputs, 1 thread (the Xeon model 167, against im2col): 256 ch at
    * 20 / 40 px 0.86x / selector_fit's head to head 1.19, 1.14; 96->24 at 20 / 40 px 0.84 / 0.93x; 64 ch
