@@ -132,9 +132,9 @@ int lc_cl_model_rank(const lc_cl_conv *c, int v, int nv, int (*ok)(const lc_cl_c
 int lc_cl_fast_short(void);
 /* The kernel `name` of program `program` built with c's options. */
 lc_status lc_cl_conv_kernel(const lc_cl_conv *c, const char *program, const char *name, cl_kernel *k);
-/* Local memory of one of family gemm's tiles (tm x tn outputs, tk rows per stage, t items, rm rows
- * of the register tile): Winograd's GEMMs run them too. */
-size_t lc_cl_gemm_local_bytes(int tm, int tn, int tk, int t, int rm);
+/* Work items and local memory of family gemm's kernel gemm_<tm>x<tn> (Winograd's GEMMs run it
+ * too); -1 if there is none. */
+int lc_cl_gemm_tile_size(int tm, int tn, size_t *items, size_t *local_bytes);
 /* Kernel `name` of the program built for kernel `want` (a kernel every program of that source holds). */
 lc_status lc_cl_conv_kernel_of(const lc_cl_conv *c, const char *program, const char *want, const char *name,
                                cl_kernel *k);

@@ -65,13 +65,20 @@ static void gemm_split(const lc_cl_conv *c, const gemm_tile *t, int *ksplit, int
 /* The staging slices (conv_gemm.cl's LC_LDA / LC_LDB) and, for tiles of at most
  * GEMM_EPI_LOCAL_MAX outputs, the local C rows of one epilogue pass. */
 #define GEMM_EPI_LOCAL_MAX 4096 /* conv_gemm.cl LC_EPI_LOCAL_MAX */
-size_t lc_cl_gemm_local_bytes(int tm, int tn, int tk, int t, int rm) {
-  size_t tpr = (size_t)(t / tk), ldb = (size_t)tn + (tpr < 32 ? tpr : 0);
-  size_t cs = tm * tn <= GEMM_EPI_LOCAL_MAX ? 4 * (size_t)tm / (size_t)rm * (size_t)tn : 0;
-  return ((size_t)tk * ((size_t)tm + 4) + (size_t)tk * ldb + cs) * sizeof(float);
+static size_t gemm_local_bytes(const gemm_tile *t) {
+  size_t tpr = (size_t)(t->t / t->tk), ldb = (size_t)t->tn + (tpr < 32 ? tpr : 0);
+  size_t cs = t->tm * t->tn <= GEMM_EPI_LOCAL_MAX ? 4 * (size_t)t->tm / (size_t)t->rm * (size_t)t->tn : 0;
+  return ((size_t)t->tk * ((size_t)t->tm + 4) + (size_t)t->tk * ldb + cs) * sizeof(float);
 }
 
-static size_t gemm_local_bytes(const gemm_tile *t) { return lc_cl_gemm_local_bytes(t->tm, t->tn, t->tk, t->t, t->rm); }
+int lc_cl_gemm_tile_size(int tm, int tn, size_t *items, size_t *local_bytes) {
+  for (int v = 0; v < GEMM_NV; v++) /* the first of a kernel's rows: the non-split one */
+    if (gemm_tiles[v].tm == tm && gemm_tiles[v].tn == tn) {
+      *items = (size_t)gemm_tiles[v].t, *local_bytes = gemm_local_bytes(&gemm_tiles[v]);
+      return 0;
+    }
+  return -1;
+}
 
 static size_t gemm_ws_need(const lc_cl_conv *c, int v) {
   const gemm_tile *t = &gemm_tiles[v];

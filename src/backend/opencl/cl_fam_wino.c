@@ -24,7 +24,6 @@ static const char *const wino_names[] = {"f2x2_128x128", "f2x2_64x64", "f2x2_32x
                                          "f4x4_128x128", "f4x4_64x64", "f4x4_32x32", "f4x4_64x128"};
 static const int wino_tile[] = {128, 64, 32, 128, 64, 32, 64}, wino_m[] = {2, 2, 2, 4, 4, 4, 4};
 static const int wino_tn[] = {128, 64, 32, 128, 64, 32, 128};
-static const int wino_items[] = {256, 128, 64, 256, 128, 64, 128};
 #define WINO_NV 7
 #define WINO_NSQ 6 /* the square tiles, three per transform (wino_pick's groups) */
 #define WINO_KPAD 16 /* V rows per channel padded with zeros to a multiple of this */
@@ -59,9 +58,8 @@ static int wino_eligible(const lc_cl_conv *c, int v) {
       a->dh != 1 || a->dw != 1)
     return 0;
   if (c->wfmt != LC_WEIGHTS_F32 && strlen(c->options) + sizeof WINO_QOPT > sizeof c->options) return 0;
-  size_t t = (size_t)wino_items[v];
-  size_t lmem = lc_cl_gemm_local_bytes(wino_tile[v], wino_tn[v], wino_tile[v] == 128 || wino_tn[v] == 128 ? 8 : 16,
-                                       wino_items[v], wino_tile[v] == 32 ? 4 : 8); /* conv_gemm.cl's TK per tile */
+  size_t t, lmem;
+  if (lc_cl_gemm_tile_size(wino_tile[v], wino_tn[v], &t, &lmem)) return 0;
   if (t > c->rt->info.max_wg || t > c->rt->info.max_wi[0] || lmem > c->rt->info.local_mem) return 0;
   /* a tile more than twice the problem along M or N only wastes work (32 always runs) */
   size_t th = ((size_t)a->oh + wino_m[v] - 1) / (size_t)wino_m[v], tw = ((size_t)a->ow + wino_m[v] - 1) / (size_t)wino_m[v];
@@ -102,7 +100,9 @@ static int wino_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][
   int forced = fv && !strcmp(fv, wino_names[v]);
   if (!forced && c->wfmt != LC_WEIGHTS_F32 && level < LC_TUNE_NORMAL) return 0;
   if (!forced && (level <= 0 || (level <= 2 && wino_pick(c, v) != v) || (level == 1 && wino_m[v] != 4))) return 0;
-  lws[0][0] = (size_t)wino_items[v], lws[0][1] = 1, lws[0][2] = 1;
+  size_t lmem;
+  if (lc_cl_gemm_tile_size(wino_tile[v], wino_tn[v], &lws[0][0], &lmem)) return 0;
+  lws[0][1] = 1, lws[0][2] = 1;
   return 1;
 }
 
