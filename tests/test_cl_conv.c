@@ -238,7 +238,7 @@ static void check_wino(lc_context *ctx, int n) {
     s.pt = tu_rand_int(0, 2), s.pl = tu_rand_int(0, 2), s.pb = tu_rand_int(0, 2), s.pr = tu_rand_int(0, 2);
     s.ih = tu_rand_int(3 > s.pt + s.pb ? 3 - s.pt - s.pb : 1, 24);
     s.iw = tu_rand_int(3 > s.pl + s.pr ? 3 - s.pl - s.pr : 1, 24);
-    if (i % 8 >= 6) { /* wide enough for the 64x128 tile of F(4x4): > 32 channels out, > 64 tiles */
+    if (i % 8 >= 6) { /* > 32 channels out, > 64 tiles: the 64x64 tiles over several work-groups */
       s.n = tu_rand_int(2, 3), s.cout_g = tu_rand_int(33, 100);
       s.ih = tu_rand_int(17, 24), s.iw = tu_rand_int(17, 24);
     }

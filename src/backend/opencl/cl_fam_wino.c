@@ -17,15 +17,12 @@
 #include <string.h>
 
 /* Per transform, three of conv_gemm's square tiles: 128x128 (8x8 per work item), 64x64 (8x4),
- * 32x32 (4x4); F(4x4) also 64 channels x 128 tiles (8x8), where q8/q4's rows of U made from the
- * codes are staged once per 512 FMAs of an item instead of twice (64x64). wino_tile: the tile's
- * output channels, wino_tn: its tiles. */
+ * 32x32 (4x4). A 64 x 128 F(4x4) tile ran 1.1-1.4x slower than 64x64 on an H100, f32 and q4 alike
+ * (docs/opencl.md). */
 static const char *const wino_names[] = {"f2x2_128x128", "f2x2_64x64", "f2x2_32x32",
-                                         "f4x4_128x128", "f4x4_64x64", "f4x4_32x32", "f4x4_64x128"};
-static const int wino_tile[] = {128, 64, 32, 128, 64, 32, 64}, wino_m[] = {2, 2, 2, 4, 4, 4, 4};
-static const int wino_tn[] = {128, 64, 32, 128, 64, 32, 128};
-#define WINO_NV 7
-#define WINO_NSQ 6 /* the square tiles, three per transform (wino_pick's groups) */
+                                         "f4x4_128x128", "f4x4_64x64", "f4x4_32x32"};
+static const int wino_tile[] = {128, 64, 32, 128, 64, 32}, wino_m[] = {2, 2, 2, 4, 4, 4};
+#define WINO_NV 6
 #define WINO_KPAD 16 /* V rows per channel padded with zeros to a multiple of this */
 
 static size_t wino_up(size_t a, size_t b) { return (a + b - 1) / b * b; }
@@ -38,7 +35,7 @@ static void wino_size(const lc_cl_conv *c, int v, wino_dims *d) {
   size_t m = (size_t)wino_m[v], th = ((size_t)c->a.oh + m - 1) / m, tw = ((size_t)c->a.ow + m - 1) / m;
   d->X = (m + 2) * (m + 2);
   d->P = (size_t)c->a.n * th * tw;
-  d->Pp = wino_up(d->P, (size_t)wino_tn[v]);
+  d->Pp = wino_up(d->P, (size_t)wino_tile[v]);
   d->Cp = wino_up((size_t)c->a.cin_g, WINO_KPAD);
   d->Op = wino_up((size_t)c->a.cout_g, 4);
 }
@@ -59,12 +56,12 @@ static int wino_eligible(const lc_cl_conv *c, int v) {
     return 0;
   if (c->wfmt != LC_WEIGHTS_F32 && strlen(c->options) + sizeof WINO_QOPT > sizeof c->options) return 0;
   size_t t, lmem;
-  if (lc_cl_gemm_tile_size(wino_tile[v], wino_tn[v], &t, &lmem)) return 0;
+  if (lc_cl_gemm_tile_size(wino_tile[v], wino_tile[v], &t, &lmem)) return 0;
   if (t > c->rt->info.max_wg || t > c->rt->info.max_wi[0] || lmem > c->rt->info.local_mem) return 0;
   /* a tile more than twice the problem along M or N only wastes work (32 always runs) */
   size_t th = ((size_t)a->oh + wino_m[v] - 1) / (size_t)wino_m[v], tw = ((size_t)a->ow + wino_m[v] - 1) / (size_t)wino_m[v];
   size_t P = (size_t)a->n * th * tw;
-  if (wino_tile[v] > 32 && ((size_t)a->cout_g <= (size_t)wino_tile[v] / 2 || P <= (size_t)wino_tn[v] / 2)) return 0;
+  if (wino_tile[v] > 32 && ((size_t)a->cout_g <= (size_t)wino_tile[v] / 2 || P <= (size_t)wino_tile[v] / 2)) return 0;
   wino_dims d;
   wino_size(c, v, &d);
   /* the kernels index with int */
@@ -74,14 +71,13 @@ static int wino_eligible(const lc_cl_conv *c, int v) {
 /* Of transform v's tiles, the widest eligible one that still gives every compute unit two
  * work-groups (the 32 if none does). */
 static int wino_pick(const lc_cl_conv *c, int v) {
-  if (v >= WINO_NSQ) return -1; /* the rectangular tile is not a square tile's pick */
   int v0 = v / 3 * 3;
   size_t cu = c->rt->info.compute_units ? c->rt->info.compute_units : 1;
   for (int u = v0; u < v0 + 2; u++) {
     if (!wino_eligible(c, u)) continue;
     wino_dims d;
     wino_size(c, u, &d);
-    if (d.X * (d.Pp / (size_t)wino_tn[u]) * (d.Op / (size_t)wino_tile[u]) >= 2 * cu) return u;
+    if (d.X * (d.Pp / (size_t)wino_tile[u]) * (d.Op / (size_t)wino_tile[u]) >= 2 * cu) return u;
   }
   return v0 + 2;
 }
@@ -101,7 +97,7 @@ static int wino_local_sizes(const lc_cl_conv *c, int v, int level, size_t lws[][
   if (!forced && c->wfmt != LC_WEIGHTS_F32 && level < LC_TUNE_NORMAL) return 0;
   if (!forced && (level <= 0 || (level <= 2 && wino_pick(c, v) != v) || (level == 1 && wino_m[v] != 4))) return 0;
   size_t lmem;
-  if (lc_cl_gemm_tile_size(wino_tile[v], wino_tn[v], &lws[0][0], &lmem)) return 0;
+  if (lc_cl_gemm_tile_size(wino_tile[v], wino_tile[v], &lws[0][0], &lmem)) return 0;
   lws[0][1] = 1, lws[0][2] = 1;
   return 1;
 }
@@ -192,14 +188,14 @@ static lc_status wino_enqueue(const lc_cl_conv *c, const lc_cl_cand *cand, cl_me
   const size_t szg[9] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
                          sizeof(cl_mem), sizeof(cl_mem), sizeof ga,      sizeof(cl_mem)};
   const void *vg[9] = {&c->ws, f32 ? &c->wu : &c->w, &c->sc, &c->of, &c->bias, &c->bias, &c->ws, &ga, &c->ws};
-  const size_t tl = (size_t)wino_tile[v], tn = (size_t)wino_tn[v];
-  const size_t gg[3] = {(d.P + tn - 1) / tn * cand->lws[0], ((size_t)M + tl - 1) / tl, d.X};
+  const size_t tl = (size_t)wino_tile[v];
+  const size_t gg[3] = {(d.P + tl - 1) / tl * cand->lws[0], ((size_t)M + tl - 1) / tl, d.X};
   const size_t szo[8] = {sizeof(cl_mem), sizeof(int),      sizeof(cl_mem), sizeof(cl_mem),
                          sizeof(cl_mem), sizeof c->a, sizeof(int),    sizeof(int)};
   const void *vo[8] = {&c->ws, &zero, &c->bias, &r0, &out, &c->a, &M, &Pp};
   const size_t go[2] = {d.P, (size_t)c->a.cout_g}, lo[2] = {64, 1};
   char gname[32], iname[16], oname[16];
-  snprintf(gname, sizeof gname, "gemm_%dx%d", wino_tile[v], wino_tn[v]);
+  snprintf(gname, sizeof gname, "gemm_%dx%d", wino_tile[v], wino_tile[v]);
   snprintf(iname, sizeof iname, "wino_itrans%d", wino_m[v]);
   snprintf(oname, sizeof oname, "wino_otrans%d", wino_m[v]);
   cl_event e0 = NULL, e1 = NULL;

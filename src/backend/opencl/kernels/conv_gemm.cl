@@ -68,24 +68,9 @@ __constant float lcg_wq_g[6][3] = {{0.25f, 0.0f, 0.0f},
 #define LC_EPI_CS(TM, TN, RM) __local float4 Cs[LC_EPI_LOCAL(TM, TN) ? 4 * (TM) / (RM) * (TN) / 4 : 1]
 
 #ifdef LCG_WQ
-/* LCG_WQ_PF (default 1): each tap's scale, times its coefficient, is loaded with the codes a K tile
- * ahead, and the offsets summed there, so staging a row is 9 FMAs on values in registers; 0 (A/B
- * runs): the scales are read at staging, after the barrier, as before. */
-#ifndef LCG_WQ_PF
-#define LCG_WQ_PF 1
-#endif
-#if LCG_WQ_PF
-/* Row of U from the taps' code words raw and their scaled coefficients cs (offsets summed in o). */
-inline float4 lcg_wq_row_pf(const uint *raw, const float4 *cs, float4 o, int a, int b, int ok) {
-  float4 u = o;
-  if (!ok) return (float4)(0.0f);
-LC_UNROLL
-  for (int t9 = 0; t9 < 9; t9++)
-    if (lcg_wq_g[a][t9 / 3] * lcg_wq_g[b][t9 % 3] != 0.0f) u = mad(lcg_word_codes(raw[t9]), cs[t9], u);
-  return u;
-}
-#else
-/* Row c of oc4 block wb of U[xi] from the taps' code words raw (LCG_WQ above); zeros if !ok. */
+/* Row c of oc4 block wb of U[xi] from the taps' code words raw (LCG_WQ above); zeros if !ok. The
+ * scales are read here, not with the codes: loaded a K tile ahead with them (scale x coefficient
+ * in 9 float4s per row) ran 1.0-1.4x slower on an H100 (docs/opencl.md). */
 inline float4 lcg_wq_row(__global const float *restrict sc, __global const float *restrict of, const lc_cl_conv_args *p,
                          const uint *raw, int wb, int c, int a, int b, int ok) {
   float4 u = (float4)(0.0f);
@@ -102,7 +87,6 @@ LC_UNROLL
   }
   return u;
 }
-#endif
 #endif
 
 /* Always inlined with constant tile parameters, so every loop over them unrolls. */
@@ -198,9 +182,6 @@ LC_UNROLL
 #endif
 #ifdef LCG_WQ
   uint wqraw[LC_MAXA][9]; /* the staged row's 3x3 codes (words of the taps with a coefficient) */
-#if LCG_WQ_PF
-  float4 wqcs[LC_MAXA][9], wqo[LC_MAXA]; /* coefficient x scale per tap (0 without one); sum of cf x offset */
-#endif
 #endif
 #if LCG_QROW
   /* The scales (and offsets) of the rows staged: reloaded only when the tile's block changes
@@ -229,11 +210,7 @@ LC_UNROLL
 #if WFMT == 0
           As[akk * LDA4 + ab0 + i * TPR] = av[i];
 #elif defined(LCG_WQ)
-#if LCG_WQ_PF
-          As[akk * LDA4 + ab0 + i * TPR] = lcg_wq_row_pf(wqraw[i], wqcs[i], wqo[i], wqa, wqb, aok >> i & 1);
-#else
           As[akk * LDA4 + ab0 + i * TPR] = lcg_wq_row(sc, of, p, wqraw[i], awb[i], ak - TK, wqa, wqb, aok >> i & 1);
-#endif
 #else
           As[akk * LDA4 + ab0 + i * TPR] = (aok >> i & 1) ? lcg_deq(lcg_word_codes(araw[i]), qs[i], qo[i]) : (float4)(0.0f);
 #endif
@@ -288,24 +265,11 @@ LC_UNROLL
         if (awb[i] >= 0 && ak < kend) av[i] = lcg_codes(w, awb[i] * p->K + ak);
 #elif defined(LCG_WQ)
         const bool ok = awb[i] >= 0 && ak < kend && ak < p->wq_cin;
-#if LCG_WQ_PF
-        const int si = ok ? awb[i] * p->nblk + ak / p->bsz : 0;
-        wqo[i] = (float4)(0.0f);
-#endif
 LC_UNROLL
-        for (int t9 = 0; t9 < 9; t9++) {
-          const float cf = lcg_wq_g[wqa][t9 / 3] * lcg_wq_g[wqb][t9 % 3];
-          wqraw[i][t9] = ok && cf != 0.0f ? lcg_word(w, awb[i] * 9 * p->wq_cin + t9 * p->wq_cin + ak) : 0u;
-#if LCG_WQ_PF
-          wqcs[i][t9] = (float4)(0.0f);
-          if (ok && cf != 0.0f) {
-            float4 s4, o4;
-            lcg_scales(sc, of, si + t9 * p->bpt, &s4, &o4);
-            wqcs[i][t9] = cf * s4;
-            wqo[i] = mad((float4)(cf), o4, wqo[i]);
-          }
-#endif
-        }
+        for (int t9 = 0; t9 < 9; t9++)
+          wqraw[i][t9] = ok && lcg_wq_g[wqa][t9 / 3] != 0.0f && lcg_wq_g[wqb][t9 % 3] != 0.0f
+                             ? lcg_word(w, awb[i] * 9 * p->wq_cin + t9 * p->wq_cin + ak)
+                             : 0u;
         aok = ok ? aok | 1 << i : aok & ~(1 << i);
 #else
         const bool ok = awb[i] >= 0 && ak < kend;
