@@ -3,14 +3,13 @@
 # test (the early scales and the 64x128 tile removed), then ROUNDS tunings of resnet34-112 at level
 # fast, f32 / q4 / q8 interleaved from empty lowconv caches, NROUNDS at level normal (f32 / q4), and
 # cuDNN on the same layers. Before them the suite's cold start (empty lowconv and driver caches) for
-# f32, q4 and q8 with every program's build printed (LOWCONV_CL_TIMING=2), and each one warm. Binaries of the tip built here into .cl-debs/pb; run from the repository root.
+# f32, q4 and q8 with every program's build printed (LOWCONV_CL_TIMING=2), and each one warm.
+# START_W, ROUNDS, NROUNDS and Q8= (q8 out of the rounds) shorten it. Binaries of the tip built
+# here into .cl-debs/pb; run from the repository root.
 set -uo pipefail
 cd "$(dirname "$0")/../../../.."
-end=$(( $(date +%s) + ${LIMIT_S:-500} ))
-left() { echo $(( end - $(date +%s) )); }
-go() { [ "$(left)" -ge "$1" ] || { echo "skipped: $2 (time)"; return 1; }; echo "== $2 ($(date +%T))"; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 LC_PREBUILT=.cl-debs/pb; . bench/gpu/cl_env.sh
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 o=$OUT/s42; mkdir -p $o
 go 60 "test_cl_conv quick, family wino" && LOWCONV_CL_FAMILY=wino LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 \
   LOWCONV_CACHE_DIR=/tmp/lc-t timeout 120 .cl-debs/pb/tests/test_cl_conv 2>&1 | tail -3
@@ -21,15 +20,15 @@ C() { # weights: cold, then warm from the same caches
       --mb 1 --device opencl --json --repeat 5 --warmup 1 --tune fast --weights $1 > $o/start_${k}_$1.jsonl 2> $o/start_${k}_$1.err
     python3 -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]; print('$k $1: create + prepare %.0f ms over %d convs, compile %.0f, tune %.0f' % tuple([sum(x.get(k, 0) for x in r) for k in ('setup_ms',)] + [len(r)] + [sum(x.get(k, 0) for x in r) for k in ('compile_ms', 'tune_ms')]))" $o/start_${k}_$1.jsonl
   done
-  grep -c "built " $o/start_cold_$1.err; grep "built " $o/start_cold_$1.err | sort -t' ' -k2 | cut -c1-160 | tail -40
+  grep -c "built " $o/start_cold_$1.err; grep "built " $o/start_cold_$1.err | awk '{print $(NF-1), $0}' | sort -n | cut -c1-170 | tail -25
 }
-for w in f32 q4 q8; do go 60 "start $w" && C $w; done
+for w in ${START_W:-f32 q4 q8}; do go 60 "start $w" && C $w; done
 S() { # output file, level, weights
   rm -rf /tmp/lc-s; LOWCONV_CACHE_DIR=/tmp/lc-s timeout 90 $lc conv --suite resnet34-112 --mb 1 --device opencl \
     --json --repeat 50 --warmup 3 --tune $2 --weights $3 > $o/$1 2>$o/$1.err
 }
 for r in $(seq ${ROUNDS:-5}); do
-  ws="f32 q4 q8"; [ $((r % 2)) = 0 ] && ws="q8 q4 f32"
+  ws="f32 q4 ${Q8-q8}"; [ $((r % 2)) = 0 ] && ws="${Q8-q8} q4 f32"
   for w in $ws; do go 20 "fast round $r $w" && S fast_${w}_$r.jsonl fast $w; done
 done
 go 40 "cuDNN resnet34-112 b1" && timeout 60 python3 bench/gpu/torch_conv.py --lowconv $lc --suite resnet34-112 --mb 1 > $o/cudnn_b1.jsonl 2>/dev/null
