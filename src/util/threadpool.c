@@ -76,19 +76,25 @@ static int claimable(uint_fast64_t w, int index) {
   return (w & REMAIN_MASK) != 0 && index < (int)(w >> ACTIVE_SHIFT);
 }
 
-/* Claims and runs tasks while the current job has some for this thread. */
+/* Claims and runs tasks while the current job has some for this thread: a run of
+ * rem / (2 x threads) tasks (at least one) per compare-and-swap, so that the shared word and
+ * `done` change hands between cores a few times per job instead of twice per task (128 tasks
+ * of a 256-channel depthwise conv at 40 px: ~15 us of a 90 us layer at 2 threads). The runs
+ * shrink with what is left, so the last ones are single tasks. */
 static void run_tasks(lc_pool *p, int index) {
   uint_fast64_t w = atomic_load_explicit(&p->job, memory_order_acquire);
   while (claimable(w, index)) {
     size_t front = (size_t)(w >> FRONT_SHIFT & REMAIN_MASK), rem = (size_t)(w & REMAIN_MASK);
+    size_t run = rem / (2 * (size_t)(w >> ACTIVE_SHIFT));
+    if (run < 1) run = 1;
     int back = index > 0;
-    uint_fast64_t next = back ? w - 1 : w - 1 + ((uint_fast64_t)1 << FRONT_SHIFT);
+    uint_fast64_t next = back ? w - run : w - run + ((uint_fast64_t)run << FRONT_SHIFT);
     if (!atomic_compare_exchange_weak_explicit(&p->job, &w, next, memory_order_acq_rel, memory_order_acquire))
       continue;
-    size_t t = back ? front + rem - 1 : front;
-    p->fn(p->arg, p->base + t, index);
+    size_t t0 = back ? front + rem - run : front;
+    for (size_t t = t0; t < t0 + run; t++) p->fn(p->arg, p->base + t, index);
     size_t n = p->n; /* read before done is bumped: then the caller may start the next job */
-    if (atomic_fetch_add(&p->done, 1) + 1 == n && /* seq_cst: against caller_sleeping */
+    if (atomic_fetch_add(&p->done, run) + run == n && /* seq_cst: against caller_sleeping */
         atomic_load(&p->caller_sleeping)) {
       pthread_mutex_lock(&p->mu);
       pthread_cond_signal(&p->done_cv);
