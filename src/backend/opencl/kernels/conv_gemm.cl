@@ -70,7 +70,8 @@ __constant float lcg_wq_g[6][3] = {{0.25f, 0.0f, 0.0f},
 #ifdef LCG_WQ
 /* Row c of oc4 block wb of U[xi] from the taps' code words raw (LCG_WQ above); zeros if !ok. The
  * scales are read here, not with the codes: loaded a K tile ahead with them (scale x coefficient
- * in 9 float4s per row) ran 1.0-1.4x slower on an H100 (docs/opencl.md). */
+ * in 9 float4s per row) ran 0.93-1.21x the best tile's time per layer on an H100, up to 1.35x
+ * with the 32x32 tile (docs/opencl.md). */
 inline float4 lcg_wq_row(__global const float *restrict sc, __global const float *restrict of, const lc_cl_conv_args *p,
                          const uint *raw, int wb, int c, int a, int b, int ok) {
   float4 u = (float4)(0.0f);
