@@ -7,11 +7,8 @@
 # .cl-debs/pb41; run from the repository root.
 set -uo pipefail
 cd "$(dirname "$0")/../../../.."
-end=$(( $(date +%s) + ${LIMIT_S:-500} ))
-left() { echo $(( end - $(date +%s) )); }
-go() { [ "$(left)" -ge "$1" ] || { echo "skipped: $2 (time)"; return 1; }; echo "== $2 ($(date +%T))"; }
+LC_PREBUILT=.cl-debs/pb41; . bench/gpu/cl_env.sh # $lc and the time guard (go, LIMIT_S)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-LC_PREBUILT=.cl-debs/pb41; . bench/gpu/cl_env.sh
 b=.cl-debs/pb41 o=$OUT/s41
 mkdir -p $o
 go 60 "test_cl_conv quick, family wino" && LOWCONV_CL_FAMILY=wino LC_TEST_QUICK=1 LC_REQUIRE_OPENCL=1 \
